@@ -1,0 +1,20 @@
+"""`tortoise-bot explain`: Every number for one workload and the rule behind it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from bot.errors import EXIT_INTERNAL
+
+HELP = "Every number for one workload and the rule behind it."
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    del parser
+
+
+def run(args: argparse.Namespace) -> int:
+    del args
+    print("tortoise-bot: this command is not available in this build yet", file=sys.stderr)
+    return EXIT_INTERNAL

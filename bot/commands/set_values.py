@@ -1,0 +1,20 @@
+"""`tortoise-bot set`: Pin explicit values through the manifest editor and print the diff."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from bot.errors import EXIT_INTERNAL
+
+HELP = "Pin explicit values through the manifest editor and print the diff."
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    del parser
+
+
+def run(args: argparse.Namespace) -> int:
+    del args
+    print("tortoise-bot: this command is not available in this build yet", file=sys.stderr)
+    return EXIT_INTERNAL

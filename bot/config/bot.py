@@ -1,0 +1,41 @@
+"""The bot's own settings (``--config FILE``); secrets come only from environment variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from bot.config.base import ConfigModel
+from bot.config.forge import GitHubConfig
+from bot.config.load import load_model
+from bot.config.metrics import PrometheusConfig
+from bot.config.recommend import RecommendSettings
+
+
+class ScheduleConfig(ConfigModel):
+    """When ``tortoise-bot serve`` runs."""
+
+    cron: str = Field("0 6 * * 1-5", description="Crontab expression (5 fields).")
+    timezone: str = Field("UTC", description="IANA time zone of the cron expression.")
+    jitter_s: int = Field(300, ge=0, description="Random delay added to each run, seconds.")
+
+
+class BotSettings(ConfigModel):
+    """Settings of one bot deployment."""
+
+    repositories: tuple[str, ...] = Field(
+        (),
+        description="``owner/name`` to serve; empty = every installation repo with an opt-in file.",
+    )
+    prometheus: PrometheusConfig = PrometheusConfig()
+    github: GitHubConfig = GitHubConfig()
+    recommend: RecommendSettings = RecommendSettings()
+    schedule: ScheduleConfig = ScheduleConfig()
+
+
+def load_bot_settings(path: Path | None) -> BotSettings:
+    """Bot settings from ``path``, or the defaults when no file is given. Raises ``ConfigError``."""
+    if path is None:
+        return BotSettings()
+    return load_model(path, BotSettings)

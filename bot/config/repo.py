@@ -1,0 +1,84 @@
+"""The repository opt-in file: ``.tortoise-bot.yaml`` (or ``.github/tortoise-bot.yaml``).
+
+Its presence at the repository root opts the repository in. Every key, default and bound is
+declared here (and in the section modules it composes); ``config/repo.schema.json`` is
+generated from these models.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from bot.config.base import ConfigModel
+from bot.config.forge import PullRequestConfig
+from bot.config.load import load_model
+from bot.config.manifests import EnvironmentConfig, PathsConfig
+from bot.model import Policy
+
+REPO_CONFIG_FILES = (".tortoise-bot.yaml", ".github/tortoise-bot.yaml")
+"""Opt-in file locations, first match wins."""
+
+
+class ResourcePolicy(ConfigModel):
+    """Scaling policy of one container's resources (Tortoise's ``autoscalingPolicy``)."""
+
+    cpu: Policy | None = Field(None, description="horizontal | vertical | off")
+    memory: Policy | None = Field(None, description="horizontal | vertical | off")
+
+
+class WorkloadConfig(ConfigModel):
+    """Settings for the workloads matching ``match`` (``kind/namespace/name``, globs allowed)."""
+
+    match: str = Field(
+        description="``Kind/namespace/name``, ``namespace/name`` or ``name``; globs."
+    )
+    environment: str | None = Field(None, description="Only in this environment (glob).")
+    ignore: bool = Field(False, description="Never propose anything for these workloads.")
+    emergency: bool = Field(False, description="Emergency mode: minReplicas = maxReplicas.")
+    policy: ResourcePolicy | None = Field(None, description="Policy for every container.")
+    containers: dict[str, ResourcePolicy] = Field(
+        default_factory=dict, description="Policy per container name."
+    )
+    recommend: dict[str, Any] = Field(
+        default_factory=dict, description="Overrides of ``recommend`` keys for these workloads."
+    )
+
+
+class RepoConfig(ConfigModel):
+    """The whole opt-in file."""
+
+    update_mode: Literal["off", "auto"] = Field(
+        "auto", description="``off``: dashboard only; ``auto``: open pull requests."
+    )
+    paths: PathsConfig = PathsConfig()
+    environments: tuple[EnvironmentConfig, ...] = Field(
+        (), description="Overlays / values files and their Prometheus selectors."
+    )
+    workloads: tuple[WorkloadConfig, ...] = Field(
+        (), description="Per-workload settings; later entries win."
+    )
+    recommend: dict[str, Any] = Field(
+        default_factory=dict, description="Overrides of the admin ``recommend`` settings."
+    )
+    pull_requests: PullRequestConfig = PullRequestConfig()
+    dashboard: bool = Field(True, description="Keep a dashboard issue in this repository.")
+
+
+def find_repo_config(root: Path) -> Path | None:
+    """The opt-in file of the checkout at ``root``, or None when the repository has not opted in."""
+    for name in REPO_CONFIG_FILES:
+        candidate = root / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_repo_config(root: Path) -> RepoConfig:
+    """The repository's config; defaults when it has no opt-in file. Raises ``ConfigError``."""
+    path = find_repo_config(root)
+    if path is None:
+        return RepoConfig()
+    return load_model(path, RepoConfig, display_name=path.relative_to(root).as_posix())

@@ -1,0 +1,387 @@
+"""Seam types: the values that cross package boundaries.
+
+Units are part of every name or of the first docstring line: CPU in cores (float), memory in
+bytes (int), utilisation in percent (int, as the HPA stores it), time in unix seconds (float64
+arrays) or aware ``datetime`` at the edges. Kubernetes quantity strings (``250m``, ``512Mi``)
+never appear here: they live only in ``bot/manifests/quantities.py``.
+
+Data flows one way (see ``docs/architecture.md``)::
+
+    manifests.discover -> Inventory
+    metrics.fetch      -> WorkloadHistory
+    recommend.engine   -> Recommendation
+    policy + noise     -> ChangeSet
+    manifests.edit     -> EditResult
+    forge              -> pull request, dashboard
+
+This module imports only the standard library and numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+
+Resource: TypeAlias = Literal["cpu", "memory"]
+"""A container resource the bot manages."""
+
+RESOURCES: tuple[Resource, ...] = ("cpu", "memory")
+
+Policy: TypeAlias = Literal["horizontal", "vertical", "off"]
+"""How one container resource is scaled (Tortoise's ``autoscalingPolicy``)."""
+
+Status: TypeAlias = Literal["changes", "no-change", "gathering-data", "skipped", "error"]
+"""The outcome for one workload."""
+
+WorkloadKind: TypeAlias = Literal["Deployment", "StatefulSet"]
+
+FloatArray: TypeAlias = npt.NDArray[np.float64]
+IntArray: TypeAlias = npt.NDArray[np.int32]
+
+DEFAULT_ENVIRONMENT = "default"
+"""The environment of raw YAML outside any kustomization, and of a repo with no mapping."""
+
+
+# --------------------------------------------------------------------------- identities
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class WorkloadRef:
+    """One workload in one environment: ``Deployment/shop/frontend@overlays/prod``."""
+
+    kind: str
+    namespace: str
+    name: str
+    environment: str = DEFAULT_ENVIRONMENT
+
+    @property
+    def key(self) -> str:
+        """Stable identifier, used in branch names, state JSON and sharding."""
+        return f"{self.environment}/{self.namespace}/{self.kind}/{self.name}"
+
+    def __str__(self) -> str:
+        return f"{self.kind}/{self.namespace}/{self.name}@{self.environment}"
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where one value is written: repository-relative POSIX path, 1-based line, YAML path."""
+
+    file: str
+    line: int
+    yaml_path: tuple[str | int, ...] = ()
+    document: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SourceError:
+    """A problem found in a repository file; ``line`` is 1-based, 0 when unknown."""
+
+    file: str
+    line: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A data-quality or decision note attached to a workload (``code`` is machine-readable)."""
+
+    code: str
+    message: str
+    container: str | None = None
+
+
+# --------------------------------------------------------------------------- inventory
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceValues:
+    """Requests or limits of one container: CPU in cores, memory in bytes; ``None`` = unset."""
+
+    cpu_cores: float | None = None
+    memory_bytes: int | None = None
+
+    def get(self, resource: Resource) -> float | int | None:
+        return self.cpu_cores if resource == "cpu" else self.memory_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredContainer:
+    """A container as the repository declares it.
+
+    ``locations`` maps a field (``requests.cpu``, ``limits.memory`` ...) to where it is written.
+    """
+
+    name: str
+    requests: ResourceValues = ResourceValues()
+    limits: ResourceValues = ResourceValues()
+    locations: Mapping[str, Location] = field(default_factory=dict)
+    init: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HpaTarget:
+    """One HPA resource target in percent; ``container`` is None for a pod-level ``Resource``."""
+
+    resource: Resource
+    utilization_percent: int
+    container: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredHPA:
+    """An ``autoscaling/v2`` HorizontalPodAutoscaler linked to its workload."""
+
+    name: str
+    min_replicas: int | None
+    max_replicas: int
+    targets: tuple[HpaTarget, ...] = ()
+    other_metrics: int = 0
+    """Number of metrics that are not CPU/memory Resource/ContainerResource (kept untouched)."""
+    locations: Mapping[str, Location] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class VpaContainerPolicy:
+    """One ``resourcePolicy.containerPolicies`` entry (``container`` may be ``*``)."""
+
+    container: str
+    mode: str | None = None
+    min_allowed: ResourceValues = ResourceValues()
+    max_allowed: ResourceValues = ResourceValues()
+    controlled_resources: tuple[Resource, ...] = RESOURCES
+    controlled_values: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredVPA:
+    """An ``autoscaling.k8s.io/v1`` VerticalPodAutoscaler linked to its workload."""
+
+    name: str
+    update_mode: str | None = None
+    container_policies: tuple[VpaContainerPolicy, ...] = ()
+    locations: Mapping[str, Location] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredWorkload:
+    """A Deployment or StatefulSet in one environment, as rendered, with value locations."""
+
+    ref: WorkloadRef
+    replicas: int | None
+    containers: tuple[DeclaredContainer, ...]
+    hpa: DeclaredHPA | None = None
+    vpa: DeclaredVPA | None = None
+    files: tuple[str, ...] = ()
+    locations: Mapping[str, Location] = field(default_factory=dict)
+    managed_by_tortoise: bool = False
+    """A live Tortoise object (mode not Off) in the repository manages this workload."""
+
+    def container(self, name: str) -> DeclaredContainer | None:
+        return next((c for c in self.containers if c.name == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Inventory:
+    """Everything a repository declares, per environment, plus every problem found."""
+
+    environments: tuple[str, ...]
+    workloads: tuple[DeclaredWorkload, ...]
+    errors: tuple[SourceError, ...] = ()
+
+
+# --------------------------------------------------------------------------- history
+
+
+def _empty_f() -> FloatArray:
+    return np.zeros(0, dtype=np.float64)
+
+
+def _empty_i() -> IntArray:
+    return np.zeros(0, dtype=np.int32)
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerHistory:
+    """Usage samples of one container across all pods of its workload.
+
+    Each triple of arrays is one series family in time order within a pod:
+    ``cpu_t`` unix seconds, ``cpu_pod`` index into ``WorkloadHistory.pods``, ``cpu_cores`` cores;
+    ``mem_t``/``mem_pod``/``mem_bytes`` working-set bytes;
+    ``oom_t``/``oom_pod``/``oom_request_bytes`` one row per OOM kill with the memory request
+    in force at the time.
+    """
+
+    name: str
+    cpu_t: FloatArray = field(default_factory=_empty_f)
+    cpu_pod: IntArray = field(default_factory=_empty_i)
+    cpu_cores: FloatArray = field(default_factory=_empty_f)
+    mem_t: FloatArray = field(default_factory=_empty_f)
+    mem_pod: IntArray = field(default_factory=_empty_i)
+    mem_bytes: FloatArray = field(default_factory=_empty_f)
+    oom_t: FloatArray = field(default_factory=_empty_f)
+    oom_pod: IntArray = field(default_factory=_empty_i)
+    oom_request_bytes: FloatArray = field(default_factory=_empty_f)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadHistory:
+    """How one workload ran over ``[start_s, end_s]`` (unix seconds)."""
+
+    ref: WorkloadRef
+    start_s: float
+    end_s: float
+    pods: tuple[str, ...] = ()
+    containers: Mapping[str, ContainerHistory] = field(default_factory=dict)
+    replicas_t: FloatArray = field(default_factory=_empty_f)
+    replicas: FloatArray = field(default_factory=_empty_f)
+    quality: tuple[Note, ...] = ()
+
+
+# --------------------------------------------------------------------------- recommendation
+
+Number: TypeAlias = float | int
+
+
+@dataclass(frozen=True, slots=True)
+class Explained:
+    """A value with its provenance: ``rule`` (a stable id), one-line ``reason`` and ``inputs``."""
+
+    current: Number | None
+    proposed: Number | None
+    rule: str
+    reason: str
+    inputs: Mapping[str, Number | str | None] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        return self.proposed is not None and self.proposed != self.current
+
+
+@dataclass(frozen=True, slots=True)
+class VpaEstimate:
+    """The VPA recommender's estimate, in cores or bytes, before rounding to quantities."""
+
+    target: float
+    lower_bound: float
+    upper_bound: float
+    uncapped_target: float
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Observed usage percentiles over the window, in cores or bytes."""
+
+    p50: float
+    p90: float
+    p99: float
+    max: float
+    samples: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceRecommendation:
+    """Request and limit of one container resource, each explained."""
+
+    resource: Resource
+    policy: Policy
+    request: Explained
+    limit: Explained
+    usage: Usage | None = None
+    vpa: VpaEstimate | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerRecommendation:
+    name: str
+    cpu: ResourceRecommendation
+    memory: ResourceRecommendation
+
+    def resource(self, resource: Resource) -> ResourceRecommendation:
+        return self.cpu if resource == "cpu" else self.memory
+
+
+@dataclass(frozen=True, slots=True)
+class HpaTargetRecommendation:
+    """Target utilisation (percent) of one ``ContainerResource`` metric."""
+
+    container: str
+    resource: Resource
+    value: Explained
+
+
+@dataclass(frozen=True, slots=True)
+class HpaRecommendation:
+    min_replicas: Explained
+    max_replicas: Explained
+    targets: tuple[HpaTargetRecommendation, ...] = ()
+    slots: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    """Per time slot (e.g. ``Mon 09``) the (minReplicas, maxReplicas) the slot asks for."""
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation:
+    """What the engine proposes for one workload."""
+
+    ref: WorkloadRef
+    status: Status
+    reasons: tuple[str, ...] = ()
+    containers: tuple[ContainerRecommendation, ...] = ()
+    hpa: HpaRecommendation | None = None
+    notes: tuple[Note, ...] = ()
+
+
+# --------------------------------------------------------------------------- changes and edits
+
+
+@dataclass(frozen=True, slots=True)
+class FieldChange:
+    """One value to write.
+
+    ``field`` is ``requests.cpu``, ``requests.memory``, ``limits.cpu``, ``limits.memory``
+    (with ``container`` set), ``hpa.minReplicas``, ``hpa.maxReplicas``, or ``hpa.target.cpu`` /
+    ``hpa.target.memory`` (with ``container`` set; percent). ``proposed`` None removes the field
+    (e.g. dropping a CPU limit). Values are cores, bytes, replicas or percent.
+    """
+
+    ref: WorkloadRef
+    field: str
+    proposed: Number | None
+    current: Number | None = None
+    container: str | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeSet:
+    """The changes one pull request carries; ``key`` names its branch (see forge.branches)."""
+
+    key: str
+    changes: tuple[FieldChange, ...]
+    recommendations: tuple[Recommendation, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """A file the editor changed: repository-relative path, bytes before and after."""
+
+    path: str
+    old: bytes
+    new: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class EditResult:
+    """What an edit did: changed files, unified diff, and problems per workload."""
+
+    files: tuple[FileChange, ...] = ()
+    diff: str = ""
+    notes: tuple[Note, ...] = ()
+    errors: tuple[SourceError, ...] = ()
+    failed: tuple[WorkloadRef, ...] = ()
+    """Workloads whose edits were refused or failed verification (nothing written for them)."""

@@ -1,0 +1,77 @@
+"""Config files: every problem reported at once with key and line; schemas in config/ are fresh."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.config import ConfigError, RepoConfig, load_repo_config
+from bot.config.load import parse_model
+from bot.config.recommend import RecommendSettings, resolve
+from bot.config.schema import SCHEMAS, schema_text
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def test_no_opt_in_file_gives_defaults(tmp_path):
+    assert load_repo_config(tmp_path) == RepoConfig()
+
+
+def test_opt_in_file_in_dot_github(tmp_path):
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github" / "tortoise-bot.yaml").write_text("update_mode: 'off'\n")
+    assert load_repo_config(tmp_path).update_mode == "off"
+
+
+def test_every_problem_at_once_with_key_and_line():
+    text = "# comment\nupdate_mode: sometimes\npull_requests:\n  max_open: -1\n  colour: blue\n"
+    with pytest.raises(ConfigError) as info:
+        parse_model(text, RepoConfig, file=".tortoise-bot.yaml")
+    found = {(p.key, p.line) for p in info.value.problems}
+    assert found == {
+        ("update_mode", 2),
+        ("pull_requests.max_open", 4),
+        ("pull_requests.colour", 5),
+    }
+    messages = {p.key: p.message for p in info.value.problems}
+    assert "'off' or 'auto'" in messages["update_mode"]
+    assert "greater than or equal to 0" in messages["pull_requests.max_open"]
+    assert "unknown key" in messages["pull_requests.colour"]
+    assert ".tortoise-bot.yaml:5" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [
+        ("a: [1, 2\n", 2, "invalid YAML"),
+        ("a: 1\na: 2\n", 2, "invalid YAML"),
+        ("- 1\n- 2\n", 1, "expected a mapping"),
+    ],
+    ids=["unclosed-flow", "duplicate-key", "not-a-mapping"],
+)
+def test_yaml_problems_name_the_line(text, line, fragment):
+    with pytest.raises(ConfigError) as info:
+        parse_model(text, RepoConfig, file="f.yaml")
+    (problem,) = info.value.problems
+    assert problem.line == line
+    assert fragment in problem.message
+
+
+def test_resolve_applies_overrides_in_order():
+    base = RecommendSettings()
+    resolved = resolve(
+        base, {"admin": {"minimum_min_replicas": 2}}, {"admin": {"maximum_min_replicas": 20}}
+    )
+    assert resolved.admin.minimum_min_replicas == 2
+    assert resolved.admin.maximum_min_replicas == 20
+    assert base.admin.minimum_min_replicas != 2  # input untouched
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_generated_schema_is_fresh(name):
+    path = PROJECT / "config" / name
+    assert path.exists(), f"run `tortoise-bot schema` to generate {path}"
+    assert path.read_text() == schema_text(SCHEMAS[name]), (
+        f"{path} is stale: run `tortoise-bot schema --out config`"
+    )

@@ -1,0 +1,62 @@
+"""Shared fixtures: paths to the project, the shared real-world fixtures and the console script."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parent.parent
+SHARED_FIXTURES = PROJECT.parent / "shared" / "fixtures"
+NODE_MODULES = PROJECT / "node_modules"
+
+
+def console_script() -> list[str]:
+    """The installed ``tortoise-bot`` next to this interpreter, else ``python -m bot``."""
+    exe = Path(sys.executable).with_name("tortoise-bot")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "bot"]
+
+
+@pytest.fixture
+def cli(tmp_path: Path):
+    """Run the console script in a subprocess: ``cli("plan", "--demo")`` -> CompletedProcess."""
+
+    def run(
+        *args: str,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        input: str | None = None,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
+        full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
+        return subprocess.run(
+            [*console_script(), *args],
+            cwd=cwd or tmp_path,
+            env=full_env,
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def shared_manifests() -> Path:
+    """``../shared/fixtures/manifests`` (read in place, never copied into the project)."""
+    path = SHARED_FIXTURES / "manifests"
+    assert path.is_dir(), f"shared fixtures missing at {path}"
+    return path
+
+
+def require_binary(name: str) -> str:
+    """Path of a binary the tests need; fail (not skip) when the set-up did not install it."""
+    path = shutil.which(name)
+    assert path, f"{name} not found: run scripts/setup (the README's test command installs it)"
+    return path
