@@ -17,6 +17,7 @@ Prometheus refuses (``QueryError``) fails the workloads of its group; an outage
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
@@ -212,8 +213,19 @@ class PrometheusSource:
         tasks = [t for g, batch in groups.items() for t in self._tasks(g, batch, start_s, end_s)]
         results: dict[GroupKey, dict[tuple[str, int], Any]] = {g: {} for g in groups}
         failed: dict[GroupKey, MetricsError] = {}
+        outage = threading.Event()
+
+        def run(task: _Task) -> Any:
+            if outage.is_set():  # another query found the server down: stop asking
+                return None
+            try:
+                return task.run()
+            except PrometheusUnavailableError:
+                outage.set()
+                raise
+
         with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
-            futures: dict[Future[Any], _Task] = {pool.submit(t.run): t for t in tasks}
+            futures: dict[Future[Any], _Task] = {pool.submit(run, t): t for t in tasks}
             pending = set(futures)
             while pending:
                 done, pending = wait(pending, return_when=FIRST_EXCEPTION)
