@@ -6,6 +6,7 @@
 
 from bot.metrics.errors import MetricsError, PrometheusUnavailableError, QueryError, SnapshotError
 from bot.metrics.prometheus import PrometheusSource
+from bot.metrics.snapshot import SnapshotSource, read_snapshot, record_snapshot, write_snapshot
 from bot.metrics.source import FetchResult, FetchStats, HistoryRequest, HistorySource
 
 __all__ = [
@@ -18,4 +19,8 @@ __all__ = [
     "PrometheusUnavailableError",
     "QueryError",
     "SnapshotError",
+    "SnapshotSource",
+    "read_snapshot",
+    "record_snapshot",
+    "write_snapshot",
 ]
