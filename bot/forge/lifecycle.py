@@ -129,20 +129,21 @@ def decide(
         if observed.branch_sha is not None and pull is None:
             return Action("delete-branch", "a bot branch without a pull request or a proposal")
         return Action("nothing", "no change needed")
+    rejected = pull.state_json if pull is not None and pull.state == "closed" else None
     if (
-        pull is not None
-        and pull.state == "closed"
-        and pull.state_json is not None
+        rejected is not None
         and not observed.requested
+        and within_thresholds(rejected.to_json(), proposal.to_json())
     ):
-        if within_thresholds(pull.state_json.to_json(), proposal.to_json()):
-            return Action(
-                "suppress",
-                f"#{pull.number} was closed without merging and the new proposal is within its thresholds",
-            )
-    if pull is not None and pull.state == "merged" and pull.state_json is not None:
-        if pull.state_json.proposal == proposal.proposal and not observed.requested:
-            return Action("up-to-date", f"#{pull.number} merged this proposal")
+        number = pull.number if pull is not None else 0
+        return Action(
+            "suppress",
+            f"#{number} was closed without merging and the new proposal is within its thresholds",
+        )
+    merged = pull.state_json if pull is not None and pull.state == "merged" else None
+    if merged is not None and not observed.requested and merged.proposal == proposal.proposal:
+        number = pull.number if pull is not None else 0
+        return Action("up-to-date", f"#{number} merged this proposal")
     recovered = pull is None and observed.branch_sha is not None
     reason = "a human asked for it on the dashboard" if observed.requested else "a change is needed"
     if recovered:
