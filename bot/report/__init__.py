@@ -1,0 +1,1 @@
+"""Reports: the plan's JSON objects, rationale tables and pull-request bodies."""
