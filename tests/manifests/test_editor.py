@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.manifests.textedit import TextEdit, apply_edits
 from bot.manifests.errors import EditError
+from bot.manifests.textedit import TextEdit, apply_edits
 from tests.manifests.conftest import changed_lines, edit, snapshot
 
 DEPLOYMENT = """\
