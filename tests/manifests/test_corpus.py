@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from ruamel.yaml import YAML
 
@@ -53,7 +54,7 @@ def test_every_file_round_trips_with_exact_spans(shared_manifests):
                     assert span[0] == node.style and span[-1] == node.style, (path, node.line)
 
 
-def _render(directory: Path) -> list[dict]:
+def _render(directory: Path) -> list[dict[str, Any]]:
     done = subprocess.run(
         [require_binary("kubectl"), "kustomize", str(directory)],
         capture_output=True,
