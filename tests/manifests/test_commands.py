@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 
 from bot.commands.set_values import parse_assignment
 from tests.conftest import PROJECT
