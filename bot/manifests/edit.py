@@ -268,6 +268,14 @@ class _Planner:
             return
         leaf = text if text is not None else "null"
         if self._insert_exclusive(plan, entry, slot, leaf):
+            if origin is not None:
+                plan.notes.append(
+                    Note(
+                        "own-file",
+                        f"{plan.ref}: set in {plan.inserts[-1].file} instead of changing the "
+                        f"shared {origin.file}",
+                    )
+                )
             return
         self._own_file(plan, entry, slot, leaf, origin)
 
@@ -337,9 +345,6 @@ class _Planner:
                         _Insert(origin.file, node, key, tree, origin.document, False)
                     )
                     return True
-            if prefix and slot.obj.origins.get(prefix):
-                # the nearest existing node lives only in shared files: stop climbing
-                break
         return False
 
     def _own_file(

@@ -204,7 +204,10 @@ def _inline_map(outer: YamlFile, node: YScalar, inner: str) -> Inline | None:
     indent = None
     starts: list[int] = []
     first_line = outer.text.count("\n", 0, pos)
-    for content in lines:
+    for number, content in enumerate(lines):
+        if number == len(lines) - 1 and not content:  # after the final line break
+            starts.append(pos)
+            break
         end = text.find("\n", pos)
         end = len(text) if end < 0 else end
         outer_line = text[pos:end].rstrip("\r")
