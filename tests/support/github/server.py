@@ -898,6 +898,8 @@ class GitHubEmulator:
             )
         if "labels" in body:
             issue.labels = [self._label(repo, str(n)) for n in body["labels"]]
+        if "assignees" in body:
+            issue.assignees = [str(a) for a in body["assignees"]]
         issue.updated = _now()
 
     def _pull_commits(self, req: _Request) -> tuple[int, Any, dict[str, str]]:
