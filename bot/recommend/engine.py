@@ -451,6 +451,9 @@ def _noise(
         and proposed < est.usage.max
     ):
         proposed, rule = est.usage.max, "noise.memory_peak_floor"
+        proposed = min(
+            proposed, float(cap or math.inf), float(settings.admin.maximum_memory_request_bytes)
+        )
         reason = f"raised to the observed working-set peak ({raw.reason})"
     if resource == "memory" and ns.oom_immediate_increase and est.oom_floor > 0:
         floor = est.oom_floor if not cap else min(est.oom_floor, float(cap))
@@ -459,7 +462,16 @@ def _noise(
             reason = "OOM kill in the window: max(request + 100 MiB, request × 1.2)"
         elif proposed > current:
             forced = True
+    admin = settings.admin
+    global_max = (
+        admin.maximum_cpu_request_cores
+        if resource == "cpu"
+        else float(admin.maximum_memory_request_bytes)
+    )
+    ceiling = min(float(cap) if cap else math.inf, global_max)
     rounded = noise.round_up_to_step(float(proposed), resource, ns)
+    if rounded > ceiling >= float(proposed):
+        rounded = ceiling
     if noise.same_on_grid(float(current), rounded, resource, ns):
         return Explained(
             current,
