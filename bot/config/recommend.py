@@ -172,7 +172,7 @@ class VpaSettings(ConfigModel):
         None, gt=0, description="Global cap on the memory estimate (bytes); unset = none."
     )
     sticky_step_s: float = Field(
-        3600.0,
+        21600.0,
         gt=0,
         description="Replay step of Tortoise's sticky maximum of the VPA target (bot choice).",
     )

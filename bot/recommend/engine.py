@@ -96,6 +96,13 @@ def _keep(
     return mask
 
 
+def _select(mask: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The arrays restricted to ``mask``; no copy when every element is kept."""
+    if bool(mask.all()):
+        return arrays
+    return tuple(a[mask] for a in arrays)
+
+
 def _first_cpu_time(inp: WorkloadInput, now_s: float) -> float | None:
     firsts = []
     for container in inp.containers:
@@ -121,18 +128,22 @@ def estimate_container(
     vpa_s = settings.vpa
     keep = _keep(ch.cpu_t, now_s, excluded)
     keep &= accepted(ch.cpu_t, ch.cpu_pod, ch.cpu_cores, strict=True)
-    cpu_t, cpu_v = ch.cpu_t[keep], ch.cpu_cores[keep]
+    cpu_t, cpu_v = _select(keep, ch.cpu_t, ch.cpu_cores)
     if cpu_t.size == 0:
         return f"no CPU samples for container {container.name}"
-    mkeep = _keep(ch.mem_t, now_s, excluded)
-    okeep = _keep(ch.oom_t, now_s, excluded)
+    mem_t, mem_pod, mem_used = _select(
+        _keep(ch.mem_t, now_s, excluded), ch.mem_t, ch.mem_pod, ch.mem_bytes
+    )
+    oom_t, oom_pod, oom_req = _select(
+        _keep(ch.oom_t, now_s, excluded), ch.oom_t, ch.oom_pod, ch.oom_request_bytes
+    )
     peaks = memory_peaks(
-        ch.mem_t[mkeep],
-        ch.mem_pod[mkeep],
-        ch.mem_bytes[mkeep],
-        oom_times_s=ch.oom_t[okeep],
-        oom_pods=ch.oom_pod[okeep],
-        oom_request_bytes=ch.oom_request_bytes[okeep],
+        mem_t,
+        mem_pod,
+        mem_used,
+        oom_times_s=oom_t,
+        oom_pods=oom_pod,
+        oom_request_bytes=oom_req,
         interval_s=vpa_s.memory_aggregation_interval_s,
         oom_bump_up_ratio=vpa_s.oom_bump_up_ratio,
         oom_min_bump_up_bytes=vpa_s.oom_min_bump_up_bytes,
@@ -140,6 +151,7 @@ def estimate_container(
     if peaks.values.size == 0:
         return f"no memory samples for container {container.name}"
     cpu_steps = grid.bins(cpu_t)
+    cpu_buckets = CPU_OPTIONS.find_buckets(cpu_v)
     conf = confidence(cpu_counters(cpu_t, cpu_steps, grid), vpa_s.confidence_interval_s)
     cpu_rows = replay_rows(
         cpu_v,
@@ -149,6 +161,7 @@ def estimate_container(
         grid=grid,
         options=CPU_OPTIONS,
         half_life_s=vpa_s.cpu_half_life_s,
+        buckets=cpu_buckets,
     )
     mem_rows = replay_rows(
         peaks.values,
@@ -159,10 +172,9 @@ def estimate_container(
         options=MEMORY_OPTIONS,
         half_life_s=vpa_s.memory_half_life_s,
     )
-    mem_used = ch.mem_bytes[mkeep]
     usages = {
-        "cpu": usage_from_counts(cpu_v, CPU_OPTIONS),
-        "memory": usage_from_counts(mem_used[np.isfinite(mem_used)], MEMORY_OPTIONS),
+        "cpu": usage_from_counts(cpu_v, CPU_OPTIONS, cpu_buckets),
+        "memory": usage_from_counts(_select(np.isfinite(mem_used), mem_used)[0], MEMORY_OPTIONS),
     }
     out: dict[Resource, ResourceEstimate] = {}
     for resource, rows in (("cpu", cpu_rows), ("memory", mem_rows)):

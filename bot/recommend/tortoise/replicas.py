@@ -74,16 +74,25 @@ def slot_index(times_s: FloatArray, admin: AdminSettings) -> np.ndarray:
     zone = _zone(admin.time_zone) or UTC
     width = admin.range_of_min_max_replicas_recommendation_hours
     per_day = 24 // width
+    first = datetime.fromtimestamp(float(times_s.min()), tz=zone).utcoffset()
+    last = datetime.fromtimestamp(float(times_s.max()), tz=zone).utcoffset()
+    if first is not None and first == last:
+        # No offset change inside the window: plain arithmetic on local seconds.
+        local_s = times_s + first.total_seconds()
+        hour = np.floor(local_s / 3600.0).astype(np.int64)
+        hour_slot = (hour % 24) // width
+        if admin.gathering_data_period_type == "daily":
+            return hour_slot.astype(np.intp)
+        weekday = (hour // 24 + 4) % 7  # 1970-01-01 was a Thursday (Sunday = 0)
+        return (weekday * per_day + hour_slot).astype(np.intp)
     quarters, inverse = np.unique(np.floor(times_s / QUARTER_HOUR_S), return_inverse=True)
     slot_of_quarter = np.empty(quarters.size, dtype=np.intp)
     for i, q in enumerate(quarters.tolist()):
         local = datetime.fromtimestamp(q * QUARTER_HOUR_S, tz=zone)
-        hour_slot = local.hour // width
-        if admin.gathering_data_period_type == "daily":
-            slot_of_quarter[i] = hour_slot
-        else:
-            weekday = (local.weekday() + 1) % 7  # Python Monday=0 -> Go Sunday=0
-            slot_of_quarter[i] = weekday * per_day + hour_slot
+        local_slot = local.hour // width
+        if admin.gathering_data_period_type == "weekly":
+            local_slot += ((local.weekday() + 1) % 7) * per_day  # Python Monday=0 -> Sunday=0
+        slot_of_quarter[i] = local_slot
     return slot_of_quarter[inverse.reshape(-1)]
 
 
@@ -121,7 +130,7 @@ def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSetting
     min_c, max_c = candidates(r, admin)
     values: dict[str, tuple[int, int]] = {}
     if t.size:
-        by_slot = np.lexsort((t, slots))
+        by_slot = np.argsort(slots, kind="stable")  # t is already in time order
         s_sorted, t_sorted = slots[by_slot], t[by_slot]
         new_run = np.ones(t.size, dtype=bool)
         new_run[1:] = (s_sorted[1:] != s_sorted[:-1]) | (
@@ -131,21 +140,23 @@ def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSetting
         run_min = np.maximum.reduceat(min_c[by_slot], starts)
         run_max = np.maximum.reduceat(max_c[by_slot], starts)
         run_slot = s_sorted[starts]
-        for slot, lo, hi, first_run in zip(
-            run_slot.tolist(),
-            run_min.tolist(),
-            run_max.tolist(),
-            np.r_[True, run_slot[1:] != run_slot[:-1]].tolist(),
-            strict=True,
-        ):
-            label = labels[slot]
-            if first_run:
-                values[label] = (lo, hi)
-            else:
-                old_lo, old_hi = values[label]
-                values[label] = (
-                    max(lo, math.trunc(old_lo * SLOT_DECAY_FACTOR)),
-                    max(hi, math.trunc(old_hi * SLOT_DECAY_FACTOR)),
-                )
+        first_run = np.r_[True, run_slot[1:] != run_slot[:-1]]
+        # Occurrence number of each run within its slot; replay occurrence by occurrence for
+        # every slot at once: v = max(run max, trunc(v × 0.95)).
+        run_ids = np.arange(run_slot.size)
+        occurrence = run_ids - np.maximum.accumulate(np.where(first_run, run_ids, 0))
+        cur_lo = np.zeros(len(labels), dtype=np.int64)
+        cur_hi = np.zeros(len(labels), dtype=np.int64)
+        for j in range(int(occurrence.max()) + 1):
+            sel = occurrence == j
+            slots_j = run_slot[sel]
+            decayed_lo = np.trunc(cur_lo[slots_j] * SLOT_DECAY_FACTOR).astype(np.int64)
+            decayed_hi = np.trunc(cur_hi[slots_j] * SLOT_DECAY_FACTOR).astype(np.int64)
+            cur_lo[slots_j] = np.maximum(run_min[sel], decayed_lo)
+            cur_hi[slots_j] = np.maximum(run_max[sel], decayed_hi)
+        seen = np.zeros(len(labels), dtype=bool)
+        seen[run_slot] = True
+        for slot in np.flatnonzero(seen).tolist():
+            values[labels[slot]] = (int(cur_lo[slot]), int(cur_hi[slot]))
     missing = tuple(label for label in labels if label not in values)
     return SlotTable({label: values[label] for label in labels if label in values}, missing)

@@ -254,11 +254,12 @@ def final_reference_s(times_s: FloatArray, reference_s: float, half_life_s: floa
         return reference_s
     ref = reference_s
     limit = MAX_DECAY_EXPONENT * half_life_s
-    while True:
-        later = times_s[times_s > ref + limit]
-        if later.size == 0:
-            return ref
-        ref = round_to_half_life(float(later.min()), half_life_s)
+    first, last = float(times_s.min()), float(times_s.max())
+    if first > ref + limit:
+        ref = round_to_half_life(first, half_life_s)  # every sample is later: the first moves it
+    while last > ref + limit:
+        ref = round_to_half_life(float(times_s[times_s > ref + limit].min()), half_life_s)
+    return ref
 
 
 def decay_weights(times_s: FloatArray, reference_s: float, half_life_s: float) -> FloatArray:
