@@ -332,7 +332,16 @@ def _hpa_part(
             req = container.requests.get(resource)
             est = estimates.get(container.name, {}).get(resource)
             inputs: dict[str, Number | str | None] = {"metric": kind}
-            if frozen or gathering or req is None or est is None:
+            if kind == "added":
+                value = Explained(
+                    None,
+                    INITIAL_TARGET_PERCENT,
+                    "tortoise.target.added",
+                    f"no metric for this container: added at {INITIAL_TARGET_PERCENT}% "
+                    "(Tortoise starts every new metric there)",
+                    inputs,
+                )
+            elif frozen or gathering or req is None or est is None:
                 why = (
                     "emergency: targets frozen" if frozen else gathering or "no request or estimate"
                 )

@@ -286,3 +286,13 @@ def test_build_input_policies_and_vpa_bounds():
     assert (app.cpu_policy, app.memory_policy) == ("horizontal", "vertical")
     assert (sidecar.cpu_policy, sidecar.memory_policy) == ("vertical", "off")
     assert app.min_allocated.cpu_cores == 0.05
+
+
+def test_missing_container_metric_is_added_at_70():
+    inp = _hpa_workload()
+    only_app = workload(*inp.containers, hist=inp.history, hpa=hpa(3, 30, ("app", "cpu", 60)))
+    rec, changes = _run(only_app)
+    assert rec.hpa is not None
+    proxy = next(t for t in rec.hpa.targets if t.container == "istio-proxy")
+    assert (proxy.value.current, proxy.value.proposed) == (None, 70)
+    assert changes[("hpa.target.cpu", "istio-proxy")].proposed == 70

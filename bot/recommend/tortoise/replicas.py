@@ -123,9 +123,10 @@ def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSetting
     """Replay the replica history into the slot table (see module doc)."""
     labels = slot_labels(admin)
     ok = np.isfinite(times_s) & np.isfinite(replicas) & (replicas >= 0)
-    t, r = times_s[ok], replicas[ok]
-    order = np.argsort(t, kind="stable")
-    t, r = t[order], r[order]
+    t, r = (times_s, replicas) if bool(ok.all()) else (times_s[ok], replicas[ok])
+    if t.size > 1 and not bool(np.all(t[1:] >= t[:-1])):
+        order = np.argsort(t, kind="stable")
+        t, r = t[order], r[order]
     slots = slot_index(t, admin)
     min_c, max_c = candidates(r, admin)
     values: dict[str, tuple[int, int]] = {}

@@ -142,8 +142,8 @@ def cpu_counters(times_s: FloatArray, step_index: np.ndarray, grid: ReplayGrid) 
     counts = np.cumsum(np.bincount(step_index, minlength=grid.steps)).astype(np.float64)
     last = np.full(grid.steps, -np.inf)
     if step_index.size and bool(np.all(step_index[1:] >= step_index[:-1])):
-        ends = np.flatnonzero(np.r_[step_index[1:] != step_index[:-1], True])
-        last[step_index[ends]] = np.maximum.accumulate(times_s)[ends]
+        starts = np.flatnonzero(np.r_[True, step_index[1:] != step_index[:-1]])
+        last[step_index[starts]] = np.maximum.reduceat(times_s, starts)
     else:
         np.maximum.at(last, step_index, times_s)
     last = np.maximum.accumulate(last)

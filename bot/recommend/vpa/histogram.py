@@ -129,7 +129,9 @@ def percentiles(
     upper edge. Rows with no bucket >= epsilon give 0 (``util/histogram.go``, ``Percentile``).
     With a tuple of ``p`` the result has one row per ``p``.
     """
-    w = np.atleast_2d(weights)
+    if weights.ndim == 1:
+        return _percentiles_1d(weights, float(np.atleast_1d(totals)[0]), p, options)
+    w = weights
     n = w.shape[1]
     nonempty = w >= options.epsilon
     has_any = nonempty.any(axis=1)
@@ -146,6 +148,22 @@ def percentiles(
         hit = np.where(reached.any(axis=1), np.argmax(reached, axis=1), last)
         out.append(np.where(has_any, edges[np.minimum(hit, last)], 0.0))
     return np.stack(out) if isinstance(p, tuple) else out[0]
+
+
+def _percentiles_1d(
+    w: FloatArray, total: float, p: float | tuple[float, ...], options: HistogramOptions
+) -> FloatArray:
+    """``percentiles`` for one histogram: a cumulative sum and a binary search per ``p``."""
+    nonempty = np.flatnonzero(w >= options.epsilon)
+    qs = p if isinstance(p, tuple) else (p,)
+    if nonempty.size == 0:
+        out = np.zeros(len(qs))
+    else:
+        first, last = int(nonempty[0]), int(nonempty[-1])
+        cum = np.cumsum(w[first : last + 1])
+        hits = np.searchsorted(cum, np.array(qs) * total, side="left")
+        out = options.upper_edges()[first + np.minimum(hits, last - first)]
+    return out[:, None] if isinstance(p, tuple) else out
 
 
 @dataclass(frozen=True, slots=True, eq=False)
