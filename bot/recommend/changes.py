@@ -10,6 +10,17 @@ one exists is a removal (``proposed`` None).
 from __future__ import annotations
 
 from bot.model import RESOURCES, Explained, FieldChange, Recommendation
+from bot.recommend.tortoise.emergency import EmergencyPhase
+
+
+def next_emergency_phase(rec: Recommendation) -> EmergencyPhase:
+    """The emergency phase to store with this proposal (``normal`` when no HPA is involved)."""
+    if rec.hpa is None:
+        return "normal"
+    phase = rec.hpa.min_replicas.inputs.get("phase")
+    if phase == "emergency":
+        return "emergency"
+    return "back-to-normal" if phase == "back-to-normal" else "normal"
 
 
 def _changed(value: Explained) -> bool:

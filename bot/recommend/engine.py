@@ -332,13 +332,21 @@ def _hpa_part(
             req = container.requests.get(resource)
             est = estimates.get(container.name, {}).get(resource)
             inputs: dict[str, Number | str | None] = {"metric": kind}
-            if kind == "added":
+            if kind == "added" and inp.container_resource_metrics:
                 value = Explained(
                     None,
                     INITIAL_TARGET_PERCENT,
                     "tortoise.target.added",
                     f"no metric for this container: added at {INITIAL_TARGET_PERCENT}% "
                     "(Tortoise starts every new metric there)",
+                    inputs,
+                )
+            elif not inp.container_resource_metrics:
+                value = Explained(
+                    current,
+                    current,
+                    "hpa.container_resource_unsupported",
+                    "skipped: the repository cannot express ContainerResource metrics here",
                     inputs,
                 )
             elif frozen or gathering or req is None or est is None:

@@ -74,6 +74,9 @@ class WorkloadInput:
     managed_by_tortoise: bool = False
     """A live Tortoise (mode not Off) manages this workload: the engine skips it."""
     files: tuple[str, ...] = ()
+    container_resource_metrics: bool = True
+    """False when the repository cannot express ``ContainerResource`` HPA metrics (e.g. a chart
+    without them): targets are then held with a skip reason instead of a broken edit."""
 
     def container(self, name: str) -> ContainerInput | None:
         return next((c for c in self.containers if c.name == name), None)
@@ -103,6 +106,7 @@ def build_input(
     emergency: EmergencyState | None = None,
     target_changed_s: Mapping[tuple[str, Resource], float] | None = None,
     excluded_intervals_s: tuple[tuple[float, float], ...] = (),
+    container_resource_metrics: bool = True,
 ) -> WorkloadInput:
     """A ``WorkloadInput`` from discovery and metrics output.
 
@@ -155,4 +159,5 @@ def build_input(
         excluded_intervals_s=excluded_intervals_s,
         managed_by_tortoise=workload.managed_by_tortoise,
         files=workload.files,
+        container_resource_metrics=container_resource_metrics,
     )

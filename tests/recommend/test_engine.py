@@ -16,7 +16,7 @@ from bot.model import (
     ResourceValues,
     VpaContainerPolicy,
 )
-from bot.recommend.changes import field_changes
+from bot.recommend.changes import field_changes, next_emergency_phase
 from bot.recommend.engine import recommend
 from bot.recommend.inputs import EmergencyState, build_input
 from tests.recommend.factories import (
@@ -296,3 +296,19 @@ def test_missing_container_metric_is_added_at_70():
     proxy = next(t for t in rec.hpa.targets if t.container == "istio-proxy")
     assert (proxy.value.current, proxy.value.proposed) == (None, 70)
     assert changes[("hpa.target.cpu", "istio-proxy")].proposed == 70
+
+
+def test_container_resource_unsupported_holds_targets_with_a_reason():
+    inp = _hpa_workload(container_resource_metrics=False)
+    rec, changes = _run(inp)
+    assert rec.hpa is not None
+    assert {t.value.rule for t in rec.hpa.targets} == {"hpa.container_resource_unsupported"}
+    assert not any(f.startswith("hpa.target") for f, _ in changes)
+    assert ("hpa.minReplicas", None) in changes
+
+
+def test_next_emergency_phase_follows_the_proposal():
+    rec, _ = _run(_hpa_workload(emergency=EmergencyState(requested=True)))
+    assert next_emergency_phase(rec) == "emergency"
+    rec, _ = _run(_hpa_workload())
+    assert next_emergency_phase(rec) == "normal"
