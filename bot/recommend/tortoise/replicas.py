@@ -91,8 +91,9 @@ def slot_of_hours(hours: np.ndarray, admin: AdminSettings) -> np.ndarray:
     hour_slot = (hours % 24) // width
     if admin.gathering_data_period_type == "daily":
         return hour_slot.astype(np.intp)
-    weekday = (hours // 24 + 4) % 7  # 1970-01-01 was a Thursday (Sunday = 0)
-    return (weekday * (24 // width) + hour_slot).astype(np.intp)
+    weekday: np.ndarray = (hours // 24 + 4) % 7  # 1970-01-01 was a Thursday (Sunday = 0)
+    slots: np.ndarray = weekday * (24 // width) + hour_slot
+    return slots.astype(np.intp)
 
 
 def slot_index(times_s: FloatArray, admin: AdminSettings) -> np.ndarray:
