@@ -283,6 +283,12 @@ class RecommendSettings(ConfigModel):
     max_replicas: int | None = Field(
         None, ge=1, description="Per-workload ceiling on maxReplicas (Tortoise spec.maxReplicas)."
     )
+    min_history_s: float = Field(
+        86400.0,
+        ge=0,
+        description="A container with a shorter CPU history is still gathering data (bot "
+        "choice: one VPA confidence interval; upstream proposes from the first sample).",
+    )
     back_to_normal_steps_per_run: int = Field(
         1,
         ge=1,

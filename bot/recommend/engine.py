@@ -131,6 +131,12 @@ def estimate_container(
     cpu_t, cpu_v = _select(keep, ch.cpu_t, ch.cpu_cores)
     if cpu_t.size == 0:
         return f"no CPU samples for container {container.name}"
+    span_s = float(cpu_t.max() - cpu_t.min())
+    if span_s < settings.min_history_s:
+        return (
+            f"container {container.name}: {span_s / 3600:.1f} h of CPU history, "
+            f"{settings.min_history_s / 3600:g} h needed"
+        )
     mem_t, mem_pod, mem_used = _select(
         _keep(ch.mem_t, now_s, excluded), ch.mem_t, ch.mem_pod, ch.mem_bytes
     )

@@ -312,3 +312,14 @@ def test_next_emergency_phase_follows_the_proposal():
     assert next_emergency_phase(rec) == "emergency"
     rec, _ = _run(_hpa_workload())
     assert next_emergency_phase(rec) == "normal"
+
+
+def test_short_history_is_still_gathering_data():
+    h = history(container_history("app", 0.5, 300e6, days=0.5), days=0.5)
+    rec, changes = _run(workload(container("app", 0.2, 512 * MIB), hist=h))
+    assert rec.status == "gathering-data"
+    assert "12.0 h of CPU history, 24 h needed" in rec.reasons[0]
+    assert changes == {}
+    shorter = resolve(DEFAULT, {"min_history_s": 3600})
+    rec, _ = _run(workload(container("app", 0.2, 512 * MIB), hist=h), shorter)
+    assert rec.status == "changes"
