@@ -48,10 +48,10 @@ class HistogramOptions:
     epsilon: float
     linear_size: float | None = None
     """Bucket width of a linear layout; None for the exponential layout."""
-    _scale: float = 0.0
-    """``(r - 1)/F`` of the exponential layout."""
-    _inv_log_ratio: float = 0.0
-    """``1/log r`` of the exponential layout."""
+    first_bucket_size: float = 0.0
+    """``F`` of the exponential layout."""
+    ratio: float = 0.0
+    """``r`` of the exponential layout."""
 
     @property
     def num_buckets(self) -> int:
@@ -76,8 +76,18 @@ class HistogramOptions:
         if self.linear_size is not None:
             idx = vals / self.linear_size
         else:
-            idx = np.log(vals * self._scale + 1.0)
-            idx *= self._inv_log_ratio
+            idx = vals * (self.ratio - 1)
+            idx /= self.first_bucket_size
+            idx += 1.0
+            np.log(idx, out=idx)
+            idx /= math.log(self.ratio)
+            # numpy's vectorised log may be one ulp off: a value on a bucket start (1e7 bytes
+            # is bucket 1 upstream) must not fall into the bucket below. Fix those few by
+            # comparing with the start itself.
+            near = np.abs(idx - np.rint(idx)) < 1e-9
+            if near.any():
+                whole = np.minimum(np.rint(idx[near]), n - 1).astype(np.intp)
+                idx[near] = np.where(vals[near] >= self.starts[whole], whole, whole - 1)
         np.minimum(idx, n - 1, out=idx)
         return idx.astype(np.intp)
 
@@ -96,7 +106,7 @@ def exponential_options(
     starts = first_bucket_size * (ratio**b - 1) / (ratio - 1)
     starts[0] = 0.0
     return HistogramOptions(
-        starts, epsilon, None, (ratio - 1) / first_bucket_size, 1.0 / math.log(ratio)
+        starts, epsilon, None, first_bucket_size, ratio
     )
 
 
