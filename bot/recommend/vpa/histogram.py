@@ -105,9 +105,7 @@ def exponential_options(
     b = np.arange(n, dtype=np.float64)
     starts = first_bucket_size * (ratio**b - 1) / (ratio - 1)
     starts[0] = 0.0
-    return HistogramOptions(
-        starts, epsilon, None, first_bucket_size, ratio
-    )
+    return HistogramOptions(starts, epsilon, None, first_bucket_size, ratio)
 
 
 def linear_options(max_value: float, bucket_size: float, epsilon: float) -> HistogramOptions:
