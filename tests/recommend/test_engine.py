@@ -323,3 +323,21 @@ def test_short_history_is_still_gathering_data():
     shorter = resolve(DEFAULT, {"min_history_s": 3600})
     rec, _ = _run(workload(container("app", 0.2, 512 * MIB), hist=h), shorter)
     assert rec.status == "changes"
+
+
+def test_mismatched_series_are_an_error_naming_the_container():
+    good = container_history("app", 0.5, 300e6)
+    bad = ContainerHistory(
+        "app", cpu_t=good.cpu_t, cpu_pod=good.cpu_pod, cpu_cores=good.cpu_cores[:-1]
+    )
+    rec, changes = _run(workload(container("app", 0.2, 512 * MIB), hist=history(bad)))
+    assert rec.status == "error"
+    assert "container app: the cpu series differ in length" in rec.reasons
+    assert changes == {}
+
+
+def test_horizontal_policy_without_an_hpa_is_left_alone():
+    h = history(container_history("app", 0.5, 300e6))
+    rec, changes = _run(workload(container("app", 0.2, 512 * MIB, cpu_policy="horizontal"), hist=h))
+    assert rec.containers[0].cpu.request.rule == "policy.horizontal_without_hpa"
+    assert ("requests.cpu", "app") not in changes
