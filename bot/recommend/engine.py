@@ -404,6 +404,13 @@ def _request(
         return Explained(
             current, current, "tortoise.emergency.frozen", "emergency: requests frozen"
         )
+    if policy == "horizontal" and inp.hpa is None:
+        return Explained(
+            current,
+            current,
+            "policy.horizontal_without_hpa",
+            "horizontal policy but no HPA: untouched (the bot does not create HPAs)",
+        )
     req_m, rec_m = milli(float(current), resource), milli(est.rec, resource)
     inputs: dict[str, Number | str | None] = {"rec": est.rec, "vpa_target": est.vpa.target}
     bounds = {
@@ -565,6 +572,26 @@ def _limit(
     return Explained(current, value, proposal.rule, proposal.reason)
 
 
+def input_problems(inp: WorkloadInput) -> list[str]:
+    """What makes ``inp`` unusable (mismatched series, duplicate containers), or nothing."""
+    problems = []
+    names = [c.name for c in inp.containers]
+    if len(set(names)) != len(names):
+        problems.append("duplicate container names")
+    hist = inp.history
+    if hist.replicas_t.shape != hist.replicas.shape:
+        problems.append("replicas_t and replicas differ in length")
+    for name, ch in hist.containers.items():
+        for family, arrays in (
+            ("cpu", (ch.cpu_t, ch.cpu_pod, ch.cpu_cores)),
+            ("memory", (ch.mem_t, ch.mem_pod, ch.mem_bytes)),
+            ("oom", (ch.oom_t, ch.oom_pod, ch.oom_request_bytes)),
+        ):
+            if len({a.shape for a in arrays}) != 1 or arrays[0].ndim != 1:
+                problems.append(f"container {name}: the {family} series differ in length")
+    return problems
+
+
 def _gathering(inp: WorkloadInput, reasons: list[str]) -> Recommendation:
     containers = []
     for container in inp.containers:
@@ -591,6 +618,9 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
         )
     if not inp.containers:
         return Recommendation(inp.ref, "error", ("no containers: nothing to recommend",))
+    problems = input_problems(inp)
+    if problems:
+        return Recommendation(inp.ref, "error", tuple(problems))
     first = _first_cpu_time(inp, now_s)
     if first is None:
         return _gathering(inp, ["no CPU samples in the window"])
