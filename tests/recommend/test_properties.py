@@ -125,3 +125,25 @@ def test_applying_a_proposal_then_recomputing_proposes_nothing(
     second = recommend(applied, NO_STEP_LIMIT, now_s=NOW_S)
     assert field_changes(second) == ()
     assert second.status == "no-change"
+
+
+@PROPS
+@given(
+    cpu_levels,
+    mem_levels,
+    shape_seeds,
+    st.floats(min_value=1.0, max_value=5.0),
+    requests_cpu,
+    requests_mem,
+)
+def test_more_usage_never_lowers_the_proposed_request(cpu, mem, seed, factor, req_cpu, req_mem):
+    base = _inp(_usage(cpu, seed), _usage(mem, seed + 1), req_cpu, req_mem, None)
+    more = _inp(_usage(cpu, seed) * factor, _usage(mem, seed + 1) * factor, req_cpu, req_mem, None)
+    a = recommend(base, RecommendSettings(), now_s=NOW_S)
+    b = recommend(more, RecommendSettings(), now_s=NOW_S)
+    for ca, cb in zip(a.containers, b.containers, strict=True):
+        for res in ("cpu", "memory"):
+            pa, pb = ca.resource(res).request.proposed, cb.resource(res).request.proposed
+            assert pa is not None
+            assert pb is not None
+            assert pb >= pa
