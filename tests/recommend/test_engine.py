@@ -341,3 +341,12 @@ def test_horizontal_policy_without_an_hpa_is_left_alone():
     rec, changes = _run(workload(container("app", 0.2, 512 * MIB, cpu_policy="horizontal"), hist=h))
     assert rec.containers[0].cpu.request.rule == "policy.horizontal_without_hpa"
     assert ("requests.cpu", "app") not in changes
+
+
+def test_no_target_recommendation_at_maximum_max_replicas():
+    # TestUpdateRecommendation "when HPA hits the maximumMaxReplica": targets are left alone.
+    rec, changes = _run(_hpa_workload(replicas=100.0))
+    assert rec.hpa is not None
+    assert {t.value.rule for t in rec.hpa.targets} == {"tortoise.target.at_max_replicas"}
+    assert not any(f.startswith("hpa.target") for f, _ in changes)
+    assert rec.hpa.max_replicas.proposed == 100  # ceil(100 × 2) capped at MaximumMaxReplicas
