@@ -159,3 +159,16 @@ def test_plan_json_of_an_error_and_a_skip_validates():
     ]
     jsonschema.validate(plan_json(recs, diff=""), _schema("plan.schema.json"))
     assert workload_json(recs[0][0], files=["deploy.yaml"])["files"] == ["deploy.yaml"]
+
+
+def test_shipped_example_runs_and_validates(cli):
+    example = PROJECT / "docs" / "examples" / "recommend-input.json"
+    jsonschema.validate(json.loads(example.read_text()), _schema("recommend-input.schema.json"))
+    done = cli("recommend", "--input", str(example), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    jsonschema.validate({"workloads": [out]}, _schema("plan.schema.json"))
+    proxy = out["containers"][1]["cpu"]["request"]
+    # The idle sidecar is right-sized from the current target, 20 % per proposal.
+    assert (proxy["current"], proxy["proposed"]) == (0.5, 0.4)
+    assert proxy["rule"] == "tortoise.request.step_down"
