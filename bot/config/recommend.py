@@ -105,6 +105,26 @@ class AdminSettings(ConfigModel):
     tortoise_update_interval_s: float = Field(
         15.0, gt=0, description="Upstream reconcile period; sets the back-to-normal speed."
     )
+    hpa_external_metric_exclusion_regex: str = Field(
+        "",
+        description="External HPA metrics whose name matches are dropped when the HPA is "
+        "written (upstream HPAExternalMetricExclusionRegex; empty: none).",
+    )
+    default_hpa_behavior: dict[str, Any] | None = Field(
+        None, description="HPA behavior for HPAs the bot writes without one (upstream default)."
+    )
+    istio_sidecar_proxy_default_cpu_cores: float = Field(
+        0.1, ge=0, description="Assumed istio-proxy CPU request without the proxyCPU annotation."
+    )
+    istio_sidecar_proxy_default_memory_bytes: int = Field(
+        200 * MIB, ge=0, description="Assumed istio-proxy memory request without proxyMemory."
+    )
+    global_disable_mode: bool = Field(
+        False, description="Compute and report everything, propose no pull request."
+    )
+    excluded_namespaces: tuple[str, ...] = Field(
+        (), description="Namespaces treated as global_disable_mode."
+    )
     vertical_scaling_based_on_preferred_max_replicas: bool = Field(
         False,
         description="Alpha flag: grow horizontal requests ×1.3 per proposal while replicas "
