@@ -328,8 +328,26 @@ def _hpa_part(
         )
         max_x = Explained(cur_max, capped_max, max_rule, max_reason, {"slot_max": slot_max})
 
-    targets = []
     at_max = r.size > 0 and float(r[-1]) >= admin.maximum_max_replicas
+    hold = "emergency: targets frozen" if frozen else gathering
+    targets = _targets(inp, settings, estimates, now_s=now_s, hold=hold, at_max=at_max)
+    rec = HpaRecommendation(min_x, max_x, targets, dict(slots.values))
+    return _HpaPart(rec, context, gathering, frozen, note)
+
+
+def _targets(
+    inp: WorkloadInput,
+    settings: RecommendSettings,
+    estimates: dict[str, dict[Resource, ResourceEstimate]],
+    *,
+    now_s: float,
+    hold: str | None,
+    at_max: bool,
+) -> tuple[HpaTargetRecommendation, ...]:
+    """One ``ContainerResource`` target per horizontal (container, resource), as Tortoise
+    manages them: computed (C3) and limited (C4), added at 70 %, or held with the reason."""
+    admin = settings.admin
+    targets = []
     for container in inp.containers:
         for resource in RESOURCES:
             if container.policy(resource) != "horizontal":
@@ -355,10 +373,8 @@ def _hpa_part(
                     "skipped: the repository cannot express ContainerResource metrics here",
                     inputs,
                 )
-            elif frozen or gathering or req is None or est is None:
-                why = (
-                    "emergency: targets frozen" if frozen else gathering or "no request or estimate"
-                )
+            elif hold or req is None or est is None:
+                why = hold or "no request or estimate"
                 value = Explained(current, current, "tortoise.target.hold", why, inputs)
             elif at_max:
                 value = Explained(
@@ -381,8 +397,7 @@ def _hpa_part(
                 inputs |= {"rec": est.rec, "request": req, "unlimited": proposal.value}
                 value = Explained(current, limited.value, limited.rule, limited.reason, inputs)
             targets.append(HpaTargetRecommendation(container.name, resource, value))
-    rec = HpaRecommendation(min_x, max_x, tuple(targets), dict(slots.values))
-    return _HpaPart(rec, context, gathering, frozen, note)
+    return tuple(targets)
 
 
 def _request(
