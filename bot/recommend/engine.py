@@ -266,7 +266,7 @@ def _hpa_part(
     gathering = None
     frozen = inp.emergency.requested or inp.emergency.previous_phase != "normal"
     note = None
-    if slots.missing:
+    if slots.missing and not inp.emergency.requested:
         total = len(slot_labels(admin))
         gathering = (
             f"replica history covers {total - len(slots.missing)} of {total} time slots "
@@ -275,7 +275,8 @@ def _hpa_part(
         min_x = Explained(cur_min, cur_min, "tortoise.gathering_data", gathering)
         max_x = Explained(cur_max, cur_max, "tortoise.gathering_data", gathering)
     else:
-        slot_max = slots.max_max
+        # In emergency with slots still unobserved: the observed slots, else the current max.
+        slot_max = slots.max_max or cur_max
         capped_max, max_rule, max_reason = (
             slot_max,
             "tortoise.replicas.max",

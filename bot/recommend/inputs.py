@@ -96,11 +96,22 @@ def default_policy(
     return "vertical"
 
 
+def _policy_of(entry: object, resource: Resource) -> Policy | None:
+    """A policy from a mapping (``{"cpu": "vertical"}``) or an object with ``cpu``/``memory``
+    attributes (the repository config's ``ResourcePolicy``)."""
+    if entry is None:
+        return None
+    value = entry.get(resource) if isinstance(entry, Mapping) else getattr(entry, resource, None)
+    if value in ("horizontal", "vertical", "off"):
+        return value  # type: ignore[no-any-return]
+    return None
+
+
 def build_input(
     workload: DeclaredWorkload,
     history: WorkloadHistory,
     *,
-    policies: Mapping[str, Mapping[Resource, Policy | None]] | None = None,
+    policies: Mapping[str, object] | None = None,
     min_allocated: Mapping[str, ResourceValues] | None = None,
     max_allocated: Mapping[str, ResourceValues] | None = None,
     emergency: EmergencyState | None = None,
@@ -125,8 +136,8 @@ def build_input(
             continue
         chosen: dict[Resource, Policy] = {}
         for resource in RESOURCES:
-            configured = policies.get(declared.name, {}).get(resource) or policies.get("*", {}).get(
-                resource
+            configured = _policy_of(policies.get(declared.name), resource) or _policy_of(
+                policies.get("*"), resource
             )
             request = declared.requests.get(resource)
             chosen[resource] = (

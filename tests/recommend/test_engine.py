@@ -350,3 +350,19 @@ def test_no_target_recommendation_at_maximum_max_replicas():
     assert {t.value.rule for t in rec.hpa.targets} == {"tortoise.target.at_max_replicas"}
     assert not any(f.startswith("hpa.target") for f, _ in changes)
     assert rec.hpa.max_replicas.proposed == 100  # ceil(100 × 2) capped at MaximumMaxReplicas
+
+
+def test_emergency_applies_even_while_slots_are_gathering():
+    rec, _ = _run(_hpa_workload(days=3, emergency=EmergencyState(requested=True)))
+    assert rec.hpa is not None
+    assert rec.hpa.min_replicas.rule == "tortoise.emergency"
+    assert rec.hpa.min_replicas.proposed == rec.hpa.max_replicas.proposed == 20
+
+
+def test_build_input_takes_repository_policy_objects():
+    from bot.config.repo import ResourcePolicy
+
+    declared = DeclaredWorkload(REF, 2, (DeclaredContainer("app", ResourceValues(1.0, 512 * MIB)),))
+    h = history(container_history("app", 0.5, 300e6))
+    inp = build_input(declared, h, policies={"*": ResourcePolicy(memory="off")})
+    assert (inp.containers[0].cpu_policy, inp.containers[0].memory_policy) == ("vertical", "off")
