@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from bot.config.recommend import RecommendSettings, resolve
+from bot.config.repo import ResourcePolicy
 from bot.model import (
     ContainerHistory,
     DeclaredContainer,
@@ -360,8 +361,6 @@ def test_emergency_applies_even_while_slots_are_gathering():
 
 
 def test_build_input_takes_repository_policy_objects():
-    from bot.config.repo import ResourcePolicy
-
     declared = DeclaredWorkload(REF, 2, (DeclaredContainer("app", ResourceValues(1.0, 512 * MIB)),))
     h = history(container_history("app", 0.5, 300e6))
     inp = build_input(declared, h, policies={"*": ResourcePolicy(memory="off")})
