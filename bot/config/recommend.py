@@ -181,6 +181,12 @@ class VpaSettings(ConfigModel):
     confidence_interval_s: float = Field(
         86400.0, gt=0, description="History length for confidence 1."
     )
+    confidence_per_minute: bool = Field(
+        False,
+        description="Count each CPU sample as (sampling step / 1 min) samples for confidence, "
+        "as if metrics-server had sampled every minute (upstream: off; Prometheus steps of "
+        "5 min otherwise inflate the upper bound).",
+    )
     oom_bump_up_ratio: float = Field(1.2, ge=1, description="Memory × this after an OOM kill.")
     oom_min_bump_up_bytes: int = Field(
         100 * MIB, ge=0, description="At least this many bytes more after an OOM kill."

@@ -66,6 +66,7 @@ from bot.recommend.vpa.aggregate import (
     cpu_counters,
     memory_peaks,
     replay_rows,
+    sample_step_s,
     usage_from_counts,
 )
 from bot.recommend.vpa.constants import MIN_SAMPLE_WEIGHT
@@ -158,7 +159,15 @@ def estimate_container(
         return f"no memory samples for container {container.name}"
     cpu_steps = grid.bins(cpu_t)
     cpu_buckets = CPU_OPTIONS.find_buckets(cpu_v)
-    conf = confidence(cpu_counters(cpu_t, cpu_steps, grid), vpa_s.confidence_interval_s)
+    per_sample = 1.0
+    if vpa_s.confidence_per_minute:
+        cpu_pods = _select(keep, ch.cpu_pod)[0]
+        per_sample = max(1.0, sample_step_s(cpu_t, cpu_pods) / 60.0)
+    conf = confidence(
+        cpu_counters(cpu_t, cpu_steps, grid),
+        vpa_s.confidence_interval_s,
+        samples_per_sample=per_sample,
+    )
     cpu_rows = replay_rows(
         cpu_v,
         MIN_SAMPLE_WEIGHT,

@@ -151,14 +151,29 @@ def cpu_counters(times_s: FloatArray, step_index: np.ndarray, grid: ReplayGrid) 
     return CpuCounters(counts, first, last)
 
 
-def confidence(counters: CpuCounters, interval_s: float) -> FloatArray:
+def sample_step_s(times_s: FloatArray, pods: IntArray) -> float:
+    """The typical time between two samples of one pod (median), in seconds; 60 if unknown."""
+    if times_s.size < 2:
+        return 60.0
+    same = pods[1:] == pods[:-1]
+    steps = np.diff(times_s)[same]
+    steps = steps[steps > 0]
+    return float(np.median(steps)) if steps.size else 60.0
+
+
+def confidence(
+    counters: CpuCounters, interval_s: float, *, samples_per_sample: float = 1.0
+) -> FloatArray:
     """``min((last - first)/interval, count/interval_in_minutes)`` (``logic/estimator.go``,
     ``getConfidence``); 0 without samples. Memory bounds use the same CPU-driven counters.
+
+    ``samples_per_sample`` > 1 counts each sample as that many one-minute samples (VPA's
+    metrics-server convention), for histories sampled more coarsely (Prometheus steps).
     """
     with np.errstate(invalid="ignore"):
         span = np.where(np.isfinite(counters.last_s), counters.last_s - counters.first_s, 0.0)
     by_time = span / interval_s
-    by_count = counters.counts / (interval_s / 60.0)
+    by_count = counters.counts * samples_per_sample / (interval_s / 60.0)
     return np.where(counters.counts > 0, np.minimum(by_time, by_count), 0.0)
 
 
