@@ -3,8 +3,9 @@
 ``Recommendation.status`` is ``changes`` exactly when ``field_changes`` is non-empty. Field names
 are those of ``bot.model.FieldChange``: ``requests.cpu``, ``requests.memory``, ``limits.cpu``,
 ``limits.memory`` (with ``container``), ``hpa.minReplicas``, ``hpa.maxReplicas``,
-``hpa.target.cpu`` / ``hpa.target.memory`` (with ``container``). A limit proposed as None where
-one exists is a removal (``proposed`` None).
+``hpa.target.cpu`` / ``hpa.target.memory`` (with ``container``; None for the pod-level
+``Resource`` metric, container ``*`` in the recommendation). A limit proposed as None where one
+exists is a removal (``proposed`` None).
 """
 
 from __future__ import annotations
@@ -68,15 +69,15 @@ def field_changes(rec: Recommendation) -> tuple[FieldChange, ...]:
         for target in rec.hpa.targets:
             value = target.value
             if value.proposed is not None and _changed(value):
-                metric = value.inputs.get("metric")
-                suffix = "; replaces the pod-level Resource metric" if metric == "Resource" else ""
+                pod_level = target.container == "*"
+                suffix = "; pod-level Resource metric" if pod_level else ""
                 out.append(
                     FieldChange(
                         rec.ref,
                         f"hpa.target.{target.resource}",
                         value.proposed,
                         value.current,
-                        target.container,
+                        None if pod_level else target.container,
                         f"{value.reason}{suffix} [{value.rule}]",
                     )
                 )

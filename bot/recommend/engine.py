@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bot.config.recommend import RecommendSettings
+from bot.config.recommend import AdminSettings, RecommendSettings
 from bot.model import (
     RESOURCES,
     ContainerHistory,
@@ -345,6 +345,34 @@ def _hpa_part(
     return _HpaPart(rec, context, gathering, frozen, note)
 
 
+POD_LEVEL = "*"
+"""``HpaTargetRecommendation.container`` of a pod-level ``Resource`` metric."""
+
+
+def _target_value(
+    current: int,
+    rec_m: int,
+    req_m: int,
+    key: tuple[str, Resource],
+    inputs: dict[str, Number | str | None],
+    *,
+    inp: WorkloadInput,
+    admin: AdminSettings,
+    now_s: float,
+) -> Explained:
+    """C3 then C4: the proposed target with the +5 / 24 h limits."""
+    proposal = recommend_target(rec_m, req_m, current, admin)
+    limited = apply_target_change_limits(
+        current,
+        proposal,
+        last_changed_s=inp.target_changed_s.get(key),
+        now_s=now_s,
+        admin=admin,
+    )
+    inputs = inputs | {"unlimited": proposal.value}
+    return Explained(current, limited.value, limited.rule, limited.reason, inputs)
+
+
 def _targets(
     inp: WorkloadInput,
     settings: RecommendSettings,
@@ -354,28 +382,53 @@ def _targets(
     hold: str | None,
     at_max: bool,
 ) -> tuple[HpaTargetRecommendation, ...]:
-    """One ``ContainerResource`` target per horizontal (container, resource), as Tortoise
-    manages them: computed (C3) and limited (C4), added at 70 %, or held with the reason."""
+    """HPA targets as Tortoise manages them (C3, C4), one per horizontal (container, resource)
+    with a ``ContainerResource`` metric.
+
+    The bot edits values, not metric blocks, so where the HPA scales a resource on the pod-level
+    ``Resource`` metric (which Tortoise would replace) that one target is tuned with the same
+    formula from the pod's summed VPA values and requests (container ``*``); a horizontal
+    container without any metric is reported (Tortoise would add one at 70 %), not edited.
+    """
     admin = settings.admin
     targets = []
+    pod_level_done: set[Resource] = set()
     for container in inp.containers:
         for resource in RESOURCES:
             if container.policy(resource) != "horizontal":
                 continue
             current, kind = _hpa_target_current(inp, container.name, resource)
-            req = container.requests.get(resource)
-            est = estimates.get(container.name, {}).get(resource)
+            name = container.name
             inputs: dict[str, Number | str | None] = {"metric": kind}
-            if kind == "added" and inp.container_resource_metrics:
+            if kind == "Resource":
+                if resource in pod_level_done:
+                    continue
+                pod_level_done.add(resource)
+                name = POD_LEVEL
+                pairs = [
+                    (estimates.get(c.name, {}).get(resource), c.requests.get(resource))
+                    for c in inp.containers
+                    if c.requests.get(resource)
+                ]
+                complete = all(est is not None for est, _ in pairs)
+                rec_m = sum(milli(e.rec, resource) for e, _ in pairs if e is not None)
+                req_m = sum(milli(float(q or 0), resource) for _, q in pairs)
+            else:
+                est = estimates.get(name, {}).get(resource)
+                req = container.requests.get(resource)
+                complete = est is not None and bool(req)
+                rec_m = milli(est.rec, resource) if est is not None else 0
+                req_m = milli(float(req or 0), resource)
+            if kind == "added":
                 value = Explained(
                     None,
-                    INITIAL_TARGET_PERCENT,
-                    "tortoise.target.added",
-                    f"no metric for this container: added at {INITIAL_TARGET_PERCENT}% "
-                    "(Tortoise starts every new metric there)",
+                    None,
+                    "tortoise.target.missing_metric",
+                    f"no metric for this container: Tortoise would add one at "
+                    f"{INITIAL_TARGET_PERCENT}%; the bot edits values, add it by hand",
                     inputs,
                 )
-            elif not inp.container_resource_metrics:
+            elif not inp.container_resource_metrics and kind == "ContainerResource":
                 value = Explained(
                     current,
                     current,
@@ -383,7 +436,7 @@ def _targets(
                     "skipped: the repository cannot express ContainerResource metrics here",
                     inputs,
                 )
-            elif hold or req is None or est is None:
+            elif hold or not complete or req_m <= 0:
                 why = hold or "no request or estimate"
                 value = Explained(current, current, "tortoise.target.hold", why, inputs)
             elif at_max:
@@ -395,18 +448,18 @@ def _targets(
                     inputs,
                 )
             else:
-                rec_m, req_m = milli(est.rec, resource), milli(float(req), resource)
-                proposal = recommend_target(rec_m, req_m, current, admin)
-                limited = apply_target_change_limits(
+                inputs |= {"rec": rec_m / 1000, "request": req_m / 1000}
+                value = _target_value(
                     current,
-                    proposal,
-                    last_changed_s=inp.target_changed_s.get((container.name, resource)),
-                    now_s=now_s,
+                    rec_m,
+                    req_m,
+                    (name, resource),
+                    inputs,
+                    inp=inp,
                     admin=admin,
+                    now_s=now_s,
                 )
-                inputs |= {"rec": est.rec, "request": req, "unlimited": proposal.value}
-                value = Explained(current, limited.value, limited.rule, limited.reason, inputs)
-            targets.append(HpaTargetRecommendation(container.name, resource, value))
+            targets.append(HpaTargetRecommendation(name, resource, value))
     return tuple(targets)
 
 

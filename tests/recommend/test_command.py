@@ -91,8 +91,8 @@ def test_recommend_json_output_matches_the_plan_schema(cli, tmp_path, document):
     assert app["cpu"]["policy"] == "horizontal"
     assert app["cpu"]["vpa"]["confidence"] > 1
     assert app["memory"]["request"]["rule"]
-    # The pod-level Resource target is replaced by one ContainerResource target per container.
-    assert {t["container"] for t in out["hpa"]["targets"]} == {"app", "istio-proxy"}
+    # The HPA scales on the pod-level Resource metric: one target, tuned from the pod's sums.
+    assert [t["container"] for t in out["hpa"]["targets"]] == ["*"]
     assert len(out["hpa"]["slots"]) == 168
 
 

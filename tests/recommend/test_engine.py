@@ -289,14 +289,29 @@ def test_build_input_policies_and_vpa_bounds():
     assert app.min_allocated.cpu_cores == 0.05
 
 
-def test_missing_container_metric_is_added_at_70():
+def test_missing_container_metric_is_reported_not_edited():
     inp = _hpa_workload()
     only_app = workload(*inp.containers, hist=inp.history, hpa=hpa(3, 30, ("app", "cpu", 60)))
     rec, changes = _run(only_app)
     assert rec.hpa is not None
     proxy = next(t for t in rec.hpa.targets if t.container == "istio-proxy")
-    assert (proxy.value.current, proxy.value.proposed) == (None, 70)
-    assert changes[("hpa.target.cpu", "istio-proxy")].proposed == 70
+    assert (proxy.value.current, proxy.value.proposed) == (None, None)
+    assert proxy.value.rule == "tortoise.target.missing_metric"
+    assert ("hpa.target.cpu", "istio-proxy") not in changes
+
+
+def test_pod_level_resource_target_is_tuned_from_the_pod_sums():
+    # app rec 0.92 of 1 core + istio-proxy 0.063 of 0.1 core: 0.983/1.1 = 89.4 % -> upper 90;
+    # 100 - (90 - 60) = 70, at most +5 -> 65; one change, on the pod-level metric.
+    inp = _hpa_workload()
+    pod = workload(*inp.containers, hist=inp.history, hpa=hpa(3, 30, (None, "cpu", 60)))
+    rec, changes = _run(pod)
+    assert rec.hpa is not None
+    assert [t.container for t in rec.hpa.targets] == ["*"]
+    target = rec.hpa.targets[0].value
+    assert target.inputs["unlimited"] == 70
+    assert target.proposed == 65
+    assert changes[("hpa.target.cpu", None)].proposed == 65
 
 
 def test_container_resource_unsupported_holds_targets_with_a_reason():
