@@ -172,3 +172,14 @@ def test_shipped_example_runs_and_validates(cli):
     # The idle sidecar is right-sized from the current target, 20 % per proposal.
     assert (proxy["current"], proxy["proposed"]) == (0.5, 0.4)
     assert proxy["rule"] == "tortoise.request.step_down"
+
+
+def test_plan_demo_json_matches_the_plan_schema(cli):
+    done = cli("plan", "--demo", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    jsonschema.validate(plan, _schema("plan.schema.json"))
+    assert plan["workloads"]
+    assert all(w["status"] != "error" for w in plan["workloads"]), [
+        (w["name"], w["reasons"]) for w in plan["workloads"]
+    ]
