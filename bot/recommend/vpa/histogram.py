@@ -72,11 +72,13 @@ class HistogramOptions:
         ``trunc(v/size)``. Negative values land in bucket 0.
         """
         n = self.num_buckets
-        vals = np.maximum(np.asarray(values, dtype=np.float64), 0.0)
+        vals = np.asarray(values, dtype=np.float64)
         if self.linear_size is not None:
             idx = vals / self.linear_size
+            np.maximum(idx, 0.0, out=idx)
         else:
             idx = vals * (self.ratio - 1)
+            np.maximum(idx, 0.0, out=idx)
             idx /= self.first_bucket_size
             idx += 1.0
             np.log(idx, out=idx)
@@ -84,10 +86,13 @@ class HistogramOptions:
             # numpy's vectorised log may be one ulp off: a value on a bucket start (1e7 bytes
             # is bucket 1 upstream) must not fall into the bucket below. Fix those few by
             # comparing with the start itself.
-            near = np.abs(idx - np.rint(idx)) < 1e-9
+            whole_idx = np.rint(idx)
+            whole_idx -= idx
+            near = np.abs(whole_idx, out=whole_idx) < 1e-9
             if near.any():
                 whole = np.minimum(np.rint(idx[near]), n - 1).astype(np.intp)
-                idx[near] = np.where(vals[near] >= self.starts[whole], whole, whole - 1)
+                below = np.maximum(whole - 1, 0)
+                idx[near] = np.where(vals[near] >= self.starts[whole], whole, below)
         np.minimum(idx, n - 1, out=idx)
         return idx.astype(np.intp)
 
