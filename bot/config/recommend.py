@@ -105,6 +105,26 @@ class AdminSettings(ConfigModel):
     tortoise_update_interval_s: float = Field(
         15.0, gt=0, description="Upstream reconcile period; sets the back-to-normal speed."
     )
+    hpa_external_metric_exclusion_regex: str = Field(
+        "",
+        description="External HPA metrics whose name matches are dropped when the HPA is "
+        "written (upstream HPAExternalMetricExclusionRegex; empty: none).",
+    )
+    default_hpa_behavior: dict[str, Any] | None = Field(
+        None, description="HPA behavior for HPAs the bot writes without one (upstream default)."
+    )
+    istio_sidecar_proxy_default_cpu_cores: float = Field(
+        0.1, ge=0, description="Assumed istio-proxy CPU request without the proxyCPU annotation."
+    )
+    istio_sidecar_proxy_default_memory_bytes: int = Field(
+        200 * MIB, ge=0, description="Assumed istio-proxy memory request without proxyMemory."
+    )
+    global_disable_mode: bool = Field(
+        False, description="Compute and report everything, propose no pull request."
+    )
+    excluded_namespaces: tuple[str, ...] = Field(
+        (), description="Namespaces treated as global_disable_mode."
+    )
     vertical_scaling_based_on_preferred_max_replicas: bool = Field(
         False,
         description="Alpha flag: grow horizontal requests ×1.3 per proposal while replicas "
@@ -161,6 +181,12 @@ class VpaSettings(ConfigModel):
     confidence_interval_s: float = Field(
         86400.0, gt=0, description="History length for confidence 1."
     )
+    confidence_per_minute: bool = Field(
+        False,
+        description="Count each CPU sample as (sampling step / 1 min) samples for confidence, "
+        "as if metrics-server had sampled every minute (upstream: off; Prometheus steps of "
+        "5 min otherwise inflate the upper bound).",
+    )
     oom_bump_up_ratio: float = Field(1.2, ge=1, description="Memory × this after an OOM kill.")
     oom_min_bump_up_bytes: int = Field(
         100 * MIB, ge=0, description="At least this many bytes more after an OOM kill."
@@ -172,7 +198,7 @@ class VpaSettings(ConfigModel):
         None, gt=0, description="Global cap on the memory estimate (bytes); unset = none."
     )
     sticky_step_s: float = Field(
-        3600.0,
+        21600.0,
         gt=0,
         description="Replay step of Tortoise's sticky maximum of the VPA target (bot choice).",
     )
@@ -282,6 +308,12 @@ class RecommendSettings(ConfigModel):
     )
     max_replicas: int | None = Field(
         None, ge=1, description="Per-workload ceiling on maxReplicas (Tortoise spec.maxReplicas)."
+    )
+    min_history_s: float = Field(
+        86400.0,
+        ge=0,
+        description="A container with a shorter CPU history is still gathering data (bot "
+        "choice: one VPA confidence interval; upstream proposes from the first sample).",
     )
     back_to_normal_steps_per_run: int = Field(
         1,

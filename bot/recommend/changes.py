@@ -3,13 +3,25 @@
 ``Recommendation.status`` is ``changes`` exactly when ``field_changes`` is non-empty. Field names
 are those of ``bot.model.FieldChange``: ``requests.cpu``, ``requests.memory``, ``limits.cpu``,
 ``limits.memory`` (with ``container``), ``hpa.minReplicas``, ``hpa.maxReplicas``,
-``hpa.target.cpu`` / ``hpa.target.memory`` (with ``container``). A limit proposed as None where
-one exists is a removal (``proposed`` None).
+``hpa.target.cpu`` / ``hpa.target.memory`` (with ``container``; None for the pod-level
+``Resource`` metric, container ``*`` in the recommendation). A limit proposed as None where one
+exists is a removal (``proposed`` None).
 """
 
 from __future__ import annotations
 
 from bot.model import RESOURCES, Explained, FieldChange, Recommendation
+from bot.recommend.tortoise.emergency import EmergencyPhase
+
+
+def next_emergency_phase(rec: Recommendation) -> EmergencyPhase:
+    """The emergency phase to store with this proposal (``normal`` when no HPA is involved)."""
+    if rec.hpa is None:
+        return "normal"
+    phase = rec.hpa.min_replicas.inputs.get("phase")
+    if phase == "emergency":
+        return "emergency"
+    return "back-to-normal" if phase == "back-to-normal" else "normal"
 
 
 def _changed(value: Explained) -> bool:
@@ -57,15 +69,15 @@ def field_changes(rec: Recommendation) -> tuple[FieldChange, ...]:
         for target in rec.hpa.targets:
             value = target.value
             if value.proposed is not None and _changed(value):
-                metric = value.inputs.get("metric")
-                suffix = "; replaces the pod-level Resource metric" if metric == "Resource" else ""
+                pod_level = target.container == "*"
+                suffix = "; pod-level Resource metric" if pod_level else ""
                 out.append(
                     FieldChange(
                         rec.ref,
                         f"hpa.target.{target.resource}",
                         value.proposed,
                         value.current,
-                        target.container,
+                        None if pod_level else target.container,
                         f"{value.reason}{suffix} [{value.rule}]",
                     )
                 )

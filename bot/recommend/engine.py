@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bot.config.recommend import RecommendSettings
+from bot.config.recommend import AdminSettings, RecommendSettings
 from bot.model import (
     RESOURCES,
     ContainerHistory,
@@ -66,6 +66,7 @@ from bot.recommend.vpa.aggregate import (
     cpu_counters,
     memory_peaks,
     replay_rows,
+    sample_step_s,
     usage_from_counts,
 )
 from bot.recommend.vpa.constants import MIN_SAMPLE_WEIGHT
@@ -96,6 +97,13 @@ def _keep(
     return mask
 
 
+def _select(mask: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The arrays restricted to ``mask``; no copy when every element is kept."""
+    if bool(mask.all()):
+        return arrays
+    return tuple(a[mask] for a in arrays)
+
+
 def _first_cpu_time(inp: WorkloadInput, now_s: float) -> float | None:
     firsts = []
     for container in inp.containers:
@@ -121,18 +129,28 @@ def estimate_container(
     vpa_s = settings.vpa
     keep = _keep(ch.cpu_t, now_s, excluded)
     keep &= accepted(ch.cpu_t, ch.cpu_pod, ch.cpu_cores, strict=True)
-    cpu_t, cpu_v = ch.cpu_t[keep], ch.cpu_cores[keep]
+    cpu_t, cpu_v = _select(keep, ch.cpu_t, ch.cpu_cores)
     if cpu_t.size == 0:
         return f"no CPU samples for container {container.name}"
-    mkeep = _keep(ch.mem_t, now_s, excluded)
-    okeep = _keep(ch.oom_t, now_s, excluded)
+    span_s = float(cpu_t.max() - cpu_t.min())
+    if span_s < settings.min_history_s:
+        return (
+            f"container {container.name}: {span_s / 3600:.1f} h of CPU history, "
+            f"{settings.min_history_s / 3600:g} h needed"
+        )
+    mem_t, mem_pod, mem_used = _select(
+        _keep(ch.mem_t, now_s, excluded), ch.mem_t, ch.mem_pod, ch.mem_bytes
+    )
+    oom_t, oom_pod, oom_req = _select(
+        _keep(ch.oom_t, now_s, excluded), ch.oom_t, ch.oom_pod, ch.oom_request_bytes
+    )
     peaks = memory_peaks(
-        ch.mem_t[mkeep],
-        ch.mem_pod[mkeep],
-        ch.mem_bytes[mkeep],
-        oom_times_s=ch.oom_t[okeep],
-        oom_pods=ch.oom_pod[okeep],
-        oom_request_bytes=ch.oom_request_bytes[okeep],
+        mem_t,
+        mem_pod,
+        mem_used,
+        oom_times_s=oom_t,
+        oom_pods=oom_pod,
+        oom_request_bytes=oom_req,
         interval_s=vpa_s.memory_aggregation_interval_s,
         oom_bump_up_ratio=vpa_s.oom_bump_up_ratio,
         oom_min_bump_up_bytes=vpa_s.oom_min_bump_up_bytes,
@@ -140,7 +158,16 @@ def estimate_container(
     if peaks.values.size == 0:
         return f"no memory samples for container {container.name}"
     cpu_steps = grid.bins(cpu_t)
-    conf = confidence(cpu_counters(cpu_t, cpu_steps, grid), vpa_s.confidence_interval_s)
+    cpu_buckets = CPU_OPTIONS.find_buckets(cpu_v)
+    per_sample = 1.0
+    if vpa_s.confidence_per_minute:
+        cpu_pods = _select(keep, ch.cpu_pod)[0]
+        per_sample = max(1.0, sample_step_s(cpu_t, cpu_pods) / 60.0)
+    conf = confidence(
+        cpu_counters(cpu_t, cpu_steps, grid),
+        vpa_s.confidence_interval_s,
+        samples_per_sample=per_sample,
+    )
     cpu_rows = replay_rows(
         cpu_v,
         MIN_SAMPLE_WEIGHT,
@@ -149,6 +176,7 @@ def estimate_container(
         grid=grid,
         options=CPU_OPTIONS,
         half_life_s=vpa_s.cpu_half_life_s,
+        buckets=cpu_buckets,
     )
     mem_rows = replay_rows(
         peaks.values,
@@ -159,10 +187,9 @@ def estimate_container(
         options=MEMORY_OPTIONS,
         half_life_s=vpa_s.memory_half_life_s,
     )
-    mem_used = ch.mem_bytes[mkeep]
     usages = {
-        "cpu": usage_from_counts(cpu_v, CPU_OPTIONS),
-        "memory": usage_from_counts(mem_used[np.isfinite(mem_used)], MEMORY_OPTIONS),
+        "cpu": usage_from_counts(cpu_v, CPU_OPTIONS, cpu_buckets),
+        "memory": usage_from_counts(_select(np.isfinite(mem_used), mem_used)[0], MEMORY_OPTIONS),
     }
     out: dict[Resource, ResourceEstimate] = {}
     for resource, rows in (("cpu", cpu_rows), ("memory", mem_rows)):
@@ -248,7 +275,7 @@ def _hpa_part(
     gathering = None
     frozen = inp.emergency.requested or inp.emergency.previous_phase != "normal"
     note = None
-    if slots.missing:
+    if slots.missing and not inp.emergency.requested:
         total = len(slot_labels(admin))
         gathering = (
             f"replica history covers {total - len(slots.missing)} of {total} time slots "
@@ -257,7 +284,8 @@ def _hpa_part(
         min_x = Explained(cur_min, cur_min, "tortoise.gathering_data", gathering)
         max_x = Explained(cur_max, cur_max, "tortoise.gathering_data", gathering)
     else:
-        slot_max = slots.max_max
+        # In emergency with slots still unobserved: the observed slots, else the current max.
+        slot_max = slots.max_max or cur_max
         capped_max, max_rule, max_reason = (
             slot_max,
             "tortoise.replicas.max",
@@ -310,20 +338,106 @@ def _hpa_part(
         )
         max_x = Explained(cur_max, capped_max, max_rule, max_reason, {"slot_max": slot_max})
 
-    targets = []
     at_max = r.size > 0 and float(r[-1]) >= admin.maximum_max_replicas
+    hold = "emergency: targets frozen" if frozen else gathering
+    targets = _targets(inp, settings, estimates, now_s=now_s, hold=hold, at_max=at_max)
+    rec = HpaRecommendation(min_x, max_x, targets, dict(slots.values))
+    return _HpaPart(rec, context, gathering, frozen, note)
+
+
+POD_LEVEL = "*"
+"""``HpaTargetRecommendation.container`` of a pod-level ``Resource`` metric."""
+
+
+def _target_value(
+    current: int,
+    rec_m: int,
+    req_m: int,
+    key: tuple[str, Resource],
+    inputs: dict[str, Number | str | None],
+    *,
+    inp: WorkloadInput,
+    admin: AdminSettings,
+    now_s: float,
+) -> Explained:
+    """C3 then C4: the proposed target with the +5 / 24 h limits."""
+    proposal = recommend_target(rec_m, req_m, current, admin)
+    limited = apply_target_change_limits(
+        current,
+        proposal,
+        last_changed_s=inp.target_changed_s.get(key),
+        now_s=now_s,
+        admin=admin,
+    )
+    inputs = inputs | {"unlimited": proposal.value}
+    return Explained(current, limited.value, limited.rule, limited.reason, inputs)
+
+
+def _targets(
+    inp: WorkloadInput,
+    settings: RecommendSettings,
+    estimates: dict[str, dict[Resource, ResourceEstimate]],
+    *,
+    now_s: float,
+    hold: str | None,
+    at_max: bool,
+) -> tuple[HpaTargetRecommendation, ...]:
+    """HPA targets as Tortoise manages them (C3, C4), one per horizontal (container, resource)
+    with a ``ContainerResource`` metric.
+
+    The bot edits values, not metric blocks, so where the HPA scales a resource on the pod-level
+    ``Resource`` metric (which Tortoise would replace) that one target is tuned with the same
+    formula from the pod's summed VPA values and requests (container ``*``); a horizontal
+    container without any metric is reported (Tortoise would add one at 70 %), not edited.
+    """
+    admin = settings.admin
+    targets = []
+    pod_level_done: set[Resource] = set()
     for container in inp.containers:
         for resource in RESOURCES:
             if container.policy(resource) != "horizontal":
                 continue
             current, kind = _hpa_target_current(inp, container.name, resource)
-            req = container.requests.get(resource)
-            est = estimates.get(container.name, {}).get(resource)
+            name = container.name
             inputs: dict[str, Number | str | None] = {"metric": kind}
-            if frozen or gathering or req is None or est is None:
-                why = (
-                    "emergency: targets frozen" if frozen else gathering or "no request or estimate"
+            if kind == "Resource":
+                if resource in pod_level_done:
+                    continue
+                pod_level_done.add(resource)
+                name = POD_LEVEL
+                pairs = [
+                    (estimates.get(c.name, {}).get(resource), c.requests.get(resource))
+                    for c in inp.containers
+                    if c.requests.get(resource)
+                ]
+                complete = all(est is not None for est, _ in pairs)
+                rec_m = sum(milli(e.rec, resource) for e, _ in pairs if e is not None)
+                req_m = sum(milli(float(q or 0), resource) for _, q in pairs)
+            else:
+                est = estimates.get(name, {}).get(resource)
+                req = container.requests.get(resource)
+                complete = est is not None and bool(req)
+                rec_m = milli(est.rec, resource) if est is not None else 0
+                req_m = milli(float(req or 0), resource)
+            if kind == "added":
+                value = Explained(
+                    None,
+                    None,
+                    "tortoise.target.missing_metric",
+                    f"no metric for this container: Tortoise would add one at "
+                    f"{INITIAL_TARGET_PERCENT}%; the bot edits values, add it by hand",
+                    inputs,
                 )
+            elif not inp.container_resource_metrics and kind == "ContainerResource":
+                value = Explained(
+                    current,
+                    current,
+                    "hpa.container_resource_unsupported",
+                    "skipped: the repository cannot express ContainerResource metrics here",
+                    inputs,
+                )
+            elif hold or not complete or req_m <= 0:
+                why = hold or "no request or estimate"
                 value = Explained(current, current, "tortoise.target.hold", why, inputs)
             elif at_max:
                 value = Explained(
@@ -334,20 +448,19 @@ def _hpa_part(
                     inputs,
                 )
             else:
-                rec_m, req_m = milli(est.rec, resource), milli(float(req), resource)
-                proposal = recommend_target(rec_m, req_m, current, admin)
-                limited = apply_target_change_limits(
+                inputs |= {"rec": rec_m / 1000, "request": req_m / 1000}
+                value = _target_value(
                     current,
-                    proposal,
-                    last_changed_s=inp.target_changed_s.get((container.name, resource)),
-                    now_s=now_s,
+                    rec_m,
+                    req_m,
+                    (name, resource),
+                    inputs,
+                    inp=inp,
                     admin=admin,
+                    now_s=now_s,
                 )
-                inputs |= {"rec": est.rec, "request": req, "unlimited": proposal.value}
-                value = Explained(current, limited.value, limited.rule, limited.reason, inputs)
-            targets.append(HpaTargetRecommendation(container.name, resource, value))
-    rec = HpaRecommendation(min_x, max_x, tuple(targets), dict(slots.values))
-    return _HpaPart(rec, context, gathering, frozen, note)
+            targets.append(HpaTargetRecommendation(name, resource, value))
+    return tuple(targets)
 
 
 def _request(
@@ -368,6 +481,13 @@ def _request(
     if hpa_part.frozen:
         return Explained(
             current, current, "tortoise.emergency.frozen", "emergency: requests frozen"
+        )
+    if policy == "horizontal" and inp.hpa is None:
+        return Explained(
+            current,
+            current,
+            "policy.horizontal_without_hpa",
+            "horizontal policy but no HPA: untouched (the bot does not create HPAs)",
         )
     req_m, rec_m = milli(float(current), resource), milli(est.rec, resource)
     inputs: dict[str, Number | str | None] = {"rec": est.rec, "vpa_target": est.vpa.target}
@@ -451,6 +571,9 @@ def _noise(
         and proposed < est.usage.max
     ):
         proposed, rule = est.usage.max, "noise.memory_peak_floor"
+        proposed = min(
+            proposed, float(cap or math.inf), float(settings.admin.maximum_memory_request_bytes)
+        )
         reason = f"raised to the observed working-set peak ({raw.reason})"
     if resource == "memory" and ns.oom_immediate_increase and est.oom_floor > 0:
         floor = est.oom_floor if not cap else min(est.oom_floor, float(cap))
@@ -459,7 +582,16 @@ def _noise(
             reason = "OOM kill in the window: max(request + 100 MiB, request × 1.2)"
         elif proposed > current:
             forced = True
+    admin = settings.admin
+    global_max = (
+        admin.maximum_cpu_request_cores
+        if resource == "cpu"
+        else float(admin.maximum_memory_request_bytes)
+    )
+    ceiling = min(float(cap) if cap else math.inf, global_max)
     rounded = noise.round_up_to_step(float(proposed), resource, ns)
+    if rounded > ceiling >= float(proposed):
+        rounded = ceiling
     if noise.same_on_grid(float(current), rounded, resource, ns):
         return Explained(
             current,
@@ -518,6 +650,26 @@ def _limit(
     return Explained(current, value, proposal.rule, proposal.reason)
 
 
+def input_problems(inp: WorkloadInput) -> list[str]:
+    """What makes ``inp`` unusable (mismatched series, duplicate containers), or nothing."""
+    problems = []
+    names = [c.name for c in inp.containers]
+    if len(set(names)) != len(names):
+        problems.append("duplicate container names")
+    hist = inp.history
+    if hist.replicas_t.shape != hist.replicas.shape:
+        problems.append("replicas_t and replicas differ in length")
+    for name, ch in hist.containers.items():
+        for family, arrays in (
+            ("cpu", (ch.cpu_t, ch.cpu_pod, ch.cpu_cores)),
+            ("memory", (ch.mem_t, ch.mem_pod, ch.mem_bytes)),
+            ("oom", (ch.oom_t, ch.oom_pod, ch.oom_request_bytes)),
+        ):
+            if len({a.shape for a in arrays}) != 1 or arrays[0].ndim != 1:
+                problems.append(f"container {name}: the {family} series differ in length")
+    return problems
+
+
 def _gathering(inp: WorkloadInput, reasons: list[str]) -> Recommendation:
     containers = []
     for container in inp.containers:
@@ -544,6 +696,9 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
         )
     if not inp.containers:
         return Recommendation(inp.ref, "error", ("no containers: nothing to recommend",))
+    problems = input_problems(inp)
+    if problems:
+        return Recommendation(inp.ref, "error", tuple(problems))
     first = _first_cpu_time(inp, now_s)
     if first is None:
         return _gathering(inp, ["no CPU samples in the window"])

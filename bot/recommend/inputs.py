@@ -74,6 +74,9 @@ class WorkloadInput:
     managed_by_tortoise: bool = False
     """A live Tortoise (mode not Off) manages this workload: the engine skips it."""
     files: tuple[str, ...] = ()
+    container_resource_metrics: bool = True
+    """False when the repository cannot express ``ContainerResource`` HPA metrics (e.g. a chart
+    without them): targets are then held with a skip reason instead of a broken edit."""
 
     def container(self, name: str) -> ContainerInput | None:
         return next((c for c in self.containers if c.name == name), None)
@@ -93,16 +96,28 @@ def default_policy(
     return "vertical"
 
 
+def _policy_of(entry: object, resource: Resource) -> Policy | None:
+    """A policy from a mapping (``{"cpu": "vertical"}``) or an object with ``cpu``/``memory``
+    attributes (the repository config's ``ResourcePolicy``)."""
+    if entry is None:
+        return None
+    value = entry.get(resource) if isinstance(entry, Mapping) else getattr(entry, resource, None)
+    if value in ("horizontal", "vertical", "off"):
+        return value  # type: ignore[no-any-return]
+    return None
+
+
 def build_input(
     workload: DeclaredWorkload,
     history: WorkloadHistory,
     *,
-    policies: Mapping[str, Mapping[Resource, Policy | None]] | None = None,
+    policies: Mapping[str, object] | None = None,
     min_allocated: Mapping[str, ResourceValues] | None = None,
     max_allocated: Mapping[str, ResourceValues] | None = None,
     emergency: EmergencyState | None = None,
     target_changed_s: Mapping[tuple[str, Resource], float] | None = None,
     excluded_intervals_s: tuple[tuple[float, float], ...] = (),
+    container_resource_metrics: bool = True,
 ) -> WorkloadInput:
     """A ``WorkloadInput`` from discovery and metrics output.
 
@@ -121,8 +136,8 @@ def build_input(
             continue
         chosen: dict[Resource, Policy] = {}
         for resource in RESOURCES:
-            configured = policies.get(declared.name, {}).get(resource) or policies.get("*", {}).get(
-                resource
+            configured = _policy_of(policies.get(declared.name), resource) or _policy_of(
+                policies.get("*"), resource
             )
             request = declared.requests.get(resource)
             chosen[resource] = (
@@ -155,4 +170,5 @@ def build_input(
         excluded_intervals_s=excluded_intervals_s,
         managed_by_tortoise=workload.managed_by_tortoise,
         files=workload.files,
+        container_resource_metrics=container_resource_metrics,
     )

@@ -91,8 +91,8 @@ def test_recommend_json_output_matches_the_plan_schema(cli, tmp_path, document):
     assert app["cpu"]["policy"] == "horizontal"
     assert app["cpu"]["vpa"]["confidence"] > 1
     assert app["memory"]["request"]["rule"]
-    # The pod-level Resource target is replaced by one ContainerResource target per container.
-    assert {t["container"] for t in out["hpa"]["targets"]} == {"app", "istio-proxy"}
+    # The HPA scales on the pod-level Resource metric: one target, tuned from the pod's sums.
+    assert [t["container"] for t in out["hpa"]["targets"]] == ["*"]
     assert len(out["hpa"]["slots"]) == 168
 
 
@@ -159,3 +159,27 @@ def test_plan_json_of_an_error_and_a_skip_validates():
     ]
     jsonschema.validate(plan_json(recs, diff=""), _schema("plan.schema.json"))
     assert workload_json(recs[0][0], files=["deploy.yaml"])["files"] == ["deploy.yaml"]
+
+
+def test_shipped_example_runs_and_validates(cli):
+    example = PROJECT / "docs" / "examples" / "recommend-input.json"
+    jsonschema.validate(json.loads(example.read_text()), _schema("recommend-input.schema.json"))
+    done = cli("recommend", "--input", str(example), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    jsonschema.validate({"workloads": [out]}, _schema("plan.schema.json"))
+    proxy = out["containers"][1]["cpu"]["request"]
+    # The idle sidecar is right-sized from the current target, 20 % per proposal.
+    assert (proxy["current"], proxy["proposed"]) == (0.5, 0.4)
+    assert proxy["rule"] == "tortoise.request.step_down"
+
+
+def test_plan_demo_json_matches_the_plan_schema(cli):
+    done = cli("plan", "--demo", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    jsonschema.validate(plan, _schema("plan.schema.json"))
+    assert plan["workloads"]
+    assert all(w["status"] != "error" for w in plan["workloads"]), [
+        (w["name"], w["reasons"]) for w in plan["workloads"]
+    ]

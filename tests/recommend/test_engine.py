@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from bot.config.recommend import RecommendSettings, resolve
+from bot.config.repo import ResourcePolicy
 from bot.model import (
     ContainerHistory,
     DeclaredContainer,
@@ -16,7 +17,7 @@ from bot.model import (
     ResourceValues,
     VpaContainerPolicy,
 )
-from bot.recommend.changes import field_changes
+from bot.recommend.changes import field_changes, next_emergency_phase
 from bot.recommend.engine import recommend
 from bot.recommend.inputs import EmergencyState, build_input
 from tests.recommend.factories import (
@@ -286,3 +287,96 @@ def test_build_input_policies_and_vpa_bounds():
     assert (app.cpu_policy, app.memory_policy) == ("horizontal", "vertical")
     assert (sidecar.cpu_policy, sidecar.memory_policy) == ("vertical", "off")
     assert app.min_allocated.cpu_cores == 0.05
+
+
+def test_missing_container_metric_is_reported_not_edited():
+    inp = _hpa_workload()
+    only_app = workload(*inp.containers, hist=inp.history, hpa=hpa(3, 30, ("app", "cpu", 60)))
+    rec, changes = _run(only_app)
+    assert rec.hpa is not None
+    proxy = next(t for t in rec.hpa.targets if t.container == "istio-proxy")
+    assert (proxy.value.current, proxy.value.proposed) == (None, None)
+    assert proxy.value.rule == "tortoise.target.missing_metric"
+    assert ("hpa.target.cpu", "istio-proxy") not in changes
+
+
+def test_pod_level_resource_target_is_tuned_from_the_pod_sums():
+    # app rec 0.92 of 1 core + istio-proxy 0.063 of 0.1 core: 0.983/1.1 = 89.4 % -> upper 90;
+    # 100 - (90 - 60) = 70, at most +5 -> 65; one change, on the pod-level metric.
+    inp = _hpa_workload()
+    pod = workload(*inp.containers, hist=inp.history, hpa=hpa(3, 30, (None, "cpu", 60)))
+    rec, changes = _run(pod)
+    assert rec.hpa is not None
+    assert [t.container for t in rec.hpa.targets] == ["*"]
+    target = rec.hpa.targets[0].value
+    assert target.inputs["unlimited"] == 70
+    assert target.proposed == 65
+    assert changes[("hpa.target.cpu", None)].proposed == 65
+
+
+def test_container_resource_unsupported_holds_targets_with_a_reason():
+    inp = _hpa_workload(container_resource_metrics=False)
+    rec, changes = _run(inp)
+    assert rec.hpa is not None
+    assert {t.value.rule for t in rec.hpa.targets} == {"hpa.container_resource_unsupported"}
+    assert not any(f.startswith("hpa.target") for f, _ in changes)
+    assert ("hpa.minReplicas", None) in changes
+
+
+def test_next_emergency_phase_follows_the_proposal():
+    rec, _ = _run(_hpa_workload(emergency=EmergencyState(requested=True)))
+    assert next_emergency_phase(rec) == "emergency"
+    rec, _ = _run(_hpa_workload())
+    assert next_emergency_phase(rec) == "normal"
+
+
+def test_short_history_is_still_gathering_data():
+    h = history(container_history("app", 0.5, 300e6, days=0.5), days=0.5)
+    rec, changes = _run(workload(container("app", 0.2, 512 * MIB), hist=h))
+    assert rec.status == "gathering-data"
+    assert "12.0 h of CPU history, 24 h needed" in rec.reasons[0]
+    assert changes == {}
+    shorter = resolve(DEFAULT, {"min_history_s": 3600})
+    rec, _ = _run(workload(container("app", 0.2, 512 * MIB), hist=h), shorter)
+    assert rec.status == "changes"
+
+
+def test_mismatched_series_are_an_error_naming_the_container():
+    good = container_history("app", 0.5, 300e6)
+    bad = ContainerHistory(
+        "app", cpu_t=good.cpu_t, cpu_pod=good.cpu_pod, cpu_cores=good.cpu_cores[:-1]
+    )
+    rec, changes = _run(workload(container("app", 0.2, 512 * MIB), hist=history(bad)))
+    assert rec.status == "error"
+    assert "container app: the cpu series differ in length" in rec.reasons
+    assert changes == {}
+
+
+def test_horizontal_policy_without_an_hpa_is_left_alone():
+    h = history(container_history("app", 0.5, 300e6))
+    rec, changes = _run(workload(container("app", 0.2, 512 * MIB, cpu_policy="horizontal"), hist=h))
+    assert rec.containers[0].cpu.request.rule == "policy.horizontal_without_hpa"
+    assert ("requests.cpu", "app") not in changes
+
+
+def test_no_target_recommendation_at_maximum_max_replicas():
+    # TestUpdateRecommendation "when HPA hits the maximumMaxReplica": targets are left alone.
+    rec, changes = _run(_hpa_workload(replicas=100.0))
+    assert rec.hpa is not None
+    assert {t.value.rule for t in rec.hpa.targets} == {"tortoise.target.at_max_replicas"}
+    assert not any(f.startswith("hpa.target") for f, _ in changes)
+    assert rec.hpa.max_replicas.proposed == 100  # ceil(100 × 2) capped at MaximumMaxReplicas
+
+
+def test_emergency_applies_even_while_slots_are_gathering():
+    rec, _ = _run(_hpa_workload(days=3, emergency=EmergencyState(requested=True)))
+    assert rec.hpa is not None
+    assert rec.hpa.min_replicas.rule == "tortoise.emergency"
+    assert rec.hpa.min_replicas.proposed == rec.hpa.max_replicas.proposed == 20
+
+
+def test_build_input_takes_repository_policy_objects():
+    declared = DeclaredWorkload(REF, 2, (DeclaredContainer("app", ResourceValues(1.0, 512 * MIB)),))
+    h = history(container_history("app", 0.5, 300e6))
+    inp = build_input(declared, h, policies={"*": ResourcePolicy(memory="off")})
+    assert (inp.containers[0].cpu_policy, inp.containers[0].memory_policy) == ("vertical", "off")

@@ -204,3 +204,13 @@ def test_decaying_merge_and_checkpoint():
     assert restored.percentile(0.9) == merged.percentile(0.9)
     with pytest.raises(ValueError, match="half-lives"):
         a.merge(DecayingHistogram.empty(o, 3600.0))
+
+
+@pytest.mark.parametrize("options", [CPU_OPTIONS, MEMORY_OPTIONS], ids=["cpu", "memory"])
+def test_every_bucket_start_lands_in_its_own_bucket(options):
+    # Go computes log(v(r-1)/F + 1)/log(r); at a start that is an exact integer. numpy's log
+    # may be an ulp off, so this pins the boundaries (e.g. 1e7 bytes is bucket 1).
+    b = np.arange(1, options.num_buckets)
+    assert options.find_buckets(options.starts[1:]).tolist() == b.tolist()
+    below = np.nextafter(options.starts[2:], 0)
+    assert options.find_buckets(below).tolist() == (b[1:] - 1).tolist()

@@ -417,3 +417,46 @@ def test_back_to_normal_sequence_from_100():
     # At 18 -> 17 (trunc(17.1), not below 17); at 17 trunc(16.15) = 16 < 17: finished at 17.
     assert seq[-3:] == [18, 17, 17]
     assert all(math.trunc(a * 0.95) == b for a, b in itertools.pairwise(seq[:-1]))
+
+
+def _sequential(t, r, admin):
+    """Upstream, literally: one ``updateReplicasRecommendation`` per sample in time order."""
+    labels = slot_labels(admin)
+    slots = slot_index(t, admin)
+    lo_c, hi_c = candidates(r, admin)
+    state: dict[str, tuple[int, int, float]] = {}
+    for s, lo, hi, x in zip(slots.tolist(), lo_c.tolist(), hi_c.tolist(), t.tolist(), strict=True):
+        label = labels[s]
+        old_lo, old_hi, updated = state.get(label, (0, 0, None))
+        state[label] = (
+            update_slot(old_lo, updated, lo, x),
+            update_slot(old_hi, updated, hi, x),
+            x,
+        )
+    return {k: (v[0], v[1]) for k, v in state.items()}
+
+
+@pytest.mark.parametrize(
+    ("period", "hours", "zone"),
+    [
+        ("weekly", 1, "Asia/Tokyo"),
+        ("daily", 1, "UTC"),
+        ("daily", 3, "Europe/Berlin"),
+        ("weekly", 2, "America/New_York"),
+    ],
+)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_vectorised_replay_equals_the_sequential_upstream_rule(period, hours, zone, seed):
+    admin = AdminSettings(
+        gathering_data_period_type=period,
+        range_of_min_max_replicas_recommendation_hours=hours,
+        time_zone=zone,
+    )
+    rng = np.random.default_rng(seed)
+    # 17 days across a DST change (2023-10-29 Europe, 2023-11-05 US), with random gaps.
+    t = 1_698_000_000.0 + np.cumsum(
+        rng.choice([60.0, 300.0, 3600.0, 30000.0], 6000, p=[0.6, 0.3, 0.09, 0.01])
+    )
+    r = np.round(rng.gamma(2.0, 6.0, t.size))
+    table = replica_slots(t, r, admin)
+    assert table.values == _sequential(t, r, admin)

@@ -17,6 +17,7 @@ from bot.recommend.vpa.aggregate import (
     cpu_counters,
     memory_peaks,
     replay_rows,
+    sample_step_s,
 )
 from bot.recommend.vpa.amounts import amount_from_value, round_up_to_scale, scale_amount
 from bot.recommend.vpa.estimator import (
@@ -285,3 +286,14 @@ def test_limit_policies_and_tortoise_multiplier():
     assert propose_limit(0.2, 0.1, 0.2, "cpu", limits=keep, admin=floor).value == 0.7
     # A limit below its request in the manifest never yields a limit below the new request.
     assert propose_limit(0.5, 1.0, 2.0, "cpu", limits=keep, admin=admin).value == 2.0
+
+
+def test_confidence_can_count_coarse_samples_per_minute():
+    # 5-minute samples over 2 days: 576 samples -> count/1440 = 0.4; per minute: 2.0.
+    t = T0 + 300.0 * np.arange(576 + 1, dtype=np.float64)
+    pods = np.zeros(t.size, dtype=np.int32)
+    grid = ReplayGrid.covering(float(t[0]), float(t[-1]) + 1, 3600.0)
+    counters = cpu_counters(t, grid.bins(t), grid)
+    assert confidence(counters, DAY_S)[-1] == pytest.approx(577 / 1440)
+    assert sample_step_s(t, pods) == 300.0
+    assert confidence(counters, DAY_S, samples_per_sample=5.0)[-1] == pytest.approx(2.0)

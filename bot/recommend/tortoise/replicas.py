@@ -64,27 +64,41 @@ def _zone(name: str) -> ZoneInfo | None:
         return None
 
 
-def slot_index(times_s: FloatArray, admin: AdminSettings) -> np.ndarray:
-    """Slot of each time in the admin time zone (``findSlotInReplicasRecommendation``).
+def local_hours(times_s: FloatArray, admin: AdminSettings) -> np.ndarray:
+    """Local wall-clock hours since 1970-01-01T00:00 in the admin time zone, per time.
 
-    An unknown zone is ignored upstream (UTC is kept); so here.
+    An unknown zone is ignored upstream (UTC is kept); so here. A window without an offset
+    change is plain arithmetic; otherwise each quarter hour is converted once.
     """
     if times_s.size == 0:
-        return np.zeros(0, dtype=np.intp)
+        return np.zeros(0, dtype=np.int64)
     zone = _zone(admin.time_zone) or UTC
-    width = admin.range_of_min_max_replicas_recommendation_hours
-    per_day = 24 // width
+    first = datetime.fromtimestamp(float(times_s.min()), tz=zone).utcoffset()
+    last = datetime.fromtimestamp(float(times_s.max()), tz=zone).utcoffset()
+    if first is not None and first == last:
+        return np.floor((times_s + first.total_seconds()) / 3600.0).astype(np.int64)
     quarters, inverse = np.unique(np.floor(times_s / QUARTER_HOUR_S), return_inverse=True)
-    slot_of_quarter = np.empty(quarters.size, dtype=np.intp)
+    hours = np.empty(quarters.size, dtype=np.int64)
     for i, q in enumerate(quarters.tolist()):
-        local = datetime.fromtimestamp(q * QUARTER_HOUR_S, tz=zone)
-        hour_slot = local.hour // width
-        if admin.gathering_data_period_type == "daily":
-            slot_of_quarter[i] = hour_slot
-        else:
-            weekday = (local.weekday() + 1) % 7  # Python Monday=0 -> Go Sunday=0
-            slot_of_quarter[i] = weekday * per_day + hour_slot
-    return slot_of_quarter[inverse.reshape(-1)]
+        local = datetime.fromtimestamp(q * QUARTER_HOUR_S, tz=zone).replace(tzinfo=UTC)
+        hours[i] = int(local.timestamp() // 3600)
+    return hours[inverse.reshape(-1)]
+
+
+def slot_of_hours(hours: np.ndarray, admin: AdminSettings) -> np.ndarray:
+    """Slot index of local hours: weekday (Sunday first) × slots per day + hour // width."""
+    width = admin.range_of_min_max_replicas_recommendation_hours
+    hour_slot = (hours % 24) // width
+    if admin.gathering_data_period_type == "daily":
+        return hour_slot.astype(np.intp)
+    weekday: np.ndarray = (hours // 24 + 4) % 7  # 1970-01-01 was a Thursday (Sunday = 0)
+    slots: np.ndarray = weekday * (24 // width) + hour_slot
+    return slots.astype(np.intp)
+
+
+def slot_index(times_s: FloatArray, admin: AdminSettings) -> np.ndarray:
+    """Slot of each time (``findSlotInReplicasRecommendation``)."""
+    return slot_of_hours(local_hours(times_s, admin), admin)
 
 
 def candidates(replicas: FloatArray, admin: AdminSettings) -> tuple[np.ndarray, np.ndarray]:
@@ -114,38 +128,54 @@ def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSetting
     """Replay the replica history into the slot table (see module doc)."""
     labels = slot_labels(admin)
     ok = np.isfinite(times_s) & np.isfinite(replicas) & (replicas >= 0)
-    t, r = times_s[ok], replicas[ok]
-    order = np.argsort(t, kind="stable")
-    t, r = t[order], r[order]
-    slots = slot_index(t, admin)
-    min_c, max_c = candidates(r, admin)
+    t, r = (times_s, replicas) if bool(ok.all()) else (times_s[ok], replicas[ok])
+    if t.size > 1 and not bool(np.all(t[1:] >= t[:-1])):
+        order = np.argsort(t, kind="stable")
+        t, r = t[order], r[order]
     values: dict[str, tuple[int, int]] = {}
     if t.size:
-        by_slot = np.lexsort((t, slots))
-        s_sorted, t_sorted = slots[by_slot], t[by_slot]
-        new_run = np.ones(t.size, dtype=bool)
-        new_run[1:] = (s_sorted[1:] != s_sorted[:-1]) | (
-            t_sorted[1:] - t_sorted[:-1] >= SLOT_DECAY_AGE_S
-        )
-        starts = np.flatnonzero(new_run)
-        run_min = np.maximum.reduceat(min_c[by_slot], starts)
-        run_max = np.maximum.reduceat(max_c[by_slot], starts)
-        run_slot = s_sorted[starts]
-        for slot, lo, hi, first_run in zip(
-            run_slot.tolist(),
-            run_min.tolist(),
-            run_max.tolist(),
-            np.r_[True, run_slot[1:] != run_slot[:-1]].tolist(),
-            strict=True,
-        ):
-            label = labels[slot]
-            if first_run:
-                values[label] = (lo, hi)
+        # One run per occurrence of a slot: consecutive samples in the same local slot window.
+        width = admin.range_of_min_max_replicas_recommendation_hours
+        window = local_hours(t, admin) // width
+        starts = np.flatnonzero(np.r_[True, window[1:] != window[:-1]])
+        ends = np.r_[starts[1:] - 1, t.size - 1]
+        # ceil(r × m) is monotone in r: the run's largest candidate is that of its largest r.
+        run_min, run_max = candidates(np.maximum.reduceat(r, starts), admin)
+        run_slot = slot_of_hours(window[starts] * width, admin)
+        first_t, last_t = t[starts], t[ends]
+        order = np.argsort(run_slot, kind="stable")
+        run_slot, run_min, run_max = run_slot[order], run_min[order], run_max[order]
+        first_t, last_t = first_t[order], last_t[order]
+        same_slot = np.r_[False, run_slot[1:] == run_slot[:-1]]
+        # A later run of the same slot starts a new occurrence (decay) when the slot's previous
+        # update is >= 23 h old; otherwise it continues the same running maximum.
+        decays = same_slot & np.r_[False, first_t[1:] - last_t[:-1] >= SLOT_DECAY_AGE_S]
+        first_run = ~same_slot
+        occurrence = np.cumsum(decays | first_run) - 1
+        occurrence -= np.maximum.accumulate(np.where(first_run, occurrence, 0))
+        cur_lo = np.zeros(len(labels), dtype=np.int64)
+        cur_hi = np.zeros(len(labels), dtype=np.int64)
+        for j in range(int(occurrence.max()) + 1):
+            sel = occurrence == j
+            slots_j = run_slot[sel]
+            if j:
+                # Runs of one slot within one occurrence: merge them first (no decay).
+                lo_j, hi_j = run_min[sel], run_max[sel]
+                uniq, inv = np.unique(slots_j, return_inverse=True)
+                lo_m = np.zeros(uniq.size, dtype=np.int64)
+                hi_m = np.zeros(uniq.size, dtype=np.int64)
+                np.maximum.at(lo_m, inv, lo_j)
+                np.maximum.at(hi_m, inv, hi_j)
+                decayed_lo = np.trunc(cur_lo[uniq] * SLOT_DECAY_FACTOR).astype(np.int64)
+                decayed_hi = np.trunc(cur_hi[uniq] * SLOT_DECAY_FACTOR).astype(np.int64)
+                cur_lo[uniq] = np.maximum(lo_m, decayed_lo)
+                cur_hi[uniq] = np.maximum(hi_m, decayed_hi)
             else:
-                old_lo, old_hi = values[label]
-                values[label] = (
-                    max(lo, math.trunc(old_lo * SLOT_DECAY_FACTOR)),
-                    max(hi, math.trunc(old_hi * SLOT_DECAY_FACTOR)),
-                )
+                np.maximum.at(cur_lo, slots_j, run_min[sel])
+                np.maximum.at(cur_hi, slots_j, run_max[sel])
+        seen = np.zeros(len(labels), dtype=bool)
+        seen[run_slot] = True
+        for slot in np.flatnonzero(seen).tolist():
+            values[labels[slot]] = (int(cur_lo[slot]), int(cur_hi[slot]))
     missing = tuple(label for label in labels if label not in values)
     return SlotTable({label: values[label] for label in labels if label in values}, missing)

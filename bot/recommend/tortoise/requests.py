@@ -65,6 +65,9 @@ def request_bounds(
     floor = max(minAllocated, per-container or global minimum, trunc(old × MaxAllowedScalingDownRatio));
     ceiling = maxAllocated when set, non-zero and <= the global maximum, else the global maximum.
     A container named in either per-container map takes its floor from that map (0 if absent).
+    Deviation: the floor never exceeds the ceiling (upstream returns the floor when the new size
+    is below both, e.g. a 3-core request with maxAllocated 2 stepping down to 2.4), so a
+    proposal always lies within the allowed range.
     """
     cpu_map = admin.minimum_cpu_request_per_container_cores
     mem_map = admin.minimum_memory_request_per_container_bytes
@@ -84,7 +87,7 @@ def request_bounds(
     if max_allocated and milli(max_allocated, resource) <= ceiling:
         ceiling = milli(max_allocated, resource)
     by_ratio = math.trunc(old_milli * admin.max_allowed_scaling_down_ratio)
-    return max(floor, by_ratio), ceiling
+    return min(max(floor, by_ratio), ceiling), ceiling
 
 
 def justify(
@@ -119,8 +122,11 @@ def vertical_request(req_milli: int, rec_milli: int, buffer: float) -> tuple[int
 
     ``ideal = rec × (1 + b)``; scale up when ``ideal > req`` to ``ideal × (1 + b)``; scale down
     when ``req/(1 + b) × (1 − b) > ideal`` to ``ideal``; otherwise keep (hysteresis band).
+    Deviation: the scale-down result is ``ceil(ideal)`` where upstream truncates; with
+    ``int64(ideal)`` the next run sees ``ideal > req`` and scales straight back up by 21 %
+    (e.g. rec 2048 m: down to 2252 m, then up to 2478 m), a flip-flop a PR bot must not make.
     """
-    ideal = rec_milli * (1 + buffer)
+    ideal = round(rec_milli * (1 + buffer), 6)  # 100 × 1.1 is 110.00000000000001 in doubles
     if ideal > req_milli:
         return (
             math.trunc(ideal * (1 + buffer)),
@@ -130,7 +136,7 @@ def vertical_request(req_milli: int, rec_milli: int, buffer: float) -> tuple[int
     prev_ideal = req_milli / (1 + buffer)
     if prev_ideal * (1 - buffer) > ideal:
         return (
-            math.trunc(ideal),
+            math.ceil(ideal),
             "tortoise.vertical.down",
             f"VPA × (1 + {buffer:g}): well below the current request",
         )

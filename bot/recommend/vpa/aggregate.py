@@ -91,6 +91,10 @@ def accepted(
     n = times_s.size
     if n < 2:
         return ok
+    same_pod = pods[1:] == pods[:-1]
+    later = times_s[1:] > times_s[:-1] if strict else times_s[1:] >= times_s[:-1]
+    if bool(ok.all()) and bool(np.all(pods[1:] >= pods[:-1])) and bool(np.all(later | ~same_pod)):
+        return ok  # grouped by pod and in time order: the common case, no sort needed
     order = np.argsort(pods, kind="stable")
     t = times_s[order]
     p = pods[order].astype(np.float64)
@@ -113,6 +117,7 @@ def replay_rows(
     grid: ReplayGrid,
     options: HistogramOptions,
     half_life_s: float,
+    buckets: np.ndarray | None = None,
 ) -> ReplayedHistogram:
     """Histogram of ``values`` after each replay step: one bincount, one cumulative sum.
 
@@ -126,7 +131,7 @@ def replay_rows(
     ref = final_reference_s(times_s, GO_ZERO_TIME_UNIX_S, half_life_s)
     weights = decay_weights(times_s, ref, half_life_s)
     weights *= base_weights
-    flat = step_index * n + options.find_buckets(values)
+    flat = step_index * n + (options.find_buckets(values) if buckets is None else buckets)
     inc = np.bincount(flat, weights=weights, minlength=grid.steps * n).reshape(grid.steps, n)
     totals = np.bincount(step_index, weights=weights, minlength=grid.steps)
     return ReplayedHistogram(options, np.cumsum(inc, axis=0), np.cumsum(totals), ref, half_life_s)
@@ -136,20 +141,39 @@ def cpu_counters(times_s: FloatArray, step_index: np.ndarray, grid: ReplayGrid) 
     """``TotalSamplesCount``, ``FirstSampleStart``, ``LastSampleStart`` after each step."""
     counts = np.cumsum(np.bincount(step_index, minlength=grid.steps)).astype(np.float64)
     last = np.full(grid.steps, -np.inf)
-    np.maximum.at(last, step_index, times_s)
+    if step_index.size and bool(np.all(step_index[1:] >= step_index[:-1])):
+        starts = np.flatnonzero(np.r_[True, step_index[1:] != step_index[:-1]])
+        last[step_index[starts]] = np.maximum.reduceat(times_s, starts)
+    else:
+        np.maximum.at(last, step_index, times_s)
     last = np.maximum.accumulate(last)
     first = float(times_s.min()) if times_s.size else math.inf
     return CpuCounters(counts, first, last)
 
 
-def confidence(counters: CpuCounters, interval_s: float) -> FloatArray:
+def sample_step_s(times_s: FloatArray, pods: IntArray) -> float:
+    """The typical time between two samples of one pod (median), in seconds; 60 if unknown."""
+    if times_s.size < 2:
+        return 60.0
+    same = pods[1:] == pods[:-1]
+    steps = np.diff(times_s)[same]
+    steps = steps[steps > 0]
+    return float(np.median(steps)) if steps.size else 60.0
+
+
+def confidence(
+    counters: CpuCounters, interval_s: float, *, samples_per_sample: float = 1.0
+) -> FloatArray:
     """``min((last - first)/interval, count/interval_in_minutes)`` (``logic/estimator.go``,
     ``getConfidence``); 0 without samples. Memory bounds use the same CPU-driven counters.
+
+    ``samples_per_sample`` > 1 counts each sample as that many one-minute samples (VPA's
+    metrics-server convention), for histories sampled more coarsely (Prometheus steps).
     """
     with np.errstate(invalid="ignore"):
         span = np.where(np.isfinite(counters.last_s), counters.last_s - counters.first_s, 0.0)
     by_time = span / interval_s
-    by_count = counters.counts / (interval_s / 60.0)
+    by_count = counters.counts * samples_per_sample / (interval_s / 60.0)
     return np.where(counters.counts > 0, np.minimum(by_time, by_count), 0.0)
 
 
@@ -187,7 +211,10 @@ def memory_peaks(
     Deviation: the rare "first sample of a window is 0 bytes" quirk is not reproduced.
     """
     keep = accepted(times_s, pods, usage_bytes, strict=False)
-    t, p, v = times_s[keep], pods[keep].astype(np.intp), usage_bytes[keep]
+    if bool(keep.all()):
+        t, p, v = times_s, pods.astype(np.intp), usage_bytes
+    else:
+        t, p, v = times_s[keep], pods[keep].astype(np.intp), usage_bytes[keep]
     ok_oom = np.isfinite(oom_request_bytes) & (oom_request_bytes >= 0)
     ot, op, orq = oom_times_s[ok_oom], oom_pods[ok_oom].astype(np.intp), oom_request_bytes[ok_oom]
     if t.size == 0 and ot.size == 0:
@@ -195,14 +222,24 @@ def memory_peaks(
         return MemoryPeaks(empty, empty, empty, empty)
     n_pods = int(max(p.max(initial=-1), op.max(initial=-1))) + 1
     t0 = np.full(n_pods, np.inf)
-    np.minimum.at(t0, p, t)
+    grouped = p.size > 0 and bool(np.all(p[1:] >= p[:-1]))
+    if grouped:
+        firsts = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
+        t0[p[firsts]] = np.minimum.reduceat(t, firsts)
+    else:
+        np.minimum.at(t0, p, t)
     np.minimum.at(t0, op, ot)
     k = np.floor((t - t0[p]) / interval_s).astype(np.intp)
     ok_k = np.floor((ot - t0[op]) / interval_s).astype(np.intp)
     n_windows = int(max(k.max(initial=0), ok_k.max(initial=0))) + 1
     key = p * n_windows + k
     peak = np.full(n_pods * n_windows, -1.0)
-    np.maximum.at(peak, key, v)
+    if grouped and bool(np.all(key[1:] >= key[:-1])):
+        # Grouped by pod and in time order (the common case): one reduceat per window.
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        peak[key[starts]] = np.maximum.reduceat(v, starts)
+    else:
+        np.maximum.at(peak, key, v)
     bumps = np.zeros(ot.size)
     for i in range(ot.size):
         same = (key == op[i] * n_windows + ok_k[i]) & (t <= ot[i])

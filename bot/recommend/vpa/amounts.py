@@ -17,8 +17,7 @@ from bot.recommend.vpa.constants import MAX_RESOURCE_AMOUNT
 
 def amount_from_float(x: FloatArray) -> FloatArray:
     """``resourceAmountFromFloat``: clamp to [0, 1e14] and truncate (NaN, e.g. 0 × Inf, is 0)."""
-    out = np.trunc(np.clip(np.nan_to_num(x, nan=0.0, posinf=MAX_RESOURCE_AMOUNT), 0, None))
-    return np.minimum(out, MAX_RESOURCE_AMOUNT)
+    return np.trunc(np.fmin(np.fmax(x, 0.0), MAX_RESOURCE_AMOUNT))  # fmax/fmin: NaN -> 0
 
 
 def amount_from_value(value: FloatArray, resource: Resource) -> FloatArray:

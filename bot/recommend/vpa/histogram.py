@@ -48,10 +48,10 @@ class HistogramOptions:
     epsilon: float
     linear_size: float | None = None
     """Bucket width of a linear layout; None for the exponential layout."""
-    _scale: float = 0.0
-    """``(r - 1)/F`` of the exponential layout."""
-    _inv_log_ratio: float = 0.0
-    """``1/log r`` of the exponential layout."""
+    first_bucket_size: float = 0.0
+    """``F`` of the exponential layout."""
+    ratio: float = 0.0
+    """``r`` of the exponential layout."""
 
     @property
     def num_buckets(self) -> int:
@@ -72,12 +72,27 @@ class HistogramOptions:
         ``trunc(v/size)``. Negative values land in bucket 0.
         """
         n = self.num_buckets
-        vals = np.maximum(np.asarray(values, dtype=np.float64), 0.0)
+        vals = np.asarray(values, dtype=np.float64)
         if self.linear_size is not None:
             idx = vals / self.linear_size
+            np.maximum(idx, 0.0, out=idx)
         else:
-            idx = np.log(vals * self._scale + 1.0)
-            idx *= self._inv_log_ratio
+            idx = vals * (self.ratio - 1)
+            np.maximum(idx, 0.0, out=idx)
+            idx /= self.first_bucket_size
+            idx += 1.0
+            np.log(idx, out=idx)
+            idx /= math.log(self.ratio)
+            # numpy's vectorised log may be one ulp off: a value on a bucket start (1e7 bytes
+            # is bucket 1 upstream) must not fall into the bucket below. Fix those few by
+            # comparing with the start itself.
+            whole_idx = np.rint(idx)
+            whole_idx -= idx
+            near = np.abs(whole_idx, out=whole_idx) < 1e-9
+            if near.any():
+                whole = np.minimum(np.rint(idx[near]), n - 1).astype(np.intp)
+                below = np.maximum(whole - 1, 0)
+                idx[near] = np.where(vals[near] >= self.starts[whole], whole, below)
         np.minimum(idx, n - 1, out=idx)
         return idx.astype(np.intp)
 
@@ -95,9 +110,7 @@ def exponential_options(
     b = np.arange(n, dtype=np.float64)
     starts = first_bucket_size * (ratio**b - 1) / (ratio - 1)
     starts[0] = 0.0
-    return HistogramOptions(
-        starts, epsilon, None, (ratio - 1) / first_bucket_size, 1.0 / math.log(ratio)
-    )
+    return HistogramOptions(starts, epsilon, None, first_bucket_size, ratio)
 
 
 def linear_options(max_value: float, bucket_size: float, epsilon: float) -> HistogramOptions:
@@ -129,7 +142,9 @@ def percentiles(
     upper edge. Rows with no bucket >= epsilon give 0 (``util/histogram.go``, ``Percentile``).
     With a tuple of ``p`` the result has one row per ``p``.
     """
-    w = np.atleast_2d(weights)
+    if weights.ndim == 1:
+        return _percentiles_1d(weights, float(np.atleast_1d(totals)[0]), p, options)
+    w = weights
     n = w.shape[1]
     nonempty = w >= options.epsilon
     has_any = nonempty.any(axis=1)
@@ -146,6 +161,22 @@ def percentiles(
         hit = np.where(reached.any(axis=1), np.argmax(reached, axis=1), last)
         out.append(np.where(has_any, edges[np.minimum(hit, last)], 0.0))
     return np.stack(out) if isinstance(p, tuple) else out[0]
+
+
+def _percentiles_1d(
+    w: FloatArray, total: float, p: float | tuple[float, ...], options: HistogramOptions
+) -> FloatArray:
+    """``percentiles`` for one histogram: a cumulative sum and a binary search per ``p``."""
+    nonempty = np.flatnonzero(w >= options.epsilon)
+    qs = p if isinstance(p, tuple) else (p,)
+    if nonempty.size == 0:
+        out = np.zeros(len(qs))
+    else:
+        first, last = int(nonempty[0]), int(nonempty[-1])
+        cum = np.cumsum(w[first : last + 1])
+        hits = np.searchsorted(cum, np.array(qs) * total, side="left")
+        out = options.upper_edges()[first + np.minimum(hits, last - first)]
+    return out[:, None] if isinstance(p, tuple) else out
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -254,11 +285,12 @@ def final_reference_s(times_s: FloatArray, reference_s: float, half_life_s: floa
         return reference_s
     ref = reference_s
     limit = MAX_DECAY_EXPONENT * half_life_s
-    while True:
-        later = times_s[times_s > ref + limit]
-        if later.size == 0:
-            return ref
-        ref = round_to_half_life(float(later.min()), half_life_s)
+    first, last = float(times_s.min()), float(times_s.max())
+    if first > ref + limit:
+        ref = round_to_half_life(first, half_life_s)  # every sample is later: the first moves it
+    while last > ref + limit:
+        ref = round_to_half_life(float(times_s[times_s > ref + limit].min()), half_life_s)
+    return ref
 
 
 def decay_weights(times_s: FloatArray, reference_s: float, half_life_s: float) -> FloatArray:
