@@ -12,6 +12,7 @@ from pathlib import Path
 from bot.config.bot import BotSettings, load_bot_settings
 from bot.errors import UsageError
 from bot.logs import add_secret
+from bot.metrics.errors import SnapshotError
 from bot.metrics.prometheus import PrometheusSource
 from bot.metrics.snapshot import SnapshotSource
 from bot.metrics.source import HistorySource
@@ -86,12 +87,20 @@ def load_settings(args: argparse.Namespace) -> BotSettings:
     return settings
 
 
+def open_snapshot(path: Path) -> SnapshotSource:
+    """The snapshot at ``path``; a missing or corrupt file is a usage error (exit 2)."""
+    try:
+        return SnapshotSource(path)
+    except SnapshotError as exc:
+        raise UsageError(f"--snapshot {path}: {exc}") from exc
+
+
 def choose_source(args: argparse.Namespace, settings: BotSettings) -> SourceChoice:
     """A snapshot when ``--snapshot`` is given, else Prometheus; raises ``UsageError`` for neither."""
     now_s = parse_now(getattr(args, "now", None))
     snapshot_path = getattr(args, "snapshot", None)
     if snapshot_path is not None:
-        source = SnapshotSource(snapshot_path)
+        source = open_snapshot(snapshot_path)
         return SourceChoice(
             source, now_s if now_s is not None else source.end_s, f"snapshot {snapshot_path}"
         )

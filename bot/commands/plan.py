@@ -26,13 +26,13 @@ from bot.commands.common import (
     add_source_options,
     choose_source,
     load_settings,
+    open_snapshot,
     parse_now,
 )
 from bot.config.bot import BotSettings
 from bot.console import make_console
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from bot.metrics.errors import MetricsError
-from bot.metrics.snapshot import SnapshotSource
 from bot.pipeline import RepositoryPlan, plan_repository
 from bot.planview import plan_document, plan_markdown, resource_rows
 
@@ -70,7 +70,7 @@ def demo_checkout() -> Iterator[Path]:
 def _demo_source(args: argparse.Namespace) -> SourceChoice:
     if args.prometheus or args.snapshot:
         raise UsageError("--demo brings its own history: drop --prometheus / --snapshot")
-    source = SnapshotSource(DEMO_DIR / "snapshot.zip")
+    source = open_snapshot(DEMO_DIR / "snapshot.zip")
     now_s = parse_now(args.now)
     return SourceChoice(source, now_s if now_s is not None else source.end_s, "embedded demo")
 
