@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from tests.conftest import PROJECT
