@@ -16,18 +16,24 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, TypeVar
 
 from bot.config.bot import BotSettings
-from bot.config.errors import ConfigError
-from bot.config.recommend import RecommendSettings, resolve
-from bot.config.repo import RepoConfig, WorkloadConfig, load_repo_config
+from bot.config.errors import ConfigError, ConfigProblem
+from bot.config.forge import PullRequestConfig
+from bot.config.recommend import NoiseSettings, RecommendSettings, resolve
+from bot.config.repo import RepoConfig, WorkloadConfig, find_repo_config, load_repo_config
+from bot.forge.branches import group_change_sets, group_key
 from bot.forge.errors import ForgeError
+from bot.forge.github import GitHubForge, KeyResult, PublishReport, WorkloadStatus
 from bot.manifests import apply_changes, discover
 from bot.manifests.errors import ManifestError
+from bot.manifests.quantities import bytes_from_quantity, cores_from_quantity
 from bot.metrics.errors import MetricsError
 from bot.metrics.source import FetchResult, HistoryRequest, HistorySource
 from bot.model import (
     DEFAULT_ENVIRONMENT,
+    ChangeSet,
     DeclaredWorkload,
     EditResult,
     FieldChange,
@@ -35,6 +41,7 @@ from bot.model import (
     Policy,
     Recommendation,
     Resource,
+    ResourceValues,
     Status,
     WorkloadHistory,
     WorkloadRef,
@@ -43,8 +50,13 @@ from bot.recommend.changes import field_changes
 from bot.recommend.engine import recommend
 from bot.recommend.errors import RecommendError
 from bot.recommend.inputs import EmergencyState, build_input
+from bot.recommend.noise import passes_min_change
+from bot.report.charts import hourly_profile, weekday_peaks
+from bot.report.proposal import Proposal
 
 log = logging.getLogger("bot.pipeline")
+
+N = TypeVar("N", int, float)
 
 SECONDS_PER_DAY = 86_400.0
 
@@ -122,6 +134,43 @@ def container_policies(
     return out
 
 
+def _quantity(
+    value: str | int | float | None,
+    parse: Callable[[str | int | float], N],
+    key: str,
+    default: N | None,
+) -> N | None:
+    """``parse(value)``, ``default`` when unset; a bad quantity is a ``ConfigError`` at ``key``."""
+    if value is None:
+        return default
+    try:
+        return parse(value)
+    except ValueError as exc:
+        problem = ConfigProblem(".tortoise-bot.yaml", 0, key, f"not a Kubernetes quantity: {exc}")
+        raise ConfigError([problem]) from exc
+
+
+def allocated_bounds(
+    config: RepoConfig, rules: Sequence[WorkloadConfig], which: str
+) -> dict[str, ResourceValues]:
+    """``min_allocated`` or ``max_allocated`` of the rules, per container name, in cores/bytes.
+
+    Later rules win per container and resource. A quantity that does not parse is a
+    ``ConfigError`` naming its key.
+    """
+    out: dict[str, ResourceValues] = {}
+    for rule in rules:
+        index = config.workloads.index(rule)
+        for container, bounds in getattr(rule, which).items():
+            old = out.get(container, ResourceValues())
+            key = f"workloads.{index}.{which}.{container}"
+            out[container] = ResourceValues(
+                _quantity(bounds.cpu, cores_from_quantity, f"{key}.cpu", old.cpu_cores),
+                _quantity(bounds.memory, bytes_from_quantity, f"{key}.memory", old.memory_bytes),
+            )
+    return out
+
+
 def workload_settings(
     base: RecommendSettings, config: RepoConfig, rules: Sequence[WorkloadConfig]
 ) -> RecommendSettings:
@@ -175,7 +224,14 @@ def decide_workload(
     resolved = workload_settings(settings, config, rules)
     policies = container_policies(rules, (c.name for c in declared.containers))
     emergency = EmergencyState(requested=any(rule.emergency for rule in rules))
-    engine_input = build_input(declared, history, policies=policies, emergency=emergency)
+    engine_input = build_input(
+        declared,
+        history,
+        policies=policies,
+        emergency=emergency,
+        min_allocated=allocated_bounds(config, rules, "min_allocated"),
+        max_allocated=allocated_bounds(config, rules, "max_allocated"),
+    )
     try:
         recommendation = recommend(engine_input, resolved, now_s=now_s)
     except RecommendError as exc:
@@ -301,3 +357,175 @@ __all__ = [
     "plan_repository",
     "run_repositories",
 ]
+
+
+# --------------------------------------------------------------------------- pull requests
+
+
+def _title(change_set: ChangeSet, grouping: str) -> str:
+    refs = sorted({c.ref for c in change_set.changes})
+    if len(refs) == 1:
+        ref = refs[0]
+        where = "" if ref.environment == DEFAULT_ENVIRONMENT else f" ({ref.environment})"
+        return f"Right-size {ref.kind} {ref.namespace}/{ref.name}{where}"
+    return f"Right-size {len(refs)} workloads in {change_set.key} (per {grouping})"
+
+
+def build_proposals(plan: RepositoryPlan) -> list[Proposal]:
+    """One ``Proposal`` per change set: its own edit against the checkout, plus chart data.
+
+    Each change set is edited on its own (``write=False``) so that its files hold only its
+    changes: the branch of one pull request never carries another's edits.
+    """
+    grouping = plan.config.pull_requests.grouping
+    outcomes = {o.ref: o for o in plan.outcomes if o.status == "changes"}
+    change_sets = group_change_sets(
+        (
+            ChangeSet(o.ref.key, o.changes, (o.recommendation,) if o.recommendation else ())
+            for o in outcomes.values()
+        ),
+        grouping,
+    )
+    proposals = []
+    for change_set in change_sets:
+        edit = apply_changes(
+            plan.root, plan.inventory, change_set.changes, plan.config, write=False
+        )
+        if not edit.files:
+            continue
+        hourly: dict[str, tuple[float, ...]] = {}
+        peaks: dict[str, tuple[float, ...]] = {}
+        replicas: dict[str, float] = {}
+        for ref in {c.ref for c in change_set.changes}:
+            history = outcomes[ref].history
+            if history is None:
+                continue
+            for name, ch in history.containers.items():
+                if ch.cpu_t.size:
+                    hourly[f"{ref.key}/{name}/cpu"] = hourly_profile(ch.cpu_t, ch.cpu_cores)
+                if ch.mem_t.size:
+                    hourly[f"{ref.key}/{name}/memory"] = hourly_profile(ch.mem_t, ch.mem_bytes)
+            if history.replicas.size:
+                peaks[ref.key] = weekday_peaks(history.replicas_t, history.replicas)
+                replicas[ref.key] = float(history.replicas.mean())
+            elif outcomes[ref].declared.replicas:
+                replicas[ref.key] = float(outcomes[ref].declared.replicas or 1)
+        proposals.append(
+            Proposal(
+                key=change_set.key,
+                title=_title(change_set, grouping),
+                change_set=change_set,
+                files=edit.files,
+                diff=edit.diff,
+                notes=edit.notes,
+                hourly_usage=hourly,
+                replica_peaks=peaks,
+                replicas=replicas,
+                window_s=plan.window,
+            )
+        )
+    return proposals
+
+
+def proposals_within_thresholds(
+    noise: NoiseSettings,
+) -> Callable[[Mapping[str, Any], Mapping[str, Any]], bool]:
+    """The check that keeps a rejected proposal closed: True when every proposed value of the
+    new proposal is within minChange (``bot.recommend.noise``) of the rejected one, and HPA
+    replica counts and targets are equal. Falls back to digest equality when a state holds no
+    per-value changes (too large to embed)."""
+
+    def within(rejected: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+        old_changes: Mapping[str, Any] = rejected.get("changes") or {}
+        new_changes: Mapping[str, Any] = new.get("changes") or {}
+        if not old_changes or not new_changes:
+            return bool(rejected.get("proposal") == new.get("proposal"))
+        if set(old_changes) != set(new_changes):
+            return False
+        for key, value in new_changes.items():
+            old = old_changes[key]
+            if old is None or value is None:
+                if old != value:
+                    return False
+                continue
+            field_name = key.rsplit("/", 1)[-1]
+            if field_name.startswith(("requests.", "limits.")):
+                resource: Resource = "cpu" if field_name.endswith("cpu") else "memory"
+                moved, _ = passes_min_change(float(old), float(value), resource, noise)
+                if moved:
+                    return False
+            elif old != value:
+                return False
+        return True
+
+    return within
+
+
+def workload_statuses(plan: RepositoryPlan) -> list[WorkloadStatus]:
+    """The dashboard's view of each workload, keyed by its change set."""
+    grouping = plan.config.pull_requests.grouping
+    return [
+        WorkloadStatus(
+            o.ref,
+            o.status,
+            "; ".join(o.reasons),
+            group_key(o.ref, grouping) if o.status == "changes" else None,
+        )
+        for o in plan.outcomes
+    ]
+
+
+def serve_repository(
+    full_name: str,
+    forge: GitHubForge,
+    source: HistorySource,
+    settings: BotSettings,
+    *,
+    now_s: float,
+    dry_run: bool = False,
+) -> RepositoryReport:
+    """Plan one repository on a fresh checkout and bring its pull requests and dashboard in line.
+
+    A bad opt-in file is reported on the dashboard issue and fails this repository only.
+    """
+    session = forge.open(full_name, PullRequestConfig())
+    root = session.checkout()
+    if find_repo_config(root) is None:
+        return RepositoryReport(full_name, ok=True, message="not opted in (no .tortoise-bot.yaml)")
+    try:
+        config = load_repo_config(root)
+    except ConfigError as exc:
+        if not dry_run:
+            session.report_config_error([str(p) for p in exc.problems])
+        raise
+    session.configure(config.pull_requests, dashboard=config.dashboard)
+    plan = plan_repository(root, source, settings, now_s=now_s, config=config)
+    proposals = build_proposals(plan)
+    counts: dict[str, int] = defaultdict(int)
+    for outcome in plan.outcomes:
+        counts[outcome.status] += 1
+    if dry_run:
+        return RepositoryReport(full_name, ok=True, message="dry run", counts=dict(counts))
+    if config.update_mode == "off":
+        report = PublishReport(
+            tuple(KeyResult(p.key, "pending", "pending", "update_mode is off") for p in proposals)
+        )
+    else:
+        report = session.publish(
+            proposals, within_thresholds=proposals_within_thresholds(settings.recommend.noise)
+        )
+    session.update_dashboard(workload_statuses(plan), report)
+    by_action: dict[str, list[str]] = defaultdict(list)
+    for result in report.results:
+        by_action[result.action].append(result.url or result.key)
+    failed = [r for r in report.results if r.status == "error"]
+    message = "; ".join(r.message for r in failed) or (report.stopped or "")
+    return RepositoryReport(
+        full_name,
+        ok=not failed and report.stopped is None,
+        message=message,
+        opened=tuple(by_action["create"]),
+        updated=tuple(by_action["update"] + by_action["rebuild"]),
+        closed=tuple(by_action["close"]),
+        counts=dict(counts),
+    )

@@ -172,3 +172,32 @@ def test_written_plan_reads_back_as_proposed(demo_repo, demo_source, demo_settin
                 assert w.hpa is not None and w.hpa.min_replicas == change.proposed
                 checked += 1
     assert checked >= 3
+
+
+def test_allocated_bounds_parse_quantities_and_later_rules_win():
+    from bot.pipeline import allocated_bounds
+
+    config = parse_model(
+        "workloads:\n"
+        "  - match: '*'\n    min_allocated: {'*': {cpu: 50m, memory: 64Mi}}\n"
+        "  - match: frontend\n    min_allocated: {'*': {cpu: '0.1'}, app: {memory: 1Gi}}\n",
+        RepoConfig,
+        file=".tortoise-bot.yaml",
+    )
+    rules = workload_rules(config, WorkloadRef("Deployment", "shop", "frontend"))
+    bounds = allocated_bounds(config, rules, "min_allocated")
+    assert bounds["*"].cpu_cores == pytest.approx(0.1)
+    assert bounds["*"].memory_bytes == 64 * 1024**2
+    assert bounds["app"].memory_bytes == 1024**3 and bounds["app"].cpu_cores is None
+
+
+def test_a_bad_quantity_names_its_key():
+    from bot.config.errors import ConfigError
+    from bot.pipeline import allocated_bounds
+
+    config = parse_model(
+        "workloads:\n  - match: '*'\n    max_allocated: {app: {cpu: lots}}\n", RepoConfig, file="x"
+    )
+    with pytest.raises(ConfigError) as info:
+        allocated_bounds(config, list(config.workloads), "max_allocated")
+    assert info.value.problems[0].key == "workloads.0.max_allocated.app.cpu"

@@ -29,6 +29,17 @@ class ResourcePolicy(ConfigModel):
     memory: Policy | None = Field(None, description="horizontal | vertical | off")
 
 
+Quantity = str | int | float
+"""A Kubernetes quantity as written (``250m``, ``1.5``, ``512Mi``); parsed by the pipeline."""
+
+
+class ResourceBounds(ConfigModel):
+    """CPU and memory bounds of one container, as Kubernetes quantities."""
+
+    cpu: Quantity | None = Field(None, description="CPU, e.g. ``100m`` or ``2``.")
+    memory: Quantity | None = Field(None, description="Memory, e.g. ``128Mi``.")
+
+
 class WorkloadConfig(ConfigModel):
     """Settings for the workloads matching ``match`` (``kind/namespace/name``, globs allowed)."""
 
@@ -41,6 +52,16 @@ class WorkloadConfig(ConfigModel):
     policy: ResourcePolicy | None = Field(None, description="Policy for every container.")
     containers: dict[str, ResourcePolicy] = Field(
         default_factory=dict, description="Policy per container name."
+    )
+    min_allocated: dict[str, ResourceBounds] = Field(
+        default_factory=dict,
+        description="Per container name (or ``*``): requests never go below (Tortoise's "
+        "``minAllocatedResources``).",
+    )
+    max_allocated: dict[str, ResourceBounds] = Field(
+        default_factory=dict,
+        description="Per container name (or ``*``): requests never go above (Tortoise's "
+        "``maxAllocatedResources``).",
     )
     recommend: dict[str, Any] = Field(
         default_factory=dict, description="Overrides of ``recommend`` keys for these workloads."

@@ -53,6 +53,7 @@ from bot.report import (
     state_of,
     ticked_keys,
 )
+from bot.report.markdown import escape
 from bot.report.proposal import DashboardStatus
 
 LOG = logging.getLogger(__name__)
@@ -637,6 +638,43 @@ class RepositorySession:
         elif issue.body != body:
             self._call("update the dashboard issue", lambda: issue.edit(body=body))
         return ticked
+
+    # ------------------------------------------------------------------ repository settings
+
+    def configure(self, pull_requests: PullRequestConfig, *, dashboard: bool = True) -> None:
+        """Apply the repository's own pull-request settings, read from its checkout.
+
+        The opt-in file lives in the repository, so it is known only after ``checkout()``;
+        call this before ``publish`` and ``update_dashboard``.
+        """
+        self.config = pull_requests
+        self.author = Author(pull_requests.author_name, pull_requests.author_email)
+        self.dashboard_enabled = dashboard
+
+    def report_config_error(self, problems: Sequence[str]) -> None:
+        """Show an invalid opt-in file on the dashboard issue (every problem), nothing else.
+
+        The repository is skipped until the file is fixed; the body changes only when the
+        problems do, so a repeated run edits nothing.
+        """
+        lines = [
+            "The opt-in file of this repository is invalid, so tortoise-bot skips the repository "
+            "until it is fixed. Each problem names the key and the line:",
+            "",
+            *(f"- {escape(problem)}" for problem in problems),
+            "",
+            "`tortoise-bot validate .` shows the same list locally.",
+        ]
+        body = f"# {escape(self.config.dashboard_title)}\n\n" + "\n".join(lines) + "\n"
+        issue = self._load_dashboard()
+        if issue is None:
+            label, title = self.config.dashboard_label, self.config.dashboard_title
+            self._dashboard = self._call(
+                "create the dashboard issue",
+                lambda: self.repo.create_issue(title=title, body=body, labels=[label]),
+            )
+        elif issue.body != body:
+            self._call("update the dashboard issue", lambda: issue.edit(body=body))
 
 
 __all__ = [
