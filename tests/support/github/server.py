@@ -11,10 +11,12 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import math
 import re
 import secrets
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -216,6 +218,9 @@ class GitHubEmulator:
         self.rate_limit_remaining: int | None = None
         """Primary budget left; None = unlimited. At 0 every REST call answers 403."""
         self.rate_limit_reset_s = 3600.0
+        self.rate_limit_refill: int | None = None
+        """Budget restored when the window resets; None = the budget never comes back."""
+        self._rate_reset_at: float | None = None
         """Seconds until the reported ``X-RateLimit-Reset``."""
         self.validate = True
         self._ids = itertools.count(1000)
@@ -435,6 +440,15 @@ class GitHubEmulator:
             issue.body, issue.updated = body, _now()
 
     # ------------------------------------------------------------------ internals
+
+    def _rate_window(self) -> float:
+        """Unix time the current rate-limit window resets (``X-RateLimit-Reset``)."""
+        now = time.time()
+        if self._rate_reset_at is None or now >= self._rate_reset_at:
+            if self._rate_reset_at is not None and self.rate_limit_refill is not None:
+                self.rate_limit_remaining = self.rate_limit_refill
+            self._rate_reset_at = now + self.rate_limit_reset_s
+        return self._rate_reset_at
 
     def _user_id(self, login: str) -> int:
         if login not in self.users:
@@ -1102,6 +1116,7 @@ class GitHubEmulator:
                 if who is None:
                     raise _Reply(401, "Bad credentials")
                 login, token = who
+                self._rate_window()
                 if self.rate_limit_remaining is not None:
                     if self.rate_limit_remaining <= 0:
                         raise _Reply(
@@ -1131,9 +1146,7 @@ class GitHubEmulator:
             )
             headers.setdefault("X-RateLimit-Limit", str(RATE_LIMIT))
             headers.setdefault("X-RateLimit-Remaining", str(remaining))
-            headers.setdefault(
-                "X-RateLimit-Reset", str(int(_now().timestamp() + self.rate_limit_reset_s))
-            )
+            headers.setdefault("X-RateLimit-Reset", str(math.ceil(self._rate_window())))
             headers.setdefault("X-RateLimit-Resource", "core")
             body = b"" if payload is None else json.dumps(payload).encode()
             self.calls.append(Call("rest", method, path, dict(query), status, parsed, login))
