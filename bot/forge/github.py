@@ -271,12 +271,13 @@ class RepositorySession:
         )
         prefix = prefix[: prefix.rfind("/")] if "/" in prefix else self.config.branch_prefix
         found: dict[str, PullRequest] = {}
+        owner = self.full_name.split("/")[0]
 
         def listing() -> None:
             for pull in self.repo.get_pulls(state="all", sort="created", direction="desc"):
                 ref = pull.head.ref
-                if not ref.startswith(prefix + "/"):
-                    continue
+                if not ref.startswith(prefix + "/") or pull.head.label != f"{owner}:{ref}":
+                    continue  # not a bot branch, or a fork's branch of the same name
                 current = found.get(ref)
                 if current is None or (current.state != "open" and pull.state == "open"):
                     found[ref] = pull
