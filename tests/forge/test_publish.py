@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import threading
 from dataclasses import replace
 from datetime import timedelta
@@ -424,3 +426,35 @@ def test_secondary_rate_limit_and_429_honour_retry_after(github_emulator, tmp_pa
     statuses = [(c.method, c.status) for c in gh.rest_calls() if c.path.endswith("/pulls")]
     assert statuses == [("GET", 429), ("GET", 200), ("POST", 403), ("POST", 201)]
     assert len(gh.pulls(REPO)) == 1
+
+
+def test_pull_request_opened_by_another_run_in_between_is_adopted(github_emulator, tmp_path):
+    gh = github_emulator
+    create_repository(gh, ["web"])
+    gh.before("POST", r"/pulls$", lambda g: g.open_pull(REPO, BRANCH, title="Right-size web"))
+    report, _ = run_once(gh, tmp_path / "w", web(250))
+    assert [(r.action, r.status, r.number) for r in report.results] == [
+        ("adopted", "proposal-open", 1)
+    ]
+    assert len(gh.pulls(REPO)) == 1
+    assert [
+        c.status for c in gh.rest_calls() if c.method == "POST" and c.path.endswith("/pulls")
+    ] == [422]
+
+
+def test_the_token_never_appears_in_git_argv(github_emulator, tmp_path, monkeypatch):
+    gh = github_emulator
+    create_repository(gh, ["web"])
+    log = tmp_path / "argv.log"
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    real = subprocess.run(
+        ["which", "git"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (shim / "git").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {log}\nexec {real} "$@"\n')
+    (shim / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}:{os.environ['PATH']}")
+    run_once(gh, tmp_path / "w", web(250))
+    argv = log.read_text()
+    assert "clone" in argv and "push" in argv
+    assert gh.token not in argv and "Authorization" not in argv

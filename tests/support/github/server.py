@@ -215,6 +215,7 @@ class GitHubEmulator:
         self.calls: list[Call] = []
         self.violations: list[str] = []
         self.faults: list[Fault] = []
+        self.hooks: list[tuple[str, str, Callable[[GitHubEmulator], None]]] = []
         self.rate_limit_remaining: int | None = None
         """Primary budget left; None = unlimited. At 0 every REST call answers 403."""
         self.rate_limit_reset_s = 3600.0
@@ -331,6 +332,34 @@ class GitHubEmulator:
         with self.lock:
             self.apps[app_id].installations[installation_id] = (account, set(repositories))
             self._user_id(account)
+
+    def before(
+        self, method: str, path_regex: str, action: Callable[[GitHubEmulator], None]
+    ) -> None:
+        """Run ``action(emulator)`` once, just before the next matching REST call is handled.
+
+        Simulates what happens in between: another run or a human acting at that moment.
+        """
+        with self.lock:
+            self.hooks.append((method.upper(), path_regex, action))
+
+    def open_pull(
+        self,
+        full_name: str,
+        head: str,
+        *,
+        title: str = "Opened elsewhere",
+        body: str = "",
+        login: str | None = None,
+    ) -> int:
+        """Open a pull request from ``head`` to the default branch as ``login``; its number."""
+        with self.lock:
+            repo = self.repos[full_name]
+            head_sha, base_sha = repo.git.ref(head), repo.git.ref(repo.default_branch)
+            assert head_sha and base_sha
+            issue = self._new_issue(repo, title, body, login or self.login)
+            issue.pull = Pull(head, repo.default_branch, head_sha, base_sha)
+            return issue.number
 
     def fail(
         self,
@@ -1097,6 +1126,9 @@ class GitHubEmulator:
         login: str | None = None
         parsed: Any = json.loads(raw) if raw else None
         with self.lock:
+            for hook in [h for h in self.hooks if h[0] == method and re.search(h[1], path)]:
+                self.hooks.remove(hook)
+                hook[2](self)
             try:
                 fault = next(
                     (
