@@ -1,15 +1,189 @@
-"""Prometheus connection and query settings (bot settings; secrets come from the environment)."""
+"""Prometheus connection and query settings (bot settings; secrets come from the environment).
+
+Defaults match kube-prometheus-stack (cAdvisor via the kubelet job, kube-state-metrics v2).
+Thanos, Mimir and VictoriaMetrics speak the same HTTP API; ``docs/metrics.md`` lists what each
+needs (path prefix in ``url``, ``X-Scope-OrgID`` in ``headers``, ``extra_params``).
+"""
 
 from __future__ import annotations
 
-from pydantic import Field
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
 
 from bot.config.base import ConfigModel
+
+LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+"""A Prometheus label name (``model/labels.go``, ``LabelNameRE`` in prometheus/common)."""
+
+METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+"""A Prometheus metric name (``MetricNameRE`` in prometheus/common)."""
+
+MAX_POINTS_PER_SERIES = 11_000
+"""Prometheus refuses a range query with ``(end - start) / step`` above this (``api.go``)."""
+
+
+def _check_label(value: str) -> str:
+    if not LABEL_NAME.match(value):
+        raise ValueError(f"{value!r} is not a Prometheus label name")
+    return value
+
+
+class PrometheusAuth(ConfigModel):
+    """Credentials; the secret itself is never in the file, only where to find it."""
+
+    bearer_token_env: str | None = Field(
+        None, description="Environment variable holding a bearer token."
+    )
+    bearer_token_file: str | None = Field(
+        None, description="File holding a bearer token (e.g. a service-account token)."
+    )
+    basic_username: str | None = Field(None, description="Basic-auth user name.")
+    basic_password_env: str | None = Field(
+        None, description="Environment variable holding the basic-auth password."
+    )
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> PrometheusAuth:
+        bearer = self.bearer_token_env is not None or self.bearer_token_file is not None
+        basic = self.basic_username is not None or self.basic_password_env is not None
+        if self.bearer_token_env and self.bearer_token_file:
+            raise ValueError("set bearer_token_env or bearer_token_file, not both")
+        if bearer and basic:
+            raise ValueError("set a bearer token or basic auth, not both")
+        if basic and not (self.basic_username and self.basic_password_env):
+            raise ValueError("basic auth needs basic_username and basic_password_env")
+        return self
+
+
+class Matcher(ConfigModel):
+    """One extra label matcher added to queries, e.g. ``{label: job, op: "=", value: kubelet}``."""
+
+    label: str = Field(description="Label name.")
+    op: Literal["=", "!=", "=~", "!~"] = Field("=", description="PromQL matcher operator.")
+    value: str = Field(description="Value (a RE2 regex for =~ and !~); escaped when quoted.")
+
+    _label = field_validator("label")(_check_label)
+
+
+class MetricNames(ConfigModel):
+    """Metric names, for stacks that rename them with recording or relabelling rules."""
+
+    cpu_usage: str = Field(
+        "container_cpu_usage_seconds_total", description="cAdvisor CPU counter (seconds)."
+    )
+    memory_working_set: str = Field(
+        "container_memory_working_set_bytes", description="cAdvisor working set (bytes)."
+    )
+    restarts: str = Field(
+        "kube_pod_container_status_restarts_total",
+        description="kube-state-metrics container restarts counter.",
+    )
+    last_terminated_reason: str = Field(
+        "kube_pod_container_status_last_terminated_reason",
+        description="kube-state-metrics last termination reason (``reason`` label).",
+    )
+    resource_requests: str = Field(
+        "kube_pod_container_resource_requests",
+        description="kube-state-metrics container requests (``resource`` label).",
+    )
+    pod_owner: str = Field("kube_pod_owner", description="kube-state-metrics pod owner.")
+    replicaset_owner: str = Field(
+        "kube_replicaset_owner", description="kube-state-metrics ReplicaSet owner."
+    )
+    deployment_replicas: str = Field(
+        "kube_deployment_status_replicas", description="Replicas of a Deployment."
+    )
+    statefulset_replicas: str = Field(
+        "kube_statefulset_status_replicas", description="Replicas of a StatefulSet."
+    )
+
+    @field_validator("*")
+    @classmethod
+    def _metric(cls, value: str) -> str:
+        if not METRIC_NAME.match(value):
+            raise ValueError(f"{value!r} is not a Prometheus metric name")
+        return value
+
+
+class LabelNames(ConfigModel):
+    """Label names, for stacks that relabel them."""
+
+    namespace: str = Field("namespace", description="Namespace label.")
+    pod: str = Field("pod", description="Pod label.")
+    container: str = Field("container", description="Container label.")
+    cluster: str = Field(
+        "cluster", description="What an environment selector's ``cluster`` key matches."
+    )
+    deployment: str = Field("deployment", description="Deployment label of kube-state-metrics.")
+    statefulset: str = Field("statefulset", description="StatefulSet label of kube-state-metrics.")
+    replicaset: str = Field("replicaset", description="ReplicaSet label of kube-state-metrics.")
+    owner_kind: str = Field("owner_kind", description="Owner kind label of kube-state-metrics.")
+    owner_name: str = Field("owner_name", description="Owner name label of kube-state-metrics.")
+
+    _names = field_validator("*")(_check_label)
 
 
 class PrometheusConfig(ConfigModel):
     """How to reach Prometheus (or Thanos, Mimir, VictoriaMetrics) and what to ask."""
 
-    url: str | None = Field(None, description="Base URL of the Prometheus HTTP API.")
+    url: str | None = Field(
+        None,
+        description="Base URL of the HTTP API, with any path prefix (``.../prometheus`` for Mimir).",
+    )
+    auth: PrometheusAuth = PrometheusAuth()
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="Extra headers, e.g. ``X-Scope-OrgID: tenant``."
+    )
+    headers_from_env: dict[str, str] = Field(
+        default_factory=dict, description="Extra headers whose value is read from an env var."
+    )
+    ca_bundle: str | None = Field(None, description="CA bundle file to verify the server with.")
+    verify_tls: bool = Field(True, description="Verify the server's TLS certificate.")
+    extra_params: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra form parameters on every query, e.g. Thanos ``partial_response``.",
+    )
+    metrics: MetricNames = MetricNames()
+    labels: LabelNames = LabelNames()
+    matchers: tuple[Matcher, ...] = Field((), description="Matchers added to every query.")
+    cadvisor_matchers: tuple[Matcher, ...] = Field(
+        (), description='Matchers added to cAdvisor queries, e.g. ``job="kubelet"``.'
+    )
+    kube_state_matchers: tuple[Matcher, ...] = Field(
+        (),
+        description='Matchers added to kube-state-metrics queries, e.g. ``job="kube-state-metrics"``.',
+    )
     window_days: float = Field(14.0, gt=0, le=90, description="History window in days.")
     step_s: int = Field(60, ge=1, description="Range-query step in seconds.")
+    cpu_rate_window_s: int | None = Field(
+        None,
+        ge=1,
+        description="Range of ``rate()`` for CPU, seconds; default ``step_s``. "
+        "Must cover at least two scrapes.",
+    )
+    max_points_per_query: int = Field(
+        10_000,
+        ge=10,
+        le=MAX_POINTS_PER_SERIES,
+        description="Points per series per range query; longer windows are split into chunks.",
+    )
+    concurrency: int = Field(4, ge=1, le=64, description="Queries in flight at once.")
+    timeout_s: float = Field(120.0, gt=0, description="Read timeout of one query, seconds.")
+    connect_timeout_s: float = Field(5.0, gt=0, description="Connect timeout, seconds.")
+    retries: int = Field(3, ge=0, le=10, description="Retries of a query on 5xx, 429 or network.")
+    backoff_s: float = Field(
+        1.0, ge=0, description="First retry delay, seconds; doubles each retry."
+    )
+    max_backoff_s: float = Field(
+        30.0, ge=0, description="Longest wait between retries, Retry-After included."
+    )
+    gzip: bool = Field(
+        True,
+        description="Ask for gzip responses; turn off for a Prometheus on the same host "
+        "(gzip costs about 2-3x on loopback).",
+    )
+    min_history_days: float = Field(
+        7.0, ge=0, description="History shorter than this gets a ``short-history`` note."
+    )

@@ -15,7 +15,7 @@ from pydantic import Field
 from bot.config.base import ConfigModel
 from bot.config.forge import PullRequestConfig
 from bot.config.load import load_model
-from bot.config.manifests import EnvironmentConfig, PathsConfig
+from bot.config.manifests import EnvironmentConfig, HelmChartConfig, PathsConfig
 from bot.model import Policy
 
 REPO_CONFIG_FILES = (".tortoise-bot.yaml", ".github/tortoise-bot.yaml")
@@ -56,6 +56,9 @@ class RepoConfig(ConfigModel):
     paths: PathsConfig = PathsConfig()
     environments: tuple[EnvironmentConfig, ...] = Field(
         (), description="Overlays / values files and their Prometheus selectors."
+    )
+    helm: tuple[HelmChartConfig, ...] = Field(
+        (), description="Helm values layouts that ``helm create`` conventions do not cover."
     )
     workloads: tuple[WorkloadConfig, ...] = Field(
         (), description="Per-workload settings; later entries win."

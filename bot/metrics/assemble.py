@@ -1,0 +1,252 @@
+"""Turn per-(pod, container) series of one namespace into ``WorkloadHistory`` values with notes.
+
+Pure: no I/O. Data-quality notes (``Note.code``), never silent drops or zeros:
+
+- ``no-data``: no CPU or memory sample for any container in the window;
+- ``missing-container``: a requested container never reported;
+- ``silent-pods``: pods kube-state-metrics lists for the workload that have no usage sample;
+- ``gaps``: holes longer than ``GAP_STEPS`` steps inside a pod's series (count and minutes);
+- ``counter-resets``: container restarts in the window (``rate()`` handles the CPU counter
+  reset; the count says how often it had to);
+- ``non-finite``: NaN or ±Inf samples, dropped and counted;
+- ``short-history``: samples span less than ``min_history_days``;
+- ``owner-fallback``: pods mapped by name pattern because kube-state-metrics had no owner;
+- ``oom-request-unknown``: OOM kills whose memory request kube-state-metrics did not report
+  (``oom_request_bytes`` is NaN for those rows);
+- ``prometheus-warning``: a warning the server returned with this namespace's answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bot.metrics.mapping import PodOwner, map_pods
+from bot.metrics.source import HistoryRequest
+from bot.model import ContainerHistory, FloatArray, IntArray, Note, WorkloadHistory, WorkloadRef
+
+GAP_STEPS = 2.5
+"""A hole longer than this many steps inside one pod's series counts as a gap."""
+
+SECONDS_PER_DAY = 86_400
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """Timestamps (unix seconds) and values of one series, time-ordered."""
+
+    t: FloatArray
+    v: FloatArray
+
+
+PodKey = tuple[str, str]
+"""(pod, container)."""
+
+
+@dataclass
+class NamespaceData:
+    """Everything fetched for one namespace and selector, before mapping pods to workloads."""
+
+    cpu: dict[PodKey, Series] = field(default_factory=dict)
+    memory: dict[PodKey, Series] = field(default_factory=dict)
+    restarts: dict[PodKey, int] = field(default_factory=dict)
+    oom: dict[PodKey, Series] = field(default_factory=dict)
+    replicas: dict[tuple[str, str], Series] = field(default_factory=dict)
+    owners: dict[str, PodOwner] = field(default_factory=dict)
+    replicaset_owners: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _empty_f() -> FloatArray:
+    return np.zeros(0, dtype=np.float64)
+
+
+def _gaps(t: FloatArray, step_s: float) -> tuple[int, float]:
+    """Number of holes longer than ``GAP_STEPS`` steps and their total length in seconds."""
+    if len(t) < 2:
+        return 0, 0.0
+    d = np.diff(t)
+    holes = d[d > GAP_STEPS * step_s]
+    return len(holes), float((holes - step_s).sum())
+
+
+@dataclass
+class _Family:
+    t: list[FloatArray] = field(default_factory=list)
+    pod: list[IntArray] = field(default_factory=list)
+    v: list[FloatArray] = field(default_factory=list)
+
+    def add(self, t: FloatArray, pod: int, v: FloatArray) -> None:
+        self.t.append(t)
+        self.pod.append(np.full(len(t), pod, dtype=np.int32))
+        self.v.append(v)
+
+    def arrays(self) -> tuple[FloatArray, IntArray, FloatArray]:
+        if not self.t:
+            return _empty_f(), np.zeros(0, np.int32), _empty_f()
+        return (
+            np.concatenate(self.t).astype(np.float64),
+            np.concatenate(self.pod).astype(np.int32),
+            np.concatenate(self.v).astype(np.float64),
+        )
+
+
+def _finite(series: Series) -> tuple[Series, int]:
+    ok = np.isfinite(series.v)
+    bad = int(len(ok) - ok.sum())
+    return (Series(series.t[ok], series.v[ok]) if bad else series), bad
+
+
+def assemble(
+    requests: Sequence[HistoryRequest],
+    data: NamespaceData,
+    *,
+    start_s: float,
+    end_s: float,
+    step_s: float,
+    min_history_days: float,
+) -> dict[WorkloadRef, WorkloadHistory]:
+    """One ``WorkloadHistory`` per request, pods numbered in order of their first sample."""
+    refs = [r.ref for r in requests]
+    pods = {p for p, _ in data.cpu} | {p for p, _ in data.memory}
+    mapping = map_pods(refs, pods, data.owners, data.replicaset_owners)
+    first_seen: dict[str, float] = {}
+    for source in (data.cpu, data.memory):
+        for (pod, _), series in source.items():
+            if len(series.t):
+                first_seen[pod] = min(first_seen.get(pod, np.inf), float(series.t[0]))
+    out: dict[WorkloadRef, WorkloadHistory] = {}
+    for request in requests:
+        ref = request.ref
+        mine = sorted(
+            (p for p in pods if mapping.by_pod.get(p) == ref),
+            key=lambda p: (first_seen.get(p, np.inf), p),
+        )
+        index = {p: i for i, p in enumerate(mine)}
+        notes: list[Note] = []
+        containers: dict[str, ContainerHistory] = {}
+        t_min, t_max = np.inf, -np.inf
+        for name in request.containers:
+            cpu, mem, oom = _Family(), _Family(), _Family()
+            bad = gaps = restarts = unknown = 0
+            gap_s = 0.0
+            for pod in mine:
+                key = (pod, name)
+                if key in data.cpu:
+                    series, dropped = _finite(data.cpu[key])
+                    bad += dropped
+                    cpu.add(series.t, index[pod], series.v)
+                if key in data.memory:
+                    series, dropped = _finite(data.memory[key])
+                    bad += dropped
+                    mem.add(series.t, index[pod], series.v)
+                    count, seconds = _gaps(series.t, step_s)
+                    gaps += count
+                    gap_s += seconds
+                if key in data.oom:
+                    series = data.oom[key]
+                    requests_bytes = np.where(series.v > 0, series.v, np.nan)
+                    unknown += int(np.isnan(requests_bytes).sum())
+                    oom.add(series.t, index[pod], requests_bytes)
+                restarts += data.restarts.get(key, 0)
+            cpu_t, cpu_pod, cpu_v = cpu.arrays()
+            mem_t, mem_pod, mem_v = mem.arrays()
+            oom_t, oom_pod, oom_v = oom.arrays()
+            for t in (cpu_t, mem_t):
+                if len(t):
+                    t_min, t_max = min(t_min, float(t.min())), max(t_max, float(t.max()))
+            if not len(cpu_t) and not len(mem_t):
+                notes.append(Note("missing-container", f"container {name} has no samples", name))
+            if gaps:
+                notes.append(
+                    Note("gaps", f"{gaps} gaps totalling {gap_s / 60:.0f} min in {name}", name)
+                )
+            if restarts:
+                notes.append(
+                    Note(
+                        "counter-resets",
+                        f"{name} restarted {restarts} times; rate() handled its CPU counter resets",
+                        name,
+                    )
+                )
+            if bad:
+                notes.append(Note("non-finite", f"{bad} NaN/Inf samples of {name} dropped", name))
+            if unknown:
+                notes.append(
+                    Note(
+                        "oom-request-unknown",
+                        f"{unknown} OOM kills of {name} without a known memory request",
+                        name,
+                    )
+                )
+            containers[name] = ContainerHistory(
+                name=name,
+                cpu_t=cpu_t,
+                cpu_pod=cpu_pod,
+                cpu_cores=cpu_v,
+                mem_t=mem_t,
+                mem_pod=mem_pod,
+                mem_bytes=mem_v,
+                oom_t=oom_t,
+                oom_pod=oom_pod,
+                oom_request_bytes=oom_v,
+            )
+        if t_min == np.inf:
+            notes.insert(
+                0,
+                Note(
+                    "no-data",
+                    "no usage samples in the window: the workload did not run, or the "
+                    "namespace, selector or label names do not match",
+                ),
+            )
+        elif (t_max - t_min) < min_history_days * SECONDS_PER_DAY:
+            notes.append(
+                Note(
+                    "short-history",
+                    f"{(t_max - t_min) / SECONDS_PER_DAY:.1f} days of history, "
+                    f"less than {min_history_days:g}",
+                )
+            )
+        silent = sorted(mapping.owned.get(ref, frozenset()) - set(mine))
+        if silent:
+            shown = ", ".join(silent[:5]) + (" ..." if len(silent) > 5 else "")
+            notes.append(Note("silent-pods", f"{len(silent)} pods never reported usage: {shown}"))
+        fallback = [p for p in mine if p in mapping.by_pattern]
+        if fallback:
+            notes.append(
+                Note(
+                    "owner-fallback",
+                    f"{len(fallback)} pods mapped by name pattern (no kube_pod_owner)",
+                )
+            )
+        notes.extend(Note("prometheus-warning", w) for w in dict.fromkeys(data.warnings))
+        replicas = data.replicas.get((ref.kind, ref.name), Series(_empty_f(), _empty_f()))
+        replicas, _ = _finite(replicas)
+        out[ref] = WorkloadHistory(
+            ref=ref,
+            start_s=start_s,
+            end_s=end_s,
+            pods=tuple(mine),
+            containers=containers,
+            replicas_t=replicas.t,
+            replicas=replicas.v,
+            quality=tuple(notes),
+        )
+    return out
+
+
+def merge_chunks(parts: Sequence[Mapping[PodKey, Series]]) -> dict[PodKey, Series]:
+    """Concatenate per-key series of consecutive, non-overlapping time chunks (in order)."""
+    collected: dict[PodKey, list[Series]] = {}
+    for part in parts:
+        for key, series in part.items():
+            collected.setdefault(key, []).append(series)
+    return {
+        key: s[0]
+        if len(s) == 1
+        else Series(np.concatenate([x.t for x in s]), np.concatenate([x.v for x in s]))
+        for key, s in collected.items()
+    }

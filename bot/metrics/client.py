@@ -1,0 +1,252 @@
+"""HTTP access to the Prometheus API: prometheus-api-client for the connection, own POST bodies.
+
+``PrometheusConnect`` (prometheus-api-client 0.7.2) holds the URL, headers, auth, TLS settings
+and the session. Its ``custom_query_range`` does not fit the core fetch (measured, see
+``docs/metrics.md``): it puts the query in the URL even with ``method="POST"``, rounds start and
+end to whole seconds, does not chunk past 11,000 points, and its urllib3 ``Retry`` never retries
+a POST on a status code. So range and instant queries are sent here as POST form bodies through
+that connection's session, with:
+
+- a ``(connect, read)`` timeout on every request and the server-side ``timeout`` parameter;
+- up to ``retries`` retries on connection errors, timeouts, 5xx and 429, waiting
+  ``min(max_backoff_s, backoff_s * 2**attempt)`` or the server's ``Retry-After``
+  (seconds or HTTP date, capped at ``max_backoff_s``): queries are read-only, so safe to repeat;
+- ``Accept-Encoding: gzip`` or ``identity`` (``config.gzip``);
+- ``{"status": "error"}`` bodies turned into ``QueryError`` and ``warnings`` collected.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any
+
+import requests
+from prometheus_api_client import PrometheusConnect
+from urllib3.util.retry import Retry
+
+from bot.config.metrics import PrometheusConfig
+from bot.metrics.errors import MetricsError, PrometheusUnavailableError, QueryError
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+"""HTTP statuses retried with backoff (Too Many Requests and server errors)."""
+
+AUTH_STATUSES = frozenset({401, 403})
+"""HTTP statuses that mean the credentials are wrong: an outage of the whole fetch."""
+
+
+@dataclass
+class ClientStats:
+    """What the client did so far: HTTP requests, retries and response bytes (decoded)."""
+
+    requests: int = 0
+    retries: int = 0
+    bytes_received: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, *, requests_: int = 0, retries: int = 0, bytes_: int = 0) -> None:
+        with self._lock:
+            self.requests += requests_
+            self.retries += retries
+            self.bytes_received += bytes_
+
+
+@dataclass(frozen=True, slots=True)
+class ApiResponse:
+    """The ``data`` of a successful answer and the ``warnings`` that came with it."""
+
+    data: Mapping[str, Any]
+    warnings: tuple[str, ...]
+
+
+def _retry_after_s(response: requests.Response) -> float | None:
+    value = response.headers.get("Retry-After")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+def _read_secret(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise PrometheusUnavailableError(
+            f"cannot read the bearer token file {path}: {exc}"
+        ) from exc
+
+
+class PrometheusClient:
+    """POST queries to one Prometheus-compatible API; thread-safe, used with a worker pool."""
+
+    def __init__(
+        self,
+        config: PrometheusConfig,
+        *,
+        session: requests.Session | None = None,
+        env: Mapping[str, str] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not config.url:
+            raise PrometheusUnavailableError("no Prometheus URL configured")
+        environ = os.environ if env is None else env
+        self.config = config
+        self.url = config.url.rstrip("/")
+        self.stats = ClientStats()
+        self._sleep = sleep
+        headers = dict(config.headers)
+        for header, variable in config.headers_from_env.items():
+            if variable not in environ:
+                raise PrometheusUnavailableError(
+                    f"header {header}: environment variable {variable} unset"
+                )
+            headers[header] = environ[variable]
+        auth = config.auth
+        if auth.bearer_token_env:
+            if auth.bearer_token_env not in environ:
+                raise PrometheusUnavailableError(
+                    f"bearer token: environment variable {auth.bearer_token_env} unset"
+                )
+            headers["Authorization"] = f"Bearer {environ[auth.bearer_token_env]}"
+        elif auth.bearer_token_file:
+            headers["Authorization"] = f"Bearer {_read_secret(auth.bearer_token_file)}"
+        basic: tuple[str, str] | None = None
+        if auth.basic_username and auth.basic_password_env:
+            if auth.basic_password_env not in environ:
+                raise PrometheusUnavailableError(
+                    f"basic auth: environment variable {auth.basic_password_env} unset"
+                )
+            basic = (auth.basic_username, environ[auth.basic_password_env])
+        headers["Accept-Encoding"] = "gzip" if config.gzip else "identity"
+        own = session or requests.Session()
+        own.verify = config.ca_bundle or config.verify_tls
+        adapter_size = max(10, config.concurrency)
+        self.connection = PrometheusConnect(
+            url=self.url,
+            headers=headers,
+            auth=basic,
+            session=own,
+            retry=Retry(total=0, raise_on_status=False),
+            timeout=config.timeout_s,
+            method="POST",
+        )
+        # PrometheusConnect mounted its own adapter (retry disabled): keep a pool per worker.
+        own.mount(
+            self.url,
+            requests.adapters.HTTPAdapter(
+                pool_maxsize=adapter_size, max_retries=Retry(total=0, raise_on_status=False)
+            ),
+        )
+        self.session = own
+        self._headers = headers
+        self._auth = basic
+
+    def check(self) -> bool:
+        """Whether the server answers at all (prometheus-api-client's connection check)."""
+        try:
+            return bool(self.connection.check_prometheus_connection())
+        except requests.RequestException:
+            return False
+
+    def close(self) -> None:
+        """Release the session's connections."""
+        self.session.close()
+
+    def query_range(
+        self, query: str, *, start_s: float, end_s: float, step_s: float
+    ) -> ApiResponse:
+        """``/api/v1/query_range`` (caller keeps ``(end - start) / step`` under 11,000)."""
+        return self._post(
+            "/api/v1/query_range",
+            {
+                "query": query,
+                "start": f"{start_s:.3f}",
+                "end": f"{end_s:.3f}",
+                "step": f"{step_s:g}",
+            },
+        )
+
+    def query(self, query: str, *, time_s: float) -> ApiResponse:
+        """``/api/v1/query`` at ``time_s``."""
+        return self._post("/api/v1/query", {"query": query, "time": f"{time_s:.3f}"})
+
+    def _post(self, path: str, form: dict[str, str]) -> ApiResponse:
+        url = self.url + path
+        config = self.config
+        body = {**form, **config.extra_params, "timeout": f"{config.timeout_s:g}s"}
+        query = form["query"]
+        attempt = 0
+        while True:
+            wait: float | None = None
+            failure: MetricsError
+            try:
+                response = self.session.post(
+                    url,
+                    data=body,
+                    headers=self._headers,
+                    auth=self._auth,
+                    timeout=(config.connect_timeout_s, config.timeout_s),
+                )
+            except requests.Timeout as exc:
+                failure = PrometheusUnavailableError(f"timed out: {exc}", query=query, url=url)
+            except requests.ConnectionError as exc:
+                failure = PrometheusUnavailableError(f"cannot connect: {exc}", query=query, url=url)
+            else:
+                content = response.content
+                self.stats.add(requests_=1, bytes_=len(content))
+                status = response.status_code
+                if status in RETRY_STATUSES:
+                    wait = _retry_after_s(response)
+                    failure = PrometheusUnavailableError(
+                        f"server error: {content[:300]!r}", query=query, url=url, status=status
+                    )
+                elif status in AUTH_STATUSES:
+                    raise PrometheusUnavailableError(
+                        "authentication refused", query=query, url=url, status=status
+                    )
+                else:
+                    return self._decode(content, status, query=query, url=url)
+            if attempt >= config.retries:
+                raise failure
+            delay = min(config.max_backoff_s, config.backoff_s * 2**attempt)
+            if wait is not None:
+                delay = min(config.max_backoff_s, wait)
+            attempt += 1
+            self.stats.add(retries=1)
+            self._sleep(delay)
+
+    @staticmethod
+    def _decode(content: bytes, status: int, *, query: str, url: str) -> ApiResponse:
+        try:
+            payload = json.loads(content)
+        except ValueError as exc:
+            raise QueryError(
+                f"not a JSON answer: {content[:200]!r}", query=query, url=url, status=status
+            ) from exc
+        if not isinstance(payload, dict):
+            raise QueryError("unexpected JSON answer", query=query, url=url, status=status)
+        if payload.get("status") != "success":
+            kind = payload.get("errorType", "error")
+            raise QueryError(
+                f"{kind}: {payload.get('error', 'no error message')}",
+                query=query,
+                url=url,
+                status=status,
+            )
+        data = payload.get("data")
+        if not isinstance(data, dict):
+            raise QueryError("answer without data", query=query, url=url, status=status)
+        warnings = tuple(str(w) for w in payload.get("warnings") or ())
+        return ApiResponse(data, warnings)

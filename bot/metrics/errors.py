@@ -1,0 +1,51 @@
+"""Metrics errors: every one carries the query, the URL and the HTTP status where known.
+
+Hierarchy::
+
+    MetricsError                     anything that stops history from being read
+    ├── PrometheusUnavailableError        outage: connection refused, timeouts, 5xx/429 after retries,
+    │                                401/403; an error for the whole repository, never "no data"
+    ├── QueryError                   Prometheus refused or failed one query (4xx ``bad_data``,
+    │                                ``execution`` errors, unreadable JSON); an error for the
+    │                                workloads that query was for
+    └── SnapshotError                a snapshot file is missing, corrupt or of another version
+"""
+
+from __future__ import annotations
+
+
+class MetricsError(Exception):
+    """History could not be read. ``query``, ``url`` and ``status`` say where, when known."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        query: str | None = None,
+        url: str | None = None,
+        status: int | None = None,
+    ) -> None:
+        self.message = message
+        self.query = query
+        self.url = url
+        self.status = status
+        parts = [message]
+        if status is not None:
+            parts.append(f"HTTP {status}")
+        if url:
+            parts.append(f"url={url}")
+        if query:
+            parts.append(f"query={query[:300]}")
+        super().__init__("; ".join(parts))
+
+
+class PrometheusUnavailableError(MetricsError):
+    """The server could not be reached or kept failing: the whole fetch is an error."""
+
+
+class QueryError(MetricsError):
+    """The server answered one query with an error."""
+
+
+class SnapshotError(MetricsError):
+    """A snapshot file cannot be read or written; ``url`` holds its path."""

@@ -1,0 +1,86 @@
+"""Which workload a pod belongs to: kube-state-metrics owners first, the pod-name pattern second.
+
+1. ``kube_pod_owner{owner_kind="StatefulSet", owner_name=N}`` -> StatefulSet ``N``;
+   ``kube_pod_owner{owner_kind="ReplicaSet", owner_name=RS}`` and
+   ``kube_replicaset_owner{replicaset=RS, owner_kind="Deployment", owner_name=D}`` ->
+   Deployment ``D`` (if the ReplicaSet owner is unknown, ``RS`` is matched against
+   ``<deployment>-<pod-template-hash>``).
+2. A pod kube-state-metrics never saw is matched against the controllers' pod-name patterns
+   (``promql.pod_name_pattern``) and counted in an ``owner-fallback`` note.
+
+A pod owned by something not requested (a Job, another Deployment) is ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from bot.metrics.promql import pod_name_pattern, replicaset_name_pattern
+from bot.model import WorkloadRef
+
+
+@dataclass(frozen=True, slots=True)
+class PodOwner:
+    """What kube-state-metrics says owns a pod."""
+
+    kind: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class PodMapping:
+    """Pod name -> workload, and which pods were mapped by name pattern only."""
+
+    by_pod: Mapping[str, WorkloadRef]
+    by_pattern: frozenset[str]
+    owned: Mapping[WorkloadRef, frozenset[str]]
+    """Pods kube-state-metrics lists for each workload (to find pods that never reported)."""
+
+
+def map_pods(
+    refs: Iterable[WorkloadRef],
+    pods: Iterable[str],
+    owners: Mapping[str, PodOwner],
+    replicaset_owners: Mapping[str, str],
+) -> PodMapping:
+    """Map every pod in ``pods`` and in ``owners`` to one of ``refs`` (see the module doc)."""
+    by_name = {(r.kind, r.name): r for r in refs}
+    deployments = [r for r in by_name.values() if r.kind == "Deployment"]
+    by_pod: dict[str, WorkloadRef] = {}
+    owned: dict[WorkloadRef, set[str]] = {}
+    for pod, owner in owners.items():
+        ref: WorkloadRef | None = None
+        if owner.kind == "StatefulSet":
+            ref = by_name.get(("StatefulSet", owner.name))
+        elif owner.kind == "ReplicaSet":
+            deployment = replicaset_owners.get(owner.name)
+            if deployment is not None:
+                ref = by_name.get(("Deployment", deployment))
+            else:
+                ref = next(
+                    (
+                        d
+                        for d in deployments
+                        if replicaset_name_pattern(d.name).fullmatch(owner.name)
+                    ),
+                    None,
+                )
+        if ref is not None:
+            by_pod[pod] = ref
+            owned.setdefault(ref, set()).add(pod)
+    fallback: set[str] = set()
+    patterns = [(pod_name_pattern(r.kind, r.name), r) for r in by_name.values()]
+    for pod in pods:
+        if pod in by_pod or pod in owners:
+            continue
+        for pattern, ref in patterns:
+            if pattern.fullmatch(pod):
+                by_pod[pod] = ref
+                fallback.add(pod)
+                break
+    return PodMapping(
+        by_pod=by_pod,
+        by_pattern=frozenset(fallback),
+        owned={ref: frozenset(p) for ref, p in owned.items()},
+    )

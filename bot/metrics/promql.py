@@ -1,0 +1,221 @@
+"""PromQL builders: every label value is escaped, every query covers a namespace, not a container.
+
+Values come from repository files (namespaces, workload and container names) and from the
+environment mapping, so none of them may ever change a query's structure:
+
+- ``quote(value)`` gives a PromQL double-quoted string whose content is exactly ``value``
+  (backslash, quote, newline and every control character escaped, Go ``strconv.Unquote`` rules,
+  which the PromQL lexer uses in ``promql/parser/lex.go``);
+- ``regex_alternatives(values)`` gives an RE2 alternation matching exactly those values
+  (``re.escape`` for RE2 metacharacters, anchored by PromQL: ``=~`` is fully anchored);
+- label names come only from the configuration and are checked against the label-name grammar.
+
+The query shapes (``cpu``, ``memory``...) are described on each builder; ``docs/metrics.md``
+explains why they give the engine the same numbers as the raw samples.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from bot.config.metrics import LABEL_NAME, PrometheusConfig
+
+POD_HASH_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+"""Characters of generated name parts (``k8s.io/apimachinery/pkg/util/rand``, ``alphanums``)."""
+
+
+def quote(value: str) -> str:
+    """``value`` as a PromQL string literal (double quotes, JSON/Go escapes, UTF-8 kept)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def regex_alternatives(values: Iterable[str]) -> str:
+    """An RE2 pattern matching exactly one of ``values`` (sorted, de-duplicated)."""
+    unique = sorted(set(values))
+    return "|".join(re.escape(v) for v in unique)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelMatch:
+    """One matcher ``label op "value"``; the label is checked, the value escaped."""
+
+    label: str
+    op: str
+    value: str
+
+    def render(self) -> str:
+        if not LABEL_NAME.match(self.label):
+            raise ValueError(f"{self.label!r} is not a Prometheus label name")
+        if self.op not in ("=", "!=", "=~", "!~"):
+            raise ValueError(f"{self.op!r} is not a PromQL matcher")
+        return f"{self.label}{self.op}{quote(self.value)}"
+
+
+def selector(metric: str, matchers: Sequence[LabelMatch]) -> str:
+    """``metric{m1,m2,...}``."""
+    return f"{metric}{{{','.join(m.render() for m in matchers)}}}"
+
+
+def duration(seconds: float) -> str:
+    """A PromQL duration in whole milliseconds (``59999ms``), exact for any window."""
+    return f"{round(seconds * 1000)}ms"
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceQueries:
+    """The queries for one namespace and selector: one per metric, whatever the workload count.
+
+    ``pod_regex`` matches the pods of the requested workloads (``name-...``), ``containers`` the
+    requested container names; both are RE2 alternations of escaped names.
+    """
+
+    config: PrometheusConfig
+    namespace: str
+    selector: tuple[tuple[str, str], ...]
+    workload_names: tuple[str, ...]
+    containers: tuple[str, ...]
+
+    # ------------------------------------------------------------------ matchers
+
+    def _base(self, extra: Sequence[LabelMatch] = ()) -> list[LabelMatch]:
+        labels = self.config.labels
+        out = [LabelMatch(labels.namespace, "=", self.namespace)]
+        for key, value in self.selector:
+            name = labels.cluster if key == "cluster" else key
+            out.append(LabelMatch(name, "=", value))
+        out.extend(LabelMatch(m.label, m.op, m.value) for m in self.config.matchers)
+        out.extend(extra)
+        return out
+
+    def _pods(self) -> LabelMatch:
+        names = regex_alternatives(self.workload_names)
+        return LabelMatch(self.config.labels.pod, "=~", f"(?:{names})-.+")
+
+    def _containers(self) -> LabelMatch:
+        return LabelMatch(self.config.labels.container, "=~", regex_alternatives(self.containers))
+
+    def _cadvisor(self) -> list[LabelMatch]:
+        extra = [LabelMatch(m.label, m.op, m.value) for m in self.config.cadvisor_matchers]
+        return self._base([*extra, self._pods(), self._containers()])
+
+    def _ksm(self, *more: LabelMatch, pods: bool = True) -> list[LabelMatch]:
+        extra = [LabelMatch(m.label, m.op, m.value) for m in self.config.kube_state_matchers]
+        scope = [self._pods()] if pods else []
+        return self._base([*extra, *scope, *more])
+
+    @property
+    def _by(self) -> str:
+        labels = self.config.labels
+        return f"{labels.namespace}, {labels.pod}, {labels.container}"
+
+    @property
+    def _step_range(self) -> str:
+        """Half-open ``(t - step, t]`` in Prometheus 2.x's closed ranges: one raw sample per step."""
+        return duration(self.config.step_s - 0.001)
+
+    # ------------------------------------------------------------------ range queries
+
+    def cpu(self) -> str:
+        """Cores per (namespace, pod, container): ``max by (...) (rate(cpu[W]))``, W = rate window."""
+        window = duration(self.config.cpu_rate_window_s or self.config.step_s)
+        inner = selector(self.config.metrics.cpu_usage, self._cadvisor())
+        return f"max by ({self._by}) (rate({inner}[{window}]))"
+
+    def memory(self) -> str:
+        """Working-set bytes per (namespace, pod, container): the highest sample of each step."""
+        inner = selector(self.config.metrics.memory_working_set, self._cadvisor())
+        return f"max by ({self._by}) (max_over_time({inner}[{self._step_range}]))"
+
+    def _restart_changes(self) -> str:
+        labels = self.config.labels
+        restarts = selector(
+            self.config.metrics.restarts,
+            self._ksm(LabelMatch(labels.container, "=~", regex_alternatives(self.containers))),
+        )
+        window = duration(self.config.step_s)
+        return f"(max by ({self._by}) (changes({restarts}[{window}])) > 0)"
+
+    def restarts(self) -> str:
+        """Container restarts per step (only steps with one): ``changes(restarts[step]) > 0``."""
+        return self._restart_changes()
+
+    def oom(self) -> str:
+        """At each OOM kill, the memory request in force (0 when kube-state-metrics has none).
+
+        An OOM kill is a step where the restart count changed while the last termination reason
+        is ``OOMKilled``.
+        """
+        labels = self.config.labels
+        containers = LabelMatch(labels.container, "=~", regex_alternatives(self.containers))
+        reason = selector(
+            self.config.metrics.last_terminated_reason,
+            self._ksm(containers, LabelMatch("reason", "=", "OOMKilled")),
+        )
+        killed = (
+            f"({self._restart_changes()} and on ({self._by}) "
+            f"(max by ({self._by}) (max_over_time({reason}[{self._step_range}])) == 1))"
+        )
+        request = selector(
+            self.config.metrics.resource_requests,
+            self._ksm(containers, LabelMatch("resource", "=", "memory")),
+        )
+        with_request = (
+            f"(max by ({self._by}) (max_over_time({request}[{self._step_range}])) "
+            f"and on ({self._by}) {killed})"
+        )
+        return f"{with_request} or on ({self._by}) ({killed} * 0)"
+
+    def replicas(self, kind: str) -> str:
+        """Replica count per workload of ``kind`` (Deployment or StatefulSet) in this namespace."""
+        labels = self.config.labels
+        if kind == "StatefulSet":
+            metric, label = self.config.metrics.statefulset_replicas, labels.statefulset
+        else:
+            metric, label = self.config.metrics.deployment_replicas, labels.deployment
+        names = LabelMatch(label, "=~", regex_alternatives(self.workload_names))
+        inner = selector(metric, self._ksm(names, pods=False))
+        return f"max by ({labels.namespace}, {label}) (max_over_time({inner}[{self._step_range}]))"
+
+    # ------------------------------------------------------------------ instant queries
+
+    def pod_owners(self, window_s: float) -> str:
+        """Every (pod, owner kind, owner name) seen in the window (instant query at its end)."""
+        labels = self.config.labels
+        inner = selector(self.config.metrics.pod_owner, self._ksm())
+        by = f"{labels.namespace}, {labels.pod}, {labels.owner_kind}, {labels.owner_name}"
+        return f"max by ({by}) (max_over_time({inner}[{duration(window_s)}]))"
+
+    def replicaset_owners(self, window_s: float) -> str:
+        """Every (ReplicaSet, Deployment) of the requested Deployments seen in the window."""
+        labels = self.config.labels
+        inner = selector(
+            self.config.metrics.replicaset_owner,
+            self._ksm(
+                LabelMatch(labels.owner_kind, "=", "Deployment"),
+                LabelMatch(labels.owner_name, "=~", regex_alternatives(self.workload_names)),
+                pods=False,
+            ),
+        )
+        by = f"{labels.namespace}, {labels.replicaset}, {labels.owner_name}"
+        return f"max by ({by}) (max_over_time({inner}[{duration(window_s)}]))"
+
+
+def pod_name_pattern(kind: str, name: str) -> re.Pattern[str]:
+    """The controller's pod-name pattern, used when kube-state-metrics has no owner for a pod.
+
+    Deployment: ``<name>-<pod-template-hash>-<5 chars>`` (ReplicaSet controller,
+    ``pkg/controller/replicaset``, names from ``GenerateName`` + ``rand.String(5)``);
+    StatefulSet: ``<name>-<ordinal>`` (``pkg/controller/statefulset/stateful_set_utils.go``).
+    """
+    chars = f"[{POD_HASH_CHARS}]"
+    if kind == "StatefulSet":
+        return re.compile(rf"{re.escape(name)}-(?:0|[1-9][0-9]*)")
+    return re.compile(rf"{re.escape(name)}-{chars}{{1,10}}-{chars}{{5}}")
+
+
+def replicaset_name_pattern(name: str) -> re.Pattern[str]:
+    """``<deployment>-<pod-template-hash>``: a ReplicaSet name the Deployment controller makes."""
+    return re.compile(rf"{re.escape(name)}-[{POD_HASH_CHARS}]{{1,10}}")

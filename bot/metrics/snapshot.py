@@ -1,0 +1,332 @@
+"""Offline snapshots: what a source fetched, in one compressed file, replayed bit for bit.
+
+File format (version ``SNAPSHOT_VERSION``): a ZIP archive, LZMA-compressed, holding
+
+- ``meta.json``: ``{"format": "tortoise-bot-snapshot", "version": 1, "start_s", "end_s",
+  "warnings": [...], "histories": [{"ref": {...}, "start_s", "end_s", "pods": [...],
+  "quality": [{"code", "message", "container"}], "containers": [names]}], "errors": [{"ref",
+  "type", "message", "query", "url", "status"}]}``;
+- one ``.npy`` array per history field: ``h<i>/replicas_t.npy``, ``h<i>/replicas.npy`` and
+  ``h<i>/c<j>/<field>.npy`` for every ``ContainerHistory`` array (``cpu_t``, ``cpu_pod``, ...),
+  read with ``allow_pickle=False``.
+
+Arrays keep their dtype and every bit of their values, so a plan run from the snapshot equals
+the plan run from the source it was recorded from.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bot.metrics.errors import MetricsError, PrometheusUnavailableError, QueryError, SnapshotError
+from bot.metrics.source import FetchResult, FetchStats, HistoryRequest, HistorySource
+from bot.model import ContainerHistory, Note, WorkloadHistory, WorkloadRef
+
+SNAPSHOT_FORMAT = "tortoise-bot-snapshot"
+"""The ``format`` value of ``meta.json``."""
+
+SNAPSHOT_VERSION = 1
+"""The version this code writes and reads."""
+
+MAX_META_BYTES = 64 * 1024 * 1024
+"""A ``meta.json`` larger than this is refused (64 MiB)."""
+
+ARRAY_FIELDS = tuple(f.name for f in fields(ContainerHistory) if f.name != "name")
+"""The array fields of ``ContainerHistory``, stored one file each."""
+
+_ERROR_TYPES: Mapping[str, type[MetricsError]] = {
+    "MetricsError": MetricsError,
+    "QueryError": QueryError,
+    "PrometheusUnavailableError": PrometheusUnavailableError,
+    "SnapshotError": SnapshotError,
+}
+
+
+def _ref_json(ref: WorkloadRef) -> dict[str, str]:
+    return {
+        "kind": ref.kind,
+        "namespace": ref.namespace,
+        "name": ref.name,
+        "environment": ref.environment,
+    }
+
+
+def _ref(data: Mapping[str, Any]) -> WorkloadRef:
+    return WorkloadRef(
+        str(data["kind"]), str(data["namespace"]), str(data["name"]), str(data["environment"])
+    )
+
+
+def _npy(array: np.ndarray[Any, Any]) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def write_snapshot(path: Path, result: FetchResult, *, start_s: float, end_s: float) -> None:
+    """Write ``result`` to ``path`` atomically (temporary file in the same folder, then rename)."""
+    meta: dict[str, Any] = {
+        "format": SNAPSHOT_FORMAT,
+        "version": SNAPSHOT_VERSION,
+        "start_s": start_s,
+        "end_s": end_s,
+        "warnings": list(result.warnings),
+        "histories": [],
+        "errors": [
+            {
+                "ref": _ref_json(ref),
+                "type": type(error).__name__,
+                "message": error.message,
+                "query": error.query,
+                "url": error.url,
+                "status": error.status,
+            }
+            for ref, error in sorted(result.errors.items())
+        ],
+    }
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_LZMA) as archive:
+            for i, (ref, history) in enumerate(sorted(result.histories.items())):
+                names = list(history.containers)
+                meta["histories"].append(
+                    {
+                        "ref": _ref_json(ref),
+                        "start_s": history.start_s,
+                        "end_s": history.end_s,
+                        "pods": list(history.pods),
+                        "quality": [
+                            {"code": n.code, "message": n.message, "container": n.container}
+                            for n in history.quality
+                        ],
+                        "containers": names,
+                    }
+                )
+                archive.writestr(f"h{i}/replicas_t.npy", _npy(history.replicas_t))
+                archive.writestr(f"h{i}/replicas.npy", _npy(history.replicas))
+                for j, name in enumerate(names):
+                    container = history.containers[name]
+                    for field in ARRAY_FIELDS:
+                        archive.writestr(f"h{i}/c{j}/{field}.npy", _npy(getattr(container, field)))
+            archive.writestr("meta.json", json.dumps(meta, ensure_ascii=False))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The content of a snapshot file."""
+
+    start_s: float
+    end_s: float
+    histories: Mapping[WorkloadRef, WorkloadHistory]
+    errors: Mapping[WorkloadRef, MetricsError]
+    warnings: tuple[str, ...]
+
+
+def read_snapshot(path: Path) -> Snapshot:
+    """Read a snapshot file; raises ``SnapshotError`` naming the file if it cannot be used."""
+    where = str(path)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            info = archive.getinfo("meta.json")
+            if info.file_size > MAX_META_BYTES:
+                raise SnapshotError("meta.json is too large", url=where)
+            meta = json.loads(archive.read("meta.json"))
+            if not isinstance(meta, dict) or meta.get("format") != SNAPSHOT_FORMAT:
+                raise SnapshotError("not a tortoise-bot snapshot", url=where)
+            if meta.get("version") != SNAPSHOT_VERSION:
+                raise SnapshotError(
+                    f"snapshot version {meta.get('version')} (this build reads "
+                    f"{SNAPSHOT_VERSION}): record it again",
+                    url=where,
+                )
+
+            def array(name: str) -> np.ndarray[Any, Any]:
+                with archive.open(name) as handle:
+                    loaded = np.load(io.BytesIO(handle.read()), allow_pickle=False)
+                return np.asarray(loaded)
+
+            histories: dict[WorkloadRef, WorkloadHistory] = {}
+            for i, item in enumerate(meta["histories"]):
+                ref = _ref(item["ref"])
+                containers = {
+                    name: ContainerHistory(
+                        name=name,
+                        **{f: array(f"h{i}/c{j}/{f}.npy") for f in ARRAY_FIELDS},
+                    )
+                    for j, name in enumerate(item["containers"])
+                }
+                histories[ref] = WorkloadHistory(
+                    ref=ref,
+                    start_s=float(item["start_s"]),
+                    end_s=float(item["end_s"]),
+                    pods=tuple(str(p) for p in item["pods"]),
+                    containers=containers,
+                    replicas_t=array(f"h{i}/replicas_t.npy"),
+                    replicas=array(f"h{i}/replicas.npy"),
+                    quality=tuple(
+                        Note(str(n["code"]), str(n["message"]), n["container"])
+                        for n in item["quality"]
+                    ),
+                )
+            errors: dict[WorkloadRef, MetricsError] = {}
+            for item in meta["errors"]:
+                kind = _ERROR_TYPES.get(str(item["type"]), MetricsError)
+                errors[_ref(item["ref"])] = kind(
+                    str(item["message"]),
+                    query=item["query"],
+                    url=item["url"],
+                    status=item["status"],
+                )
+            return Snapshot(
+                start_s=float(meta["start_s"]),
+                end_s=float(meta["end_s"]),
+                histories=histories,
+                errors=errors,
+                warnings=tuple(str(w) for w in meta["warnings"]),
+            )
+    except SnapshotError:
+        raise
+    except FileNotFoundError as exc:
+        raise SnapshotError("snapshot file not found", url=where) from exc
+    except (OSError, zipfile.BadZipFile, KeyError, ValueError, TypeError, EOFError) as exc:
+        raise SnapshotError(f"corrupt snapshot: {exc}", url=where) from exc
+
+
+def record_snapshot(
+    source: HistorySource,
+    requests: Sequence[HistoryRequest],
+    *,
+    start_s: float,
+    end_s: float,
+    path: Path,
+) -> FetchResult:
+    """Fetch ``requests`` from ``source`` and write the result to ``path``; return the result.
+
+    An outage raises (and writes nothing): a snapshot never records "no answer" as "no data".
+    """
+    result = source.fetch(requests, start_s=start_s, end_s=end_s)
+    write_snapshot(path, result, start_s=start_s, end_s=end_s)
+    return result
+
+
+def _window(history: WorkloadHistory, start_s: float, end_s: float) -> WorkloadHistory:
+    """``history`` restricted to samples in ``[start_s, end_s]``."""
+
+    def keep(t: np.ndarray[Any, Any]) -> np.ndarray[Any, np.dtype[np.bool_]]:
+        return np.asarray((t >= start_s) & (t <= end_s))
+
+    containers = {}
+    for name, c in history.containers.items():
+        cpu, mem, oom = keep(c.cpu_t), keep(c.mem_t), keep(c.oom_t)
+        containers[name] = ContainerHistory(
+            name=name,
+            cpu_t=c.cpu_t[cpu],
+            cpu_pod=c.cpu_pod[cpu],
+            cpu_cores=c.cpu_cores[cpu],
+            mem_t=c.mem_t[mem],
+            mem_pod=c.mem_pod[mem],
+            mem_bytes=c.mem_bytes[mem],
+            oom_t=c.oom_t[oom],
+            oom_pod=c.oom_pod[oom],
+            oom_request_bytes=c.oom_request_bytes[oom],
+        )
+    rep = keep(history.replicas_t)
+    return WorkloadHistory(
+        ref=history.ref,
+        start_s=max(start_s, history.start_s),
+        end_s=min(end_s, history.end_s),
+        pods=history.pods,
+        containers=containers,
+        replicas_t=history.replicas_t[rep],
+        replicas=history.replicas[rep],
+        quality=history.quality,
+    )
+
+
+class SnapshotSource:
+    """A ``HistorySource`` replaying a snapshot file (read once, at construction)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.snapshot = read_snapshot(self.path)
+
+    @property
+    def start_s(self) -> float:
+        """Start of the recorded window (unix seconds)."""
+        return self.snapshot.start_s
+
+    @property
+    def end_s(self) -> float:
+        """End of the recorded window: the ``now`` a replayed plan should use."""
+        return self.snapshot.end_s
+
+    def fetch(
+        self, requests: Sequence[HistoryRequest], *, start_s: float, end_s: float
+    ) -> FetchResult:
+        """The recorded answer for each request; the same window gives the recorded arrays.
+
+        A workload or container that was not recorded is an error for that workload; a window
+        reaching outside the recorded one is cut to it, with a ``snapshot-window`` note.
+        """
+        snap = self.snapshot
+        same_window = start_s == snap.start_s and end_s == snap.end_s
+        histories: dict[WorkloadRef, WorkloadHistory] = {}
+        errors: dict[WorkloadRef, MetricsError] = {}
+        for request in requests:
+            ref = request.ref
+            if ref in snap.errors:
+                errors[ref] = snap.errors[ref]
+                continue
+            recorded = snap.histories.get(ref)
+            if recorded is None:
+                errors[ref] = SnapshotError(f"{ref} is not in the snapshot", url=str(self.path))
+                continue
+            missing = [c for c in request.containers if c not in recorded.containers]
+            if missing:
+                errors[ref] = SnapshotError(
+                    f"{ref}: containers {', '.join(missing)} are not in the snapshot",
+                    url=str(self.path),
+                )
+                continue
+            history = recorded if same_window else _window(recorded, start_s, end_s)
+            if start_s < snap.start_s or end_s > snap.end_s:
+                history = WorkloadHistory(
+                    ref=history.ref,
+                    start_s=history.start_s,
+                    end_s=history.end_s,
+                    pods=history.pods,
+                    containers=history.containers,
+                    replicas_t=history.replicas_t,
+                    replicas=history.replicas,
+                    quality=(
+                        *history.quality,
+                        Note(
+                            "snapshot-window",
+                            f"the snapshot covers {snap.start_s:.0f}..{snap.end_s:.0f} only",
+                        ),
+                    ),
+                )
+            histories[ref] = history
+        return FetchResult(
+            histories=histories,
+            errors=errors,
+            warnings=snap.warnings,
+            stats=FetchStats(),
+        )

@@ -1,0 +1,68 @@
+"""The history seam: what the pipeline asks for (``HistoryRequest``) and gets (``FetchResult``).
+
+A ``HistorySource`` answers a batch of requests over one window. Per workload the answer is a
+``WorkloadHistory`` (with its data-quality notes) or a ``MetricsError`` for that workload alone;
+an outage of the backend raises ``PrometheusUnavailableError`` for the whole call, so a repository is
+never planned on "no data" that was really "no answer".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from bot.metrics.errors import MetricsError
+from bot.model import WorkloadHistory, WorkloadRef
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRequest:
+    """One workload to fetch: its containers and the environment's extra label matchers.
+
+    ``selector`` is e.g. ``{"cluster": "prod"}``; empty for the ``default`` environment, which
+    selects by namespace alone.
+    """
+
+    ref: WorkloadRef
+    containers: tuple[str, ...]
+    selector: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchStats:
+    """Cost of one fetch: HTTP queries sent, retries, response bytes and wall seconds."""
+
+    queries: int = 0
+    retries: int = 0
+    bytes_received: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    """Per workload its history or its error; ``warnings`` are the backend's, de-duplicated."""
+
+    histories: Mapping[WorkloadRef, WorkloadHistory] = field(default_factory=dict)
+    errors: Mapping[WorkloadRef, MetricsError] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    stats: FetchStats = FetchStats()
+
+    def history(self, ref: WorkloadRef) -> WorkloadHistory:
+        """The history of ``ref``; raises its ``MetricsError`` if it failed."""
+        if ref in self.errors:
+            raise self.errors[ref]
+        try:
+            return self.histories[ref]
+        except KeyError:
+            raise MetricsError(f"{ref} was not requested") from None
+
+
+class HistorySource(Protocol):
+    """Where usage history comes from: Prometheus, a snapshot file, or a test double."""
+
+    def fetch(
+        self, requests: Sequence[HistoryRequest], *, start_s: float, end_s: float
+    ) -> FetchResult:
+        """History of every request over ``[start_s, end_s]`` (unix seconds)."""
+        ...

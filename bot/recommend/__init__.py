@@ -1,0 +1,1 @@
+"""The recommendation engine: pure functions from history to explained proposals."""

@@ -1,0 +1,274 @@
+"""Simulate a ``ClusterSpec``: replicas, pods that come and go, per-container usage and OOM kills.
+
+Pods fill replica *slots*: slot ``i`` is alive while ``replicas > i``; a rollout ends every
+pod life at once. A Deployment pod is named ``<name>-<replicaset hash>-<5 chars>`` (new hash per
+rollout, new suffix per life), a StatefulSet pod ``<name>-<ordinal>``. Per pod and container:
+
+- ``cpu_cores = demand / replicas * share * (1 + noise) + floor``, never negative;
+- ``memory_bytes = base + load * demand / peak + growth_per_day * age_days + noise``, where the age
+  restarts at each container start; above the limit the container is OOM-killed at that sample,
+  restarts (its restart count goes up, its CPU counter starts again) and shows fresh memory;
+- ``cpu_counter_s``: cumulative CPU seconds since the container started (``cpu * step`` summed),
+  which is what cAdvisor's ``container_cpu_usage_seconds_total`` counts.
+
+``SimulatedCluster.expected_history(ref)`` returns the generated truth as the seam type.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from bot.model import (
+    ContainerHistory,
+    FloatArray,
+    IntArray,
+    Note,
+    WorkloadHistory,
+    WorkloadRef,
+)
+from bot.sim.errors import SimError
+from bot.sim.hpa import simulate_hpa
+from bot.sim.load import SECONDS_PER_DAY, demand_cores
+from bot.sim.spec import ClusterSpec, ContainerSpec, ServiceSpec
+
+NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+"""Characters of generated pod-name parts (``k8s.io/apimachinery/pkg/util/rand``, ``alphanums``)."""
+
+POD_SUFFIX_CHARS = 5
+"""Length of the random suffix of a ReplicaSet's pod names."""
+
+TEMPLATE_HASH_CHARS = 10
+"""Length of the simulated ``pod-template-hash``."""
+
+MEMORY_NOISE_FRACTION = 0.01
+"""Relative size of the per-sample memory noise."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerRun:
+    """One container inside one pod life; arrays hold one value per sample of the pod life."""
+
+    name: str
+    cpu_cores: FloatArray
+    memory_bytes: FloatArray
+    cpu_counter_s: FloatArray
+    restarts: IntArray
+    oom_steps: IntArray
+    """Absolute sample indices at which the container was OOM-killed (and restarted)."""
+    memory_request_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class PodLife:
+    """A pod from its first to its last sample: steps ``[start, stop)`` of the cluster grid."""
+
+    name: str
+    owner_kind: str
+    owner_name: str
+    start: int
+    stop: int
+    containers: tuple[ContainerRun, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SimulatedService:
+    """The history of one workload: replica count per sample and every pod life."""
+
+    spec: ServiceSpec
+    replicas: IntArray
+    pods: tuple[PodLife, ...]
+    replicasets: tuple[str, ...]
+
+    @property
+    def ref(self) -> WorkloadRef:
+        """The workload in the ``default`` environment."""
+        return WorkloadRef(self.spec.kind, self.spec.namespace, self.spec.name)
+
+
+@dataclass(frozen=True, slots=True)
+class SimulatedCluster:
+    """A simulated cluster: the time grid (unix seconds) and every service's history."""
+
+    spec: ClusterSpec
+    t_s: FloatArray
+    services: tuple[SimulatedService, ...]
+
+    def service(self, namespace: str, name: str) -> SimulatedService:
+        """The simulated service ``namespace/name``; raises ``SimError`` if absent."""
+        for service in self.services:
+            if service.spec.namespace == namespace and service.spec.name == name:
+                return service
+        raise SimError(f"no simulated service {namespace}/{name}")
+
+    def expected_history(self, ref: WorkloadRef) -> WorkloadHistory:
+        """The generated truth for ``ref`` as a ``WorkloadHistory`` (every sample, in pod order).
+
+        OOM rows carry the container's memory request. Pods are numbered in order of first sample.
+        """
+        service = self.service(ref.namespace, ref.name)
+        pods = sorted(service.pods, key=lambda p: (p.start, p.name))
+        names = tuple(dict.fromkeys(p.name for p in pods))
+        index = {name: i for i, name in enumerate(names)}
+        containers: dict[str, ContainerHistory] = {}
+        for spec in service.spec.containers:
+            runs = [(p, next(c for c in p.containers if c.name == spec.name)) for p in pods]
+            ts = [self.t_s[p.start : p.stop] for p, _ in runs]
+            pod_idx = [np.full(p.stop - p.start, index[p.name], np.int32) for p, _ in runs]
+            oom_t = [self.t_s[c.oom_steps] for _, c in runs]
+            oom_pod = [np.full(len(c.oom_steps), index[p.name], np.int32) for p, c in runs]
+            containers[spec.name] = ContainerHistory(
+                name=spec.name,
+                cpu_t=_cat_f(ts),
+                cpu_pod=_cat_i(pod_idx),
+                cpu_cores=_cat_f([c.cpu_cores for _, c in runs]),
+                mem_t=_cat_f(ts),
+                mem_pod=_cat_i(pod_idx),
+                mem_bytes=_cat_f([c.memory_bytes for _, c in runs]),
+                oom_t=_cat_f(oom_t),
+                oom_pod=_cat_i(oom_pod),
+                oom_request_bytes=np.full(
+                    sum(len(c.oom_steps) for _, c in runs), spec.memory_request_bytes, np.float64
+                ),
+            )
+        return WorkloadHistory(
+            ref=ref,
+            start_s=float(self.t_s[0]),
+            end_s=float(self.t_s[-1]),
+            pods=names,
+            containers=containers,
+            replicas_t=self.t_s.copy(),
+            replicas=service.replicas.astype(np.float64),
+            quality=(Note("simulated", "generated by the simulator"),),
+        )
+
+
+def _cat_f(parts: list[FloatArray]) -> FloatArray:
+    return np.concatenate(parts).astype(np.float64) if parts else np.zeros(0, np.float64)
+
+
+def _cat_i(parts: list[IntArray]) -> IntArray:
+    return np.concatenate(parts).astype(np.int32) if parts else np.zeros(0, np.int32)
+
+
+def _name_part(rng: random.Random, length: int) -> str:
+    return "".join(rng.choice(NAME_ALPHABET) for _ in range(length))
+
+
+def _runs(alive: npt.NDArray[np.bool_], cuts: npt.NDArray[np.int64]) -> list[tuple[int, int]]:
+    """Maximal ``[start, stop)`` runs of ``alive``, also split at every index in ``cuts``."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], alive.astype(np.int8), [0]))))
+    out: list[tuple[int, int]] = []
+    for start, stop in zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True):
+        inner = [int(c) for c in cuts if start < c < stop]
+        bounds = [start, *inner, stop]
+        out.extend(itertools.pairwise(bounds))
+    return out
+
+
+def _container_run(
+    spec: ContainerSpec,
+    service: ServiceSpec,
+    *,
+    demand: FloatArray,
+    replicas: IntArray,
+    start: int,
+    stop: int,
+    step_s: int,
+    rng: np.random.Generator,
+) -> ContainerRun:
+    n = stop - start
+    share = demand[start:stop] / replicas[start:stop] * spec.cpu_share_fraction
+    noise = 1.0 + service.noise_fraction * rng.standard_normal(n)
+    cpu = np.clip(share * noise, 0.0, None) + spec.cpu_floor_cores
+    load = demand[start:stop] / max(service.peak_cores, 1e-9)
+    mem_noise = spec.memory_base_bytes * MEMORY_NOISE_FRACTION * rng.standard_normal(n)
+    base = spec.memory_base_bytes + spec.memory_load_bytes * load + mem_noise
+    age_days = np.arange(n, dtype=np.float64) * step_s / SECONDS_PER_DAY
+    memory = base + spec.memory_growth_bytes_per_day * age_days
+    restarts = np.zeros(n, dtype=np.int32)
+    ooms: list[int] = []
+    if spec.memory_limit_bytes is not None:
+        offset = 0
+        while True:
+            over = np.flatnonzero(memory[offset:] > spec.memory_limit_bytes)
+            if not len(over):
+                break
+            at = offset + int(over[0])
+            if at == 0:  # born above the limit: the simulated container keeps its memory
+                memory[0] = spec.memory_limit_bytes
+                offset = 1
+                continue
+            ooms.append(at)
+            restarts[at:] += 1
+            age = np.arange(n - at, dtype=np.float64) * step_s / SECONDS_PER_DAY
+            memory[at:] = base[at:] + spec.memory_growth_bytes_per_day * age
+            offset = at + 1
+    counter = np.empty(n, dtype=np.float64)
+    segments = [0, *ooms, n]
+    for a, b in itertools.pairwise(segments):
+        counter[a:b] = np.cumsum(cpu[a:b] * step_s)
+    return ContainerRun(
+        name=spec.name,
+        cpu_cores=cpu,
+        memory_bytes=np.round(np.clip(memory, 1.0, None)).astype(np.float64),
+        cpu_counter_s=counter,
+        restarts=restarts,
+        oom_steps=(np.asarray(ooms, dtype=np.int32) + start).astype(np.int32),
+        memory_request_bytes=spec.memory_request_bytes,
+    )
+
+
+def _simulate_service(spec: ClusterSpec, index: int, t_s: FloatArray) -> SimulatedService:
+    service = spec.services[index]
+    rng = np.random.default_rng([spec.seed, index])
+    names = random.Random(f"{spec.seed}/{service.namespace}/{service.name}")
+    demand = demand_cores(service, t_s, rng)
+    app = service.containers[0]
+    if service.hpa is not None:
+        at_one = demand * app.cpu_share_fraction + app.cpu_floor_cores
+        replicas = simulate_hpa(service.hpa, at_one, app.cpu_request_cores, spec.step_s)
+    else:
+        replicas = np.full(len(t_s), max(1, service.replicas), dtype=np.int32)
+    days = len(t_s) * spec.step_s / SECONDS_PER_DAY
+    rollouts = np.sort(
+        rng.integers(1, max(2, len(t_s)), int(rng.poisson(service.rollouts_per_week * days / 7)))
+    )
+    epoch = np.searchsorted(rollouts, np.arange(len(t_s)), side="right")
+    hashes = [_name_part(names, TEMPLATE_HASH_CHARS) for _ in range(len(rollouts) + 1)]
+    pods: list[PodLife] = []
+    for slot in range(int(replicas.max(initial=0))):
+        for start, stop in _runs(replicas > slot, rollouts):
+            if service.kind == "StatefulSet":
+                name, owner_kind, owner = f"{service.name}-{slot}", "StatefulSet", service.name
+            else:
+                owner = f"{service.name}-{hashes[int(epoch[start])]}"
+                name = f"{owner}-{_name_part(names, POD_SUFFIX_CHARS)}"
+                owner_kind = "ReplicaSet"
+            runs = tuple(
+                _container_run(
+                    c,
+                    service,
+                    demand=demand,
+                    replicas=replicas,
+                    start=start,
+                    stop=stop,
+                    step_s=spec.step_s,
+                    rng=rng,
+                )
+                for c in service.containers
+            )
+            pods.append(PodLife(name, owner_kind, owner, start, stop, runs))
+    used = sorted({p.owner_name for p in pods if p.owner_kind == "ReplicaSet"})
+    return SimulatedService(service, replicas, tuple(pods), tuple(used))
+
+
+def simulate(spec: ClusterSpec) -> SimulatedCluster:
+    """Run the simulation; the same ``spec`` (seed included) always gives the same cluster."""
+    t_s = spec.start_s + np.arange(spec.steps, dtype=np.float64) * spec.step_s
+    services = tuple(_simulate_service(spec, i, t_s) for i in range(len(spec.services)))
+    return SimulatedCluster(spec, t_s, services)

@@ -1,0 +1,52 @@
+"""Load shapes: the CPU demand of one service over time, in cores, from a seeded generator.
+
+``demand_cores(t) = peak * (night + (1 - night) * diurnal(t)) * weekly(t) * slow(t) * bursts(t)``
+with ``diurnal`` a raised cosine peaking at 15:00 UTC and lowest at 03:00, ``weekly`` equal to
+``weekend_fraction`` on Saturdays and Sundays, ``slow`` an hourly random walk of relative size
+``noise_fraction``, and ``bursts`` a few short multiplicative spikes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bot.model import FloatArray
+from bot.sim.spec import ServiceSpec
+
+SECONDS_PER_DAY = 86_400
+"""Seconds in one day."""
+
+PEAK_HOUR_UTC = 15.0
+"""Hour of the day (UTC) at which the diurnal cycle peaks."""
+
+UNIX_EPOCH_WEEKDAY = 3
+"""1970-01-01 was a Thursday (Monday = 0)."""
+
+BURST_STEPS = (3, 15)
+"""A burst lasts between these many samples (inclusive, exclusive)."""
+
+
+def diurnal_fraction(t_s: FloatArray) -> FloatArray:
+    """0..1 raised cosine of the hour of day: 1 at ``PEAK_HOUR_UTC``, 0 twelve hours later."""
+    hour = (t_s % SECONDS_PER_DAY) / 3600.0
+    return 0.5 + 0.5 * np.cos(2 * np.pi * (hour - PEAK_HOUR_UTC) / 24.0)
+
+
+def weekday(t_s: FloatArray) -> FloatArray:
+    """Day of week of each timestamp, Monday = 0 ... Sunday = 6 (UTC)."""
+    return (np.floor(t_s / SECONDS_PER_DAY) + UNIX_EPOCH_WEEKDAY) % 7
+
+
+def demand_cores(spec: ServiceSpec, t_s: FloatArray, rng: np.random.Generator) -> FloatArray:
+    """CPU demand of the whole service at each timestamp, in cores (formula in the module doc)."""
+    level = spec.night_fraction + (1 - spec.night_fraction) * diurnal_fraction(t_s)
+    weekly = np.where(weekday(t_s) >= 5, spec.weekend_fraction, 1.0)
+    hours = int(np.ceil((t_s[-1] - t_s[0]) / 3600.0)) + 2 if len(t_s) else 2
+    walk = 1.0 + spec.noise_fraction * rng.standard_normal(hours)
+    slow = np.interp((t_s - t_s[0]) / 3600.0, np.arange(hours), walk) if len(t_s) else t_s
+    out = spec.peak_cores * level * weekly * np.clip(slow, 0.2, None)
+    days = len(t_s) * (t_s[1] - t_s[0]) / SECONDS_PER_DAY if len(t_s) > 1 else 0.0
+    for _ in range(int(rng.poisson(spec.burst_per_day * days))):
+        at = int(rng.integers(0, len(t_s)))
+        out[at : at + int(rng.integers(*BURST_STEPS))] *= spec.burst_factor
+    return np.asarray(out, dtype=np.float64)

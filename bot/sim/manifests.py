@@ -1,0 +1,113 @@
+"""Write raw YAML manifests matching a ``ClusterSpec``: one file per service, workload plus HPA.
+
+``<dir>/<namespace>/<name>.yaml`` holds the Deployment or StatefulSet (``apps/v1``) with each
+container's requests and limits, and, when the service has one, its HorizontalPodAutoscaler
+(``autoscaling/v2``) with a ``ContainerResource`` CPU target on the first container. Values are
+written the way people write them (``250m``, ``512Mi``); the simulator only writes quantities,
+it never parses them (``bot/manifests/quantities.py`` is the one place that does).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bot.sim.errors import SimError
+from bot.sim.spec import MIB, ClusterSpec, ContainerSpec, ServiceSpec
+
+
+def _cpu(cores: float) -> str:
+    millicores = round(cores * 1000)
+    return f"{millicores // 1000}" if millicores % 1000 == 0 else f"{millicores}m"
+
+
+def _memory(size_bytes: int) -> str:
+    return f"{size_bytes // MIB}Mi" if size_bytes % MIB == 0 else str(size_bytes)
+
+
+def _quote(value: str) -> str:
+    """A YAML double-quoted scalar (JSON strings are valid YAML)."""
+    return json.dumps(value)
+
+
+def _container_yaml(c: ContainerSpec) -> str:
+    limits = []
+    if c.cpu_limit_cores is not None:
+        limits.append(f"              cpu: {_cpu(c.cpu_limit_cores)}")
+    if c.memory_limit_bytes is not None:
+        limits.append(f"              memory: {_memory(c.memory_limit_bytes)}")
+    text = (
+        f"        - name: {_quote(c.name)}\n"
+        f"          image: registry.example.com/{c.name}:1.0.0\n"
+        f"          resources:\n"
+        f"            requests:\n"
+        f"              cpu: {_cpu(c.cpu_request_cores)}\n"
+        f"              memory: {_memory(c.memory_request_bytes)}\n"
+    )
+    if limits:
+        text += "            limits:\n" + "\n".join(limits) + "\n"
+    return text
+
+
+def service_yaml(service: ServiceSpec) -> str:
+    """The manifest text of one service (workload, then its HPA if any)."""
+    name, ns = _quote(service.name), _quote(service.namespace)
+    replicas = service.hpa.min_replicas if service.hpa else service.replicas
+    extra = f"  serviceName: {name}\n" if service.kind == "StatefulSet" else ""
+    text = (
+        f"apiVersion: apps/v1\n"
+        f"kind: {service.kind}\n"
+        f"metadata:\n"
+        f"  name: {name}\n"
+        f"  namespace: {ns}\n"
+        f"spec:\n"
+        f"{extra}"
+        f"  replicas: {replicas}\n"
+        f"  selector:\n"
+        f"    matchLabels:\n"
+        f"      app: {name}\n"
+        f"  template:\n"
+        f"    metadata:\n"
+        f"      labels:\n"
+        f"        app: {name}\n"
+        f"    spec:\n"
+        f"      containers:\n" + "".join(_container_yaml(c) for c in service.containers)
+    )
+    if service.hpa is not None:
+        text += (
+            f"---\n"
+            f"apiVersion: autoscaling/v2\n"
+            f"kind: HorizontalPodAutoscaler\n"
+            f"metadata:\n"
+            f"  name: {name}\n"
+            f"  namespace: {ns}\n"
+            f"spec:\n"
+            f"  scaleTargetRef:\n"
+            f"    apiVersion: apps/v1\n"
+            f"    kind: {service.kind}\n"
+            f"    name: {name}\n"
+            f"  minReplicas: {service.hpa.min_replicas}\n"
+            f"  maxReplicas: {service.hpa.max_replicas}\n"
+            f"  metrics:\n"
+            f"    - type: ContainerResource\n"
+            f"      containerResource:\n"
+            f"        name: cpu\n"
+            f"        container: {_quote(service.containers[0].name)}\n"
+            f"        target:\n"
+            f"          type: Utilization\n"
+            f"          averageUtilization: {service.hpa.target_cpu_percent}\n"
+        )
+    return text
+
+
+def write_manifests(spec: ClusterSpec, directory: Path) -> list[Path]:
+    """Write one YAML file per service under ``directory``; return the paths written."""
+    paths: list[Path] = []
+    for service in spec.services:
+        if "/" in service.namespace or "/" in service.name or service.name.startswith("."):
+            raise SimError(f"cannot use {service.namespace}/{service.name} as a file name")
+        path = directory / service.namespace / f"{service.name}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(service_yaml(service), encoding="utf-8")
+        paths.append(path)
+    return paths

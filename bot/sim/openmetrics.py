@@ -1,0 +1,195 @@
+"""Write a simulated cluster as OpenMetrics text for ``promtool tsdb create-blocks-from openmetrics``.
+
+What promtool needs (measured, see ``docs/metrics.md``): timestamps in **seconds**, each series'
+samples in ascending time (promtool silently drops out-of-order and duplicate samples), and a
+final ``# EOF`` line. Families are written one after another; no ``# TYPE`` lines, so every
+series is stored under exactly the name written (``..._total`` included).
+
+Series written, with kube-prometheus-stack's names and labels:
+
+- cAdvisor (``job="kubelet"``): ``container_cpu_usage_seconds_total`` (counter, CPU seconds),
+  ``container_memory_working_set_bytes`` (gauge, bytes), per ``namespace``/``pod``/``container``;
+- kube-state-metrics (``job="kube-state-metrics"``): ``kube_pod_container_status_restarts_total``,
+  ``kube_pod_container_status_last_terminated_reason{reason="OOMKilled"}`` (1 from the first OOM
+  kill of that container on), ``kube_pod_container_resource_requests{resource="memory"}``,
+  ``kube_pod_owner``, ``kube_replicaset_owner``, ``kube_deployment_status_replicas``,
+  ``kube_statefulset_status_replicas`` and ``kube_horizontalpodautoscaler_status_current_replicas``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TextIO
+
+import numpy as np
+
+from bot.model import FloatArray
+from bot.sim.cluster import ContainerRun, PodLife, SimulatedCluster, SimulatedService
+
+CADVISOR_JOB = "kubelet"
+"""``job`` label of cAdvisor series in kube-prometheus-stack."""
+
+KSM_JOB = "kube-state-metrics"
+"""``job`` label of kube-state-metrics series."""
+
+
+def escape_label_value(value: str) -> str:
+    r"""``value`` escaped for a quoted OpenMetrics label value: ``\`` -> ``\\``, ``"`` -> ``\"``, newline -> ``\n``."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _labels(pairs: Mapping[str, str]) -> str:
+    return ",".join(f'{k}="{escape_label_value(v)}"' for k, v in pairs.items())
+
+
+@dataclass(frozen=True, slots=True)
+class _Series:
+    """One series: labels, first absolute sample index and its values (one per sample)."""
+
+    labels: dict[str, str]
+    start: int
+    values: FloatArray
+    integer: bool = False
+
+
+def _families(cluster: SimulatedCluster) -> Iterator[tuple[str, Iterator[_Series]]]:
+    def ids(s: SimulatedService, p: PodLife, c: ContainerRun, job: str) -> dict[str, str]:
+        return {"namespace": s.spec.namespace, "pod": p.name, "container": c.name, "job": job}
+
+    def per_container(
+        make: Callable[[SimulatedService, PodLife, ContainerRun], _Series | None],
+    ) -> Iterator[_Series]:
+        for service in cluster.services:
+            for pod in service.pods:
+                for run in pod.containers:
+                    series = make(service, pod, run)
+                    if series is not None:
+                        yield series
+
+    yield (
+        "container_cpu_usage_seconds_total",
+        per_container(
+            lambda s, p, c: _Series(ids(s, p, c, CADVISOR_JOB), p.start, c.cpu_counter_s),
+        ),
+    )
+    yield (
+        "container_memory_working_set_bytes",
+        per_container(
+            lambda s, p, c: _Series(ids(s, p, c, CADVISOR_JOB), p.start, c.memory_bytes, True),
+        ),
+    )
+    yield (
+        "kube_pod_container_status_restarts_total",
+        per_container(
+            lambda s, p, c: _Series(
+                ids(s, p, c, KSM_JOB), p.start, c.restarts.astype(np.float64), True
+            ),
+        ),
+    )
+
+    def oom(s: SimulatedService, p: PodLife, c: ContainerRun) -> _Series | None:
+        if not len(c.oom_steps):
+            return None
+        first = int(c.oom_steps[0])
+        return _Series(
+            {**ids(s, p, c, KSM_JOB), "reason": "OOMKilled"},
+            first,
+            np.ones(p.stop - first, dtype=np.float64),
+            True,
+        )
+
+    yield "kube_pod_container_status_last_terminated_reason", per_container(oom)
+    yield (
+        "kube_pod_container_resource_requests",
+        per_container(
+            lambda s, p, c: _Series(
+                {**ids(s, p, c, KSM_JOB), "resource": "memory", "unit": "byte"},
+                p.start,
+                np.full(p.stop - p.start, float(c.memory_request_bytes)),
+                True,
+            ),
+        ),
+    )
+
+    def owners() -> Iterator[_Series]:
+        for s in cluster.services:
+            for p in s.pods:
+                labels = {
+                    "namespace": s.spec.namespace,
+                    "pod": p.name,
+                    "owner_kind": p.owner_kind,
+                    "owner_name": p.owner_name,
+                    "owner_is_controller": "true",
+                    "job": KSM_JOB,
+                }
+                yield _Series(labels, p.start, np.ones(p.stop - p.start), True)
+
+    yield "kube_pod_owner", owners()
+
+    def replicasets() -> Iterator[_Series]:
+        for s in cluster.services:
+            for rs in s.replicasets:
+                lives = [p for p in s.pods if p.owner_name == rs]
+                start = min(p.start for p in lives)
+                labels = {
+                    "namespace": s.spec.namespace,
+                    "replicaset": rs,
+                    "owner_kind": "Deployment",
+                    "owner_name": s.spec.name,
+                    "owner_is_controller": "true",
+                    "job": KSM_JOB,
+                }
+                yield _Series(labels, start, np.ones(len(cluster.t_s) - start), True)
+
+    yield "kube_replicaset_owner", replicasets()
+
+    def replicas(kind: str, label: str, hpa: bool) -> Iterator[_Series]:
+        for s in cluster.services:
+            if s.spec.kind != kind or (hpa and s.spec.hpa is None):
+                continue
+            labels = {"namespace": s.spec.namespace, label: s.spec.name, "job": KSM_JOB}
+            yield _Series(labels, 0, s.replicas.astype(np.float64), True)
+
+    yield "kube_deployment_status_replicas", replicas("Deployment", "deployment", False)
+    yield "kube_statefulset_status_replicas", replicas("StatefulSet", "statefulset", False)
+    yield (
+        "kube_horizontalpodautoscaler_status_current_replicas",
+        replicas("Deployment", "horizontalpodautoscaler", True),
+    )
+
+
+def write_openmetrics(
+    cluster: SimulatedCluster,
+    out: TextIO,
+    *,
+    window: tuple[int, int] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> int:
+    """Write every series of ``cluster`` to ``out``; return the number of samples written.
+
+    ``window`` = ``(first, stop)`` sample indices restricts the output to that part of the time
+    grid (to backfill aligned windows in parallel); ``labels`` are added to every series (e.g.
+    ``{"cluster": "prod"}``, as an external label would be). Ends with ``# EOF``.
+    """
+    first, stop = window if window is not None else (0, len(cluster.t_s))
+    times = [str(int(t)) for t in cluster.t_s.tolist()]
+    extra = dict(labels or {})
+    written = 0
+    for family, series_iter in _families(cluster):
+        for series in series_iter:
+            a = max(first, series.start)
+            b = min(stop, series.start + len(series.values))
+            if a >= b:
+                continue
+            prefix = f"{family}{{{_labels({**series.labels, **extra})}}} "
+            chunk = series.values[a - series.start : b - series.start]
+            texts = (
+                [str(int(v)) for v in chunk.tolist()]
+                if series.integer
+                else [repr(v) for v in chunk.tolist()]
+            )
+            out.write("".join(f"{prefix}{v} {t}\n" for v, t in zip(texts, times[a:b], strict=True)))
+            written += b - a
+    out.write("# EOF\n")
+    return written

@@ -1,0 +1,199 @@
+"""What the simulator simulates: a seeded, frozen description of services, containers and time.
+
+``ClusterSpec.generate(seed=..., services=...)`` draws a realistic mix (web services with an
+``istio-proxy`` sidecar and an HPA, StatefulSets with fixed replicas, memory that grows until an
+OOM kill); tests that need exact control build the dataclasses by hand.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.sim.errors import SimError
+
+Kind = Literal["Deployment", "StatefulSet"]
+
+MIB = 1024 * 1024
+"""Bytes in one MiB."""
+
+DEFAULT_START_S = 1_767_225_600.0
+"""2026-01-01T00:00:00Z, a Thursday: the default first sample of a simulated history."""
+
+SIDECAR_NAME = "istio-proxy"
+"""The sidecar container injected into meshed pods."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerSpec:
+    """One container of a service's pod template.
+
+    ``cpu_share_fraction`` is the part of the service's CPU demand this container burns (the app
+    takes most, the sidecar follows the traffic); ``cpu_floor_cores`` is burnt per pod even idle.
+    Memory starts at ``memory_base_bytes``, follows the load by ``memory_load_bytes`` and grows
+    ``memory_growth_bytes_per_day`` until the container restarts; above ``memory_limit_bytes``
+    it is OOM-killed.
+    """
+
+    name: str
+    cpu_request_cores: float
+    memory_request_bytes: int
+    cpu_share_fraction: float
+    cpu_floor_cores: float = 0.005
+    memory_base_bytes: int = 128 * MIB
+    memory_load_bytes: int = 32 * MIB
+    memory_growth_bytes_per_day: float = 0.0
+    memory_limit_bytes: int | None = None
+    cpu_limit_cores: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HpaSpec:
+    """An ``autoscaling/v2`` HPA on the first container's CPU (``ContainerResource``)."""
+
+    min_replicas: int
+    max_replicas: int
+    target_cpu_percent: int
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceSpec:
+    """One workload and its traffic.
+
+    The CPU demand of the whole service, in cores, is
+    ``peak_cores * (night_fraction + (1 - night_fraction) * diurnal(t)) * weekly(t) * noise``
+    plus rare bursts (``burst_per_day`` on average, ``burst_factor`` times the level, a few minutes).
+    """
+
+    name: str
+    namespace: str
+    kind: Kind
+    containers: tuple[ContainerSpec, ...]
+    replicas: int
+    hpa: HpaSpec | None = None
+    peak_cores: float = 1.0
+    night_fraction: float = 0.3
+    weekend_fraction: float = 0.7
+    noise_fraction: float = 0.08
+    burst_per_day: float = 0.5
+    burst_factor: float = 2.0
+    rollouts_per_week: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSpec:
+    """A whole simulated cluster: services, the history window and the sampling step."""
+
+    seed: int
+    services: tuple[ServiceSpec, ...]
+    days: float = 2.0
+    step_s: int = 60
+    start_s: float = DEFAULT_START_S
+
+    def __post_init__(self) -> None:
+        if self.step_s <= 0 or self.days <= 0:
+            raise SimError(f"days ({self.days}) and step_s ({self.step_s}) must be positive")
+        if self.start_s % self.step_s:
+            raise SimError(f"start_s {self.start_s} is not a multiple of step_s {self.step_s}")
+        seen: set[tuple[str, str]] = set()
+        for service in self.services:
+            key = (service.namespace, service.name)
+            if key in seen:
+                raise SimError(f"service {service.namespace}/{service.name} declared twice")
+            seen.add(key)
+            if not service.containers:
+                raise SimError(f"service {service.namespace}/{service.name} has no container")
+            if service.hpa and service.hpa.min_replicas > service.hpa.max_replicas:
+                raise SimError(f"service {service.namespace}/{service.name}: HPA min > max")
+
+    @property
+    def steps(self) -> int:
+        """Number of samples per series over the window."""
+        return int(self.days * 86_400 // self.step_s)
+
+    @property
+    def end_s(self) -> float:
+        """Unix seconds of the last sample."""
+        return self.start_s + (self.steps - 1) * self.step_s
+
+    @property
+    def container_count(self) -> int:
+        """Containers per pod template, summed over services."""
+        return sum(len(s.containers) for s in self.services)
+
+    @classmethod
+    def generate(
+        cls,
+        *,
+        seed: int,
+        services: int = 4,
+        namespaces: int = 2,
+        days: float = 2.0,
+        step_s: int = 60,
+        start_s: float = DEFAULT_START_S,
+        sidecar_fraction: float = 0.5,
+        statefulset_fraction: float = 0.25,
+    ) -> ClusterSpec:
+        """A random but reproducible mix of ``services`` workloads over ``namespaces`` namespaces.
+
+        Meshed services get an ``istio-proxy`` sidecar; Deployments get an HPA; one service in
+        four leaks memory towards its limit so OOM kills happen within a few days.
+        """
+        rng = random.Random(seed)
+        out: list[ServiceSpec] = []
+        for i in range(services):
+            namespace = f"ns-{i % max(1, namespaces)}"
+            stateful = rng.random() < statefulset_fraction
+            kind: Kind = "StatefulSet" if stateful else "Deployment"
+            name = f"{'db' if stateful else 'svc'}-{i}"
+            peak = round(rng.uniform(0.2, 4.0), 3)
+            base_mem = int(rng.uniform(96, 768)) * MIB
+            leaks = i % 4 == 3
+            app = ContainerSpec(
+                name="app",
+                cpu_request_cores=round(max(0.05, peak / 3), 3),
+                memory_request_bytes=base_mem + 128 * MIB,
+                cpu_share_fraction=0.8,
+                cpu_floor_cores=0.01,
+                memory_base_bytes=base_mem,
+                memory_load_bytes=int(base_mem * 0.2),
+                memory_growth_bytes_per_day=(base_mem * 0.6 if leaks else base_mem * 0.02),
+                memory_limit_bytes=int(base_mem * 1.6) if leaks else 2 * base_mem + 256 * MIB,
+            )
+            containers = [app]
+            if not stateful and rng.random() < sidecar_fraction:
+                containers.append(
+                    ContainerSpec(
+                        name=SIDECAR_NAME,
+                        cpu_request_cores=0.1,
+                        memory_request_bytes=128 * MIB,
+                        cpu_share_fraction=0.2,
+                        cpu_floor_cores=0.003,
+                        memory_base_bytes=60 * MIB,
+                        memory_load_bytes=10 * MIB,
+                        memory_limit_bytes=1024 * MIB,
+                    )
+                )
+            hpa = None
+            replicas = rng.randint(1, 3)
+            if not stateful:
+                low = rng.randint(1, 3)
+                hpa = HpaSpec(low, low + rng.randint(2, 8), rng.choice((60, 70, 80)))
+                replicas = low
+            out.append(
+                ServiceSpec(
+                    name=name,
+                    namespace=namespace,
+                    kind=kind,
+                    containers=tuple(containers),
+                    replicas=replicas,
+                    hpa=hpa,
+                    peak_cores=peak,
+                    night_fraction=round(rng.uniform(0.15, 0.5), 3),
+                    weekend_fraction=round(rng.uniform(0.5, 0.95), 3),
+                    burst_per_day=round(rng.uniform(0.0, 2.0), 3),
+                    rollouts_per_week=0.0 if stateful else round(rng.uniform(0.5, 3.0), 3),
+                )
+            )
+        return cls(seed=seed, services=tuple(out), days=days, step_s=step_s, start_s=start_s)

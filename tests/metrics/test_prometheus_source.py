@@ -1,0 +1,171 @@
+"""PrometheusSource against the real Prometheus, backfilled from the simulator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bot.config.metrics import MetricNames, PrometheusConfig
+from bot.metrics import HistoryRequest, PrometheusSource, QueryError
+from bot.metrics.prometheus import chunks
+from bot.model import WorkloadRef
+from bot.sim import ClusterSpec, ContainerSpec, ServiceSpec, simulate
+from tests.metrics.helpers import assert_matches_truth, requests_for
+from tests.support.prometheus import TEST_LABELS, prometheus_from_cluster
+
+pytestmark = pytest.mark.prometheus
+
+
+def _source(prom, **overrides) -> PrometheusSource:
+    return PrometheusSource(PrometheusConfig(url=prom.url, gzip=False, **overrides))
+
+
+def _window(cluster):
+    return {"start_s": float(cluster.t_s[0]), "end_s": float(cluster.t_s[-1])}
+
+
+def test_fetched_equals_generated(sim_cluster, sim_prometheus):
+    result = _source(sim_prometheus).fetch(
+        requests_for(sim_cluster, TEST_LABELS), **_window(sim_cluster)
+    )
+    assert not result.errors
+    assert set(result.histories) == {s.ref for s in sim_cluster.services}
+    for history in result.histories.values():
+        assert_matches_truth(sim_cluster, history)
+    oom = sum(len(c.oom_t) for h in result.histories.values() for c in h.containers.values())
+    assert oom > 0
+    sidecar = result.histories[sim_cluster.services[0].ref].containers["istio-proxy"]
+    assert len(sidecar.cpu_t) > 1000
+
+
+def test_query_count_does_not_grow_with_workloads_or_containers(sim_cluster, sim_prometheus):
+    source = _source(sim_prometheus)
+    window = _window(sim_cluster)
+    everything = requests_for(sim_cluster, TEST_LABELS)
+    ns0 = [r for r in everything if r.ref.namespace == "ns-0"]
+    one = ns0[:1]
+    counts = [source.fetch(batch, **window).stats.queries for batch in (one, ns0)]
+    # one namespace, Deployments only: 4 range queries + replicas, 1 chunk, + 2 owner look-ups.
+    assert counts == [7, 7]
+    assert len({c for r in ns0 for c in r.containers}) > len(one[0].containers) or len(ns0) > 1
+    namespaces = {r.ref.namespace for r in everything}
+    kinds = {(r.ref.namespace, r.ref.kind) for r in everything}
+    total = source.fetch(everything, **window).stats.queries
+    assert total == 6 * len(namespaces) + len(kinds)
+
+
+def test_chunked_fetch_equals_single_chunk(sim_cluster, sim_prometheus):
+    window = _window(sim_cluster)
+    requests = requests_for(sim_cluster, TEST_LABELS)
+    small = _source(sim_prometheus, max_points_per_query=700, concurrency=2).fetch(
+        requests, **window
+    )
+    assert len(chunks(window["start_s"], window["end_s"], 60, 700)) == 5
+    assert small.stats.queries > 20
+    for history in small.histories.values():
+        assert_matches_truth(sim_cluster, history)
+
+
+def test_default_environment_selects_by_namespace_alone(sim_cluster, sim_prometheus):
+    source = _source(sim_prometheus)
+    window = _window(sim_cluster)
+    plain = source.fetch(requests_for(sim_cluster), **window)
+    for history in plain.histories.values():
+        assert_matches_truth(sim_cluster, history)
+    other = source.fetch(requests_for(sim_cluster, {"cluster": "other"}), **window)
+    assert not other.errors
+    for history in other.histories.values():
+        assert history.quality[0].code == "no-data"
+        assert all(len(c.cpu_t) == 0 for c in history.containers.values())
+
+
+def test_namespace_with_no_pods_is_no_data_not_an_error(sim_cluster, sim_prometheus):
+    ref = WorkloadRef("Deployment", "empty-namespace", "web")
+    result = _source(sim_prometheus).fetch([HistoryRequest(ref, ("app",))], **_window(sim_cluster))
+    assert not result.errors
+    codes = [n.code for n in result.histories[ref].quality]
+    assert codes[0] == "no-data"
+    assert "missing-container" in codes
+
+
+def test_missing_container_and_quality_notes(sim_cluster, sim_prometheus):
+    service = sim_cluster.services[1]
+    request = HistoryRequest(service.ref, ("app", "not-there"), TEST_LABELS)
+    history = _source(sim_prometheus).fetch([request], **_window(sim_cluster)).history(service.ref)
+    notes = {(n.code, n.container) for n in history.quality}
+    assert ("missing-container", "not-there") in notes
+    assert ("short-history", None) in notes  # 2 days < the default 7
+    assert len(history.containers["app"].mem_t) > 0
+
+
+def test_restarts_are_reported_as_counter_resets(sim_cluster, sim_prometheus):
+    leaking = next(
+        s
+        for s in sim_cluster.services
+        if any(len(c.oom_steps) for p in s.pods for c in p.containers)
+    )
+    ooms = sum(len(c.oom_steps) for p in leaking.pods for c in p.containers)
+    history = (
+        _source(sim_prometheus)
+        .fetch(requests_for(sim_cluster, TEST_LABELS), **_window(sim_cluster))
+        .history(leaking.ref)
+    )
+    resets = [n for n in history.quality if n.code == "counter-resets"]
+    assert resets and f"restarted {ooms} times" in resets[0].message
+    assert len(history.containers["app"].oom_t) == ooms
+
+
+def test_owner_fallback_by_pod_name(sim_cluster, sim_prometheus):
+    renamed = MetricNames(pod_owner="kube_pod_owner_absent", replicaset_owner="absent_too")
+    result = _source(sim_prometheus, metrics=renamed).fetch(
+        requests_for(sim_cluster, TEST_LABELS), **_window(sim_cluster)
+    )
+    for history in result.histories.values():
+        assert_matches_truth(sim_cluster, history)
+        assert "owner-fallback" in [n.code for n in history.quality]
+
+
+def test_bad_request_is_an_error_for_that_workload_only(sim_cluster, sim_prometheus):
+    good = requests_for(sim_cluster, TEST_LABELS)[:1]
+    bad = HistoryRequest(WorkloadRef("CronJob", "ns-0", "x"), ("app",))
+    result = _source(sim_prometheus).fetch([*good, bad], **_window(sim_cluster))
+    assert isinstance(result.errors[bad.ref], QueryError)
+    with pytest.raises(QueryError, match="not supported"):
+        result.history(bad.ref)
+    assert_matches_truth(sim_cluster, result.history(good[0].ref))
+
+
+HOSTILE_NAMES = ['we"ird', "back\\slash", "new\nline", 'x"}) or vector(1) #']
+
+
+def test_hostile_label_values_are_escaped(tmp_path: Path):
+    app = ContainerSpec("app", 0.5, 256 * 1024 * 1024, 1.0)
+    services = tuple(
+        ServiceSpec(name, "ns", "Deployment", (app,), replicas=1, rollouts_per_week=0)
+        for name in HOSTILE_NAMES
+    )
+    cluster = simulate(ClusterSpec(seed=5, services=services, days=0.2))
+    with prometheus_from_cluster(cluster, tmp_path) as prom:
+        result = _source(prom).fetch(requests_for(cluster), **_window(cluster))
+        assert not result.errors
+        for history in result.histories.values():
+            assert_matches_truth(cluster, history)
+        # a name that tries to close the selector must match nothing, not everything
+        ref = WorkloadRef("Deployment", "ns", '.*"} or up{job="')
+        lone = _source(prom).fetch([HistoryRequest(ref, ("app",))], **_window(cluster))
+        assert lone.histories[ref].quality[0].code == "no-data"
+
+
+def test_fetch_is_stable_across_runs(sim_cluster, sim_prometheus):
+    source = _source(sim_prometheus, concurrency=3)
+    window = _window(sim_cluster)
+    a = source.fetch(requests_for(sim_cluster, TEST_LABELS), **window)
+    b = source.fetch(requests_for(sim_cluster, TEST_LABELS), **window)
+    for ref, history in a.histories.items():
+        other = b.histories[ref]
+        assert history.pods == other.pods
+        for name, container in history.containers.items():
+            np.testing.assert_array_equal(container.cpu_cores, other.containers[name].cpu_cores)
+            np.testing.assert_array_equal(container.mem_t, other.containers[name].mem_t)
