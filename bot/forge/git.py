@@ -145,6 +145,21 @@ class Git:
 
     # ------------------------------------------------------------------ local objects
 
+    def read_blob(self, checkout: Path, commit: str, path: str) -> bytes | None:
+        """Bytes of ``path`` at ``commit`` in the local clone; None when it does not exist there."""
+        try:
+            out = subprocess.run(
+                ["git", "cat-file", "blob", f"{commit}:{path}"],
+                cwd=checkout,
+                capture_output=True,
+                env=self._env(),
+                timeout=self.timeout_s,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise GitError(self.repo, ["git", "cat-file", "blob"], -1, "timed out") from exc
+        return out.stdout if out.returncode == 0 else None
+
     def commit_files(
         self,
         checkout: Path,

@@ -444,6 +444,14 @@ class RepositorySession:
 
     def _push_proposal(self, proposal: Proposal, ref: str, expected: str | None) -> str:
         assert self.checkout_path is not None and self.base_sha is not None
+        for change in proposal.files:
+            current = self.git.read_blob(self.checkout_path, self.base_sha, change.path)
+            if (current or b"") != change.old:
+                raise ForgeError(
+                    self.full_name,
+                    f"push {ref}",
+                    f"{change.path} changed since the proposal was computed; it is recomputed next run",
+                )
         sha = self.git.commit_files(
             self.checkout_path,
             self.base_sha,

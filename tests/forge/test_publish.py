@@ -458,3 +458,26 @@ def test_the_token_never_appears_in_git_argv(github_emulator, tmp_path, monkeypa
     argv = log.read_text()
     assert "clone" in argv and "push" in argv
     assert gh.token not in argv and "Authorization" not in argv
+
+
+def test_a_proposal_computed_against_another_base_is_refused(github_emulator, tmp_path):
+    gh = github_emulator
+    create_repository(gh, ["web", "api"])
+
+    def stale(path):
+        good = proposal_for(path, ["api"], 250)
+        bad = proposal_for(path, ["web"], 250)
+        old = replace(bad.files[0], old=b"something else\n")
+        return [good, replace(bad, files=(old,))]
+
+    report, _ = run_once(gh, tmp_path / "w", stale)
+    assert {r.key: r.status for r in report.results} == {
+        "prod/shop/api": "proposal-open",
+        "prod/shop/web": "error",
+    }
+    assert (
+        "changed since the proposal was computed"
+        in (report.result("prod/shop/web") or report.results[0]).message
+    )
+    assert [p.pull.head for p in gh.pulls(REPO)] == ["tortoise-bot/prod/shop/api"]
+    assert gh.repository(REPO).git.ref(BRANCH) is None
