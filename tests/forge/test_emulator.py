@@ -308,3 +308,23 @@ def test_deleting_the_head_branch_closes_the_pull_request(github_emulator):
     with pytest.raises(GithubException) as err:
         repo.get_git_ref("heads/feature").delete()
     assert err.value.status == 404
+
+
+class _BrokenEmulator(GitHubEmulator):
+    """An emulator whose repository objects lack a required field."""
+
+    def _repo_json(self, repo):
+        obj = super()._repo_json(repo)
+        del obj["default_branch"]
+        return obj
+
+
+def test_response_that_breaks_the_openapi_description_fails_the_test(tmp_path):
+    gh = _BrokenEmulator(tmp_path / "gh").start()
+    gh.create_repository("octo", "shop", {"a": b"1"})
+    response = requests.get(
+        f"{gh.api_url}/repos/octo/shop", headers={"Authorization": f"token {gh.token}"}, timeout=10
+    )
+    assert response.status_code == 500
+    with pytest.raises(EmulatorViolation, match="'default_branch' is a required property"):
+        gh.__exit__(None, None, None)
