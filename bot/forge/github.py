@@ -88,6 +88,26 @@ class PublishReport:
     def result(self, key: str) -> KeyResult | None:
         return next((r for r in self.results if r.key == key), None)
 
+    def keys(self, *actions: str) -> tuple[str, ...]:
+        """Keys whose action is one of ``actions`` and that succeeded."""
+        return tuple(r.key for r in self.results if r.action in actions and r.status != "error")
+
+    @property
+    def opened(self) -> tuple[str, ...]:
+        return self.keys("create", "adopted")
+
+    @property
+    def updated(self) -> tuple[str, ...]:
+        return self.keys("update", "rebuild")
+
+    @property
+    def closed(self) -> tuple[str, ...]:
+        return self.keys("close")
+
+    @property
+    def errors(self) -> tuple[KeyResult, ...]:
+        return tuple(r for r in self.results if r.status == "error")
+
 
 @dataclass(frozen=True, slots=True)
 class WorkloadStatus:

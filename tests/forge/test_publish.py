@@ -112,6 +112,7 @@ def test_changed_proposal_updates_branch_and_body_in_place(github_emulator, tmp_
     gh.reset_calls()
     report, _ = run_once(gh, tmp_path / "w", web(300))
     assert [r.action for r in report.results] == ["update"]
+    assert (report.opened, report.updated, report.closed) == ((), ("prod/shop/web",), ())
     assert [str(c) for c in gh.writes()] == ["PATCH /repos/octo/shop/pulls/1 -> 200"]
     (pr,) = gh.pulls(REPO)
     assert (
