@@ -10,6 +10,7 @@ and links to the dashboard, and its tables are cut with a count of what was left
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,8 +32,17 @@ from bot.report.proposal import (
     state_of,
 )
 
-TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
-"""The project's ``templates/`` directory (``pull_request.md.j2``, ``dashboard.md.j2``)."""
+TEMPLATE_DIRS = (
+    Path(__file__).resolve().parents[2] / "templates",
+    Path(sys.prefix) / "share" / "tortoise-bot" / "templates",
+)
+"""Where ``pull_request.md.j2`` and ``dashboard.md.j2`` are looked for: the source tree (and
+editable installs), then the wheel's data files (``pyproject.toml``, ``data-files``)."""
+
+TEMPLATES_DIR = next(
+    (d for d in TEMPLATE_DIRS if (d / "pull_request.md.j2").is_file()), TEMPLATE_DIRS[0]
+)
+"""The templates in use."""
 
 MAX_BODY_CHARS = 65_536
 """GitHub's limit on issue and pull-request bodies, in characters."""
