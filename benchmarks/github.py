@@ -13,7 +13,8 @@ import tempfile
 from pathlib import Path
 
 if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    # run as a script: this directory must not shadow PyGithub's ``github`` package
+    sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from benchmarks.measure import report, timed
 from bot.config.forge import PullRequestConfig
