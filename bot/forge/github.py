@@ -438,12 +438,16 @@ class RepositorySession:
             state: Literal["open", "closed", "merged"] = (
                 "open" if pull.state == "open" else ("merged" if merged else "closed")
             )
-            human = self._human_commits(pull) if state == "open" else False
+            body_state = parse_state(pull.body)
+            # the branch still at the commit the bot pushed cannot hold human commits
+            pushed = body_state is not None and body_state.head is not None
+            untouched = pushed and remote.get(ref) == (body_state.head if body_state else None)
+            human = self._human_commits(pull) if state == "open" and not untouched else False
             observed_pull = ObservedPull(
                 number=pull.number,
                 state=state,
                 url=pull.html_url,
-                state_json=parse_state(pull.body),
+                state_json=body_state,
                 human_commits=human,
                 head_sha=pull.head.sha,
             )
@@ -506,8 +510,8 @@ class RepositorySession:
             return self._create(key, ref, observed, action, proposal)
         if kind in ("update", "rebuild"):
             assert proposal is not None and pull is not None
-            self._push_proposal(proposal, ref, observed.branch_sha)
-            state = state_of(proposal)
+            head = self._push_proposal(proposal, ref, observed.branch_sha)
+            state = state_of(proposal).with_head(head)
             title, body = render_pull_request(
                 proposal, prices=self.prices, dashboard_url=self.dashboard_url(), state=state
             )
@@ -551,12 +555,12 @@ class RepositorySession:
     def _create(
         self, key: str, ref: str, observed: Observed, action: Action, proposal: Proposal
     ) -> KeyResult:
-        self._push_proposal(proposal, ref, observed.branch_sha)
+        head = self._push_proposal(proposal, ref, observed.branch_sha)
         title, body = render_pull_request(
             proposal,
             prices=self.prices,
             dashboard_url=self.dashboard_url(),
-            state=state_of(proposal),
+            state=state_of(proposal).with_head(head),
         )
         base = self.default_branch or "main"
         try:
