@@ -620,19 +620,21 @@ class RepositorySession:
             "gathering-data": "gathering-data",
             "skipped": "skipped",
             "error": "error",
-            "changes": "proposal-open",
+            "changes": "pending",
         }
         for s in statuses:
             result = report.result(s.key) if s.key else None
             if s.status != "changes" or result is None:
                 status = simple[s.status]
+                checkbox = False
                 if s.key in report.not_done:
                     status, message = "pending", "not done in the last run (API budget)"
+                    checkbox = True
+                elif s.status == "changes":
+                    message = s.message or "a change is proposed; no pull request was opened"
                 else:
                     message = s.message
-                rows.append(
-                    DashboardRow(s.ref, status, message, s.key, checkbox=status == "pending")
-                )
+                rows.append(DashboardRow(s.ref, status, message, s.key, checkbox=checkbox))
                 continue
             rows.append(
                 DashboardRow(

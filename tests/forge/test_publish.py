@@ -15,7 +15,7 @@ from bot.config.forge import PullRequestConfig
 from bot.forge.auth import AppCredentials, TokenCredentials
 from bot.forge.branches import group_change_sets
 from bot.forge.errors import AuthError
-from bot.forge.github import WorkloadStatus
+from bot.forge.github import GitHubForge, PublishReport, WorkloadStatus
 from bot.report import Proposal, parse_state
 from tests.support.github import GitHubEmulator
 from tests.support.github.scenario import (
@@ -486,3 +486,21 @@ def test_a_proposal_computed_against_another_base_is_refused(github_emulator, tm
     )
     assert [p.pull.head for p in gh.pulls(REPO)] == ["tortoise-bot/prod/shop/api"]
     assert gh.repository(REPO).git.ref(BRANCH) is None
+
+
+def test_dashboard_only_when_pull_requests_are_off(github_emulator, tmp_path):
+    gh = github_emulator
+    create_repository(gh, ["web", "api"])
+    session = GitHubForge(settings(gh), TokenCredentials(gh.token), workdir=tmp_path / "w").open(
+        REPO, PullRequestConfig()
+    )
+    session.checkout()
+    statuses = [
+        WorkloadStatus(ref("web"), "changes", "cpu 500m -> 250m", key="prod/shop/web"),
+        WorkloadStatus(ref("api"), "gathering-data", "3 of 7 days", key="prod/shop/api"),
+    ]
+    session.update_dashboard(statuses, PublishReport())
+    assert gh.pulls(REPO) == []
+    body = gh.issues(REPO)[0].body or ""
+    assert "## Pending" in body and "cpu 500m -&gt; 250m" in body
+    assert "tortoise-bot-request" not in body and "3 of 7 days" in body
