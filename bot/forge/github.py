@@ -165,6 +165,27 @@ class GitHubForge:
             lazy=True,
         )
 
+    def repositories(self) -> list[str]:
+        """``owner/name`` of every repository the credentials reach, sorted.
+
+        App: the repositories of each installation (or of ``installation_id`` only); token: the
+        repositories of the authenticated user (``GET /user/repos``).
+        """
+        names: set[str] = set()
+        if isinstance(self.credentials, AppCredentials):
+            integration = self._integration
+            assert integration is not None
+            wanted = self.credentials.installation_id
+            with _translated("-", "list installations"):
+                for installation in integration.get_installations():
+                    if wanted is None or installation.id == wanted:
+                        names.update(r.full_name for r in installation.get_repos())
+        else:
+            client = self.client(RepositoryAuth(Auth.Token(self.credentials.token)))
+            with _translated("-", "list repositories"):
+                names.update(r.full_name for r in client.get_user().get_repos())
+        return sorted(names)
+
     def open(
         self, full_name: str, pull_requests: PullRequestConfig, *, dashboard: bool = True
     ) -> RepositorySession:

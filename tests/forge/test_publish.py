@@ -504,3 +504,15 @@ def test_dashboard_only_when_pull_requests_are_off(github_emulator, tmp_path):
     body = gh.issues(REPO)[0].body or ""
     assert "## Pending" in body and "cpu 500m -&gt; 250m" in body
     assert "tortoise-bot-request" not in body and "3 of 7 days" in body
+
+
+def test_repositories_reachable_by_an_app_or_a_token(github_emulator, tmp_path):
+    gh = github_emulator
+    for name in ("shop", "pay", "other"):
+        gh.create_repository("octo", name, {"a": b"1"})
+    app = gh.create_app(8)
+    gh.install_app(8, 80, "octo", ["octo/shop", "octo/pay"])
+    forge = GitHubForge(settings(gh), AppCredentials(8, app.private_key_pem), workdir=tmp_path)
+    assert forge.repositories() == ["octo/pay", "octo/shop"]
+    token = GitHubForge(settings(gh), TokenCredentials(gh.token), workdir=tmp_path)
+    assert token.repositories() == ["octo/other", "octo/pay", "octo/shop"]

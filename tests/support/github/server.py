@@ -610,6 +610,14 @@ class GitHubEmulator:
         table: list[tuple[str, str, str, Handler]] = [
             ("GET", "/user", "/user", self._get_user),
             ("GET", "/rate_limit", "/rate_limit", self._get_rate_limit),
+            ("GET", "/user/repos", "/user/repos", self._list_user_repos),
+            ("GET", "/app/installations", "/app/installations", self._list_installations),
+            (
+                "GET",
+                "/installation/repositories",
+                "/installation/repositories",
+                self._list_installation_repos,
+            ),
             ("GET", R, "/repos/{owner}/{repo}", self._get_repo),
             (
                 "GET",
@@ -770,6 +778,38 @@ class GitHubEmulator:
             "used": RATE_LIMIT - remaining,
         }
         return 200, {"resources": {"core": core, "search": core}, "rate": core}
+
+    def _list_user_repos(self, req: _Request) -> tuple[int, Any, dict[str, str]]:
+        repos = [r for _, r in sorted(self.repos.items()) if self._may_access(req, r)]
+        return self._paginate(req, [objects.short_repository(self._repo_json(r)) for r in repos])
+
+    def _app_of(self, req: _Request) -> App:
+        app = None
+        if req.login.startswith("app-") and not req.login.startswith("app-installation-"):
+            app = self.apps.get(int(req.login.removeprefix("app-").removesuffix("[bot]")))
+        if app is None:
+            raise _Reply(401, "A JSON web token could not be decoded")
+        return app
+
+    def _list_installations(self, req: _Request) -> tuple[int, Any, dict[str, str]]:
+        app = self._app_of(req)
+        items = [
+            objects.installation(self.api_url, i, app.app_id, self._user(account))
+            for i, (account, _) in sorted(app.installations.items())
+        ]
+        return self._paginate(req, items)
+
+    def _list_installation_repos(self, req: _Request) -> tuple[int, Any]:
+        if req.token not in self.installation_tokens:
+            raise _Reply(403, "This endpoint requires an installation token")
+        repos = [r for _, r in sorted(self.repos.items()) if self._may_access(req, r)]
+        per_page = min(int(req.query.get("per_page", 30)), MAX_PER_PAGE)
+        page = max(int(req.query.get("page", 1)), 1)
+        chunk = repos[(page - 1) * per_page : page * per_page]
+        return 200, {
+            "total_count": len(repos),
+            "repositories": [objects.short_repository(self._repo_json(r)) for r in chunk],
+        }
 
     def _get_repo(self, req: _Request) -> tuple[int, Any]:
         return 200, self._repo_json(self._repo(req))
