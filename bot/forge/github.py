@@ -9,6 +9,7 @@ Bot branches are listed with ``git ls-remote``, not through the API.
 from __future__ import annotations
 
 import logging
+import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -302,6 +303,12 @@ class RepositorySession:
         self.base_sha = self.git.clone(path, default_branch)
         self.checkout_path = path
         return path
+
+    def close(self) -> None:
+        """Remove the checkout (the session can ``checkout()`` again)."""
+        if self.checkout_path is not None and self.checkout_path.exists():
+            shutil.rmtree(self.checkout_path)
+        self.checkout_path = None
 
     # ------------------------------------------------------------------ observe
 

@@ -86,6 +86,9 @@ def test_first_run_opens_a_decorated_pull_request(github_emulator, tmp_path):
     assert commit.message.startswith("chore(resources): Right-size web")
     assert session.checkout_path is not None
     assert gh.token not in (session.checkout_path / ".git" / "config").read_text()
+    checkout = session.checkout_path
+    session.close()
+    assert not checkout.exists() and session.checkout_path is None
     (dashboard,) = gh.issues(REPO)
     assert (
         "tortoise-bot-dashboard" in dashboard.labels
