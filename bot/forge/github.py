@@ -591,29 +591,26 @@ class RepositorySession:
             state=state_of(proposal).with_head(head),
         )
         base = self.default_branch or "main"
-        try:
-            with _translated(self.full_name, "open a pull request"):
-                try:
-                    pull = self.repo.create_pull(
-                        title=title, body=body, head=ref, base=base, draft=self.config.draft
-                    )
-                except GithubException as exc:
-                    if exc.status != 422 or "already exists" not in _error_messages(exc):
-                        raise
-                    owner = self.full_name.split("/")[0]
-                    pull = next(
-                        iter(self.repo.get_pulls(state="open", head=f"{owner}:{ref}", base=base))
-                    )
-                    return KeyResult(
-                        key,
-                        "adopted",
-                        "proposal-open",
-                        "another run opened it",
-                        pull.number,
-                        pull.html_url,
-                    )
-        except ForgeError:
-            raise
+        with _translated(self.full_name, "open a pull request"):
+            try:
+                pull = self.repo.create_pull(
+                    title=title, body=body, head=ref, base=base, draft=self.config.draft
+                )
+            except GithubException as exc:
+                if exc.status != 422 or "already exists" not in _error_messages(exc):
+                    raise
+                # another run opened it between our listing and now: adopt, never duplicate
+                owner = self.full_name.split("/")[0]
+                listed = self.repo.get_pulls(state="open", head=f"{owner}:{ref}", base=base)
+                pull = next(iter(listed))
+                return KeyResult(
+                    key,
+                    "adopted",
+                    "proposal-open",
+                    "another run opened it",
+                    pull.number,
+                    pull.html_url,
+                )
         self._decorate(pull)
         message = action.reason
         return KeyResult(key, "create", "proposal-open", message, pull.number, pull.html_url)
