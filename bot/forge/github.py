@@ -1,8 +1,8 @@
 """GitHub through PyGithub: one ``RepositorySession`` per repository and run.
 
 Reads are kept to what the lifecycle needs (``docs/pull-requests.md``, "API budget"): the
-repository, one listing of pull requests, the commits of each open bot pull request and one
-lookup of the dashboard issue. Everything else is a write, made only when something changes.
+repository, one listing of pull requests, one lookup of the dashboard issue, and the commits
+of an open bot pull request only when its branch moved away from the commit the bot pushed. Everything else is a write, made only when something changes.
 Bot branches are listed with ``git ls-remote``, not through the API.
 """
 
