@@ -519,3 +519,17 @@ def test_repositories_reachable_by_an_app_or_a_token(github_emulator, tmp_path):
     assert forge.repositories() == ["octo/pay", "octo/shop"]
     token = GitHubForge(settings(gh), TokenCredentials(gh.token), workdir=tmp_path)
     assert token.repositories() == ["octo/other", "octo/pay", "octo/shop"]
+
+
+def test_secondary_limit_on_fast_writes_is_waited_out(github_emulator, tmp_path):
+    gh = github_emulator
+    names = ["a", "b", "c"]
+    create_repository(gh, names)
+    gh.secondary_write_limit = (1, 1.0)  # one write per second
+    report, _ = run_once(
+        gh, tmp_path / "w", lambda p: [proposal_for(p, [n], 250) for n in names], dashboard=False
+    )
+    assert [r.status for r in report.results] == ["proposal-open"] * 3
+    posts = [c.status for c in gh.rest_calls() if c.method == "POST"]
+    assert 403 in posts and posts.count(201) == 3
+    assert len(gh.pulls(REPO)) == 3

@@ -222,6 +222,10 @@ class GitHubEmulator:
         self.rate_limit_refill: int | None = None
         """Budget restored when the window resets; None = the budget never comes back."""
         self._rate_reset_at: float | None = None
+        self.secondary_write_limit: tuple[int, float] | None = None
+        """(writes, seconds): more writes than this in the window answer 403 with ``Retry-After``
+        (GitHub's secondary limit on content creation); None = no such limit."""
+        self._recent_writes: list[float] = []
         """Seconds until the reported ``X-RateLimit-Reset``."""
         self.validate = True
         self._ids = itertools.count(1000)
@@ -478,6 +482,22 @@ class GitHubEmulator:
                 self.rate_limit_remaining = self.rate_limit_refill
             self._rate_reset_at = now + self.rate_limit_reset_s
         return self._rate_reset_at
+
+    def _secondary_limit(self, method: str) -> None:
+        """Raise GitHub's secondary-rate-limit answer when writes come too fast."""
+        if self.secondary_write_limit is None or method == "GET":
+            return
+        limit, window_s = self.secondary_write_limit
+        now = time.time()
+        self._recent_writes = [t for t in self._recent_writes if now - t < window_s]
+        if len(self._recent_writes) >= limit:
+            wait_s = math.ceil(window_s - (now - self._recent_writes[0]))
+            raise _Reply(
+                403,
+                "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+                headers={"Retry-After": str(max(wait_s, 1))},
+            )
+        self._recent_writes.append(now)
 
     def _user_id(self, login: str) -> int:
         if login not in self.users:
@@ -1189,6 +1209,7 @@ class GitHubEmulator:
                     raise _Reply(401, "Bad credentials")
                 login, token = who
                 self._rate_window()
+                self._secondary_limit(method)
                 if self.rate_limit_remaining is not None:
                     if self.rate_limit_remaining <= 0:
                         raise _Reply(
