@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.config.bot import BotSettings, load_bot_settings
 from bot.errors import UsageError
+from bot.logs import add_secret
 from bot.metrics.prometheus import PrometheusSource
 from bot.metrics.snapshot import SnapshotSource
 from bot.metrics.source import HistorySource
@@ -59,9 +61,24 @@ class SourceChoice:
     description: str
 
 
+def register_secrets(settings: BotSettings, env: Mapping[str, str]) -> None:
+    """Redact every secret the settings point at from all output (``bot.logs``)."""
+    auth = settings.prometheus.auth
+    for var in (
+        settings.github.token_env,
+        settings.github.app_private_key_env,
+        auth.bearer_token_env,
+        auth.basic_password_env,
+        *settings.prometheus.headers_from_env.values(),
+    ):
+        if var:
+            add_secret(env.get(var))
+
+
 def load_settings(args: argparse.Namespace) -> BotSettings:
     """Bot settings from ``--config`` with ``--prometheus`` / the URL variable applied."""
     settings = load_bot_settings(getattr(args, "config", None))
+    register_secrets(settings, os.environ)
     url = getattr(args, "prometheus", None) or os.environ.get(PROMETHEUS_URL_ENV)
     if url:
         prometheus = settings.prometheus.model_copy(update={"url": url})

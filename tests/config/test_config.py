@@ -116,3 +116,12 @@ def test_reference_rows_flatten_sections_and_lists():
     assert "pull_requests.grouping" in keys
     assert "workloads[].match" in keys
     assert keys.index("workloads") < keys.index("workloads[].match")
+
+
+def test_example_bot_settings_are_valid():
+    from bot.config.bot import load_bot_settings
+
+    settings = load_bot_settings(PROJECT / "config" / "bot.example.yaml")
+    assert settings.repositories == ("acme/platform-deploys", "acme/payments-gitops")
+    assert settings.github.app_id == 123456
+    assert settings.schedule.timezone == "Europe/Berlin"
