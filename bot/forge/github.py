@@ -30,7 +30,7 @@ from github.Repository import Repository
 
 from bot.config.forge import GitHubConfig, PullRequestConfig
 from bot.forge.auth import AppCredentials, Credentials, RepositoryAuth, repository_auth
-from bot.forge.branches import branch_name
+from bot.forge.branches import branch_affixes, branch_name, is_bot_branch
 from bot.forge.errors import AuthError, ForgeError, GitError, RateLimitError
 from bot.forge.git import Author, Git
 from bot.forge.lifecycle import (
@@ -280,6 +280,25 @@ class RepositorySession:
             key, prefix=self.config.branch_prefix, template=self.config.branch_template
         )
 
+    def is_bot_branch(self, name: str) -> bool:
+        return is_bot_branch(
+            name, prefix=self.config.branch_prefix, template=self.config.branch_template
+        )
+
+    def key_of(self, branch: str) -> str:
+        """The key part of a bot branch name (as sanitised into the name)."""
+        head, tail = branch_affixes(
+            prefix=self.config.branch_prefix, template=self.config.branch_template
+        )
+        return branch[len(head) : len(branch) - len(tail)]
+
+    def _remote_bot_branches(self) -> dict[str, str]:
+        head, _ = branch_affixes(
+            prefix=self.config.branch_prefix, template=self.config.branch_template
+        )
+        found = self.git.remote_branches(head)
+        return {name: sha for name, sha in found.items() if self.is_bot_branch(name)}
+
     @property
     def prices(self) -> Prices:
         cost = self.config.cost
@@ -314,17 +333,13 @@ class RepositorySession:
 
     def _bot_pulls(self) -> dict[str, PullRequest]:
         """The latest pull request per bot branch (an open one wins): one paginated listing."""
-        prefix = branch_name(
-            "x", prefix=self.config.branch_prefix, template=self.config.branch_template
-        )
-        prefix = prefix[: prefix.rfind("/")] if "/" in prefix else self.config.branch_prefix
         found: dict[str, PullRequest] = {}
         owner = self.full_name.split("/")[0]
 
         def listing() -> None:
             for pull in self.repo.get_pulls(state="all", sort="created", direction="desc"):
                 ref = pull.head.ref
-                if not ref.startswith(prefix + "/") or pull.head.label != f"{owner}:{ref}":
+                if not self.is_bot_branch(ref) or pull.head.label != f"{owner}:{ref}":
                     continue  # not a bot branch, or a fork's branch of the same name
                 current = found.get(ref)
                 if current is None or (current.state != "open" and pull.state == "open"):
@@ -378,7 +393,7 @@ class RepositorySession:
         results: list[KeyResult] = []
         not_done: list[str] = []
         try:
-            remote = self.git.remote_branches(self.config.branch_prefix)
+            remote = self._remote_bot_branches()
             pulls = self._bot_pulls()
             requested = self.ticked_keys()
         except RateLimitError as exc:
@@ -387,9 +402,9 @@ class RepositorySession:
         keys: dict[str, str] = {self.branch(k): k for k in by_key}
         for ref, listed in pulls.items():
             state = parse_state(listed.body)
-            keys.setdefault(ref, state.key if state else ref)
+            keys.setdefault(ref, state.key if state else self.key_of(ref))
         for ref in remote:
-            keys.setdefault(ref, ref)
+            keys.setdefault(ref, self.key_of(ref))
         plan: list[tuple[str, str, Observed, Action, PullRequest | None]] = []
         stopped: str | None = None
         for ref, key in sorted(keys.items(), key=lambda kv: kv[1]):
@@ -517,7 +532,7 @@ class RepositorySession:
             self.git.push(self.checkout_path, sha, ref, expected=expected)
         except GitError:
             # another run may have pushed the identical (deterministic) commit meanwhile
-            if self.git.remote_branches(self.config.branch_prefix).get(ref) != sha:
+            if self._remote_bot_branches().get(ref) != sha:
                 raise
         return sha
 
@@ -555,6 +570,11 @@ class RepositorySession:
             return KeyResult(key, kind, "up-to-date", action.reason, number, url)
         if kind == "delete-branch":
             assert observed.branch_sha is not None and self.checkout_path is not None
+            author = self.git.head_author_email(self.checkout_path, ref)
+            if author != self.config.author_email:
+                return KeyResult(
+                    key, "nothing", "up-to-date", "a branch someone else made is left alone"
+                )
             self.git.delete(self.checkout_path, ref, expected=observed.branch_sha)
             return KeyResult(key, kind, "up-to-date", action.reason)
         if kind == "note-human":

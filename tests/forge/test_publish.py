@@ -533,3 +533,40 @@ def test_secondary_limit_on_fast_writes_is_waited_out(github_emulator, tmp_path)
     posts = [c.status for c in gh.rest_calls() if c.method == "POST"]
     assert 403 in posts and posts.count(201) == 3
     assert len(gh.pulls(REPO)) == 3
+
+
+def test_leftover_bot_branch_is_deleted_but_a_human_branch_is_kept(github_emulator, tmp_path):
+    gh = github_emulator
+    create_repository(gh, ["web", "api"])
+    gh.fail("POST", r"/pulls$", 500, times=3)  # the bot pushed, then died
+    run_once(gh, tmp_path / "w", web(250), dashboard=False)
+    human = gh.push(REPO, "tortoise-bot/my-own-fix", {"apps/api.yaml": b"cpu: 1\n"})
+    report, _ = run_once(gh, tmp_path / "w", nothing, dashboard=False)
+    assert sorted((r.key, r.action) for r in report.results) == [
+        ("my-own-fix", "nothing"),
+        ("prod/shop/web", "delete-branch"),
+    ]
+    git = gh.repository(REPO).git
+    assert git.ref(BRANCH) is None and git.ref("tortoise-bot/my-own-fix") == human
+
+
+@pytest.mark.parametrize(
+    ("template", "branch"),
+    [
+        ("{prefix}-{key}", "tortoise-bot-prod/shop/web"),
+        ("bots/{key}/{prefix}", "bots/prod/shop/web/tortoise-bot"),
+    ],
+    ids=["dash", "prefix-last"],
+)
+def test_custom_branch_templates_round_trip(github_emulator, tmp_path, template, branch):
+    gh = github_emulator
+    create_repository(gh, ["web"])
+    config = PullRequestConfig(branch_template=template)
+    run_once(gh, tmp_path / "w", web(250), config=config)
+    assert [p.pull.head for p in gh.pulls(REPO)] == [branch]
+    gh.reset_calls()
+    report, _ = run_once(gh, tmp_path / "w", web(250), config=config)
+    assert [r.action for r in report.results] == ["up-to-date"] and gh.writes() == []
+    report, _ = run_once(gh, tmp_path / "w", nothing, config=config)
+    assert [r.action for r in report.results] == ["close"]
+    assert gh.repository(REPO).git.ref(branch) is None

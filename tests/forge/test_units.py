@@ -8,7 +8,7 @@ import pytest
 
 from bot.config.forge import GitHubConfig
 from bot.forge.auth import AppCredentials, TokenCredentials, credentials_from_env
-from bot.forge.branches import branch_name, group_change_sets, group_key
+from bot.forge.branches import branch_name, group_change_sets, group_key, is_bot_branch
 from bot.forge.errors import AuthError, GitError
 from bot.forge.git import Git
 from bot.model import ChangeSet, FieldChange, WorkloadRef
@@ -93,3 +93,19 @@ def test_git_errors_never_show_the_token(tmp_path):
     text = f"{err.value} {err.value.cmd} {err.value.stderr}"
     assert token not in text and "***" in text
     assert err.value.returncode != 0 and err.value.repo == "octo/shop"
+
+
+@pytest.mark.parametrize(
+    ("template", "name", "expected"),
+    [
+        ("{prefix}/{key}", "tortoise-bot/prod/shop/web", True),
+        ("{prefix}/{key}", "tortoise-bot/", False),
+        ("{prefix}/{key}", "feature/x", False),
+        ("{prefix}-{key}", "tortoise-bot-prod/x", True),
+        ("bots/{key}/{prefix}", "bots/prod/x/tortoise-bot", True),
+        ("bots/{key}/{prefix}", "bots/prod/x", False),
+    ],
+    ids=["default", "empty-key", "other", "dash", "suffix", "suffix-missing"],
+)
+def test_is_bot_branch(template, name, expected):
+    assert is_bot_branch(name, template=template) is expected
