@@ -336,9 +336,19 @@ def render_pull_request(
             omitted=len(changes) - limit,
             **context,
         )
-        if len(body) <= MAX_BODY_CHARS or limit == 0:
-            return title, body[:MAX_BODY_CHARS]
+        if len(body) <= MAX_BODY_CHARS:
+            return title, body
+        if limit == 0:
+            return title, _cut_keeping_state(body, context["state_comment"])
         limit = limit * 3 // 4
+
+
+def _cut_keeping_state(body: str, state_comment: str) -> str:
+    """``body`` cut to ``MAX_BODY_CHARS`` with its state comment kept whole at the end."""
+    note = "\n\n…cut at GitHub's size limit.\n\n"
+    room = MAX_BODY_CHARS - len(state_comment) - len(note) - 1
+    head = body.replace(state_comment, "")[: max(room, 0)]
+    return head + note + state_comment + "\n"
 
 
 # --------------------------------------------------------------------------- dashboard

@@ -258,3 +258,13 @@ def test_huge_dashboard_is_cut_at_the_limit():
     ]
     body = render_dashboard(rows, title="Dashboard")
     assert len(body) <= MAX_BODY_CHARS and body.endswith("size limit.\n")
+
+
+def test_state_survives_even_when_warnings_alone_exceed_the_limit():
+    base = proposal()
+    notes = tuple(Note(f"w{i}", "x" * 200) for i in range(1000))
+    big = Proposal(base.key, base.title, base.change_set, base.files, notes=notes)
+    _, body = render_pull_request(big)
+    assert len(body) <= MAX_BODY_CHARS
+    assert parse_state(body) == state_of(big)
+    assert "cut at GitHub's size limit" in body
