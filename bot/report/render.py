@@ -53,6 +53,9 @@ MAX_TITLE_CHARS = 256
 MAX_CHARTS = 3
 """Mermaid charts per pull request (the first containers by proposal order)."""
 
+MAX_MESSAGE_CHARS = 300
+"""Longest dashboard message per workload (an error's first characters), in characters."""
+
 REQUEST_MARKER = "tortoise-bot-request"
 """HTML comment after a dashboard checkbox: ``- [ ] <!-- tortoise-bot-request: KEY -->``."""
 
@@ -394,7 +397,7 @@ def render_dashboard(
                         "key": r.key or "",
                         "name": escape(f"{r.ref.kind}/{r.ref.namespace}/{r.ref.name}"),
                         "environment": escape(r.ref.environment),
-                        "message": escape(r.message),
+                        "message": escape(_shorten(r.message, MAX_MESSAGE_CHARS)),
                         "link": f"[#{r.number}]({r.url})" if r.url and r.number else "",
                     }
                     for r in items
@@ -414,6 +417,11 @@ def render_dashboard(
         cut = body[: MAX_BODY_CHARS - 200]
         body = cut[: cut.rfind("\n")] + "\n\n…the dashboard was cut at GitHub's size limit.\n"
     return body
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def ticked_keys(body: str | None) -> set[str]:
