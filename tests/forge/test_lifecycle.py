@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot.forge.lifecycle import ACTIONS, Observed, ObservedPull, decide
 from bot.report.proposal import PullRequestState
@@ -93,3 +95,52 @@ def test_thresholds_receive_the_rejected_and_the_new_state_json():
 def test_default_threshold_suppresses_only_the_identical_proposal():
     assert decide(Observed(KEY, pull("closed", SAME)), NEW).kind == "suppress"
     assert decide(Observed(KEY, pull("closed", OLD)), NEW).kind == "create"
+
+
+states = st.builds(
+    PullRequestState,
+    key=st.just(KEY),
+    proposal=st.sampled_from(["p1", "p2"]),
+    files=st.sampled_from(["f1", "f2"]),
+    human_noted=st.booleans(),
+)
+observations = st.builds(
+    Observed,
+    key=st.just(KEY),
+    pull=st.one_of(
+        st.none(),
+        st.builds(
+            ObservedPull,
+            number=st.integers(1, 9),
+            state=st.sampled_from(["open", "closed", "merged"]),
+            state_json=st.one_of(st.none(), states),
+            human_commits=st.booleans(),
+        ),
+    ),
+    branch_sha=st.one_of(st.none(), st.just("abc")),
+    requested=st.booleans(),
+)
+
+
+@given(observations, st.one_of(st.none(), states), st.booleans())
+def test_decide_properties(observed, proposal, within):
+    action = decide(observed, proposal, within_thresholds=lambda old, new: within)
+    pull = observed.pull
+    if pull is not None and pull.state == "open" and pull.human_commits:
+        assert action.kind in ("note-human", "leave-human")  # never overwrite a human
+    if (
+        pull is not None
+        and pull.state == "open"
+        and proposal is not None
+        and pull.state_json is not None
+    ):
+        same = (pull.state_json.proposal, pull.state_json.files) == (
+            proposal.proposal,
+            proposal.files,
+        )
+        if same and not pull.human_commits:
+            assert action.kind == "up-to-date"  # idempotent: nothing to write
+    if action.kind in ("create", "update", "rebuild"):
+        assert proposal is not None
+    if action.kind == "create":
+        assert pull is None or pull.state != "open"
