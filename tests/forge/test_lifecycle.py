@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.forge.lifecycle import ACTIONS, Observed, ObservedPull, decide
+from bot.forge.lifecycle import ACTIONS, Observed, ObservedPull, decide, within_fraction
 from bot.report.proposal import PullRequestState
 
 KEY = "prod/shop/frontend"
@@ -144,3 +144,37 @@ def test_decide_properties(observed, proposal, within):
         assert proposal is not None
     if action.kind == "create":
         assert pull is None or pull.state != "open"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ({"a": 1.0}, {"a": 1.05}, True),
+        ({"a": 1.0}, {"a": 1.2}, False),
+        ({"a": 1.0}, {"a": 0.95}, True),
+        ({"a": 1.0}, {"a": 1.0, "b": 2.0}, False),
+        ({"a": None}, {"a": None}, True),
+        ({"a": None}, {"a": 1.0}, False),
+        ({"a": 0}, {"a": 0}, True),
+        ({"a": 0}, {"a": 1}, False),
+    ],
+    ids=[
+        "small-up",
+        "large-up",
+        "small-down",
+        "new-field",
+        "both-removed",
+        "removed-vs-set",
+        "zero-same",
+        "zero-moved",
+    ],
+)
+def test_within_fraction(old, new, expected):
+    check = within_fraction(0.1)
+    assert check({"proposal": "x", "changes": old}, {"proposal": "y", "changes": new}) is expected
+
+
+def test_within_fraction_falls_back_to_digests_without_changes():
+    check = within_fraction(0.1)
+    assert check({"proposal": "x", "changes": {}}, {"proposal": "x", "changes": {"a": 1}})
+    assert not check({"proposal": "x", "changes": {}}, {"proposal": "y", "changes": {"a": 1}})
