@@ -148,7 +148,7 @@ class GitHubForge:
             self._integration = GithubIntegration(
                 base_url=config.api_url,
                 auth=Auth.AppAuth(credentials.app_id, credentials.private_key_pem),
-                timeout=int(config.timeout_s),
+                timeout=max(1, round(config.timeout_s)),
                 retry=make_retry(config),
                 seconds_between_requests=config.seconds_between_requests,
                 seconds_between_writes=config.seconds_between_writes,
@@ -158,7 +158,7 @@ class GitHubForge:
         return Github(
             base_url=self.config.api_url,
             auth=auth.auth,
-            timeout=int(self.config.timeout_s),
+            timeout=max(1, round(self.config.timeout_s)),
             per_page=PER_PAGE,
             retry=make_retry(self.config),
             seconds_between_requests=self.config.seconds_between_requests,
