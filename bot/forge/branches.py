@@ -55,3 +55,24 @@ def branch_name(key: str, *, prefix: str = "tortoise-bot", template: str = "{pre
     """The branch of change set ``key``: ``template`` filled, each ``/``-part made ref-safe."""
     raw = template.format(prefix=prefix, key=key)
     return "/".join(_component(part) for part in raw.split("/") if part)
+
+
+_KEY_MARKER = "tortoisebotkeymarker0"
+"""A key made only of ref-safe characters, to find where keys go in a branch template."""
+
+
+def branch_affixes(
+    *, prefix: str = "tortoise-bot", template: str = "{prefix}/{key}"
+) -> tuple[str, str]:
+    """(head, tail): every bot branch is ``head + something + tail`` (e.g. ``tortoise-bot/``, ``""``)."""
+    name = branch_name(_KEY_MARKER, prefix=prefix, template=template)
+    head, _, tail = name.partition(_KEY_MARKER)
+    return head, tail
+
+
+def is_bot_branch(
+    name: str, *, prefix: str = "tortoise-bot", template: str = "{prefix}/{key}"
+) -> bool:
+    """Whether ``name`` has the shape of the bot's branches."""
+    head, tail = branch_affixes(prefix=prefix, template=template)
+    return name.startswith(head) and name.endswith(tail) and len(name) > len(head) + len(tail)

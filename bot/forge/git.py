@@ -108,14 +108,21 @@ class Git:
         )
         return self.run("rev-parse", "HEAD", cwd=dest).strip()
 
-    def remote_branches(self, prefix: str) -> dict[str, str]:
-        """Branches named ``prefix/...`` on the remote: name -> SHA (one ``ls-remote``)."""
-        out = self.run("ls-remote", "--heads", self.remote_url, f"refs/heads/{prefix}/*")
+    def remote_branches(self, head: str) -> dict[str, str]:
+        """Branches whose name starts with ``head`` on the remote: name -> SHA (one ``ls-remote``)."""
+        out = self.run("ls-remote", "--heads", self.remote_url, f"refs/heads/{head}*")
         found = {}
         for line in out.splitlines():
             sha, _, ref = line.partition("\t")
             found[ref.removeprefix("refs/heads/")] = sha
         return found
+
+    def head_author_email(self, checkout: Path, branch: str) -> str:
+        """Author e-mail of the newest commit of remote ``branch`` (a shallow fetch of one commit)."""
+        self.run(
+            "fetch", "--quiet", "--depth=1", self.remote_url, f"refs/heads/{branch}", cwd=checkout
+        )
+        return self.run("log", "-1", "--format=%ae", "FETCH_HEAD", cwd=checkout).strip()
 
     def push(self, checkout: Path, sha: str, branch: str, *, expected: str | None) -> None:
         """Set remote ``branch`` to ``sha`` only if it is still ``expected`` (None = absent)."""
@@ -144,6 +151,21 @@ class Git:
         )
 
     # ------------------------------------------------------------------ local objects
+
+    def read_blob(self, checkout: Path, commit: str, path: str) -> bytes | None:
+        """Bytes of ``path`` at ``commit`` in the local clone; None when it does not exist there."""
+        try:
+            out = subprocess.run(
+                ["git", "cat-file", "blob", f"{commit}:{path}"],
+                cwd=checkout,
+                capture_output=True,
+                env=self._env(),
+                timeout=self.timeout_s,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise GitError(self.repo, ["git", "cat-file", "blob"], -1, "timed out") from exc
+        return out.stdout if out.returncode == 0 else None
 
     def commit_files(
         self,

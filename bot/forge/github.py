@@ -1,14 +1,15 @@
 """GitHub through PyGithub: one ``RepositorySession`` per repository and run.
 
 Reads are kept to what the lifecycle needs (``docs/pull-requests.md``, "API budget"): the
-repository, one listing of pull requests, the commits of each open bot pull request and one
-lookup of the dashboard issue. Everything else is a write, made only when something changes.
+repository, one listing of pull requests, one lookup of the dashboard issue, and the commits
+of an open bot pull request only when its branch moved away from the commit the bot pushed. Everything else is a write, made only when something changes.
 Bot branches are listed with ``git ls-remote``, not through the API.
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from github.Repository import Repository
 
 from bot.config.forge import GitHubConfig, PullRequestConfig
 from bot.forge.auth import AppCredentials, Credentials, RepositoryAuth, repository_auth
-from bot.forge.branches import branch_name
+from bot.forge.branches import branch_affixes, branch_name, is_bot_branch
 from bot.forge.errors import AuthError, ForgeError, GitError, RateLimitError
 from bot.forge.git import Author, Git
 from bot.forge.lifecycle import (
@@ -89,6 +90,26 @@ class PublishReport:
     def result(self, key: str) -> KeyResult | None:
         return next((r for r in self.results if r.key == key), None)
 
+    def keys(self, *actions: str) -> tuple[str, ...]:
+        """Keys whose action is one of ``actions`` and that succeeded."""
+        return tuple(r.key for r in self.results if r.action in actions and r.status != "error")
+
+    @property
+    def opened(self) -> tuple[str, ...]:
+        return self.keys("create", "adopted")
+
+    @property
+    def updated(self) -> tuple[str, ...]:
+        return self.keys("update", "rebuild")
+
+    @property
+    def closed(self) -> tuple[str, ...]:
+        return self.keys("close")
+
+    @property
+    def errors(self) -> tuple[KeyResult, ...]:
+        return tuple(r for r in self.results if r.status == "error")
+
 
 @dataclass(frozen=True, slots=True)
 class WorkloadStatus:
@@ -128,7 +149,7 @@ class GitHubForge:
             self._integration = GithubIntegration(
                 base_url=config.api_url,
                 auth=Auth.AppAuth(credentials.app_id, credentials.private_key_pem),
-                timeout=int(config.timeout_s),
+                timeout=max(1, round(config.timeout_s)),
                 retry=make_retry(config),
                 seconds_between_requests=config.seconds_between_requests,
                 seconds_between_writes=config.seconds_between_writes,
@@ -138,13 +159,34 @@ class GitHubForge:
         return Github(
             base_url=self.config.api_url,
             auth=auth.auth,
-            timeout=int(self.config.timeout_s),
+            timeout=max(1, round(self.config.timeout_s)),
             per_page=PER_PAGE,
             retry=make_retry(self.config),
             seconds_between_requests=self.config.seconds_between_requests,
             seconds_between_writes=self.config.seconds_between_writes,
             lazy=True,
         )
+
+    def repositories(self) -> list[str]:
+        """``owner/name`` of every repository the credentials reach, sorted.
+
+        App: the repositories of each installation (or of ``installation_id`` only); token: the
+        repositories of the authenticated user (``GET /user/repos``).
+        """
+        names: set[str] = set()
+        if isinstance(self.credentials, AppCredentials):
+            integration = self._integration
+            assert integration is not None
+            wanted = self.credentials.installation_id
+            with _translated("-", "list installations"):
+                for installation in integration.get_installations():
+                    if wanted is None or installation.id == wanted:
+                        names.update(r.full_name for r in installation.get_repos())
+        else:
+            client = self.client(RepositoryAuth(Auth.Token(self.credentials.token)))
+            with _translated("-", "list repositories"):
+                names.update(r.full_name for r in client.get_user().get_repos())
+        return sorted(names)
 
     def open(
         self, full_name: str, pull_requests: PullRequestConfig, *, dashboard: bool = True
@@ -239,6 +281,25 @@ class RepositorySession:
             key, prefix=self.config.branch_prefix, template=self.config.branch_template
         )
 
+    def is_bot_branch(self, name: str) -> bool:
+        return is_bot_branch(
+            name, prefix=self.config.branch_prefix, template=self.config.branch_template
+        )
+
+    def key_of(self, branch: str) -> str:
+        """The key part of a bot branch name (as sanitised into the name)."""
+        head, tail = branch_affixes(
+            prefix=self.config.branch_prefix, template=self.config.branch_template
+        )
+        return branch[len(head) : len(branch) - len(tail)]
+
+    def _remote_bot_branches(self) -> dict[str, str]:
+        head, _ = branch_affixes(
+            prefix=self.config.branch_prefix, template=self.config.branch_template
+        )
+        found = self.git.remote_branches(head)
+        return {name: sha for name, sha in found.items() if self.is_bot_branch(name)}
+
     @property
     def prices(self) -> Prices:
         cost = self.config.cost
@@ -263,21 +324,24 @@ class RepositorySession:
         self.checkout_path = path
         return path
 
+    def close(self) -> None:
+        """Remove the checkout (the session can ``checkout()`` again)."""
+        if self.checkout_path is not None and self.checkout_path.exists():
+            shutil.rmtree(self.checkout_path)
+        self.checkout_path = None
+
     # ------------------------------------------------------------------ observe
 
     def _bot_pulls(self) -> dict[str, PullRequest]:
         """The latest pull request per bot branch (an open one wins): one paginated listing."""
-        prefix = branch_name(
-            "x", prefix=self.config.branch_prefix, template=self.config.branch_template
-        )
-        prefix = prefix[: prefix.rfind("/")] if "/" in prefix else self.config.branch_prefix
         found: dict[str, PullRequest] = {}
+        owner = self.full_name.split("/")[0]
 
         def listing() -> None:
             for pull in self.repo.get_pulls(state="all", sort="created", direction="desc"):
                 ref = pull.head.ref
-                if not ref.startswith(prefix + "/"):
-                    continue
+                if not self.is_bot_branch(ref) or pull.head.label != f"{owner}:{ref}":
+                    continue  # not a bot branch, or a fork's branch of the same name
                 current = found.get(ref)
                 if current is None or (current.state != "open" and pull.state == "open"):
                     found[ref] = pull
@@ -330,7 +394,7 @@ class RepositorySession:
         results: list[KeyResult] = []
         not_done: list[str] = []
         try:
-            remote = self.git.remote_branches(self.config.branch_prefix)
+            remote = self._remote_bot_branches()
             pulls = self._bot_pulls()
             requested = self.ticked_keys()
         except RateLimitError as exc:
@@ -339,9 +403,9 @@ class RepositorySession:
         keys: dict[str, str] = {self.branch(k): k for k in by_key}
         for ref, listed in pulls.items():
             state = parse_state(listed.body)
-            keys.setdefault(ref, state.key if state else ref)
+            keys.setdefault(ref, state.key if state else self.key_of(ref))
         for ref in remote:
-            keys.setdefault(ref, ref)
+            keys.setdefault(ref, self.key_of(ref))
         plan: list[tuple[str, str, Observed, Action, PullRequest | None]] = []
         stopped: str | None = None
         for ref, key in sorted(keys.items(), key=lambda kv: kv[1]):
@@ -418,12 +482,16 @@ class RepositorySession:
             state: Literal["open", "closed", "merged"] = (
                 "open" if pull.state == "open" else ("merged" if merged else "closed")
             )
-            human = self._human_commits(pull) if state == "open" else False
+            body_state = parse_state(pull.body)
+            # the branch still at the commit the bot pushed cannot hold human commits
+            pushed = body_state is not None and body_state.head is not None
+            untouched = pushed and remote.get(ref) == (body_state.head if body_state else None)
+            human = self._human_commits(pull) if state == "open" and not untouched else False
             observed_pull = ObservedPull(
                 number=pull.number,
                 state=state,
                 url=pull.html_url,
-                state_json=parse_state(pull.body),
+                state_json=body_state,
                 human_commits=human,
                 head_sha=pull.head.sha,
             )
@@ -444,6 +512,14 @@ class RepositorySession:
 
     def _push_proposal(self, proposal: Proposal, ref: str, expected: str | None) -> str:
         assert self.checkout_path is not None and self.base_sha is not None
+        for change in proposal.files:
+            current = self.git.read_blob(self.checkout_path, self.base_sha, change.path)
+            if (current or b"") != change.old:
+                raise ForgeError(
+                    self.full_name,
+                    f"push {ref}",
+                    f"{change.path} changed since the proposal was computed; it is recomputed next run",
+                )
         sha = self.git.commit_files(
             self.checkout_path,
             self.base_sha,
@@ -457,7 +533,7 @@ class RepositorySession:
             self.git.push(self.checkout_path, sha, ref, expected=expected)
         except GitError:
             # another run may have pushed the identical (deterministic) commit meanwhile
-            if self.git.remote_branches(self.config.branch_prefix).get(ref) != sha:
+            if self._remote_bot_branches().get(ref) != sha:
                 raise
         return sha
 
@@ -478,8 +554,8 @@ class RepositorySession:
             return self._create(key, ref, observed, action, proposal)
         if kind in ("update", "rebuild"):
             assert proposal is not None and pull is not None
-            self._push_proposal(proposal, ref, observed.branch_sha)
-            state = state_of(proposal)
+            head = self._push_proposal(proposal, ref, observed.branch_sha)
+            state = state_of(proposal).with_head(head)
             title, body = render_pull_request(
                 proposal, prices=self.prices, dashboard_url=self.dashboard_url(), state=state
             )
@@ -495,6 +571,11 @@ class RepositorySession:
             return KeyResult(key, kind, "up-to-date", action.reason, number, url)
         if kind == "delete-branch":
             assert observed.branch_sha is not None and self.checkout_path is not None
+            author = self.git.head_author_email(self.checkout_path, ref)
+            if author != self.config.author_email:
+                return KeyResult(
+                    key, "nothing", "up-to-date", "a branch someone else made is left alone"
+                )
             self.git.delete(self.checkout_path, ref, expected=observed.branch_sha)
             return KeyResult(key, kind, "up-to-date", action.reason)
         if kind == "note-human":
@@ -523,37 +604,34 @@ class RepositorySession:
     def _create(
         self, key: str, ref: str, observed: Observed, action: Action, proposal: Proposal
     ) -> KeyResult:
-        self._push_proposal(proposal, ref, observed.branch_sha)
+        head = self._push_proposal(proposal, ref, observed.branch_sha)
         title, body = render_pull_request(
             proposal,
             prices=self.prices,
             dashboard_url=self.dashboard_url(),
-            state=state_of(proposal),
+            state=state_of(proposal).with_head(head),
         )
         base = self.default_branch or "main"
-        try:
-            with _translated(self.full_name, "open a pull request"):
-                try:
-                    pull = self.repo.create_pull(
-                        title=title, body=body, head=ref, base=base, draft=self.config.draft
-                    )
-                except GithubException as exc:
-                    if exc.status != 422 or "already exists" not in _error_messages(exc):
-                        raise
-                    owner = self.full_name.split("/")[0]
-                    pull = next(
-                        iter(self.repo.get_pulls(state="open", head=f"{owner}:{ref}", base=base))
-                    )
-                    return KeyResult(
-                        key,
-                        "adopted",
-                        "proposal-open",
-                        "another run opened it",
-                        pull.number,
-                        pull.html_url,
-                    )
-        except ForgeError:
-            raise
+        with _translated(self.full_name, "open a pull request"):
+            try:
+                pull = self.repo.create_pull(
+                    title=title, body=body, head=ref, base=base, draft=self.config.draft
+                )
+            except GithubException as exc:
+                if exc.status != 422 or "already exists" not in _error_messages(exc):
+                    raise
+                # another run opened it between our listing and now: adopt, never duplicate
+                owner = self.full_name.split("/")[0]
+                listed = self.repo.get_pulls(state="open", head=f"{owner}:{ref}", base=base)
+                pull = next(iter(listed))
+                return KeyResult(
+                    key,
+                    "adopted",
+                    "proposal-open",
+                    "another run opened it",
+                    pull.number,
+                    pull.html_url,
+                )
         self._decorate(pull)
         message = action.reason
         return KeyResult(key, "create", "proposal-open", message, pull.number, pull.html_url)
@@ -588,19 +666,21 @@ class RepositorySession:
             "gathering-data": "gathering-data",
             "skipped": "skipped",
             "error": "error",
-            "changes": "proposal-open",
+            "changes": "pending",
         }
         for s in statuses:
             result = report.result(s.key) if s.key else None
             if s.status != "changes" or result is None:
                 status = simple[s.status]
+                checkbox = False
                 if s.key in report.not_done:
                     status, message = "pending", "not done in the last run (API budget)"
+                    checkbox = True
+                elif s.status == "changes":
+                    message = s.message or "a change is proposed; no pull request was opened"
                 else:
                     message = s.message
-                rows.append(
-                    DashboardRow(s.ref, status, message, s.key, checkbox=status == "pending")
-                )
+                rows.append(DashboardRow(s.ref, status, message, s.key, checkbox=checkbox))
                 continue
             rows.append(
                 DashboardRow(

@@ -85,6 +85,35 @@ def same_proposal(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     return old.get("proposal") == new.get("proposal")
 
 
+def within_fraction(fraction: float) -> ThresholdCheck:
+    """A threshold check: the new proposal is "within" the rejected one when both set the same
+    values and each proposed value differs from the rejected one by less than ``fraction``.
+
+    ``|new - old| < fraction * |old|`` per value (``old == 0``: only an equal value is within);
+    a state without ``changes`` (too large to keep) falls back to ``same_proposal``.
+    """
+
+    def check(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+        rejected, proposed = old.get("changes") or {}, new.get("changes") or {}
+        if not rejected or not proposed:
+            return same_proposal(old, new)
+        if set(rejected) != set(proposed):
+            return False
+        for key, value in proposed.items():
+            before = rejected[key]
+            if value is None or before is None:
+                if value != before:
+                    return False
+            elif (
+                abs(float(value) - float(before)) >= fraction * abs(float(before))
+                and value != before
+            ):
+                return False
+        return True
+
+    return check
+
+
 def decide(
     observed: Observed,
     proposal: PullRequestState | None,

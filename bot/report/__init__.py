@@ -6,6 +6,7 @@ Imports ``bot.model`` only. Entry points: ``render_pull_request``, ``render_dash
 
 from __future__ import annotations
 
+from bot.report.build import make_proposal, proposal_title
 from bot.report.proposal import (
     DashboardRow,
     DashboardStatus,
@@ -34,7 +35,9 @@ __all__ = [
     "Proposal",
     "PullRequestState",
     "embed_state",
+    "make_proposal",
     "parse_state",
+    "proposal_title",
     "pull_request_title",
     "render_dashboard",
     "render_pull_request",

@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
 from bot.model import ChangeSet, FileChange, Note, WorkloadRef
@@ -106,7 +106,8 @@ class PullRequestState:
     current values, so a moved base with the same proposal keeps it; ``files`` digests the
     edited files (old and new bytes), so it changes when the base moved under them;
     ``changes`` maps ``<workload key>/<container or ->/<field>`` to the proposed value (empty
-    when too large); ``human_noted`` is set once the bot has commented on human commits.
+    when too large); ``human_noted`` is set once the bot has commented on human commits;
+    ``head`` is the SHA of the commit the bot pushed (a branch still there has no human commit).
     """
 
     key: str
@@ -115,6 +116,7 @@ class PullRequestState:
     changes: Mapping[str, float | int | None] = field(default_factory=dict)
     human_noted: bool = False
     version: int = STATE_VERSION
+    head: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -124,6 +126,7 @@ class PullRequestState:
             "files": self.files,
             "changes": dict(self.changes),
             "human_noted": self.human_noted,
+            "head": self.head,
         }
 
     @classmethod
@@ -135,12 +138,14 @@ class PullRequestState:
             changes=dict(data.get("changes") or {}),
             human_noted=bool(data.get("human_noted", False)),
             version=int(data.get("v", 0)),
+            head=str(data["head"]) if data.get("head") else None,
         )
 
     def with_human_noted(self) -> PullRequestState:
-        return PullRequestState(
-            self.key, self.proposal, self.files, self.changes, True, self.version
-        )
+        return replace(self, human_noted=True)
+
+    def with_head(self, sha: str) -> PullRequestState:
+        return replace(self, head=sha)
 
 
 def _digest(parts: list[str]) -> str:

@@ -10,6 +10,7 @@ and links to the dashboard, and its tables are cut with a count of what was left
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,8 +32,17 @@ from bot.report.proposal import (
     state_of,
 )
 
-TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
-"""The project's ``templates/`` directory (``pull_request.md.j2``, ``dashboard.md.j2``)."""
+TEMPLATE_DIRS = (
+    Path(__file__).resolve().parents[2] / "templates",
+    Path(sys.prefix) / "share" / "tortoise-bot" / "templates",
+)
+"""Where ``pull_request.md.j2`` and ``dashboard.md.j2`` are looked for: the source tree (and
+editable installs), then the wheel's data files (``pyproject.toml``, ``data-files``)."""
+
+TEMPLATES_DIR = next(
+    (d for d in TEMPLATE_DIRS if (d / "pull_request.md.j2").is_file()), TEMPLATE_DIRS[0]
+)
+"""The templates in use."""
 
 MAX_BODY_CHARS = 65_536
 """GitHub's limit on issue and pull-request bodies, in characters."""
@@ -42,6 +52,9 @@ MAX_TITLE_CHARS = 256
 
 MAX_CHARTS = 3
 """Mermaid charts per pull request (the first containers by proposal order)."""
+
+MAX_MESSAGE_CHARS = 300
+"""Longest dashboard message per workload (an error's first characters), in characters."""
 
 REQUEST_MARKER = "tortoise-bot-request"
 """HTML comment after a dashboard checkbox: ``- [ ] <!-- tortoise-bot-request: KEY -->``."""
@@ -326,9 +339,19 @@ def render_pull_request(
             omitted=len(changes) - limit,
             **context,
         )
-        if len(body) <= MAX_BODY_CHARS or limit == 0:
-            return title, body[:MAX_BODY_CHARS]
+        if len(body) <= MAX_BODY_CHARS:
+            return title, body
+        if limit == 0:
+            return title, _cut_keeping_state(body, context["state_comment"])
         limit = limit * 3 // 4
+
+
+def _cut_keeping_state(body: str, state_comment: str) -> str:
+    """``body`` cut to ``MAX_BODY_CHARS`` with its state comment kept whole at the end."""
+    note = "\n\n…cut at GitHub's size limit.\n\n"
+    room = MAX_BODY_CHARS - len(state_comment) - len(note) - 1
+    head = body.replace(state_comment, "")[: max(room, 0)]
+    return head + note + state_comment + "\n"
 
 
 # --------------------------------------------------------------------------- dashboard
@@ -374,7 +397,7 @@ def render_dashboard(
                         "key": r.key or "",
                         "name": escape(f"{r.ref.kind}/{r.ref.namespace}/{r.ref.name}"),
                         "environment": escape(r.ref.environment),
-                        "message": escape(r.message),
+                        "message": escape(_shorten(r.message, MAX_MESSAGE_CHARS)),
                         "link": f"[#{r.number}]({r.url})" if r.url and r.number else "",
                     }
                     for r in items
@@ -394,6 +417,11 @@ def render_dashboard(
         cut = body[: MAX_BODY_CHARS - 200]
         body = cut[: cut.rfind("\n")] + "\n\n…the dashboard was cut at GitHub's size limit.\n"
     return body
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def ticked_keys(body: str | None) -> set[str]:

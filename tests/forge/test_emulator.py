@@ -278,3 +278,53 @@ def test_merge_and_close_as_a_human(github_emulator):
     got = {p.number: (p.state, p.merged) for p in (repo.get_pull(1), repo.get_pull(2))}
     assert got == {1: ("closed", True), 2: ("closed", False)}
     assert gh.repository("octo/shop").git.read_file("refs/heads/main", "a") == b"2"
+
+
+def test_large_push_uses_chunked_bodies(github_emulator, tmp_path):
+    gh = github_emulator
+    gh.create_repository("octo", "shop", {"a": b"1"})
+    header = f"http.extraHeader=Authorization: Bearer {gh.token}"
+    work = tmp_path / "c"
+    assert git("-c", header, "clone", gh.git_url("octo", "shop"), str(work)).returncode == 0
+    (work / "blob.bin").write_bytes(os.urandom(3 * 1024 * 1024))
+    git("add", "blob.bin", cwd=work)
+    git("-c", "user.name=Bot", "-c", "user.email=bot@example.com", "commit", "-qm", "big", cwd=work)
+    pushed = git("-c", header, "push", "origin", "HEAD:refs/heads/big", cwd=work)
+    assert pushed.returncode == 0, pushed.stderr
+    assert (
+        gh.repository("octo/shop").git.read_file("refs/heads/big", "blob.bin")
+        == (work / "blob.bin").read_bytes()
+    )
+
+
+def test_deleting_the_head_branch_closes_the_pull_request(github_emulator):
+    gh = github_emulator
+    gh.create_repository("octo", "shop", {"a": b"1"})
+    gh.push("octo/shop", "feature", {"a": b"2"})
+    repo = client(gh).get_repo("octo/shop")
+    pr = repo.create_pull(title="t", body="b", head="feature", base="main")
+    repo.get_git_ref("heads/feature").delete()
+    assert repo.get_pull(pr.number).state == "closed"
+    with pytest.raises(GithubException) as err:
+        repo.get_git_ref("heads/feature").delete()
+    assert err.value.status == 404
+
+
+class _BrokenEmulator(GitHubEmulator):
+    """An emulator whose repository objects lack a required field."""
+
+    def _repo_json(self, repo):
+        obj = super()._repo_json(repo)
+        del obj["default_branch"]
+        return obj
+
+
+def test_response_that_breaks_the_openapi_description_fails_the_test(tmp_path):
+    gh = _BrokenEmulator(tmp_path / "gh").start()
+    gh.create_repository("octo", "shop", {"a": b"1"})
+    response = requests.get(
+        f"{gh.api_url}/repos/octo/shop", headers={"Authorization": f"token {gh.token}"}, timeout=10
+    )
+    assert response.status_code == 500
+    with pytest.raises(EmulatorViolation, match="'default_branch' is a required property"):
+        gh.__exit__(None, None, None)

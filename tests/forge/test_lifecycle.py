@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from bot.forge.lifecycle import ACTIONS, Observed, ObservedPull, decide
+from bot.forge.lifecycle import ACTIONS, Observed, ObservedPull, decide, within_fraction
 from bot.report.proposal import PullRequestState
 
 KEY = "prod/shop/frontend"
@@ -93,3 +95,86 @@ def test_thresholds_receive_the_rejected_and_the_new_state_json():
 def test_default_threshold_suppresses_only_the_identical_proposal():
     assert decide(Observed(KEY, pull("closed", SAME)), NEW).kind == "suppress"
     assert decide(Observed(KEY, pull("closed", OLD)), NEW).kind == "create"
+
+
+states = st.builds(
+    PullRequestState,
+    key=st.just(KEY),
+    proposal=st.sampled_from(["p1", "p2"]),
+    files=st.sampled_from(["f1", "f2"]),
+    human_noted=st.booleans(),
+)
+observations = st.builds(
+    Observed,
+    key=st.just(KEY),
+    pull=st.one_of(
+        st.none(),
+        st.builds(
+            ObservedPull,
+            number=st.integers(1, 9),
+            state=st.sampled_from(["open", "closed", "merged"]),
+            state_json=st.one_of(st.none(), states),
+            human_commits=st.booleans(),
+        ),
+    ),
+    branch_sha=st.one_of(st.none(), st.just("abc")),
+    requested=st.booleans(),
+)
+
+
+@given(observations, st.one_of(st.none(), states), st.booleans())
+def test_decide_properties(observed, proposal, within):
+    action = decide(observed, proposal, within_thresholds=lambda old, new: within)
+    pull = observed.pull
+    if pull is not None and pull.state == "open" and pull.human_commits:
+        assert action.kind in ("note-human", "leave-human")  # never overwrite a human
+    if (
+        pull is not None
+        and pull.state == "open"
+        and proposal is not None
+        and pull.state_json is not None
+    ):
+        same = (pull.state_json.proposal, pull.state_json.files) == (
+            proposal.proposal,
+            proposal.files,
+        )
+        if same and not pull.human_commits:
+            assert action.kind == "up-to-date"  # idempotent: nothing to write
+    if action.kind in ("create", "update", "rebuild"):
+        assert proposal is not None
+    if action.kind == "create":
+        assert pull is None or pull.state != "open"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ({"a": 1.0}, {"a": 1.05}, True),
+        ({"a": 1.0}, {"a": 1.2}, False),
+        ({"a": 1.0}, {"a": 0.95}, True),
+        ({"a": 1.0}, {"a": 1.0, "b": 2.0}, False),
+        ({"a": None}, {"a": None}, True),
+        ({"a": None}, {"a": 1.0}, False),
+        ({"a": 0}, {"a": 0}, True),
+        ({"a": 0}, {"a": 1}, False),
+    ],
+    ids=[
+        "small-up",
+        "large-up",
+        "small-down",
+        "new-field",
+        "both-removed",
+        "removed-vs-set",
+        "zero-same",
+        "zero-moved",
+    ],
+)
+def test_within_fraction(old, new, expected):
+    check = within_fraction(0.1)
+    assert check({"proposal": "x", "changes": old}, {"proposal": "y", "changes": new}) is expected
+
+
+def test_within_fraction_falls_back_to_digests_without_changes():
+    check = within_fraction(0.1)
+    assert check({"proposal": "x", "changes": {}}, {"proposal": "x", "changes": {"a": 1}})
+    assert not check({"proposal": "x", "changes": {}}, {"proposal": "y", "changes": {"a": 1}})

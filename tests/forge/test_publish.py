@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import threading
 from dataclasses import replace
 from datetime import timedelta
@@ -13,7 +15,7 @@ from bot.config.forge import PullRequestConfig
 from bot.forge.auth import AppCredentials, TokenCredentials
 from bot.forge.branches import group_change_sets
 from bot.forge.errors import AuthError
-from bot.forge.github import WorkloadStatus
+from bot.forge.github import GitHubForge, PublishReport, WorkloadStatus
 from bot.report import Proposal, parse_state
 from tests.support.github import GitHubEmulator
 from tests.support.github.scenario import (
@@ -84,6 +86,9 @@ def test_first_run_opens_a_decorated_pull_request(github_emulator, tmp_path):
     assert commit.message.startswith("chore(resources): Right-size web")
     assert session.checkout_path is not None
     assert gh.token not in (session.checkout_path / ".git" / "config").read_text()
+    checkout = session.checkout_path
+    session.close()
+    assert not checkout.exists() and session.checkout_path is None
     (dashboard,) = gh.issues(REPO)
     assert (
         "tortoise-bot-dashboard" in dashboard.labels
@@ -99,7 +104,11 @@ def test_unchanged_second_run_makes_no_write(github_emulator, tmp_path):
     report, _ = run_once(gh, tmp_path / "w", web(250))
     assert [r.action for r in report.results] == ["up-to-date"]
     assert gh.writes() == []
-    assert len(gh.reads()) <= 1 + 1 + 5
+    assert [c.path for c in gh.reads()] == [
+        "/repos/octo/shop",
+        "/repos/octo/shop/pulls",
+        "/repos/octo/shop/issues",
+    ]
     assert not [c for c in gh.git_calls() if "receive-pack" in c.path]
 
 
@@ -110,6 +119,7 @@ def test_changed_proposal_updates_branch_and_body_in_place(github_emulator, tmp_
     gh.reset_calls()
     report, _ = run_once(gh, tmp_path / "w", web(300))
     assert [r.action for r in report.results] == ["update"]
+    assert (report.opened, report.updated, report.closed) == ((), ("prod/shop/web",), ())
     assert [str(c) for c in gh.writes()] == ["PATCH /repos/octo/shop/pulls/1 -> 200"]
     (pr,) = gh.pulls(REPO)
     assert (
@@ -399,3 +409,164 @@ def test_bad_token_is_an_auth_error(github_emulator, tmp_path):
             credentials=TokenCredentials("ghp_wrong"),
             github=settings(gh),
         )
+
+
+def test_primary_rate_limit_waits_for_a_near_reset(github_emulator, tmp_path):
+    gh = github_emulator
+    create_repository(gh, ["web"])
+    gh.rate_limit_reset_s = 0.5  # the window starts at the first call, which finds no budget
+    gh.rate_limit_refill = 100
+    gh.rate_limit_remaining = 0
+    report, _ = run_once(
+        gh, tmp_path / "w", web(250), dashboard=False, github=settings(gh, max_rate_limit_wait_s=5)
+    )
+    assert [r.status for r in report.results] == ["proposal-open"] and report.stopped is None
+    assert [c.status for c in gh.rest_calls()][:2] == [403, 200]
+
+
+def test_secondary_rate_limit_and_429_honour_retry_after(github_emulator, tmp_path):
+    gh = github_emulator
+    create_repository(gh, ["web"])
+    gh.fail("POST", r"/pulls$", 403, headers={"Retry-After": "1"})
+    gh.fail("GET", r"/pulls$", 429, headers={"Retry-After": "0"})
+    report, _ = run_once(gh, tmp_path / "w", web(250), dashboard=False)
+    assert [r.status for r in report.results] == ["proposal-open"]
+    statuses = [(c.method, c.status) for c in gh.rest_calls() if c.path.endswith("/pulls")]
+    assert statuses == [("GET", 429), ("GET", 200), ("POST", 403), ("POST", 201)]
+    assert len(gh.pulls(REPO)) == 1
+
+
+def test_pull_request_opened_by_another_run_in_between_is_adopted(github_emulator, tmp_path):
+    gh = github_emulator
+    create_repository(gh, ["web"])
+    gh.before("POST", r"/pulls$", lambda g: g.open_pull(REPO, BRANCH, title="Right-size web"))
+    report, _ = run_once(gh, tmp_path / "w", web(250))
+    assert [(r.action, r.status, r.number) for r in report.results] == [
+        ("adopted", "proposal-open", 1)
+    ]
+    assert len(gh.pulls(REPO)) == 1
+    assert [
+        c.status for c in gh.rest_calls() if c.method == "POST" and c.path.endswith("/pulls")
+    ] == [422]
+
+
+def test_the_token_never_appears_in_git_argv(github_emulator, tmp_path, monkeypatch):
+    gh = github_emulator
+    create_repository(gh, ["web"])
+    log = tmp_path / "argv.log"
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    real = subprocess.run(
+        ["which", "git"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (shim / "git").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {log}\nexec {real} "$@"\n')
+    (shim / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}:{os.environ['PATH']}")
+    run_once(gh, tmp_path / "w", web(250))
+    argv = log.read_text()
+    assert "clone" in argv and "push" in argv
+    assert gh.token not in argv and "Authorization" not in argv
+
+
+def test_a_proposal_computed_against_another_base_is_refused(github_emulator, tmp_path):
+    gh = github_emulator
+    create_repository(gh, ["web", "api"])
+
+    def stale(path):
+        good = proposal_for(path, ["api"], 250)
+        bad = proposal_for(path, ["web"], 250)
+        old = replace(bad.files[0], old=b"something else\n")
+        return [good, replace(bad, files=(old,))]
+
+    report, _ = run_once(gh, tmp_path / "w", stale)
+    assert {r.key: r.status for r in report.results} == {
+        "prod/shop/api": "proposal-open",
+        "prod/shop/web": "error",
+    }
+    assert (
+        "changed since the proposal was computed"
+        in (report.result("prod/shop/web") or report.results[0]).message
+    )
+    assert [p.pull.head for p in gh.pulls(REPO)] == ["tortoise-bot/prod/shop/api"]
+    assert gh.repository(REPO).git.ref(BRANCH) is None
+
+
+def test_dashboard_only_when_pull_requests_are_off(github_emulator, tmp_path):
+    gh = github_emulator
+    create_repository(gh, ["web", "api"])
+    session = GitHubForge(settings(gh), TokenCredentials(gh.token), workdir=tmp_path / "w").open(
+        REPO, PullRequestConfig()
+    )
+    session.checkout()
+    statuses = [
+        WorkloadStatus(ref("web"), "changes", "cpu 500m -> 250m", key="prod/shop/web"),
+        WorkloadStatus(ref("api"), "gathering-data", "3 of 7 days", key="prod/shop/api"),
+    ]
+    session.update_dashboard(statuses, PublishReport())
+    assert gh.pulls(REPO) == []
+    body = gh.issues(REPO)[0].body or ""
+    assert "## Pending" in body and "cpu 500m -&gt; 250m" in body
+    assert "tortoise-bot-request" not in body and "3 of 7 days" in body
+
+
+def test_repositories_reachable_by_an_app_or_a_token(github_emulator, tmp_path):
+    gh = github_emulator
+    for name in ("shop", "pay", "other"):
+        gh.create_repository("octo", name, {"a": b"1"})
+    app = gh.create_app(8)
+    gh.install_app(8, 80, "octo", ["octo/shop", "octo/pay"])
+    forge = GitHubForge(settings(gh), AppCredentials(8, app.private_key_pem), workdir=tmp_path)
+    assert forge.repositories() == ["octo/pay", "octo/shop"]
+    token = GitHubForge(settings(gh), TokenCredentials(gh.token), workdir=tmp_path)
+    assert token.repositories() == ["octo/other", "octo/pay", "octo/shop"]
+
+
+def test_secondary_limit_on_fast_writes_is_waited_out(github_emulator, tmp_path):
+    gh = github_emulator
+    names = ["a", "b", "c"]
+    create_repository(gh, names)
+    gh.secondary_write_limit = (1, 1.0)  # one write per second
+    report, _ = run_once(
+        gh, tmp_path / "w", lambda p: [proposal_for(p, [n], 250) for n in names], dashboard=False
+    )
+    assert [r.status for r in report.results] == ["proposal-open"] * 3
+    posts = [c.status for c in gh.rest_calls() if c.method == "POST"]
+    assert 403 in posts and posts.count(201) == 3
+    assert len(gh.pulls(REPO)) == 3
+
+
+def test_leftover_bot_branch_is_deleted_but_a_human_branch_is_kept(github_emulator, tmp_path):
+    gh = github_emulator
+    create_repository(gh, ["web", "api"])
+    gh.fail("POST", r"/pulls$", 500, times=3)  # the bot pushed, then died
+    run_once(gh, tmp_path / "w", web(250), dashboard=False)
+    human = gh.push(REPO, "tortoise-bot/my-own-fix", {"apps/api.yaml": b"cpu: 1\n"})
+    report, _ = run_once(gh, tmp_path / "w", nothing, dashboard=False)
+    assert sorted((r.key, r.action) for r in report.results) == [
+        ("my-own-fix", "nothing"),
+        ("prod/shop/web", "delete-branch"),
+    ]
+    git = gh.repository(REPO).git
+    assert git.ref(BRANCH) is None and git.ref("tortoise-bot/my-own-fix") == human
+
+
+@pytest.mark.parametrize(
+    ("template", "branch"),
+    [
+        ("{prefix}-{key}", "tortoise-bot-prod/shop/web"),
+        ("bots/{key}/{prefix}", "bots/prod/shop/web/tortoise-bot"),
+    ],
+    ids=["dash", "prefix-last"],
+)
+def test_custom_branch_templates_round_trip(github_emulator, tmp_path, template, branch):
+    gh = github_emulator
+    create_repository(gh, ["web"])
+    config = PullRequestConfig(branch_template=template)
+    run_once(gh, tmp_path / "w", web(250), config=config)
+    assert [p.pull.head for p in gh.pulls(REPO)] == [branch]
+    gh.reset_calls()
+    report, _ = run_once(gh, tmp_path / "w", web(250), config=config)
+    assert [r.action for r in report.results] == ["up-to-date"] and gh.writes() == []
+    report, _ = run_once(gh, tmp_path / "w", nothing, config=config)
+    assert [r.action for r in report.results] == ["close"]
+    assert gh.repository(REPO).git.ref(branch) is None

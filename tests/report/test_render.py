@@ -6,6 +6,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot.model import (
     ChangeSet,
@@ -27,6 +29,8 @@ from bot.report import (
     DashboardRow,
     Prices,
     Proposal,
+    PullRequestState,
+    embed_state,
     parse_state,
     render_dashboard,
     render_pull_request,
@@ -228,3 +232,39 @@ def test_chart_helpers():
     peaks = weekday_peaks(t, np.arange(t.size, dtype=np.float64))
     assert peaks[3] == pytest.approx(23.0)  # 1970-01-01 was a Thursday: the first day in the series
     assert len(peaks) == 7
+
+
+@given(
+    key=st.text(min_size=1),
+    changes=st.dictionaries(
+        st.text(),
+        st.one_of(st.none(), st.integers(), st.floats(allow_nan=False, allow_infinity=False)),
+    ),
+    noted=st.booleans(),
+)
+def test_state_survives_any_key_and_values(key, changes, noted):
+    state = PullRequestState(key, "p", "f", changes, noted, head="abc")
+    body = "text before\n" + embed_state(state) + "\ntext after -->"
+    assert parse_state(body) == state
+    assert embed_state(state).count("-->") == 1
+
+
+def test_huge_dashboard_is_cut_at_the_limit():
+    rows = [
+        DashboardRow(
+            WorkloadRef("Deployment", "ns", f"w{i:05d}-{'x' * 60}"), "gathering-data", "y" * 80
+        )
+        for i in range(2000)
+    ]
+    body = render_dashboard(rows, title="Dashboard")
+    assert len(body) <= MAX_BODY_CHARS and body.endswith("size limit.\n")
+
+
+def test_state_survives_even_when_warnings_alone_exceed_the_limit():
+    base = proposal()
+    notes = tuple(Note(f"w{i}", "x" * 200) for i in range(1000))
+    big = Proposal(base.key, base.title, base.change_set, base.files, notes=notes)
+    _, body = render_pull_request(big)
+    assert len(body) <= MAX_BODY_CHARS
+    assert parse_state(body) == state_of(big)
+    assert "cut at GitHub's size limit" in body

@@ -379,6 +379,16 @@ def installation(
     api: str, installation_id: int, app_id: int, account: dict[str, Any]
 ) -> dict[str, Any]:
     obj: dict[str, Any] = _example("installation")
+    # GET /app/installations describes ``account`` as allOf(simple-user, enterprise): both shapes
+    account = {
+        **account,
+        "name": account["login"],
+        "slug": account["login"].lower(),
+        "created_at": "2020-01-01T00:00:00Z",
+        "updated_at": "2020-01-01T00:00:00Z",
+        "website_url": None,
+        "description": None,
+    }
     obj.update(
         id=installation_id,
         account=account,

@@ -12,6 +12,7 @@ listed per operation; for those the body is checked against ``basic-error`` inst
 from __future__ import annotations
 
 import json
+import re
 import threading
 from functools import cache
 from pathlib import Path
@@ -103,9 +104,17 @@ def validate_response(
     return []
 
 
+_SLASHED_PARAMETER = re.compile(r"^(?P<head>.*/git/(?:ref|refs|matching-refs)/)(?P<ref>.+)$")
+"""Paths whose last template parameter (``{ref}``) holds slashes on GitHub (``heads/a/b``)."""
+
+
 def _request(
     host_url: str, method: str, path: str, query: dict[str, str], body: bytes | None
 ) -> MockRequest:
+    # OpenAPI path templates never match "/" inside a parameter; GitHub's {ref} does.
+    match = _SLASHED_PARAMETER.match(path)
+    if match:
+        path = match["head"] + match["ref"].replace("/", "%2F")
     return MockRequest(
         host_url,
         method.lower(),

@@ -11,10 +11,12 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import math
 import re
 import secrets
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -213,9 +215,17 @@ class GitHubEmulator:
         self.calls: list[Call] = []
         self.violations: list[str] = []
         self.faults: list[Fault] = []
+        self.hooks: list[tuple[str, str, Callable[[GitHubEmulator], None]]] = []
         self.rate_limit_remaining: int | None = None
         """Primary budget left; None = unlimited. At 0 every REST call answers 403."""
         self.rate_limit_reset_s = 3600.0
+        self.rate_limit_refill: int | None = None
+        """Budget restored when the window resets; None = the budget never comes back."""
+        self._rate_reset_at: float | None = None
+        self.secondary_write_limit: tuple[int, float] | None = None
+        """(writes, seconds): more writes than this in the window answer 403 with ``Retry-After``
+        (GitHub's secondary limit on content creation); None = no such limit."""
+        self._recent_writes: list[float] = []
         """Seconds until the reported ``X-RateLimit-Reset``."""
         self.validate = True
         self._ids = itertools.count(1000)
@@ -327,6 +337,34 @@ class GitHubEmulator:
             self.apps[app_id].installations[installation_id] = (account, set(repositories))
             self._user_id(account)
 
+    def before(
+        self, method: str, path_regex: str, action: Callable[[GitHubEmulator], None]
+    ) -> None:
+        """Run ``action(emulator)`` once, just before the next matching REST call is handled.
+
+        Simulates what happens in between: another run or a human acting at that moment.
+        """
+        with self.lock:
+            self.hooks.append((method.upper(), path_regex, action))
+
+    def open_pull(
+        self,
+        full_name: str,
+        head: str,
+        *,
+        title: str = "Opened elsewhere",
+        body: str = "",
+        login: str | None = None,
+    ) -> int:
+        """Open a pull request from ``head`` to the default branch as ``login``; its number."""
+        with self.lock:
+            repo = self.repos[full_name]
+            head_sha, base_sha = repo.git.ref(head), repo.git.ref(repo.default_branch)
+            assert head_sha and base_sha
+            issue = self._new_issue(repo, title, body, login or self.login)
+            issue.pull = Pull(head, repo.default_branch, head_sha, base_sha)
+            return issue.number
+
     def fail(
         self,
         method: str,
@@ -435,6 +473,31 @@ class GitHubEmulator:
             issue.body, issue.updated = body, _now()
 
     # ------------------------------------------------------------------ internals
+
+    def _rate_window(self) -> float:
+        """Unix time the current rate-limit window resets (``X-RateLimit-Reset``)."""
+        now = time.time()
+        if self._rate_reset_at is None or now >= self._rate_reset_at:
+            if self._rate_reset_at is not None and self.rate_limit_refill is not None:
+                self.rate_limit_remaining = self.rate_limit_refill
+            self._rate_reset_at = now + self.rate_limit_reset_s
+        return self._rate_reset_at
+
+    def _secondary_limit(self, method: str) -> None:
+        """Raise GitHub's secondary-rate-limit answer when writes come too fast."""
+        if self.secondary_write_limit is None or method == "GET":
+            return
+        limit, window_s = self.secondary_write_limit
+        now = time.time()
+        self._recent_writes = [t for t in self._recent_writes if now - t < window_s]
+        if len(self._recent_writes) >= limit:
+            wait_s = math.ceil(window_s - (now - self._recent_writes[0]))
+            raise _Reply(
+                403,
+                "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+                headers={"Retry-After": str(max(wait_s, 1))},
+            )
+        self._recent_writes.append(now)
 
     def _user_id(self, login: str) -> int:
         if login not in self.users:
@@ -567,6 +630,14 @@ class GitHubEmulator:
         table: list[tuple[str, str, str, Handler]] = [
             ("GET", "/user", "/user", self._get_user),
             ("GET", "/rate_limit", "/rate_limit", self._get_rate_limit),
+            ("GET", "/user/repos", "/user/repos", self._list_user_repos),
+            ("GET", "/app/installations", "/app/installations", self._list_installations),
+            (
+                "GET",
+                "/installation/repositories",
+                "/installation/repositories",
+                self._list_installation_repos,
+            ),
             ("GET", R, "/repos/{owner}/{repo}", self._get_repo),
             (
                 "GET",
@@ -727,6 +798,38 @@ class GitHubEmulator:
             "used": RATE_LIMIT - remaining,
         }
         return 200, {"resources": {"core": core, "search": core}, "rate": core}
+
+    def _list_user_repos(self, req: _Request) -> tuple[int, Any, dict[str, str]]:
+        repos = [r for _, r in sorted(self.repos.items()) if self._may_access(req, r)]
+        return self._paginate(req, [objects.short_repository(self._repo_json(r)) for r in repos])
+
+    def _app_of(self, req: _Request) -> App:
+        app = None
+        if req.login.startswith("app-") and not req.login.startswith("app-installation-"):
+            app = self.apps.get(int(req.login.removeprefix("app-").removesuffix("[bot]")))
+        if app is None:
+            raise _Reply(401, "A JSON web token could not be decoded")
+        return app
+
+    def _list_installations(self, req: _Request) -> tuple[int, Any, dict[str, str]]:
+        app = self._app_of(req)
+        items = [
+            objects.installation(self.api_url, i, app.app_id, self._user(account))
+            for i, (account, _) in sorted(app.installations.items())
+        ]
+        return self._paginate(req, items)
+
+    def _list_installation_repos(self, req: _Request) -> tuple[int, Any]:
+        if req.token not in self.installation_tokens:
+            raise _Reply(403, "This endpoint requires an installation token")
+        repos = [r for _, r in sorted(self.repos.items()) if self._may_access(req, r)]
+        per_page = min(int(req.query.get("per_page", 30)), MAX_PER_PAGE)
+        page = max(int(req.query.get("page", 1)), 1)
+        chunk = repos[(page - 1) * per_page : page * per_page]
+        return 200, {
+            "total_count": len(repos),
+            "repositories": [objects.short_repository(self._repo_json(r)) for r in chunk],
+        }
 
     def _get_repo(self, req: _Request) -> tuple[int, Any]:
         return 200, self._repo_json(self._repo(req))
@@ -1083,6 +1186,9 @@ class GitHubEmulator:
         login: str | None = None
         parsed: Any = json.loads(raw) if raw else None
         with self.lock:
+            for hook in [h for h in self.hooks if h[0] == method and re.search(h[1], path)]:
+                self.hooks.remove(hook)
+                hook[2](self)
             try:
                 fault = next(
                     (
@@ -1102,6 +1208,8 @@ class GitHubEmulator:
                 if who is None:
                     raise _Reply(401, "Bad credentials")
                 login, token = who
+                self._rate_window()
+                self._secondary_limit(method)
                 if self.rate_limit_remaining is not None:
                     if self.rate_limit_remaining <= 0:
                         raise _Reply(
@@ -1131,9 +1239,7 @@ class GitHubEmulator:
             )
             headers.setdefault("X-RateLimit-Limit", str(RATE_LIMIT))
             headers.setdefault("X-RateLimit-Remaining", str(remaining))
-            headers.setdefault(
-                "X-RateLimit-Reset", str(int(_now().timestamp() + self.rate_limit_reset_s))
-            )
+            headers.setdefault("X-RateLimit-Reset", str(math.ceil(self._rate_window())))
             headers.setdefault("X-RateLimit-Resource", "core")
             body = b"" if payload is None else json.dumps(payload).encode()
             self.calls.append(Call("rest", method, path, dict(query), status, parsed, login))
