@@ -51,7 +51,7 @@ from bot.recommend.engine import recommend
 from bot.recommend.errors import RecommendError
 from bot.recommend.inputs import EmergencyState, build_input
 from bot.recommend.noise import passes_min_change
-from bot.report.charts import hourly_profile, weekday_peaks
+from bot.report.build import make_proposal
 from bot.report.proposal import Proposal
 
 log = logging.getLogger("bot.pipeline")
@@ -362,27 +362,18 @@ __all__ = [
 # --------------------------------------------------------------------------- pull requests
 
 
-def _title(change_set: ChangeSet, grouping: str) -> str:
-    refs = sorted({c.ref for c in change_set.changes})
-    if len(refs) == 1:
-        ref = refs[0]
-        where = "" if ref.environment == DEFAULT_ENVIRONMENT else f" ({ref.environment})"
-        return f"Right-size {ref.kind} {ref.namespace}/{ref.name}{where}"
-    return f"Right-size {len(refs)} workloads in {change_set.key} (per {grouping})"
-
-
 def build_proposals(plan: RepositoryPlan) -> list[Proposal]:
-    """One ``Proposal`` per change set: its own edit against the checkout, plus chart data.
+    """One ``Proposal`` per change set, each edited on its own against the checkout.
 
-    Each change set is edited on its own (``write=False``) so that its files hold only its
-    changes: the branch of one pull request never carries another's edits.
+    ``write=False``: the files of one pull request hold only its own changes, never another's.
     """
     grouping = plan.config.pull_requests.grouping
-    outcomes = {o.ref: o for o in plan.outcomes if o.status == "changes"}
+    outcomes = [o for o in plan.outcomes if o.status == "changes"]
+    histories = {o.ref: o.history for o in outcomes if o.history is not None}
     change_sets = group_change_sets(
         (
             ChangeSet(o.ref.key, o.changes, (o.recommendation,) if o.recommendation else ())
-            for o in outcomes.values()
+            for o in outcomes
         ),
         grouping,
     )
@@ -391,39 +382,8 @@ def build_proposals(plan: RepositoryPlan) -> list[Proposal]:
         edit = apply_changes(
             plan.root, plan.inventory, change_set.changes, plan.config, write=False
         )
-        if not edit.files:
-            continue
-        hourly: dict[str, tuple[float, ...]] = {}
-        peaks: dict[str, tuple[float, ...]] = {}
-        replicas: dict[str, float] = {}
-        for ref in {c.ref for c in change_set.changes}:
-            history = outcomes[ref].history
-            if history is None:
-                continue
-            for name, ch in history.containers.items():
-                if ch.cpu_t.size:
-                    hourly[f"{ref.key}/{name}/cpu"] = hourly_profile(ch.cpu_t, ch.cpu_cores)
-                if ch.mem_t.size:
-                    hourly[f"{ref.key}/{name}/memory"] = hourly_profile(ch.mem_t, ch.mem_bytes)
-            if history.replicas.size:
-                peaks[ref.key] = weekday_peaks(history.replicas_t, history.replicas)
-                replicas[ref.key] = float(history.replicas.mean())
-            elif outcomes[ref].declared.replicas:
-                replicas[ref.key] = float(outcomes[ref].declared.replicas or 1)
-        proposals.append(
-            Proposal(
-                key=change_set.key,
-                title=_title(change_set, grouping),
-                change_set=change_set,
-                files=edit.files,
-                diff=edit.diff,
-                notes=edit.notes,
-                hourly_usage=hourly,
-                replica_peaks=peaks,
-                replicas=replicas,
-                window_s=plan.window,
-            )
-        )
+        if edit.files:
+            proposals.append(make_proposal(change_set, edit, histories=histories))
     return proposals
 
 

@@ -105,3 +105,70 @@ def test_kubernetes_examples_render(tmp_path):
     assert "JOB_COMPLETION_INDEX" in " ".join(
         job["spec"]["template"]["spec"]["containers"][0]["command"]
     )
+
+
+@pytest.mark.slow
+def test_wheel_carries_the_demo_and_templates(tmp_path):
+    """The wheel the Dockerfile installs runs the demo and renders bodies outside the source tree."""
+    wheels = tmp_path / "wheels"
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(PROJECT)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert built.returncode == 0, built.stderr[-2000:]
+    (wheel,) = wheels.glob("tortoise_bot-*.whl")
+    target = tmp_path / "site"
+    installed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    env = {
+        "PYTHONPATH": str(target),
+        "PATH": "/usr/bin:/bin",
+        "NO_COLOR": "1",
+        "HOME": str(tmp_path),
+    }
+    demo = subprocess.run(
+        [sys.executable, "-m", "bot", "plan", "--demo", "--format", "json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert demo.returncode == 0, demo.stderr[-2000:]
+    assert '"repository": "demo-shop"' in demo.stdout
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import bot, bot.report.render as r; print(bot.__file__); print(r.TEMPLATES_DIR)",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    module_file, templates = probe.stdout.split()
+    assert module_file.startswith(str(target))  # the installed copy, not the source tree
+    assert (Path(templates) / "pull_request.md.j2").is_file()

@@ -10,7 +10,6 @@ and links to the dashboard, and its tables are cut with a count of what was left
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -34,10 +33,11 @@ from bot.report.proposal import (
 
 TEMPLATE_DIRS = (
     Path(__file__).resolve().parents[2] / "templates",
-    Path(sys.prefix) / "share" / "tortoise-bot" / "templates",
+    Path(__file__).resolve().parents[1] / "templates",
 )
-"""Where ``pull_request.md.j2`` and ``dashboard.md.j2`` are looked for: the source tree (and
-editable installs), then the wheel's data files (``pyproject.toml``, ``data-files``)."""
+"""Where ``pull_request.md.j2`` and ``dashboard.md.j2`` are looked for: the project's
+``templates/`` (source tree, editable installs), then ``bot/templates`` inside an installed
+wheel (the source tree links it to ``templates/``; ``pyproject.toml`` ships it as package data)."""
 
 TEMPLATES_DIR = next(
     (d for d in TEMPLATE_DIRS if (d / "pull_request.md.j2").is_file()), TEMPLATE_DIRS[0]
@@ -104,19 +104,39 @@ def _replicas(proposal: Proposal, key: str) -> float:
 def totals(proposal: Proposal, prices: Prices) -> _Totals:
     """Requested CPU and memory before and after, times replicas, and the monthly cost delta.
 
-    ``cost = Σ Δcpu_cores × replicas × core_month + Σ Δmemory_bytes / GiB × replicas × gib_month``
-    over the request changes (a removed request counts as going to zero).
+    Before/after sum every container request of the change set's workloads (an unchanged
+    request counts on both sides), so a pull request that only tunes an HPA still shows what
+    its workloads request. ``cost = Σ Δcpu_cores × replicas × core_month + Σ Δmemory_bytes /
+    GiB × replicas × gib_month`` (a removed request counts as going to zero). Without
+    recommendations, only the request changes are summed.
     """
     cpu = [0.0, 0.0]
     mem = [0.0, 0.0]
-    for change in proposal.change_set.changes:
-        if change.field not in ("requests.cpu", "requests.memory"):
-            continue
-        n = _replicas(proposal, change.ref.key)
-        before, after = float(change.current or 0), float(change.proposed or 0)
-        target = cpu if change.field == "requests.cpu" else mem
-        target[0] += before * n
-        target[1] += after * n
+
+    def add(resource: str, key: str, before: float | None, after: float | None) -> None:
+        n = _replicas(proposal, key)
+        target = cpu if resource == "cpu" else mem
+        target[0] += float(before or 0) * n
+        target[1] += float(after or 0) * n
+
+    proposed = {
+        (c.ref, c.container, c.field): c.proposed
+        for c in proposal.change_set.changes
+        if c.field in ("requests.cpu", "requests.memory")
+    }
+    if proposal.change_set.recommendations:
+        for rec in proposal.change_set.recommendations:
+            for container in rec.containers:
+                for res in (container.cpu, container.memory):
+                    current = res.request.current
+                    after = proposed.get(
+                        (rec.ref, container.name, f"requests.{res.resource}"), current
+                    )
+                    add(res.resource, rec.ref.key, current, after)
+    else:
+        for change in proposal.change_set.changes:
+            if change.field in ("requests.cpu", "requests.memory"):
+                add(change.field.split(".")[1], change.ref.key, change.current, change.proposed)
     cost = (cpu[1] - cpu[0]) * prices.core_month + (
         mem[1] - mem[0]
     ) / numbers.GIB * prices.gib_month

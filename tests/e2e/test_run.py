@@ -114,7 +114,13 @@ def test_run_opens_one_verified_pull_request_per_workload(
         assert workload["name"] in pull.title
         for container in workload["containers"]:
             assert container["name"] in body
-        assert "```mermaid" in body
+        if any(
+            c["cpu"]["request"]["proposed"] != c["cpu"]["request"]["current"]
+            or c["memory"]["request"]["proposed"] != c["memory"]["request"]["current"]
+            for c in workload["containers"]
+        ):
+            assert "```mermaid" in body  # usage by hour against old and new requests
+        assert "CPU requests 0 → 0" not in body
     dashboard = gh.issues("octo/shop")
     assert len(dashboard) == 1
     for name in ("frontend", "cart", "checkout", "redis"):

@@ -268,3 +268,30 @@ def test_state_survives_even_when_warnings_alone_exceed_the_limit():
     assert len(body) <= MAX_BODY_CHARS
     assert parse_state(body) == state_of(big)
     assert "cut at GitHub's size limit" in body
+
+
+def test_totals_of_an_hpa_only_change_show_what_the_workload_requests():
+    ref = WorkloadRef("Deployment", "shop", "cart", "prod")
+    rec = Recommendation(
+        ref,
+        "changes",
+        containers=(
+            ContainerRecommendation(
+                "app", resource("cpu", 0.5, 0.5), resource("memory", 256 * MIB, 256 * MIB)
+            ),
+        ),
+    )
+    only_hpa = Proposal(
+        key="prod/shop/cart",
+        title="Right-size cart",
+        change_set=ChangeSet(
+            "prod/shop/cart", (FieldChange(ref, "hpa.minReplicas", 3, current=2),), (rec,)
+        ),
+        files=(FileChange("hpa.yaml", b"old", b"new"),),
+        replicas={ref.key: 2.0},
+    )
+    t = totals(only_hpa, Prices(core_month=20.0, gib_month=4.0))
+    # 2 replicas x 0.5 cores and 2 x 256 MiB, unchanged on both sides: no cost change.
+    assert (t.cpu_before_cores, t.cpu_after_cores) == (1.0, 1.0)
+    assert (t.memory_before_bytes, t.memory_after_bytes) == (512 * MIB, 512 * MIB)
+    assert t.cost_delta_month == 0
