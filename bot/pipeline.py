@@ -26,6 +26,7 @@ from bot.config.repo import RepoConfig, WorkloadConfig, find_repo_config, load_r
 from bot.forge.branches import group_change_sets, group_key
 from bot.forge.errors import ForgeError
 from bot.forge.github import GitHubForge, KeyResult, PublishReport, WorkloadStatus
+from bot.forge.previous import WorkloadMemory
 from bot.manifests import apply_changes, discover
 from bot.manifests.errors import ManifestError
 from bot.manifests.quantities import bytes_from_quantity, cores_from_quantity
@@ -46,11 +47,12 @@ from bot.model import (
     WorkloadHistory,
     WorkloadRef,
 )
-from bot.recommend.changes import field_changes
+from bot.recommend.changes import field_changes, next_emergency_phase
 from bot.recommend.engine import recommend
 from bot.recommend.errors import RecommendError
 from bot.recommend.inputs import EmergencyState, build_input
 from bot.recommend.noise import passes_min_change
+from bot.recommend.tortoise.emergency import EmergencyPhase
 from bot.report.build import make_proposal
 from bot.report.proposal import Proposal
 
@@ -203,8 +205,15 @@ def decide_workload(
     settings: RecommendSettings,
     *,
     now_s: float,
+    memory: WorkloadMemory | None = None,
 ) -> WorkloadOutcome:
-    """Recommend for one workload and keep the changes that pass thresholds and policy."""
+    """Recommend for one workload and keep the changes that pass thresholds and policy.
+
+    ``memory`` is what the bot's merged pull requests tell about the workload
+    (``bot.forge.previous``): when each HPA target last changed (Tortoise's +5 points per
+    24 h) and the emergency phase the last merged proposal left. None (``plan`` without
+    GitHub): nothing known, every target free to move, phase ``normal``.
+    """
     ref = declared.ref
     rules = workload_rules(config, ref)
     if any(rule.ignore for rule in rules):
@@ -223,12 +232,16 @@ def decide_workload(
         return WorkloadOutcome(declared, "error", ("metrics: no history was returned",))
     resolved = workload_settings(settings, config, rules)
     policies = container_policies(rules, (c.name for c in declared.containers))
-    emergency = EmergencyState(requested=any(rule.emergency for rule in rules))
+    emergency = EmergencyState(
+        requested=any(rule.emergency for rule in rules),
+        previous_phase=_PHASES.get(memory.emergency_phase or "", "normal") if memory else "normal",
+    )
     engine_input = build_input(
         declared,
         history,
         policies=policies,
         emergency=emergency,
+        target_changed_s=_target_changes(memory),
         min_allocated=allocated_bounds(config, rules, "min_allocated"),
         max_allocated=allocated_bounds(config, rules, "max_allocated"),
     )
@@ -245,6 +258,27 @@ def decide_workload(
         changes,
         history,
     )
+
+
+_PHASES: Mapping[str, EmergencyPhase] = {
+    "normal": "normal",
+    "emergency": "emergency",
+    "back-to-normal": "back-to-normal",
+}
+"""Phase names a pull-request state may hold, as the engine's type."""
+
+_RESOURCES: Mapping[str, Resource] = {"cpu": "cpu", "memory": "memory"}
+"""Resource names a change id may hold, as the engine's type."""
+
+
+def _target_changes(memory: WorkloadMemory | None) -> dict[tuple[str, Resource], float]:
+    """``memory.target_changed_s`` keyed as the engine reads it (unknown resources dropped)."""
+    out: dict[tuple[str, Resource], float] = {}
+    for (container, resource), when in (memory.target_changed_s if memory else {}).items():
+        known = _RESOURCES.get(resource)
+        if known is not None:
+            out[(container, known)] = when
+    return out
 
 
 def _mark_failed_edits(
@@ -279,8 +313,12 @@ def plan_repository(
     now_s: float,
     write: bool = False,
     config: RepoConfig | None = None,
+    memory: Mapping[str, WorkloadMemory] | None = None,
 ) -> RepositoryPlan:
     """Plan one checkout: every step up to the edit; ``write`` applies the edit to the tree.
+
+    ``memory`` maps a workload key to what the bot's merged pull requests tell about it
+    (``RepositorySession.workload_memory()``); absent keys know nothing.
 
     Raises ``ConfigError`` for a bad opt-in file and ``MetricsError`` when Prometheus is down:
     both fail the repository as a whole.
@@ -291,7 +329,14 @@ def plan_repository(
     start_s, end_s = now_s - window_s, now_s
     fetched = source.fetch(history_requests(inventory, config), start_s=start_s, end_s=end_s)
     outcomes = [
-        decide_workload(w, fetched, config, settings.recommend, now_s=now_s)
+        decide_workload(
+            w,
+            fetched,
+            config,
+            settings.recommend,
+            now_s=now_s,
+            memory=(memory or {}).get(w.ref.key),
+        )
         for w in inventory.workloads
     ]
     changes = [c for o in outcomes for c in o.changes]
@@ -421,6 +466,16 @@ def proposals_within_thresholds(
     return within
 
 
+def emergency_phases(plan: RepositoryPlan) -> dict[str, str]:
+    """Per workload key with a recommendation, the emergency phase its proposal leaves
+    (``bot.recommend.changes.next_emergency_phase``), kept in the pull-request state."""
+    return {
+        o.ref.key: next_emergency_phase(o.recommendation)
+        for o in plan.outcomes
+        if o.recommendation is not None
+    }
+
+
 def workload_statuses(plan: RepositoryPlan) -> list[WorkloadStatus]:
     """The dashboard's view of each workload, keyed by its change set."""
     grouping = plan.config.pull_requests.grouping
@@ -459,8 +514,13 @@ def serve_repository(
             session.report_config_error([str(p) for p in exc.problems])
         raise
     session.configure(config.pull_requests, dashboard=config.dashboard)
-    plan = plan_repository(root, source, settings, now_s=now_s, config=config)
-    proposals = build_proposals(plan)
+    memory = session.workload_memory()
+    plan = plan_repository(root, source, settings, now_s=now_s, config=config, memory=memory)
+    phases = emergency_phases(plan)
+    proposals = [
+        replace(p, emergency_phases={r.key: phases[r.key] for r in p.workloads if r.key in phases})
+        for p in build_proposals(plan)
+    ]
     counts: dict[str, int] = defaultdict(int)
     for outcome in plan.outcomes:
         counts[outcome.status] += 1

@@ -41,6 +41,7 @@ from bot.forge.lifecycle import (
     decide,
     same_proposal,
 )
+from bot.forge.previous import PreviousProposal, WorkloadMemory, workload_memory
 from bot.model import Status, WorkloadRef
 from bot.report import (
     DashboardRow,
@@ -264,6 +265,7 @@ class RepositorySession:
         self._git: Git | None = None
         self._dashboard: Issue | None = None
         self._dashboard_loaded = False
+        self._listing: list[PullRequest] | None = None
 
     # ------------------------------------------------------------------ helpers
 
@@ -332,22 +334,67 @@ class RepositorySession:
 
     # ------------------------------------------------------------------ observe
 
-    def _bot_pulls(self) -> dict[str, PullRequest]:
-        """The latest pull request per bot branch (an open one wins): one paginated listing."""
-        found: dict[str, PullRequest] = {}
+    def _list_bot_pulls(self) -> list[PullRequest]:
+        """Every bot pull request, newest first: one paginated listing, kept until ``publish``.
+
+        ``previous`` / ``workload_memory`` (before planning) and ``publish`` (after it) share it,
+        so a run lists pull requests once.
+        """
+        if self._listing is not None:
+            return self._listing
         owner = self.full_name.split("/")[0]
+        found: list[PullRequest] = []
 
         def listing() -> None:
             for pull in self.repo.get_pulls(state="all", sort="created", direction="desc"):
                 ref = pull.head.ref
                 if not self.is_bot_branch(ref) or pull.head.label != f"{owner}:{ref}":
                     continue  # not a bot branch, or a fork's branch of the same name
-                current = found.get(ref)
-                if current is None or (current.state != "open" and pull.state == "open"):
-                    found[ref] = pull
+                found.append(pull)
 
         self._call("list pull requests", listing)
+        self._listing = found
         return found
+
+    def _bot_pulls(self) -> dict[str, PullRequest]:
+        """The latest pull request per bot branch (an open one wins)."""
+        found: dict[str, PullRequest] = {}
+        for pull in self._list_bot_pulls():
+            ref = pull.head.ref
+            current = found.get(ref)
+            if current is None or (current.state != "open" and pull.state == "open"):
+                found[ref] = pull
+        return found
+
+    def previous_proposals(self) -> tuple[PreviousProposal, ...]:
+        """Every bot pull request of the repository, newest first, with its parsed state."""
+        out = []
+        for pull in self._list_bot_pulls():
+            state = parse_state(pull.body)
+            ref = pull.head.ref
+            merged_at, closed_at = pull.merged_at, pull.closed_at
+            out.append(
+                PreviousProposal(
+                    key=state.key if state else self.key_of(ref),
+                    number=pull.number,
+                    branch=ref,
+                    open=pull.state == "open",
+                    merged=merged_at is not None,
+                    state=state,
+                    merged_at_s=merged_at.timestamp() if merged_at else None,
+                    closed_at_s=closed_at.timestamp() if closed_at else None,
+                    url=pull.html_url,
+                )
+            )
+        return tuple(out)
+
+    def previous(self, key: str) -> PreviousProposal | None:
+        """The latest bot pull request of change-set ``key`` (None when there was none)."""
+        return next((p for p in self.previous_proposals() if p.key == key), None)
+
+    def workload_memory(self) -> dict[str, WorkloadMemory]:
+        """Per workload key, what merged bot pull requests tell the engine (``previous.py``)."""
+        return workload_memory(self.previous_proposals())
 
     def _human_commits(self, pull: PullRequest) -> bool:
         commits = self._call(f"list commits of #{pull.number}", lambda: list(pull.get_commits()))
@@ -399,6 +446,8 @@ class RepositorySession:
             requested = self.ticked_keys()
         except RateLimitError as exc:
             return PublishReport((), tuple(p.key for p in proposals), str(exc))
+        finally:
+            self._listing = None  # a later call lists again
         by_key = {p.key: p for p in proposals}
         keys: dict[str, str] = {self.branch(k): k for k in by_key}
         for ref, listed in pulls.items():
@@ -760,8 +809,10 @@ class RepositorySession:
 __all__ = [
     "GitHubForge",
     "KeyResult",
+    "PreviousProposal",
     "PublishReport",
     "RepositorySession",
+    "WorkloadMemory",
     "WorkloadStatus",
     "make_retry",
 ]

@@ -46,7 +46,9 @@ class Proposal:
     values (usage by hour of day, cores or bytes, see ``charts.hourly_profile``);
     ``replica_peaks`` maps a workload key to 7 values (peak replicas Monday..Sunday);
     ``replicas`` maps a workload key to its average replica count (cost estimate, default 1);
-    ``window_s`` is the data window ``(start, end)`` in unix seconds.
+    ``window_s`` is the data window ``(start, end)`` in unix seconds; ``emergency_phases``
+    maps a workload key to the emergency phase this proposal leaves it in (``normal``,
+    ``emergency`` or ``back-to-normal``), kept in the state so the next run knows it.
     """
 
     key: str
@@ -59,6 +61,7 @@ class Proposal:
     replica_peaks: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     replicas: Mapping[str, float] = field(default_factory=dict)
     window_s: tuple[float, float] | None = None
+    emergency_phases: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def workloads(self) -> tuple[WorkloadRef, ...]:
@@ -107,7 +110,10 @@ class PullRequestState:
     edited files (old and new bytes), so it changes when the base moved under them;
     ``changes`` maps ``<workload key>/<container or ->/<field>`` to the proposed value (empty
     when too large); ``human_noted`` is set once the bot has commented on human commits;
-    ``head`` is the SHA of the commit the bot pushed (a branch still there has no human commit).
+    ``head`` is the SHA of the commit the bot pushed (a branch still there has no human commit);
+    ``phases`` maps a workload key to the emergency phase the proposal leaves it in (absent in
+    bodies written before it existed: nothing known). Neither ``head`` nor ``phases`` enters
+    the ``proposal`` digest.
     """
 
     key: str
@@ -117,6 +123,7 @@ class PullRequestState:
     human_noted: bool = False
     version: int = STATE_VERSION
     head: str | None = None
+    phases: Mapping[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -127,6 +134,7 @@ class PullRequestState:
             "changes": dict(self.changes),
             "human_noted": self.human_noted,
             "head": self.head,
+            "phases": dict(self.phases),
         }
 
     @classmethod
@@ -139,6 +147,7 @@ class PullRequestState:
             human_noted=bool(data.get("human_noted", False)),
             version=int(data.get("v", 0)),
             head=str(data["head"]) if data.get("head") else None,
+            phases={str(k): str(v) for k, v in (data.get("phases") or {}).items()},
         )
 
     def with_human_noted(self) -> PullRequestState:
@@ -170,7 +179,13 @@ def state_of(proposal: Proposal) -> PullRequestState:
     )
     if len(json.dumps(changes)) > MAX_STATE_CHANGES_CHARS:
         changes = {}
-    return PullRequestState(key=proposal.key, proposal=digest, files=files, changes=changes)
+    return PullRequestState(
+        key=proposal.key,
+        proposal=digest,
+        files=files,
+        changes=changes,
+        phases=dict(proposal.emergency_phases),
+    )
 
 
 def embed_state(state: PullRequestState) -> str:

@@ -433,8 +433,11 @@ class GitHubEmulator:
             issue.state, issue.closed, issue.updated = "closed", _now(), _now()
             issue.state_reason = "not_planned" if issue.pull is None else None
 
-    def merge(self, full_name: str, number: int, login: str = "reviewer") -> str:
-        """A human merges pull request ``number`` (merge commit on the base branch)."""
+    def merge(
+        self, full_name: str, number: int, login: str = "reviewer", *, at: datetime | None = None
+    ) -> str:
+        """A human merges pull request ``number`` (merge commit on the base branch), at ``at``
+        (default now) as GitHub's ``merged_at`` and ``closed_at`` show it."""
         with self.lock:
             repo = self.repos[full_name]
             issue = repo.issues[number]
@@ -446,8 +449,9 @@ class GitHubEmulator:
                 (login, f"{login}@example.com"),
             )
             assert sha, "merge conflict"
-            issue.state, issue.closed, issue.updated = "closed", _now(), _now()
-            issue.pull.merged, issue.pull.merged_at, issue.pull.merge_commit_sha = True, _now(), sha
+            when = at or _now()
+            issue.state, issue.closed, issue.updated = "closed", when, _now()
+            issue.pull.merged, issue.pull.merged_at, issue.pull.merge_commit_sha = True, when, sha
             issue.pull.merged_by = login
             issue.pull.head_sha = repo.git.ref(issue.pull.head) or issue.pull.head_sha
             return sha

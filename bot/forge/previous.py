@@ -1,0 +1,125 @@
+"""What the bot's own pull requests remember between runs.
+
+The bot keeps no database: the state JSON in each bot pull request's body
+(``bot.report.proposal.PullRequestState``) and GitHub's merge times are its memory. From the one
+listing of pull requests a run already makes, ``workload_memory`` derives per workload:
+
+- ``target_changed_s[(container or "*", resource)]``: ``merged_at`` of the latest merged bot
+  pull request whose state changes contain ``<workload key>/<container or ->/hpa.target.<resource>``
+  (``-`` is the pod-level ``Resource`` target, ``*`` for the engine). Tortoise's
+  ``HPATargetUtilizationUpdateInterval`` (``pkg/hpa/service.go``) counts from there: the value
+  changed when a human merged it, not when the bot proposed it. A state too large to list its
+  changes (``MAX_STATE_CHANGES_CHARS``) tells nothing about targets.
+- ``emergency_phase``: the phase recorded in ``phases`` of the latest merged bot pull request
+  that mentions the workload (in ``phases`` or ``changes``); ``normal`` when that pull request
+  recorded none (written before phases existed), None when no merged bot pull request mentions it.
+
+Pull requests closed unmerged and open ones change nothing in the repository, so they are
+ignored here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from bot.report.proposal import PullRequestState
+
+TARGET_FIELD_PREFIX = "hpa.target."
+"""Field name prefix of an HPA target utilisation change (``hpa.target.cpu``)."""
+
+POD_LEVEL_IN_ID = "-"
+"""Container part of a change id that has no container (pod-level target)."""
+
+POD_LEVEL = "*"
+"""Container of a pod-level ``Resource`` target, as the engine names it."""
+
+PHASES = ("normal", "emergency", "back-to-normal")
+"""Emergency phases a state may record; anything else reads as ``normal``."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreviousProposal:
+    """One bot pull request as the listing shows it.
+
+    ``state`` is the parsed body state (None when absent or unreadable); ``merged_at_s`` and
+    ``closed_at_s`` are unix seconds (None while open, or not merged).
+    """
+
+    key: str
+    number: int
+    branch: str
+    open: bool
+    merged: bool
+    state: PullRequestState | None = None
+    merged_at_s: float | None = None
+    closed_at_s: float | None = None
+    url: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadMemory:
+    """What merged bot pull requests tell about one workload (see the module docstring)."""
+
+    target_changed_s: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    emergency_phase: str | None = None
+    phase_pull: int | None = None
+    """Number of the pull request ``emergency_phase`` was read from."""
+
+
+def split_change_id(change_id: str) -> tuple[str, str, str] | None:
+    """``(workload key, container or "-", field)`` of a change id, None when malformed.
+
+    Inverse of ``bot.report.proposal.change_id``: container names and fields hold no ``/``.
+    """
+    parts = change_id.rsplit("/", 2)
+    if len(parts) != 3 or not all(parts):
+        return None
+    return parts[0], parts[1], parts[2]
+
+
+def workload_memory(pulls: Iterable[PreviousProposal]) -> dict[str, WorkloadMemory]:
+    """Per workload key, the memory of the merged bot pull requests in ``pulls``.
+
+    Later merges win (ties: the higher pull-request number); pull requests that are not
+    merged, or whose state cannot be read, are ignored.
+    """
+    merged = sorted(
+        (p for p in pulls if p.merged and p.merged_at_s is not None and p.state is not None),
+        key=lambda p: (p.merged_at_s or 0.0, p.number),
+    )
+    targets: dict[str, dict[tuple[str, str], float]] = {}
+    phases: dict[str, tuple[str, int]] = {}
+    for pull in merged:
+        state, when = pull.state, pull.merged_at_s
+        assert state is not None and when is not None
+        mentioned: set[str] = set(state.phases)
+        for change in state.changes:
+            parts = split_change_id(change)
+            if parts is None:
+                continue
+            workload, container, field_name = parts
+            mentioned.add(workload)
+            if field_name.startswith(TARGET_FIELD_PREFIX):
+                resource = field_name.removeprefix(TARGET_FIELD_PREFIX)
+                who = POD_LEVEL if container == POD_LEVEL_IN_ID else container
+                targets.setdefault(workload, {})[(who, resource)] = when
+        for workload in mentioned:
+            phase = state.phases.get(workload, "normal")
+            phases[workload] = (phase if phase in PHASES else "normal", pull.number)
+    return {
+        workload: WorkloadMemory(
+            target_changed_s=targets.get(workload, {}),
+            emergency_phase=phases[workload][0] if workload in phases else None,
+            phase_pull=phases[workload][1] if workload in phases else None,
+        )
+        for workload in sorted(set(targets) | set(phases))
+    }
+
+
+__all__ = [
+    "PreviousProposal",
+    "WorkloadMemory",
+    "split_change_id",
+    "workload_memory",
+]
