@@ -96,12 +96,15 @@ def run_once(
     dashboard: bool = True,
     github: GitHubConfig | None = None,
 ) -> tuple[PublishReport, RepositorySession]:
-    """One bot run on ``REPO``: checkout, proposals from ``build(checkout)``, publish, dashboard."""
+    """One bot run on ``REPO`` as the pipeline makes it: checkout, what merged pull requests
+    remember (``workload_memory``, before planning), proposals from ``build(checkout)``,
+    publish, dashboard."""
     forge = GitHubForge(
         github or settings(gh), credentials or TokenCredentials(gh.token), workdir=workdir
     )
     session = forge.open(REPO, config or PullRequestConfig(), dashboard=dashboard)
     path = session.checkout()
+    session.workload_memory()
     proposals = build(path)
     report = session.publish(proposals, within_thresholds=within)
     if statuses is None:
