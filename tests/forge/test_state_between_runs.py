@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from bot.config.bot import load_bot_settings
 from bot.config.forge import PullRequestConfig
 from bot.forge.auth import TokenCredentials
 from bot.forge.branches import group_key
@@ -26,6 +25,9 @@ from bot.pipeline import plan_repository, serve_repository
 from bot.report import PullRequestState, embed_state, parse_state
 from bot.report.proposal import change_id
 from tests.support.github.scenario import settings as fast_settings
+from tests.test_pipeline import demo_settings, demo_source
+
+__all__ = ["demo_settings", "demo_source"]
 
 DEMO = Path(__file__).resolve().parents[2] / "bot" / "demo"
 REPO = "octo/shop"
@@ -109,16 +111,6 @@ def test_a_merged_state_without_phases_means_normal_and_unmentioned_workloads_kn
 # --------------------------------------------------------------------------- against the emulator
 
 
-@pytest.fixture(scope="module")
-def demo_source() -> SnapshotSource:
-    return SnapshotSource(DEMO / "snapshot.zip")
-
-
-@pytest.fixture(scope="module")
-def demo_settings():
-    return load_bot_settings(DEMO / "bot.yaml")
-
-
 def _files(emergency: bool) -> dict[str, bytes]:
     root = DEMO / "repo"
     files = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
@@ -135,10 +127,15 @@ def _with_emergency(config: bytes, on: bool) -> bytes:
 
 
 class Runs:
-    """Runs of ``serve_repository`` on the demo shop, each from a fresh checkout."""
+    """Runs of ``serve_repository`` on the demo shop (pushed to the emulator, the frontend in
+    emergency when asked), each from a fresh checkout."""
 
-    def __init__(self, gh, tmp_path: Path, source: SnapshotSource, bot_settings) -> None:
+    def __init__(
+        self, gh, tmp_path: Path, source: SnapshotSource, bot_settings, *, emergency: bool
+    ) -> None:
+        gh.create_repository("octo", "shop", _files(emergency=emergency))
         self.gh, self.tmp_path, self.source, self.settings = gh, tmp_path, source, bot_settings
+        self.now_s = source.end_s
         self.count = 0
         self.forge = GitHubForge(fast_settings(gh), TokenCredentials(gh.token), workdir=tmp_path)
 
@@ -180,9 +177,8 @@ def test_a_target_raised_by_a_merged_pull_request_waits_24_hours(
     github_emulator, tmp_path, demo_source, demo_settings, hours_ago, raised
 ):
     gh = github_emulator
-    gh.create_repository("octo", "shop", _files(emergency=False))
-    runs = Runs(gh, tmp_path, demo_source, demo_settings)
-    now_s = demo_source.end_s
+    runs = Runs(gh, tmp_path, demo_source, demo_settings, emergency=False)
+    now_s = runs.now_s
     assert runs.serve(now_s).ok
     first = runs.pull_of("checkout")
     assert first is not None
@@ -191,8 +187,7 @@ def test_a_target_raised_by_a_merged_pull_request_waits_24_hours(
     gh.merge(REPO, first.number, at=datetime.fromtimestamp(now_s - hours_ago * HOUR_S, UTC))
 
     # what the pipeline hands the engine: the merge time, read from the pull request
-    forge = GitHubForge(fast_settings(gh), TokenCredentials(gh.token), workdir=tmp_path / "plan")
-    session = forge.open(REPO, PullRequestConfig())
+    session = _session(gh, tmp_path / "plan")
     root = session.checkout()
     memory = session.workload_memory()
     assert memory[CHECKOUT.key].target_changed_s == {("*", "cpu"): now_s - hours_ago * HOUR_S}
@@ -227,9 +222,8 @@ def test_emergency_then_one_step_back_per_merged_proposal(
     github_emulator, tmp_path, demo_source, demo_settings
 ):
     gh = github_emulator
-    gh.create_repository("octo", "shop", _files(emergency=True))
-    runs = Runs(gh, tmp_path, demo_source, demo_settings)
-    now_s = demo_source.end_s
+    runs = Runs(gh, tmp_path, demo_source, demo_settings, emergency=True)
+    now_s = runs.now_s
 
     # 1. in emergency: minReplicas = maxReplicas, the phase kept in the pull request
     assert runs.serve(now_s).ok
@@ -277,17 +271,20 @@ def test_emergency_then_one_step_back_per_merged_proposal(
     gh.assert_valid()
 
 
-def _checkout(gh, workdir: Path) -> Path:
+def _session(gh, workdir: Path):
     forge = GitHubForge(fast_settings(gh), TokenCredentials(gh.token), workdir=workdir)
-    return forge.open(REPO, PullRequestConfig()).checkout()
+    return forge.open(REPO, PullRequestConfig())
+
+
+def _checkout(gh, workdir: Path) -> Path:
+    return _session(gh, workdir).checkout()
 
 
 def test_previous_reads_the_latest_pull_request_of_a_key_from_the_one_listing(
     github_emulator, tmp_path, demo_source, demo_settings
 ):
     gh = github_emulator
-    gh.create_repository("octo", "shop", _files(emergency=False))
-    runs = Runs(gh, tmp_path, demo_source, demo_settings)
+    runs = Runs(gh, tmp_path, demo_source, demo_settings, emergency=False)
     key = group_key(FRONTEND, "workload")
     session = runs.forge.open(REPO, PullRequestConfig())
     session.checkout()
