@@ -406,6 +406,8 @@ def test_min_change_judges_the_full_move_then_the_step_limit_applies():
     rec, changes = _run(workload(container("app", 0.32, 512 * MIB, cpu_limit=0.64), hist=h))
     assert rec.containers[0].cpu.request.rule == "noise.min_change"
     assert rec.containers[0].cpu.request.inputs["unfiltered"] == pytest.approx(wanted)
+    assert f"wants {wanted:g} (−" in rec.containers[0].cpu.request.reason
+    assert "below minChange 0.2" in rec.containers[0].cpu.request.reason
     assert ("requests.cpu", "app") not in changes
 
 
