@@ -38,9 +38,7 @@ class ScheduleWindow(ConfigModel):
     ends before it starts (``22`` to ``6``) runs over midnight and belongs to its start day.
     """
 
-    days: tuple[Weekday, ...] = Field(
-        WEEKDAYS, description="Days on which the window opens."
-    )
+    days: tuple[Weekday, ...] = Field(WEEKDAYS, description="Days on which the window opens.")
     start_hour: int = Field(0, ge=0, le=23, description="Hour the window opens (0-23).")
     end_hour: int = Field(24, ge=1, le=24, description="Hour the window closes (1-24).")
     timezone: str = Field("UTC", description="IANA time zone of the hours.")
