@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from bot.config.base import ConfigModel
+from bot.config.base import ConfigModel, TimeZoneName
 
 
 class CostConfig(ConfigModel):
@@ -41,16 +41,7 @@ class ScheduleWindow(ConfigModel):
     days: tuple[Weekday, ...] = Field(WEEKDAYS, description="Days on which the window opens.")
     start_hour: int = Field(0, ge=0, le=23, description="Hour the window opens (0-23).")
     end_hour: int = Field(24, ge=1, le=24, description="Hour the window closes (1-24).")
-    timezone: str = Field("UTC", description="IANA time zone of the hours.")
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"unknown IANA time zone {value!r}") from exc
-        return value
+    timezone: TimeZoneName = Field("UTC", description="IANA time zone of the hours.")
 
     def contains(self, unix_s: float) -> bool:
         """Whether ``unix_s`` falls inside the window."""
