@@ -16,7 +16,8 @@ workloads their inline values describe. A bad file, kustomization or object beco
 from __future__ import annotations
 
 import dataclasses
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -524,33 +525,39 @@ class _Discoverer:
             }
         )
         envs: list[Environment] = []
-        envs.extend(self.overlays(kdirs, only))
-        envs.extend(self.charts(charts, listing, only))
-        if only is None or DEFAULT_ENVIRONMENT in only:
-            raw = Environment(DEFAULT_ENVIRONMENT, "raw")
-            for path in listing:
-                name = PurePosixPath(path).name
-                if (
-                    path in self.referenced
-                    or name in KUSTOMIZATION_FILES
-                    or in_chart(path) is not None
-                ):
-                    continue
-                try:
-                    found = objects_in(self.files.parse(path))
-                except ManifestError as exc:
-                    self.fail(exc)
-                    continue
-                raw.objects.extend(found)
-                if found:
-                    raw.files.add(path)
-            if raw.objects:
-                envs.append(raw)
+        with ThreadPoolExecutor(max_workers=RENDER_WORKERS) as pool:
+            pending = self.start_overlays(kdirs, only, pool)  # kubectl runs meanwhile
+            envs.extend(self.charts(charts, listing, only))
+            if only is None or DEFAULT_ENVIRONMENT in only:
+                raw = self.raw(listing, in_chart)
+                if raw.objects:
+                    envs.append(raw)
+            envs[:0] = self.finish_overlays(pending)
         return envs, self.errors
 
     # ------------------------------------------------------------------------ Kustomize
 
-    def overlays(self, kdirs: list[str], only: set[str] | None) -> list[Environment]:
+    def raw(self, listing: list[str], in_chart: Callable[[str], str | None]) -> Environment:
+        """The ``default`` environment: every object no kustomization or chart reads."""
+        raw = Environment(DEFAULT_ENVIRONMENT, "raw")
+        for path in listing:
+            name = PurePosixPath(path).name
+            if path in self.referenced or name in KUSTOMIZATION_FILES or in_chart(path) is not None:
+                continue
+            try:
+                found = objects_in(self.files.parse(path))
+            except ManifestError as exc:
+                self.fail(exc)
+                continue
+            raw.objects.extend(found)
+            if found:
+                raw.files.add(path)
+        return raw
+
+    def start_overlays(
+        self, kdirs: list[str], only: set[str] | None, pool: ThreadPoolExecutor
+    ) -> list[tuple[Environment, Future[list[dict[str, Any]]]]]:
+        """Choose the overlays and start rendering each with ``kubectl kustomize``."""
         referenced_dirs: set[str] = set()
         components: set[str] = set()
         for directory in kdirs:
@@ -576,28 +583,39 @@ class _Discoverer:
                 for d in kdirs
                 if d not in referenced_dirs and d not in components
             ]
-        envs = []
+        pending = []
         for name, directory, namespace in chosen:
             if only is not None and name not in only:
                 continue
             env = Environment(name, "kustomize", directory=directory, namespace=namespace)
+            kfile = kustomization_in(self.files, directory) or directory
+            pending.append((env, pool.submit(render, self.root, directory, kfile)))
+        return pending
+
+    def finish_overlays(
+        self, pending: list[tuple[Environment, Future[list[dict[str, Any]]]]]
+    ) -> list[Environment]:
+        """Replay each overlay for origins, then take its values from the render."""
+        envs = []
+        for env, future in pending:
+            assert env.directory is not None
             try:
-                build = self.kustomizer.build(directory)
+                build = self.kustomizer.build(env.directory)
             except ManifestError as exc:
                 self.fail(exc)
+                future.cancel()
                 continue
             env.objects, env.files = build.objects, build.files
             self.referenced.update(build.files)
-            envs.append(env)
-        with ThreadPoolExecutor(max_workers=RENDER_WORKERS) as pool:
-            results = list(pool.map(self._render, envs))
-        return [env for env, ok in zip(envs, results, strict=True) if ok]
+            if self._render(env, future):
+                envs.append(env)
+        return envs
 
-    def _render(self, env: Environment) -> bool:
+    def _render(self, env: Environment, future: Future[list[dict[str, Any]]]) -> bool:
         assert env.directory is not None
         kfile = kustomization_in(self.files, env.directory) or env.directory
         try:
-            rendered = render(self.root, env.directory, kfile)
+            rendered = future.result()
         except KustomizeError as exc:
             try:
                 line = error_line(self.files.parse(kfile), exc)

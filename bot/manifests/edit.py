@@ -31,7 +31,7 @@ from typing import Any
 from bot.config.repo import RepoConfig
 from bot.manifests.discover import RESOURCE_FIELDS, Discovery, Entry, Slot, discover_index
 from bot.manifests.errors import EditError, ManifestError, VerificationError
-from bot.manifests.files import join
+from bot.manifests.files import RepoFiles, join
 from bot.manifests.kustomize import kustomization_in
 from bot.manifests.quantities import (
     bytes_from_quantity,
@@ -300,7 +300,7 @@ class _Planner:
             prefix = slot.path[:cut]
             candidates = [
                 o
-                for o in reversed(slot.obj.origins.get(prefix, []) if prefix else [slot.obj.root])
+                for o in reversed(slot.obj.origins_at(prefix) if prefix else [slot.obj.root])
                 if self.exclusive(o, env) and o.inline is None
             ]
             for origin in candidates:
@@ -612,7 +612,9 @@ def _verify(
     with tempfile.TemporaryDirectory(prefix="tortoise-bot-verify-") as tmp:
         copy_root = Path(tmp) / "repo"
         _materialize(disc.files.root, new, copy_root)
-        after = discover_index(copy_root, config, only=affected)
+        copied = RepoFiles(copy_root, config.paths)
+        copied.adopt(disc.files, set(new))
+        after = discover_index(copy_root, config, files=copied, only=affected)
     failures: dict[WorkloadRef, str] = {}
 
     def blame(path_or_env: str, message: str) -> None:

@@ -20,6 +20,7 @@ from bot.manifests.yamldoc import (
     YNode,
     YScalar,
     YSeq,
+    node_at,
     parse_text,
     to_data,
     walk,
@@ -83,7 +84,8 @@ class Obj:
     """One object in one environment."""
 
     data: dict[str, Any]
-    origins: dict[Path_, list[Origin]]
+    table: dict[Path_, list[Origin]] | None
+    """Origins by path; None until a patch changes the object (then read from ``root``)."""
     root: Origin
     files: set[str] = field(default_factory=set)
     original_name: str = ""
@@ -108,8 +110,26 @@ class Obj:
         ns = meta.get("namespace") if isinstance(meta, dict) else None
         return str(ns) if ns is not None else None
 
+    @property
+    def origins(self) -> dict[Path_, list[Origin]]:
+        """Every path's origins (built from the defining document on first use)."""
+        if self.table is None:
+            root = self.root
+            self.table = origins_of(root.file, root.document, root.node, root.path, root.inline)
+        return self.table
+
+    def origins_at(self, path: Path_) -> list[Origin]:
+        """The origins of one path, last one winning, without building the whole table."""
+        if self.table is not None:
+            return self.table.get(path, [])
+        root = self.root
+        node = node_at(root.node, path)
+        if node is None:
+            return []
+        return [Origin(root.file, root.document, (*root.path, *path), node, root.inline)]
+
     def origin(self, path: Path_) -> Origin | None:
-        found = self.origins.get(path)
+        found = self.origins_at(path)
         return found[-1] if found else None
 
     def clone(self) -> Obj:
@@ -165,12 +185,7 @@ def objects_in_document(path: str, doc: YDocument, inline: Inline | None = None)
         data = _data(node)
         if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
             continue
-        obj = Obj(
-            data,
-            origins_of(path, doc.index, node, doc_path, inline),
-            Origin(path, doc.index, doc_path, node, inline),
-            {path},
-        )
+        obj = Obj(data, None, Origin(path, doc.index, doc_path, node, inline), {path})
         obj.original_name = obj.name
         obj.source_namespace = obj.namespace
         out.append(obj)
