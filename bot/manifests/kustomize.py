@@ -280,6 +280,12 @@ class Kustomizer:
         selected: list[Obj] | None,
         out: Build,
     ) -> None:
+        index: dict[tuple[str, str], list[Obj]] = {}
+        if selected is None:
+            for o in out.objects:
+                index.setdefault((o.kind, o.name), []).append(o)
+                if o.original_name != o.name:
+                    index.setdefault((o.kind, o.original_name), []).append(o)
         for doc in docs:
             root = doc.root
             if not isinstance(root, YMap):
@@ -294,10 +300,8 @@ class Kustomizer:
                 probe = patch_objs[0]
                 targets = [
                     o
-                    for o in out.objects
-                    if o.kind == probe.kind
-                    and probe.name in (o.name, o.original_name)
-                    and (probe.namespace is None or probe.namespace == o.namespace)
+                    for o in index.get((probe.kind, probe.name), [])
+                    if probe.namespace is None or probe.namespace == o.namespace
                 ]
             directive = root.get("$patch")
             if isinstance(directive, YScalar) and directive.value == "delete":

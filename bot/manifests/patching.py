@@ -170,7 +170,7 @@ def set_value(obj: Obj, path: Path_, node: YScalar, where: Origin) -> None:
         target = target.setdefault(part, {})
     if isinstance(target, dict):
         target[path[-1]] = node.value
-        obj.origins[path] = [where]
+        obj.set_origin(path, where)
 
 
 def inline_origin(

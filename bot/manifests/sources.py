@@ -90,6 +90,8 @@ class Obj:
     files: set[str] = field(default_factory=set)
     original_name: str = ""
     source_namespace: str | None = None
+    extra: dict[Path_, list[Origin]] = field(default_factory=dict)
+    """Single values set on top of an unbuilt table (Kustomize ``namespace:``, ``replicas:``)."""
 
     @property
     def kind(self) -> str:
@@ -116,12 +118,23 @@ class Obj:
         if self.table is None:
             root = self.root
             self.table = origins_of(root.file, root.document, root.node, root.path, root.inline)
+            self.table.update(self.extra)
+            self.extra = {}
         return self.table
+
+    def set_origin(self, path: Path_, where: Origin) -> None:
+        """Record that ``where`` alone writes the scalar at ``path``."""
+        if self.table is None:
+            self.extra[path] = [where]
+        else:
+            self.table[path] = [where]
 
     def origins_at(self, path: Path_) -> list[Origin]:
         """The origins of one path, last one winning, without building the whole table."""
         if self.table is not None:
             return self.table.get(path, [])
+        if path in self.extra:
+            return self.extra[path]
         root = self.root
         node = node_at(root.node, path)
         if node is None:
