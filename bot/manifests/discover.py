@@ -450,7 +450,7 @@ class _Builder:
         entry = self._target(env, obj, ("spec", "targetRefs", "scaleTargetRef"), by_target)
         mode = _get(obj.data, ("spec", "updateMode")) or "Off"
         if entry is not None and mode != "Off":
-            self._replace(entry, managed_by_tortoise=True, files=set())
+            self._replace(entry, managed_by_tortoise=True, files=obj.files)
 
     def _replace(self, entry: Entry, *, files: set[str], **changes: Any) -> None:
         workload = entry.workload

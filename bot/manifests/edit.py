@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import copy
 import difflib
+import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -68,6 +70,7 @@ from bot.model import (
 
 PATCH_FILE = "tortoise-bot-patch.yaml"
 """Strategic-merge patch the editor adds to an overlay when the value lives in a shared base."""
+_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
 MAX_ROUNDS = 4
 """Plan-verify rounds; each round drops the workloads that failed the previous one."""
 FIELDS = (
@@ -101,8 +104,8 @@ class _Plan:
     ref: WorkloadRef
     edits: list[tuple[str, TextEdit]] = field(default_factory=list)
     inserts: list[_Insert] = field(default_factory=list)
-    patches: list[tuple[str, Obj, NewTree]] = field(default_factory=list)
-    """(overlay directory, object, tree) for objects the overlay patch file does not hold yet."""
+    patches: list[tuple[str, Obj, Path_, str]] = field(default_factory=list)
+    """(overlay directory, object, path, text) for values the overlay patch file must add."""
     appends: list[tuple[str, NewTree]] = field(default_factory=list)
     """(values file, tree) for an environment values file with no mapping to insert into."""
     notes: list[Note] = field(default_factory=list)
@@ -179,6 +182,91 @@ def _tree(data: Any, path: Path_, leaf: str) -> NewTree | list[NewTree]:
     inner = _tree(sub, rest, leaf)
     assert isinstance(inner, dict)
     return {str(head): inner}
+
+
+@dataclass(frozen=True, slots=True)
+class _Text:
+    """A scalar already written as YAML text (a planned value) inside copied data."""
+
+    text: str
+
+
+def _scalar(value: Any) -> str:
+    """YAML text of a copied scalar."""
+    if isinstance(value, _Text):
+        return value.text
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    text = str(value)
+    return text if _PLAIN.match(text) else json.dumps(text)
+
+
+def _as_tree(value: Any) -> NewTree:
+    if not isinstance(value, dict):
+        raise EditError("", 0, "a patch can only copy lists of mappings")
+    out: NewTree = {}
+    for key, sub in value.items():
+        if isinstance(sub, dict):
+            out[str(key)] = _as_tree(sub)
+        elif isinstance(sub, list):
+            out[str(key)] = [_as_tree(item) for item in sub]
+        else:
+            out[str(key)] = _scalar(sub)
+    return out
+
+
+def _patch_tree(data: dict[str, Any], leaves: list[tuple[Path_, str]]) -> NewTree:
+    """A strategic-merge patch body setting every (path, text): lists with a merge key get one
+    item per named element; other lists (HPA ``metrics``) are copied whole, with the new values."""
+    modified = copy.deepcopy(data)
+    for path, text in leaves:
+        target: Any = modified
+        for part in path[:-1]:
+            if isinstance(target, dict):
+                target = target.setdefault(part, {})
+            elif isinstance(target, list) and isinstance(part, int) and part < len(target):
+                target = target[part]
+            else:
+                raise EditError("", 0, f"cannot patch {'.'.join(map(str, path))}")
+        if not isinstance(target, dict):
+            raise EditError("", 0, f"cannot patch {'.'.join(map(str, path))}")
+        target[path[-1]] = _Text(text)
+    tree: NewTree = {}
+    for path, _ in leaves:
+        node: NewTree = tree
+        here: Any = modified
+        index = 0
+        while index < len(path):
+            key = str(path[index])
+            sub = here.get(path[index]) if isinstance(here, dict) else None
+            if index == len(path) - 1:
+                node[key] = _scalar(sub)
+                break
+            following = path[index + 1]
+            if isinstance(following, int):
+                assert isinstance(sub, list)
+                if key not in MERGE_KEYS:
+                    node[key] = [_as_tree(item) for item in sub]
+                    break
+                merge_key = MERGE_KEYS[key]
+                element = sub[following]
+                items = node.setdefault(key, [])
+                assert isinstance(items, list)
+                name = _scalar(element[merge_key])
+                found = next((i for i in items if i.get(merge_key) == name), None)
+                if found is None:
+                    found = {merge_key: name}
+                    items.append(found)
+                node, here, index = found, element, index + 2
+                continue
+            child = node.setdefault(key, {})
+            assert isinstance(child, dict)
+            node, here, index = child, sub, index + 1
+    return tree
 
 
 def _merge(into: NewTree, tree: NewTree) -> None:
@@ -357,9 +445,8 @@ class _Planner:
                 raise EditError(
                     slot.obj.root.file, slot.obj.root.line, f"{plan.ref}: cannot patch this object"
                 )
-            tree = _tree(slot.obj.data, slot.path, leaf)
-            assert isinstance(tree, dict)
-            plan.patches.append((env.directory, slot.obj, tree))
+            _patch_tree(slot.obj.data, [(slot.path, leaf)])  # refuses paths a patch cannot hold
+            plan.patches.append((env.directory, slot.obj, slot.path, leaf))
             plan.notes.append(
                 Note(
                     "overlay-patch",
@@ -492,14 +579,15 @@ def _copy(tree: NewTree) -> NewTree:
 
 
 def _add_patches(disc: Discovery, plans: Sequence[_Plan], out: dict[str, bytes]) -> None:
-    per_dir: dict[str, dict[int, tuple[Obj, NewTree]]] = {}
+    leaves: dict[str, dict[int, tuple[Obj, list[tuple[Path_, str]]]]] = {}
     for plan in plans:
-        for directory, obj, tree in plan.patches:
-            docs = per_dir.setdefault(directory, {})
-            if id(obj) in docs:
-                _merge(docs[id(obj)][1], _copy(tree))
-            else:
-                docs[id(obj)] = (obj, _copy(tree))
+        for directory, obj, value_path, leaf in plan.patches:
+            entry = leaves.setdefault(directory, {}).setdefault(id(obj), (obj, []))
+            entry[1].append((value_path, leaf))
+    per_dir = {
+        directory: {key: (obj, _patch_tree(obj.data, found)) for key, (obj, found) in docs.items()}
+        for directory, docs in leaves.items()
+    }
     files = disc.files
     for directory, docs in per_dir.items():
         path = join(directory, PATCH_FILE)
@@ -602,7 +690,7 @@ def _verify(
             | {i.file for i in plan.inserts}
             | {p for p, _ in plan.appends}
         )
-        for directory, _, _ in plan.patches:
+        for directory, *_ in plan.patches:
             files.add(join(directory, PATCH_FILE))
             files.add(kustomization_in(disc.files, directory) or directory)
         touched[plan.ref] = files

@@ -144,6 +144,8 @@ class Kustomizer:
                 raise KustomizeError(path, item.line + 1, f"component {item.value!r} not found")
             self._component(ref, out, (*stack, directory))
         self._transform(directory, path, file, root, out)
+        for obj in out.objects:
+            obj.files.add(path)
         return out
 
     def _resource(

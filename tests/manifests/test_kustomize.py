@@ -260,3 +260,33 @@ def test_configured_environments_replace_automatic_overlays(repo):
     inventory = discover(root, config)
     assert inventory.environments == ("production",)
     assert workload(inventory, "prod-api").ref.environment == "production"
+
+
+def test_hpa_target_in_a_shared_base_is_patched_with_the_whole_metrics_list(repo):
+    require_binary("kubectl")
+    hpa = (
+        BASE_HPA
+        + """\
+  - type: Resource
+    resource:
+      name: memory
+      target:
+        type: Utilization
+        averageUtilization: 90
+"""
+    )
+    root = repo(layout({"base/hpa.yaml": hpa}))
+    result = edit(
+        root,
+        [("api", "hpa.target.cpu", 65, None), ("api", "hpa.target.memory", 85, None)],
+        environment="overlays/dev",
+    )
+    assert not result.errors, result.errors
+    patch = (root / "overlays/dev" / PATCH_FILE).read_text()
+    assert "averageUtilization: 65" in patch and "averageUtilization: 85" in patch
+    dev = workload(discover(root, RepoConfig()), "api", "overlays/dev")
+    assert sorted((t.resource, t.utilization_percent) for t in dev.hpa.targets) == [
+        ("cpu", 65),
+        ("memory", 85),
+    ]
+    assert "overlays/dev/kustomization.yaml" in dev.files and "base/kustomization.yaml" in dev.files
