@@ -290,3 +290,44 @@ def test_hpa_target_in_a_shared_base_is_patched_with_the_whole_metrics_list(repo
         ("memory", 85),
     ]
     assert "overlays/dev/kustomization.yaml" in dev.files and "base/kustomization.yaml" in dev.files
+
+
+def test_existing_overlay_patch_is_extended_under_a_name_prefix_and_namespace(repo):
+    require_binary("kubectl")
+    root = repo(layout())
+    result = edit(
+        root,
+        [("prod-api", "limits.memory", 2**30, "api"), ("prod-api", "replicas", 4, None)],
+        environment="overlays/prod",
+    )
+    assert not result.errors, result.errors
+    assert [f.path for f in result.files] == ["overlays/prod/api.yaml"]
+    assert (root / "overlays/prod/api.yaml").read_text() == PROD_PATCH.replace(
+        "spec:\n  template:", "spec:\n  template:"
+    ).replace(
+        "            cpu: 500m # prod needs more\n",
+        "            cpu: 500m # prod needs more\n          limits:\n            memory: 1Gi\n",
+    ) + "  replicas: 4\n"
+    prod = workload(discover(root, RepoConfig()), "prod-api", "overlays/prod")
+    assert prod.replicas == 4 and prod.container("api").limits.memory_bytes == 2**30
+    assert prod.container("api").locations["limits.memory"].file == "overlays/prod/api.yaml"
+
+
+def test_new_patch_added_to_an_existing_patches_list(repo):
+    require_binary("kubectl")
+    root = repo(layout())
+    result = edit(root, [("prod-api", "hpa.minReplicas", 3, None)], environment="overlays/prod")
+    assert not result.errors, result.errors
+    assert (
+        (root / "overlays/prod/kustomization.yaml")
+        .read_text()
+        .endswith(f"patches:\n- path: api.yaml\n- path: {PATCH_FILE}\n")
+    )
+    patch = (root / "overlays/prod" / PATCH_FILE).read_text()
+    assert patch == (
+        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: api\n"
+        "spec:\n  minReplicas: 3\n"
+    )
+    inventory = discover(root, RepoConfig())
+    assert workload(inventory, "prod-api", "overlays/prod").hpa.min_replicas == 3
+    assert workload(inventory, "api", "overlays/dev").hpa.min_replicas == 2
