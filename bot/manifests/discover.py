@@ -728,6 +728,9 @@ def discover_index(
             continue
         for obj in env.objects:
             if obj.kind in WORKLOAD_KINDS and obj.api_version.startswith("apps/"):
+                if not obj.name:
+                    builder.error(obj.root, f"{obj.kind} without metadata.name")
+                    continue
                 builder.add(env, builder.kubernetes(env, obj))
                 continue
             try:

@@ -104,7 +104,8 @@ class Obj:
     @property
     def name(self) -> str:
         meta = self.data.get("metadata")
-        return str(meta.get("name", "")) if isinstance(meta, dict) else ""
+        name = meta.get("name") if isinstance(meta, dict) else None
+        return str(name) if name is not None else ""
 
     @property
     def namespace(self) -> str | None:
