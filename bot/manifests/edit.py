@@ -832,11 +832,24 @@ def apply_changes_with(
             break
         try:
             new = _combine(disc, plans)
-        except ManifestError as exc:
-            errors.append(exc.as_source_error())
-            failed.extend(p.ref for p in plans)
-            plans, new = [], {}
-            break
+        except ManifestError:
+            # find the workloads whose edits cannot be combined alone, drop them, try again
+            kept = []
+            for plan in plans:
+                try:
+                    _combine(disc, [plan])
+                    kept.append(plan)
+                except ManifestError as exc:
+                    errors.append(exc.as_source_error())
+                    failed.append(plan.ref)
+            if len(kept) == len(plans):  # each fine alone, not together: keep none
+                errors.append(
+                    EditError("", 0, "these changes cannot be written together").as_source_error()
+                )
+                failed.extend(p.ref for p in plans)
+                kept = []
+            plans = kept
+            continue
         new = {
             p: b for p, b in new.items() if not (disc.files.exists(p) and disc.files.read(p) == b)
         }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
@@ -132,12 +132,14 @@ class RepoFiles:
             return True
         known = self._exists.get(rel)
         if known is None:
-            try:
-                known = self._check_path(rel).is_file()
-            except ManifestError:
-                known = False
-            self._exists[rel] = known
+            known = self._exists[rel] = self._probe(rel, Path.is_file)
         return known
+
+    def _probe(self, rel: str, test: Callable[[Path], bool]) -> bool:
+        try:
+            return test(self._check_path(rel))
+        except ManifestError:
+            return False
 
     def is_dir(self, rel: str) -> bool:
         """Whether ``rel`` is a directory inside the repository (cached)."""
@@ -148,12 +150,7 @@ class RepoFiles:
         known = self._dirs.get(rel)
         if known is None:
             known = any(p.startswith(rel + "/") for p in self.overrides)
-            if not known:
-                try:
-                    known = self._check_path(rel).is_dir()
-                except ManifestError:
-                    known = False
-            self._dirs[rel] = known
+            known = self._dirs[rel] = known or self._probe(rel, Path.is_dir)
         return known
 
     def read(self, rel: str) -> bytes:
