@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from bot.config.repo import RepoConfig
+from bot.manifests import environment_config
 from bot.manifests.errors import EditError
 from bot.manifests.textedit import TextEdit, apply_edits
 from tests.manifests.conftest import changed_lines, edit, snapshot
@@ -286,3 +288,21 @@ def test_overlapping_edits_are_refused():
         apply_edits("f", "abcdef", [TextEdit(4, 4, "2"), TextEdit(1, 2, "B"), TextEdit(4, 4, "3")])
         == "aBcd23ef"
     )
+
+
+def test_write_leaves_no_temporary_files_and_keeps_the_mode(repo):
+    root = repo({"web.yaml": DEPLOYMENT})
+    (root / "web.yaml").chmod(0o640)
+    result = edit(root, [("web", "requests.cpu", 0.3, "app")])
+    assert not result.errors
+    assert sorted(p.name for p in root.iterdir()) == ["web.yaml"]
+    assert (root / "web.yaml").stat().st_mode & 0o777 == 0o640
+
+
+def test_environment_config_lookup():
+    config = RepoConfig.model_validate(
+        {"environments": [{"name": "prod", "selector": {"cluster": "p"}}]}
+    )
+    found = environment_config(config, "prod")
+    assert found is not None and found.selector == {"cluster": "p"}
+    assert environment_config(config, "default") is None
