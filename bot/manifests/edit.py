@@ -439,7 +439,7 @@ class _Planner:
         self, plan: _Plan, entry: Entry, slot: Slot, leaf: str, origin: Origin | None
     ) -> None:
         env = entry.environment
-        shared = origin.file if origin is not None else "a shared file"
+        shared = origin.file if origin is not None else slot.obj.root.file
         if env.kind == "kustomize" and env.directory is not None:
             if slot.obj.root.inline is not None or not slot.obj.name:
                 raise EditError(
@@ -461,12 +461,14 @@ class _Planner:
             file = self.disc.files.parse(env.values_file)
             root = file.documents[0].root if file.documents else None
             self._insert_tree(plan, file, root, tree)
-            plan.notes.append(
-                Note(
-                    "values-file",
-                    f"{plan.ref}: set in {env.values_file} instead of changing the shared {shared}",
+            if origin is not None:
+                plan.notes.append(
+                    Note(
+                        "values-file",
+                        f"{plan.ref}: set in {env.values_file} instead of changing the shared "
+                        f"{shared}",
+                    )
                 )
-            )
             return
         where = origin or slot.obj.root
         raise EditError(

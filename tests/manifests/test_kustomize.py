@@ -331,3 +331,49 @@ def test_new_patch_added_to_an_existing_patches_list(repo):
     inventory = discover(root, RepoConfig())
     assert workload(inventory, "prod-api", "overlays/prod").hpa.min_replicas == 3
     assert workload(inventory, "api", "overlays/dev").hpa.min_replicas == 2
+
+
+def test_legacy_patch_fields_and_name_suffix(repo):
+    require_binary("kubectl")
+    json_patch = "- op: replace\n  path: /spec/template/spec/containers/0/resources/limits/memory\n  value: 768Mi\n"
+    kustomization = """\
+nameSuffix: -v2
+resources:
+- ../../base
+patchesStrategicMerge:
+- api.yaml
+patchesJson6902:
+- target: {group: apps, version: v1, kind: Deployment, name: api}
+  path: memory.yaml
+"""
+    root = repo(
+        layout(
+            {
+                "overlays/dev/kustomization.yaml": kustomization,
+                "overlays/dev/api.yaml": PROD_PATCH,
+                "overlays/dev/memory.yaml": json_patch,
+            }
+        )
+    )
+    inventory = discover(root, RepoConfig())
+    assert not inventory.errors, inventory.errors
+    dev = workload(inventory, "api-v2", "overlays/dev")
+    api = dev.container("api")
+    assert api.requests.cpu_cores == 0.5 and api.limits.memory_bytes == 768 * 2**20
+    assert api.locations["requests.cpu"].file == "overlays/dev/api.yaml"
+    assert (api.locations["limits.memory"].file, api.locations["limits.memory"].line) == (
+        "overlays/dev/memory.yaml",
+        3,
+    )
+    assert dev.hpa is not None and dev.hpa.name == "api-v2"
+    result = edit(
+        root,
+        [("api-v2", "limits.memory", 2**30, "api"), ("api-v2", "requests.cpu", 0.25, "api")],
+        environment="overlays/dev",
+    )
+    assert not result.errors, result.errors
+    assert (root / "overlays/dev/memory.yaml").read_text() == json_patch.replace("768Mi", "1Gi")
+    assert sorted(f.path for f in result.files) == [
+        "overlays/dev/api.yaml",
+        "overlays/dev/memory.yaml",
+    ]
