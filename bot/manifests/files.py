@@ -193,7 +193,3 @@ class RepoFiles:
         for path, parsed in other._parsed.items():
             if path not in changed:
                 self._parsed.setdefault(path, parsed)
-
-    def parsed_files(self) -> list[YamlFile]:
-        """Every file parsed so far."""
-        return [f for f in self._parsed.values() if isinstance(f, YamlFile)]

@@ -8,7 +8,6 @@ CD ``values: |``) is parsed too; ``Inline`` maps its offsets back into the outer
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,20 +145,6 @@ class Obj:
         found = self.origins_at(path)
         return found[-1] if found else None
 
-    def clone(self) -> Obj:
-        return Obj(
-            copy.deepcopy(self.data),
-            {k: list(v) for k, v in self.origins.items()},
-            self.root,
-            set(self.files),
-            self.original_name,
-            self.source_namespace,
-        )
-
-
-def _data(node: YNode | None) -> Any:
-    return to_data(node)
-
 
 def origins_of(
     file: str, document: int, node: YNode, doc_path: Path_, inline: Inline | None = None
@@ -196,7 +181,7 @@ def objects_in_document(path: str, doc: YDocument, inline: Inline | None = None)
         found.append((root, ()))
     out = []
     for node, doc_path in found:
-        data = _data(node)
+        data = to_data(node)
         if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
             continue
         obj = Obj(data, None, Origin(path, doc.index, doc_path, node, inline), {path})
