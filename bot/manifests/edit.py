@@ -316,7 +316,13 @@ class _Planner:
         origin = slot.obj.origin(slot.path)
         current = origin.node if origin is not None else None
         location = self._location(entry.workload, key)
-        if origin is not None and location is None and change.proposed is not None:
+        writes_null = isinstance(current, YScalar) and current.value is None
+        if (
+            origin is not None
+            and location is None
+            and change.proposed is not None
+            and not (writes_null and _get(slot.obj.data, slot.path) is None)
+        ):
             raise EditError(
                 origin.file,
                 origin.line,

@@ -67,10 +67,12 @@ def replace_scalar(file: YamlFile, node: YNode, value: str) -> TextEdit:
     if node.style in ("|", ">"):
         raise EditError(file.path, node.line + 1, "block scalars are not rewritten")
     new = quote_like(node, value)
-    if node.start == node.end:  # an empty (null) value right after ``key:``
-        return TextEdit(node.start, node.end, " " + new)
-    if node.value is None and node.style == "":  # ``~`` or ``null``
-        return TextEdit(node.start, node.end, new)
+    if node.start == node.end:  # an empty (null) value: ``key:`` maybe followed by a comment
+        after = file.text[node.end : node.end + 1]
+        lead = "" if file.text[node.start - 1 : node.start] == " " else " "
+        return TextEdit(
+            node.start, node.end, lead + new + ("" if after in ("", "\r", "\n", " ") else " ")
+        )
     return TextEdit(node.start, node.end, new)
 
 

@@ -257,3 +257,17 @@ def test_argo_application_values_string_and_object(repo):
     assert (root / "argo/apps.yaml").read_text() == APPLICATION.replace(
         "cpu: 300m", "cpu: 350m"
     ).replace("replicaCount: 2", "replicaCount: 4").replace("memory: 1Gi", "memory: 2Gi")
+
+
+def test_a_key_without_value_is_filled_in_place(repo):
+    values = VALUES.replace(
+        "  # targetMemoryUtilizationPercentage: 80\n",
+        "  targetMemoryUtilizationPercentage:   # unset\n",
+    )
+    root = repo({"chart/Chart.yaml": CHART, "chart/values.yaml": values})
+    result = edit(root, [("shop", "hpa.target.memory", 75, "shop")])
+    assert not result.errors, result.errors
+    assert (root / "chart/values.yaml").read_text() == values.replace(
+        "targetMemoryUtilizationPercentage:   # unset",
+        "targetMemoryUtilizationPercentage: 75   # unset",
+    )
