@@ -19,8 +19,9 @@ from bot.config.manifests import EnvironmentConfig
 from bot.config.repo import RepoConfig
 from bot.manifests import quantities
 from bot.manifests.discover import Discovery, discover_index
-from bot.manifests.edit import PATCH_FILE, apply_inventory_changes
+from bot.manifests.edit import apply_inventory_changes
 from bot.manifests.errors import ManifestError
+from bot.manifests.plan import PATCH_FILE
 from bot.model import EditResult, FieldChange, Inventory
 
 __all__ = [
