@@ -7,6 +7,11 @@ Public API::
     apply_changes(root, inventory, changes, config, *, write) -> EditResult
     environment_config(config, environment) -> EnvironmentConfig | None
     bot.manifests.quantities: cores_from_quantity, bytes_from_quantity, format_cpu, format_memory
+
+Modules, in data-flow order: ``files`` (safe, cached reads) -> ``yamldoc`` (parse with exact
+spans) -> ``sources`` (objects and the origin of every value) -> ``patching``, ``kustomize``,
+``helm`` (the repository styles) -> ``workloads`` -> ``discover``; then ``plan`` (where each
+change goes) -> ``textedit`` (span edits) -> ``edit`` (combine, verify) -> ``writing``.
 """
 
 from __future__ import annotations
