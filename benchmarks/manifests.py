@@ -15,6 +15,7 @@ plain ruamel-based tool pays) and composed by its C parser (what discovery itsel
 from __future__ import annotations
 
 import argparse
+import resource
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -131,6 +132,13 @@ def generate(root: Path, *, workloads: int, files: int, apps: int) -> list[Path]
     return written
 
 
+def _cpu() -> tuple[float, float]:
+    """CPU seconds used so far by this process and by its finished children (kubectl)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workloads", type=int, default=2000)
@@ -154,8 +162,10 @@ def main() -> None:
         with timed() as t_kubectl, ThreadPoolExecutor(max_workers=RENDER_WORKERS) as pool:
             list(pool.map(lambda d: render(root, d, d), overlays))
         config = RepoConfig()
+        cpu0 = _cpu()
         with timed() as t_discover:
             inventory = discover(root, config)
+        cpu1 = _cpu()
         prod = [w for w in inventory.workloads if w.ref.environment.startswith("overlays/prod/")]
         changes = [
             change
@@ -167,6 +177,7 @@ def main() -> None:
         ]
         with timed() as t_edit:
             result = apply_changes(root, inventory, changes, config, write=True)
+        cpu2 = _cpu()
         assert not result.failed, result.errors[:3]
         total = t_discover.seconds + t_edit.seconds
         report(
@@ -183,6 +194,14 @@ def main() -> None:
                 (
                     f"  of which kubectl kustomize alone ({RENDER_WORKERS} at a time)",
                     f"{t_kubectl.seconds:.2f} s per pass over all overlays",
+                ),
+                (
+                    "CPU discover: python / kubectl",
+                    f"{cpu1[0] - cpu0[0]:.2f} s / {cpu1[1] - cpu0[1]:.2f} s",
+                ),
+                (
+                    "CPU edit: python / kubectl",
+                    f"{cpu2[0] - cpu1[0]:.2f} s / {cpu2[1] - cpu1[1]:.2f} s",
                 ),
                 ("floor: ruamel round-trip load", f"{floor_rt.seconds:.2f} s"),
                 ("floor: ruamel C compose", f"{floor_c.seconds:.2f} s"),

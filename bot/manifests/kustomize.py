@@ -52,6 +52,20 @@ CLUSTER_SCOPED = frozenset(
 """Kinds the ``namespace:`` transformer leaves alone."""
 SCALABLE = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"})
 """Kinds the ``replicas:`` transformer sets."""
+RENDERED_KINDS = frozenset(
+    {
+        "Deployment",
+        "StatefulSet",
+        "HorizontalPodAutoscaler",
+        "VerticalPodAutoscaler",
+        "Tortoise",
+        "HelmRelease",
+        "Application",
+    }
+)
+"""Kinds read from ``kubectl kustomize`` output; other documents are not parsed at all."""
+_RENDERED_SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)
+_RENDERED_KIND = re.compile(r"^kind:[ \t]*['\"]?([A-Za-z0-9]+)", re.MULTILINE)
 
 
 @dataclass(eq=False, slots=True)
@@ -390,8 +404,13 @@ def render(root: Path, directory: str, kustomization: str) -> list[dict[str, Any
         found = re.search(r'err="(.*)"', text)
         reason = found.group(1).replace('\\"', '"') if found else text
         raise KustomizeError(kustomization, 0, f"kubectl kustomize failed: {reason}")
+    wanted = [
+        chunk
+        for chunk in _RENDERED_SEPARATOR.split(done.stdout)
+        if (found := _RENDERED_KIND.search(chunk)) is not None and found.group(1) in RENDERED_KINDS
+    ]
     try:
-        docs = list(YAML(typ="safe", pure=False).load_all(done.stdout))
+        docs = list(YAML(typ="safe", pure=False).load_all("\n---\n".join(wanted)))
     except YAMLError as exc:  # pragma: no cover - kubectl writes valid YAML
         raise KustomizeError(kustomization, 0, f"cannot read kubectl output: {exc}") from exc
     return [d for d in docs if isinstance(d, dict)]
