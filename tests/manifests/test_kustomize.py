@@ -62,8 +62,8 @@ spec:
 """
 
 
-def layout(extra: dict[str, str] | None = None) -> dict[str, str]:
-    files = {
+def layout(extra: dict[str, str | bytes] | None = None) -> dict[str, str | bytes]:
+    files: dict[str, str | bytes] = {
         "base/kustomization.yaml": "resources:\n- deployment.yaml\n- hpa.yaml\n",
         "base/deployment.yaml": BASE_DEPLOYMENT,
         "base/hpa.yaml": BASE_HPA,
@@ -377,3 +377,20 @@ patchesJson6902:
         "overlays/dev/api.yaml",
         "overlays/dev/memory.yaml",
     ]
+
+
+def test_inline_patch_in_a_crlf_kustomization(repo):
+    require_binary("kubectl")
+    kustomization = (
+        "resources:\n- ../../base\npatches:\n- patch: |\n    apiVersion: apps/v1\n    kind: Deployment\n"
+        "    metadata:\n      name: api\n    spec:\n      replicas: 3 # dev\n"
+    ).replace("\n", "\r\n")
+    root = repo(layout({"overlays/dev/kustomization.yaml": kustomization.encode()}))
+    inventory = discover(root, RepoConfig())
+    dev = workload(inventory, "api", "overlays/dev")
+    assert dev.replicas == 3 and dev.locations["replicas"].line == 10
+    result = edit(root, [("api", "replicas", 5, None)], environment="overlays/dev")
+    assert not result.errors, result.errors
+    assert (root / "overlays/dev/kustomization.yaml").read_bytes() == kustomization.replace(
+        "replicas: 3 # dev", "replicas: 5 # dev"
+    ).encode()
