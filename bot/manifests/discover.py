@@ -198,7 +198,7 @@ class _Discoverer:
             rendered = future.result()
         except KustomizeError as exc:
             try:
-                line = error_line(self.files.parse(kfile), exc)
+                line = error_line(self.files.parse(kfile), exc, self.files)
             except ManifestError:
                 line = 0
             self.errors.append(SourceError(exc.file, line, exc.message))

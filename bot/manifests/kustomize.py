@@ -18,7 +18,7 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -416,8 +416,14 @@ def render(root: Path, directory: str, kustomization: str) -> list[dict[str, Any
     return [d for d in docs if isinstance(d, dict)]
 
 
-def error_line(kustomization: YamlFile, error: ManifestError) -> int:
-    """The line of the kustomization entry a kubectl error message names, else 0."""
+def error_line(
+    kustomization: YamlFile, error: ManifestError, files: RepoFiles | None = None
+) -> int:
+    """The line of the kustomization entry a kubectl error message names, else 0.
+
+    An entry is named by its path, or (for a patch) by the ``Kind.../name.`` id of an object
+    the patch file declares (``no resource matches strategic merge patch "Deployment.v1.apps/x"``).
+    """
     root = kustomization.documents[0].root if kustomization.documents else None
     if not isinstance(root, YMap):
         return 0
@@ -425,11 +431,29 @@ def error_line(kustomization: YamlFile, error: ManifestError) -> int:
         for item in _strings(root.get(key)):
             if item.value and item.value in error.message:
                 return item.line + 1
-    for key in ("patches", "patchesJson6902"):
+    directory = str(PurePosixPath(kustomization.path).parent).removeprefix(".")
+    for key in ("patches", "patchesJson6902", "patchesStrategicMerge"):
         seq = root.get(key)
-        if isinstance(seq, YSeq):
-            for entry in seq.items:
-                ref = entry.get("path") if isinstance(entry, YMap) else None
-                if isinstance(ref, YScalar) and str(ref.value) in error.message:
-                    return ref.line + 1
+        if not isinstance(seq, YSeq):
+            continue
+        for entry in seq.items:
+            ref = entry.get("path") if isinstance(entry, YMap) else entry
+            if not isinstance(ref, YScalar) or not isinstance(ref.value, str):
+                continue
+            if ref.value in error.message:
+                return ref.line + 1
+            if files is not None and _patch_named(files, join(directory, ref.value), error.message):
+                return ref.line + 1
     return 0
+
+
+def _patch_named(files: RepoFiles, path: str, message: str) -> bool:
+    try:
+        patch = files.parse(path)
+    except ManifestError:
+        return False
+    for doc in patch.documents:
+        for obj in objects_in_document(path, doc):
+            if f"{obj.kind}." in message and f"/{obj.name}." in message:
+                return True
+    return False
