@@ -362,9 +362,24 @@ def apply_changes_with(
         failed.extend(p.ref for p in plans)
         plans, new = [], {}
     changed = tuple(
-        FileChange(path, disc.files.read(path) if disc.files.exists(path) else b"", data)
+        FileChange(path, disc.files.parse(path).raw if disc.files.exists(path) else b"", data)
         for path, data in sorted(new.items())
     )
+    stale = [
+        c.path
+        for c in changed
+        if (disc.files.root / c.path).exists() != disc.files.exists(c.path)
+        or (disc.files.exists(c.path) and (disc.files.root / c.path).read_bytes() != c.old)
+    ]
+    if stale:  # the checkout moved on since discovery: plan again from a fresh inventory
+        errors.extend(
+            EditError(
+                path, 0, "file changed on disk since discovery; nothing written"
+            ).as_source_error()
+            for path in stale
+        )
+        failed.extend(p.ref for p in plans)
+        return EditResult((), "", (), tuple(errors), tuple(dict.fromkeys(failed)))
     if write and changed:
         write_atomically(disc.files.root, changed)
     notes = tuple(dict.fromkeys(n for p in plans for n in p.notes))

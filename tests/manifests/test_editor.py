@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from bot.config.repo import RepoConfig
-from bot.manifests import environment_config
+from bot.manifests import apply_changes, discover, environment_config
 from bot.manifests.errors import EditError
 from bot.manifests.textedit import TextEdit, apply_edits
+from bot.model import FieldChange
 from tests.manifests.conftest import changed_lines, edit, snapshot
 
 DEPLOYMENT = """\
@@ -306,3 +307,28 @@ def test_environment_config_lookup():
     found = environment_config(config, "prod")
     assert found is not None and found.selector == {"cluster": "p"}
     assert environment_config(config, "default") is None
+
+
+def test_a_stale_inventory_writes_nothing(repo):
+    root = repo({"web.yaml": DEPLOYMENT})
+    config = RepoConfig()
+    inventory = discover(root, config)
+    ref = inventory.workloads[0].ref
+    first = apply_changes(
+        root,
+        inventory,
+        [FieldChange(ref, "requests.cpu", 0.3, container="app")],
+        config,
+        write=True,
+    )
+    assert first.files and not first.errors
+    after_first = (root / "web.yaml").read_bytes()
+    second = apply_changes(
+        root,
+        inventory,
+        [FieldChange(ref, "limits.memory", 2**31, container="app")],
+        config,
+        write=True,
+    )
+    assert second.failed == (ref,) and "changed on disk since discovery" in second.errors[0].message
+    assert (root / "web.yaml").read_bytes() == after_first
