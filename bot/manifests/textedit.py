@@ -88,6 +88,14 @@ def _after_line(text: str, offset: int) -> int:
     return len(text) if index < 0 else index + 1
 
 
+def _lines_at(text: str, at: int, block: str, newline: str) -> TextEdit:
+    """Insert whole lines at a line start; at the end of a file without a final newline, the
+    file keeps having none."""
+    if at == 0 or text[at - 1] == "\n":
+        return TextEdit(at, at, block)
+    return TextEdit(at, at, newline + block.removesuffix(newline))
+
+
 def _last_end(node: YNode) -> int:
     """End offset of the last scalar or flow collection inside a block node."""
     if isinstance(node, YMap) and not node.flow and node.items:
@@ -173,8 +181,7 @@ def insert_into_map(
         raise EditError(file.path, ymap.line + 1, "cannot add keys to an empty block mapping")
     indent = ymap.items[0][0].column
     at = _after_line(text, _last_end(ymap))
-    lead = "" if at == 0 or text[at - 1] == "\n" else file.newline
-    return [TextEdit(at, at, lead + render_block(tree, indent, step, seq, file.newline))]
+    return [_lines_at(text, at, render_block(tree, indent, step, seq, file.newline), file.newline)]
 
 
 def insert_under_key(
@@ -198,10 +205,8 @@ def insert_under_key(
             )
         )
     at = _after_line(text, max(value.end, key.end))
-    lead = "" if at == 0 or text[at - 1] == "\n" else file.newline
-    edits.append(
-        TextEdit(at, at, lead + render_block(tree, key.column + step, step, seq, file.newline))
-    )
+    block = render_block(tree, key.column + step, step, seq, file.newline)
+    edits.append(_lines_at(text, at, block, file.newline))
     return edits
 
 
@@ -217,8 +222,7 @@ def append_to_seq(
         raise EditError(file.path, first.line + 1, "cannot find this sequence's dash")
     column = dash - _line_start(text, dash)
     at = _after_line(text, _last_end(yseq))
-    lead = "" if at == 0 or text[at - 1] == "\n" else file.newline
-    return [TextEdit(at, at, lead + render_item(item, column, step, seq, file.newline))]
+    return [_lines_at(text, at, render_item(item, column, step, seq, file.newline), file.newline)]
 
 
 def delete_key(file: YamlFile, text: str, ymap: YMap, key: str) -> TextEdit:

@@ -332,3 +332,11 @@ def test_a_stale_inventory_writes_nothing(repo):
     )
     assert second.failed == (ref,) and "changed on disk since discovery" in second.errors[0].message
     assert (root / "web.yaml").read_bytes() == after_first
+
+
+def test_keys_added_at_the_end_of_a_file_without_final_newline(repo):
+    text = DEPLOYMENT.rstrip("\n")
+    root = repo({"web.yaml": text})
+    result = edit(root, [("web", "limits.cpu", 2, "app")])
+    assert not result.errors, result.errors
+    assert (root / "web.yaml").read_text() == text + "\n              cpu: 2000m"
