@@ -288,7 +288,9 @@ class WorkloadBuilder:
         }
         for obj in env.objects:
             kind, api = obj.kind, obj.api_version
-            if kind == "HorizontalPodAutoscaler" and api.startswith("autoscaling/v2"):
+            if kind == "HorizontalPodAutoscaler" and api.startswith(
+                ("autoscaling/v2", "autoscaling/v1")
+            ):
                 self._hpa(env, obj, by_target)
             elif kind == "VerticalPodAutoscaler" and api.startswith("autoscaling.k8s.io/"):
                 self._vpa(env, obj, by_target)
@@ -337,6 +339,17 @@ class WorkloadBuilder:
             if where is not None:
                 locations[fld] = where
         targets, others = [], 0
+        if (
+            obj.api_version == "autoscaling/v1"
+        ):  # one CPU target: spec.targetCPUUtilizationPercentage
+            slot = Slot(obj, ("spec", "targetCPUUtilizationPercentage"), "percent")
+            slots[(None, "hpa.target.cpu")] = slot
+            value = self.value(slot)
+            if value is not None:
+                targets.append(HpaTarget("cpu", int(value)))
+                where = self.location(slot, value)
+                if where is not None:
+                    locations["target.cpu"] = where
         metrics = get_path(obj.data, ("spec", "metrics"))
         for index, metric in enumerate(metrics if isinstance(metrics, list) else []):
             mtype = metric.get("type") if isinstance(metric, dict) else None

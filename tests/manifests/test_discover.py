@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.config.repo import RepoConfig
 from bot.manifests import discover
-from tests.manifests.conftest import workload
+from tests.manifests.conftest import edit, workload
 from tests.manifests.test_editor import DEPLOYMENT
 
 VPA = """\
@@ -134,3 +134,24 @@ def test_excluded_paths_and_non_kubernetes_yaml(repo):
     inventory = discover(root, config)
     assert [w.ref.name for w in inventory.workloads] == ["web"]
     assert not inventory.errors
+
+
+def test_autoscaling_v1_hpa(repo):
+    hpa = """\
+apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: shop}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 6
+  targetCPUUtilizationPercentage: 70 # old style
+"""
+    root = repo({"web.yaml": DEPLOYMENT, "hpa.yaml": hpa})
+    web = workload(discover(root, RepoConfig()), "web")
+    assert web.hpa is not None and web.hpa.min_replicas is None and web.hpa.max_replicas == 6
+    assert [(t.resource, t.utilization_percent) for t in web.hpa.targets] == [("cpu", 70)]
+    result = edit(root, [("web", "hpa.target.cpu", 60, "app"), ("web", "hpa.minReplicas", 2, None)])
+    assert not result.errors, result.errors
+    assert (root / "hpa.yaml").read_text() == hpa.replace(
+        "70 # old", "60 # old"
+    ) + "  minReplicas: 2\n"
