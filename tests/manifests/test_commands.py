@@ -117,3 +117,29 @@ def test_parse_assignment_table():
     assert parse_assignment("hpa.minReplicas=3") == ("hpa.minReplicas", None, 3)
     assert parse_assignment("hpa.app.memory=80") == ("hpa.target.memory", "app", 80)
     assert parse_assignment("replicas=4") == ("replicas", None, 4)
+
+
+def test_set_needs_the_environment_when_a_workload_is_in_several(cli, shared_manifests):
+    done = cli(
+        "set",
+        "--repo",
+        str(shared_manifests),
+        "--dry-run",
+        "Deployment/frontend",
+        "frontend.requests.cpu=1",
+    )
+    assert done.returncode == 1
+    assert "matches several workloads" in done.stderr and "pass --environment" in done.stderr
+    one = cli(
+        "set",
+        "--repo",
+        str(shared_manifests),
+        "--dry-run",
+        "--environment",
+        "podinfo/deploy/overlays/staging",
+        "Deployment/frontend",
+        "frontend.requests.cpu=1",
+    )
+    assert one.returncode == 0, one.stderr
+    assert "+++ b/podinfo/deploy/overlays/staging/tortoise-bot-patch.yaml" in one.stdout
+    assert "note: " in one.stderr and "shared base" in one.stderr
