@@ -399,10 +399,19 @@ class WorkloadBuilder:
         if entry is None:
             return
         policies = []
-        raw = get_path(obj.data, ("spec", "resourcePolicy", "containerPolicies"))
-        for policy in raw if isinstance(raw, list) else []:
+        locations: dict[str, Location] = {}
+        base = ("spec", "resourcePolicy", "containerPolicies")
+        raw = get_path(obj.data, base)
+        for index, policy in enumerate(raw if isinstance(raw, list) else []):
             if not isinstance(policy, dict):
                 continue
+            name = str(policy.get("containerName", "*"))
+            for group in ("minAllowed", "maxAllowed"):
+                for resource in RESOURCES:
+                    slot = Slot(obj, (*base, index, group, resource), resource)
+                    where = self.location(slot, self.value(slot))
+                    if where is not None:
+                        locations[f"{name}.{group}.{resource}"] = where
             controlled = policy.get("controlledResources")
             policies.append(
                 VpaContainerPolicy(
@@ -417,7 +426,9 @@ class WorkloadBuilder:
                 )
             )
         mode = get_path(obj.data, ("spec", "updatePolicy", "updateMode"))
-        vpa = DeclaredVPA(obj.name, str(mode) if mode is not None else None, tuple(policies))
+        vpa = DeclaredVPA(
+            obj.name, str(mode) if mode is not None else None, tuple(policies), locations
+        )
         self._replace(entry, vpa=vpa, files=obj.files)
 
     def _tortoise(

@@ -109,6 +109,14 @@ def test_vpa_and_tortoise_are_linked(repo):
     assert app.min_allowed.cpu_cores == 0.05 and app.max_allowed.memory_bytes == 4 * 2**30
     assert app.controlled_values == "RequestsOnly"
     assert rest.container == "*" and rest.mode == "Off"
+    assert web.vpa.locations["app.maxAllowed.memory"].file == "vpa.yaml"
+    assert web.vpa.locations["app.maxAllowed.memory"].line == 11
+    assert set(web.vpa.locations) == {
+        "app.minAllowed.cpu",
+        "app.minAllowed.memory",
+        "app.maxAllowed.cpu",
+        "app.maxAllowed.memory",
+    }
     assert set(web.files) == {"web.yaml", "vpa.yaml", "tortoise.yaml"}
 
 
