@@ -87,9 +87,11 @@ class _Discoverer:
         self.referenced: set[str] = set()
 
     def fail(self, exc: ManifestError) -> None:
+        """Record a repository problem and go on."""
         self.errors.append(exc.as_source_error())
 
     def run(self, only: set[str] | None = None) -> tuple[list[Environment], list[SourceError]]:
+        """Every environment (or those in ``only``) with its objects, and the problems found."""
         listing = self.files.listing()
         self.errors.extend(e.as_source_error() for e in self.files.listing_errors)
         charts = sorted({_dir(p) for p in listing if PurePosixPath(p).name == "Chart.yaml"})
@@ -231,6 +233,7 @@ class _Discoverer:
     def charts(
         self, charts: list[str], listing: list[str], only: set[str] | None
     ) -> list[Environment]:
+        """One environment per chart values file (``values.yaml`` alone: ``default``)."""
         envs = []
         configured = {normalize(e.path or e.name): e for e in self.config.environments}
         for chart in charts:

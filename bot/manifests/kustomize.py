@@ -104,6 +104,7 @@ class Kustomizer:
         self.files = files
 
     def load(self, directory: str) -> tuple[str, YamlFile, YMap]:
+        """(path, parsed file, root mapping) of a directory's kustomization."""
         path = kustomization_in(self.files, directory)
         if path is None:
             raise KustomizeError(directory or ".", 0, "no kustomization.yaml in this directory")
@@ -114,6 +115,7 @@ class Kustomizer:
         return path, file, root
 
     def kind(self, directory: str) -> str:
+        """``Kustomization`` or ``Component``."""
         _, _, root = self.load(directory)
         kind = root.get("kind")
         return str(kind.value) if isinstance(kind, YScalar) else "Kustomization"

@@ -57,6 +57,8 @@ FIELDS = (
 
 @dataclass(eq=False, slots=True)
 class Insert:
+    """Keys to add under one existing node of a file."""
+
     file: str
     anchor: YNode
     key: YScalar | None
@@ -238,6 +240,7 @@ def patch_tree(data: dict[str, Any], leaves: list[tuple[Path_, str]]) -> NewTree
 
 
 def merge_tree(into: NewTree, tree: NewTree) -> None:
+    """Merge ``tree`` into ``into`` (list items matched by their first key)."""
     for key, value in tree.items():
         current = into.get(key)
         if isinstance(value, dict) and isinstance(current, dict):
@@ -256,13 +259,17 @@ def merge_tree(into: NewTree, tree: NewTree) -> None:
 
 
 class Planner:
+    """Plans the changes of one workload at a time against one discovery."""
+
     def __init__(self, disc: Discovery) -> None:
         self.disc = disc
 
     def exclusive(self, origin: Origin, env: str) -> bool:
+        """Whether only ``env`` reads the file of ``origin``."""
         return self.disc.exclusive(origin.file, env)
 
     def plan(self, ref: WorkloadRef, changes: Sequence[FieldChange]) -> Plan:
+        """Every edit ``changes`` need; raises ``ManifestError`` when one cannot be planned."""
         entry = self.disc.entries.get(ref)
         if entry is None:
             raise EditError("", 0, f"{ref} is not declared in this repository")
@@ -280,6 +287,7 @@ class Planner:
         slot: Slot,
         change: FieldChange,
     ) -> None:
+        """Plan one field change (see ``edit`` for the rules)."""
         env = entry.environment
         origin = slot.obj.origin(slot.path)
         current = origin.node if origin is not None else None

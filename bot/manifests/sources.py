@@ -55,6 +55,7 @@ class Inline:
     """0-based outer line of inner line 0."""
 
     def to_outer(self, offset: int) -> int:
+        """The outer-file offset of an offset in the inner text."""
         line = self.inner_text.count("\n", 0, offset)
         line_start = self.inner_text.rfind("\n", 0, offset) + 1
         return self.starts[line] + (offset - line_start)
@@ -94,20 +95,24 @@ class Obj:
 
     @property
     def kind(self) -> str:
+        """``kind`` as rendered."""
         return str(self.data.get("kind", ""))
 
     @property
     def api_version(self) -> str:
+        """``apiVersion`` as rendered."""
         return str(self.data.get("apiVersion", ""))
 
     @property
     def name(self) -> str:
+        """``metadata.name`` as rendered ( when missing)."""
         meta = self.data.get("metadata")
         name = meta.get("name") if isinstance(meta, dict) else None
         return str(name) if name is not None else ""
 
     @property
     def namespace(self) -> str | None:
+        """``metadata.namespace`` as rendered, or None."""
         meta = self.data.get("metadata")
         ns = meta.get("namespace") if isinstance(meta, dict) else None
         return str(ns) if ns is not None else None
@@ -142,6 +147,7 @@ class Obj:
         return [Origin(root.file, root.document, (*root.path, *path), node, root.inline)]
 
     def origin(self, path: Path_) -> Origin | None:
+        """The node that writes ``path`` last, or None."""
         found = self.origins_at(path)
         return found[-1] if found else None
 
@@ -165,6 +171,7 @@ def objects_in(file: YamlFile, inline: Inline | None = None) -> list[Obj]:
 
 
 def objects_in_document(path: str, doc: YDocument, inline: Inline | None = None) -> list[Obj]:
+    """The objects of one document (``List`` items expanded)."""
     root = doc.root
     if not isinstance(root, YMap):
         return []

@@ -78,6 +78,7 @@ class Entry:
 
 
 def number(unit: Unit, value: Any) -> float | int | None:
+    """A value read as cores, bytes or an integer; raises ``QuantityError``/``ValueError``."""
     if value is None or isinstance(value, bool):
         return None
     if unit == "cpu":
@@ -90,6 +91,7 @@ def number(unit: Unit, value: Any) -> float | int | None:
 
 
 def get_path(data: Any, path: Path_) -> Any:
+    """The value at ``path`` (keys and list indices), or None."""
     for part in path:
         if isinstance(data, dict) and isinstance(part, str):
             data = data.get(part)
@@ -110,12 +112,14 @@ class WorkloadBuilder:
         self.entries: dict[WorkloadRef, Entry] = {}
 
     def error(self, origin: Origin | None, message: str, file: str = "") -> None:
+        """Record a problem at ``origin`` (or in ``file``)."""
         if origin is not None:
             self.errors.append(SourceError(origin.file, origin.line, message))
         else:
             self.errors.append(SourceError(file, 0, message))
 
     def value(self, slot: Slot) -> float | int | None:
+        """A slot's value (None when unset; an error when unreadable)."""
         raw = get_path(slot.obj.data, slot.path)
         try:
             return number(slot.unit, raw)
@@ -125,6 +129,7 @@ class WorkloadBuilder:
             return None
 
     def location(self, slot: Slot, value: float | int | None) -> Location | None:
+        """Where a slot's value is written, when that file really sets the value read."""
         origin = slot.obj.origin(slot.path)
         if origin is None or value is None or not isinstance(origin.node, YScalar):
             return None
@@ -137,6 +142,7 @@ class WorkloadBuilder:
         return Location(origin.file, origin.line, origin.path, origin.document)
 
     def add(self, env: Environment, entry: Entry) -> None:
+        """Add a workload; a second one with the same identity is an error."""
         ref = entry.workload.ref
         if ref in self.entries:
             first = self.entries[ref].workload.files
@@ -151,6 +157,7 @@ class WorkloadBuilder:
     # -------------------------------------------------------------- Kubernetes workloads
 
     def kubernetes(self, env: Environment, obj: Obj) -> Entry:
+        """A Deployment or StatefulSet object as a workload entry."""
         namespace = obj.namespace or env.namespace or DEFAULT_NAMESPACE
         ref = WorkloadRef(obj.kind, namespace, obj.name, env.name)
         pod = ("spec", "template", "spec")
@@ -208,6 +215,7 @@ class WorkloadBuilder:
         mappings: tuple[HelmWorkloadMapping, ...],
         always: bool,
     ) -> None:
+        """The workloads one values object describes (mapping, else ``helm create`` conventions)."""
         plans = [helm.field_paths(m, release, chart) for m in mappings] or [
             helm.field_paths(None, helm.full_name(release, chart), chart)
         ]
@@ -281,6 +289,7 @@ class WorkloadBuilder:
     # -------------------------------------------------------------------------- linking
 
     def link(self, env: Environment) -> None:
+        """Attach each HPA, VPA and Tortoise of ``env`` to the workload it targets."""
         by_target: dict[tuple[str, str, str], Entry] = {
             (e.workload.ref.kind, e.workload.ref.namespace, e.workload.ref.name): e
             for e in self.entries.values()
