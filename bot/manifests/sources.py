@@ -105,7 +105,7 @@ class Obj:
 
     @property
     def name(self) -> str:
-        """``metadata.name`` as rendered ( when missing)."""
+        """``metadata.name`` as rendered (empty when missing)."""
         meta = self.data.get("metadata")
         name = meta.get("name") if isinstance(meta, dict) else None
         return str(name) if name is not None else ""
