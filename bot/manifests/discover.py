@@ -85,6 +85,8 @@ class _Discoverer:
         self.kustomizer = Kustomizer(files)
         self.errors: list[SourceError] = []
         self.referenced: set[str] = set()
+        self.broken: dict[str, set[str]] = {}
+        """Overlays that failed, with the files they would read: never edited as exclusive."""
 
     def fail(self, exc: ManifestError) -> None:
         """Record a repository problem and go on."""
@@ -186,12 +188,33 @@ class _Discoverer:
             except ManifestError as exc:
                 self.fail(exc)
                 future.cancel()
+                self.broken[env.name] = self._closure(env.directory)
                 continue
             env.objects, env.files = build.objects, build.files
             self.referenced.update(build.files)
             if self._render(env, future):
                 envs.append(env)
+            else:
+                self.broken[env.name] = set(build.files)
         return envs
+
+    def _closure(self, directory: str) -> set[str]:
+        """Every file a kustomization refers to, directly or through other kustomizations."""
+        seen: set[str] = set()
+        files: set[str] = set()
+        todo = [directory]
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            try:
+                dirs, refs = self.kustomizer.references(current)
+            except ManifestError:
+                continue
+            files.update(refs)
+            todo.extend(dirs)
+        return files
 
     def _render(self, env: Environment, future: Future[list[dict[str, Any]]]) -> bool:
         assert env.directory is not None
@@ -337,6 +360,9 @@ def discover_index(
     for env in envs:
         builder.link(env)
     file_users: dict[str, set[str]] = {}
+    for name, paths in discoverer.broken.items():
+        for path in paths:
+            file_users.setdefault(path, set()).add(name)
     for env in envs:
         used = set(env.files)
         for obj in env.objects:

@@ -394,3 +394,22 @@ def test_inline_patch_in_a_crlf_kustomization(repo):
     assert (root / "overlays/dev/kustomization.yaml").read_bytes() == kustomization.replace(
         "replicas: 3 # dev", "replicas: 5 # dev"
     ).encode()
+
+
+def test_a_base_shared_with_a_broken_overlay_is_not_edited_in_place(repo):
+    require_binary("kubectl")
+    root = repo(
+        layout(
+            {
+                "overlays/prod/kustomization.yaml": (
+                    "resources:\n- ../../base\n- missing.yaml\npatches:\n- path: api.yaml\n"
+                ),
+            }
+        )
+    )
+    inventory = discover(root, RepoConfig())
+    assert inventory.environments == ("overlays/dev",)
+    result = edit(root, [("api", "requests.cpu", 0.2, "api")], environment="overlays/dev")
+    assert not result.errors, result.errors
+    assert f"overlays/dev/{PATCH_FILE}" in [f.path for f in result.files]
+    assert "base/deployment.yaml" not in [f.path for f in result.files]
