@@ -299,6 +299,7 @@ class _Discoverer:
                     )
                 except ManifestError as exc:
                     self.fail(exc)
+                    self.broken[name] = {p for p in (base, values_file) if p}
                     continue
                 if not parsed:
                     continue
