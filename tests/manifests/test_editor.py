@@ -340,3 +340,26 @@ def test_keys_added_at_the_end_of_a_file_without_final_newline(repo):
     result = edit(root, [("web", "limits.cpu", 2, "app")])
     assert not result.errors, result.errors
     assert (root / "web.yaml").read_text() == text + "\n              cpu: 2000m"
+
+
+def test_new_keys_follow_a_four_space_indentation(repo):
+    text = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+    name: wide
+spec:
+    template:
+        spec:
+            containers:
+                -   name: app
+                    image: app
+"""
+    root = repo({"wide.yaml": text})
+    result = edit(root, [("wide", "requests.memory", 2**28, "app"), ("wide", "replicas", 2, None)])
+    assert not result.errors, result.errors
+    assert (root / "wide.yaml").read_text() == text.replace(
+        "                    image: app\n",
+        "                    image: app\n                    resources:\n"
+        "                        requests:\n                            memory: 256Mi\n",
+    ) + "    replicas: 2\n"
