@@ -38,7 +38,7 @@ from bot.manifests.plan import (
     merge_tree,
     patch_tree,
 )
-from bot.manifests.sources import Obj, Path_
+from bot.manifests.sources import Inline, Obj, Path_
 from bot.manifests.textedit import (
     NewTree,
     TextEdit,
@@ -93,8 +93,12 @@ def _combine(disc: Discovery, plans: Sequence[Plan]) -> dict[str, bytes]:
                 grouped[slot_key] = Insert(
                     ins.file, ins.anchor, ins.key, _copy(ins.tree), ins.document, ins.inline
                 )
-    for ins in grouped.values():
+    # inserts at the same offset: the most indented first, so a nested key stays under its parent
+    for ins in sorted(grouped.values(), key=_depth, reverse=True):
         file = files.parse(ins.file)
+        if ins.inline is not None:
+            edits.setdefault(ins.file, []).extend(_inline_insert(ins.inline, ins))
+            continue
         step, seq = indent_style(file.documents[ins.document].root)
         if ins.key is not None and isinstance(ins.anchor, YScalar):
             new = insert_under_key(
@@ -123,6 +127,38 @@ def _combine(disc: Discovery, plans: Sequence[Plan]) -> dict[str, bytes]:
         file = files.parse(path)
         out[path] = file.encode(apply_edits(path, file.text, file_edits))
     _add_patches(disc, plans, out)
+    return out
+
+
+def _depth(ins: Insert) -> int:
+    """Indentation of the keys an insert adds under its anchor."""
+    if ins.key is not None:
+        return ins.key.column + 1
+    if isinstance(ins.anchor, YMap) and ins.anchor.items:
+        return ins.anchor.items[0][0].column
+    return ins.anchor.column
+
+
+def _inline_insert(inline: Inline, ins: Insert) -> list[TextEdit]:
+    """Keys added inside a YAML string: planned on the string, then moved into the file with
+    the block's indentation and the file's line endings."""
+    inner = YamlFile(ins.file, b"", inline.inner_text, False, "\n", [])
+    step, seq = indent_style(ins.anchor)
+    if isinstance(ins.anchor, YSeq):
+        planned = append_to_seq(inner, inner.text, ins.anchor, ins.tree, step=step, seq=seq)
+    elif isinstance(ins.anchor, YMap):
+        planned = insert_into_map(inner, inner.text, ins.anchor, ins.tree, step=step, seq=seq)
+    else:  # pragma: no cover - the planner only anchors inline inserts on collections
+        raise EditError(ins.file, inline.first_line + ins.anchor.line + 1, "cannot add keys here")
+    outer = inline.outer.text
+    pad = " " * inline.indent
+    out = []
+    for edit in planned:
+        start, end = inline.to_outer(edit.start), inline.to_outer(edit.end)
+        text = edit.text.replace("\n", inline.outer.newline + pad)
+        if start == 0 or outer[start - 1] == "\n":  # at the line after the block
+            text = pad + text.removesuffix(pad)
+        out.append(TextEdit(start, end, text))
     return out
 
 

@@ -24,7 +24,7 @@ from bot.manifests.quantities import (
     format_memory,
     memory_style,
 )
-from bot.manifests.sources import MERGE_KEYS, Obj, Origin, Path_
+from bot.manifests.sources import MERGE_KEYS, Inline, Obj, Origin, Path_
 from bot.manifests.textedit import (
     NewTree,
     TextEdit,
@@ -64,7 +64,8 @@ class Insert:
     key: YScalar | None
     tree: NewTree
     document: int
-    inline: bool
+    inline: Inline | None = None
+    """Set when the node lies inside a YAML string (offsets are the string's)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -368,11 +369,8 @@ class Planner:
         env = entry.environment.name
         for cut in range(len(slot.path) - 1, -1, -1):
             prefix = slot.path[:cut]
-            candidates = [
-                o
-                for o in reversed(slot.obj.origins_at(prefix) if prefix else [slot.obj.root])
-                if self.exclusive(o, env) and o.inline is None
-            ]
+            found = slot.obj.origins_at(prefix) or ([] if prefix else [slot.obj.root])
+            candidates = [o for o in reversed(found) if self.exclusive(o, env)]
             for origin in candidates:
                 rest = slot.path[cut:]
                 node = origin.node
@@ -380,7 +378,7 @@ class Planner:
                     tree = _tree(_get(slot.obj.data, prefix), rest, leaf)
                     assert isinstance(tree, dict)
                     plan.inserts.append(
-                        Insert(origin.file, node, None, tree, origin.document, False)
+                        Insert(origin.file, node, None, tree, origin.document, origin.inline)
                     )
                     return True
                 if (
@@ -394,12 +392,13 @@ class Planner:
                     items = wrapper[str(prefix[-1])]
                     assert isinstance(items, list)
                     plan.inserts.append(
-                        Insert(origin.file, node, None, items[0], origin.document, False)
+                        Insert(origin.file, node, None, items[0], origin.document, origin.inline)
                     )
                     return True
                 if (
                     isinstance(node, YScalar)
                     and node.value is None
+                    and origin.inline is None
                     and not isinstance(rest[0], int)
                 ):
                     file = self.disc.files.parse(origin.file)
@@ -411,9 +410,7 @@ class Planner:
                         continue
                     tree = _tree({}, rest, leaf)
                     assert isinstance(tree, dict)
-                    plan.inserts.append(
-                        Insert(origin.file, node, key, tree, origin.document, False)
-                    )
+                    plan.inserts.append(Insert(origin.file, node, key, tree, origin.document))
                     return True
         return False
 
@@ -473,7 +470,7 @@ class Planner:
             if isinstance(child, YScalar) and child.value is None:
                 knode = node.key_node(key)
                 assert knode is not None
-                plan.inserts.append(Insert(file.path, child, knode, sub, 0, False))
+                plan.inserts.append(Insert(file.path, child, knode, sub, 0))
                 return
             node, tree = child, sub
         if isinstance(node, YMap):
@@ -481,7 +478,7 @@ class Planner:
                 raise EditError(
                     file.path, node.line + 1, "this values file already sets a conflicting key"
                 )
-            plan.inserts.append(Insert(file.path, node, None, tree, 0, False))
+            plan.inserts.append(Insert(file.path, node, None, tree, 0))
             return
         raise EditError(file.path, node.line + 1, "expected a mapping in this values file")
 

@@ -53,6 +53,8 @@ class Inline:
     starts: list[int]
     first_line: int
     """0-based outer line of inner line 0."""
+    indent: int = 0
+    """Columns of the block's indentation in the outer file."""
 
     def to_outer(self, offset: int) -> int:
         """The outer-file offset of an offset in the inner text."""
@@ -243,4 +245,4 @@ def _inline_map(outer: YamlFile, node: YScalar, inner: str) -> Inline | None:
                 return None
             starts.append(pos + min(indent or 0, len(outer_line)))
         pos = end + 1
-    return Inline(outer, inner, starts, first_line)
+    return Inline(outer, inner, starts, first_line, indent or 0)

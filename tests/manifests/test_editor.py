@@ -363,3 +363,15 @@ spec:
         "                    image: app\n                    resources:\n"
         "                        requests:\n                            memory: 256Mi\n",
     ) + "    replicas: 2\n"
+
+
+def test_nested_and_outer_keys_added_at_the_same_place(repo):
+    text = DEPLOYMENT.replace("            limits:\n              memory: '1Gi'\n", "").replace(
+        "              memory: 512Mi\n", ""
+    )
+    root = repo({"web.yaml": text})
+    result = edit(root, [("web", "limits.cpu", 1, "app"), ("web", "requests.memory", 2**28, "app")])
+    assert not result.errors, result.errors
+    assert (root / "web.yaml").read_text() == text + (
+        "              memory: 256Mi\n            limits:\n              cpu: 1000m\n"
+    )

@@ -271,3 +271,17 @@ def test_a_key_without_value_is_filled_in_place(repo):
         "targetMemoryUtilizationPercentage:   # unset",
         "targetMemoryUtilizationPercentage: 75   # unset",
     )
+
+
+def test_keys_are_added_inside_an_argo_values_string(repo):
+    root = repo({"argo/apps.yaml": APPLICATION.replace("\n", "\r\n").encode()})
+    result = edit(
+        root, [("web", "limits.memory", 2**30, "web"), ("web", "requests.memory", 2**28, "web")]
+    )
+    assert not result.errors, result.errors
+    assert (root / "argo/apps.yaml").read_bytes().decode() == APPLICATION.replace(
+        "            cpu: 300m\n",
+        "            cpu: 300m\n            memory: 256Mi\n          limits:\n            memory: 1Gi\n",
+    ).replace("\n", "\r\n")
+    web = workload(discover(root, RepoConfig()), "web")
+    assert web.container("web").limits.memory_bytes == 2**30

@@ -413,3 +413,32 @@ def test_a_base_shared_with_a_broken_overlay_is_not_edited_in_place(repo):
     assert not result.errors, result.errors
     assert f"overlays/dev/{PATCH_FILE}" in [f.path for f in result.files]
     assert "base/deployment.yaml" not in [f.path for f in result.files]
+
+
+def test_keys_are_added_inside_an_inline_patch(repo):
+    require_binary("kubectl")
+    kustomization = """\
+resources:
+- ../../base
+patches:
+- patch: |-
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: api
+    spec:
+      template:
+        spec:
+          containers:
+          - name: api
+            resources:
+              limits:
+                memory: 1Gi
+"""
+    root = repo(layout({"overlays/dev/kustomization.yaml": kustomization}))
+    result = edit(root, [("api", "limits.cpu", 2, "api")], environment="overlays/dev")
+    assert not result.errors, result.errors
+    assert [f.path for f in result.files] == ["overlays/dev/kustomization.yaml"]
+    assert (root / "overlays/dev/kustomization.yaml").read_text() == kustomization.rstrip("\n") + (
+        "\n                cpu: 2000m\n"
+    )
