@@ -25,7 +25,7 @@ from ruamel.yaml import YAML
 from benchmarks.measure import peak_rss_mib, report, timed
 from bot.config.repo import RepoConfig
 from bot.manifests import apply_changes, discover
-from bot.manifests.discover import RENDER_WORKERS
+from bot.manifests.discovery import RENDER_WORKERS
 from bot.manifests.kustomize import render
 from bot.manifests.yamldoc import parse_text
 from bot.model import FieldChange

@@ -10,7 +10,7 @@ Public API::
 
 Modules, in data-flow order: ``files`` (safe, cached reads) -> ``yamldoc`` (parse with exact
 spans) -> ``sources`` (objects and the origin of every value) -> ``patching``, ``kustomize``,
-``helm`` (the repository styles) -> ``workloads`` -> ``discover``; then ``plan`` (where each
+``helm`` (the repository styles) -> ``workloads`` -> ``discovery``; then ``plan`` (where each
 change goes) -> ``textedit`` (span edits) -> ``edit`` (combine, verify) -> ``writing``.
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 from bot.config.manifests import EnvironmentConfig
 from bot.config.repo import RepoConfig
 from bot.manifests import quantities
-from bot.manifests.discover import Discovery, discover_index
+from bot.manifests.discovery import Discovery, discover_index
 from bot.manifests.edit import apply_inventory_changes
 from bot.manifests.errors import ManifestError
 from bot.manifests.plan import PATCH_FILE

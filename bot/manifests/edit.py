@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bot.config.repo import RepoConfig
-from bot.manifests.discover import Discovery, discover_index
+from bot.manifests.discovery import Discovery, discover_index
 from bot.manifests.errors import EditError, ManifestError, VerificationError
 from bot.manifests.files import RepoFiles, join
 from bot.manifests.kustomize import kustomization_in

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.manifests.discover import Discovery
+from bot.manifests.discovery import Discovery
 from bot.manifests.errors import EditError
 from bot.manifests.quantities import (
     bytes_from_quantity,

@@ -1,7 +1,7 @@
 """Workloads from objects: containers, requests and limits, replicas, and the HPA, VPA and
 Tortoise objects that target each one, with the location of every value.
 
-``WorkloadBuilder`` works on the objects of one environment at a time (see ``discover``). Each
+``WorkloadBuilder`` works on the objects of one environment at a time (see ``discovery``). Each
 editable field gets a ``Slot`` (object + path, whether or not the value exists yet), which is
 what the editor plans with; values that cannot be read become errors with file and line.
 """

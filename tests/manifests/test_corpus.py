@@ -16,7 +16,7 @@ from ruamel.yaml import YAML
 
 from bot.config.repo import RepoConfig
 from bot.manifests import apply_changes, discover
-from bot.manifests.discover import discover_index
+from bot.manifests.discovery import discover_index
 from bot.manifests.quantities import bytes_from_quantity, cores_from_quantity
 from bot.manifests.yamldoc import YScalar, parse_file, walk
 from bot.model import FieldChange
