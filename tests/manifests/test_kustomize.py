@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from bot.config.repo import RepoConfig
 from bot.manifests import PATCH_FILE, discover
 from tests.conftest import require_binary
@@ -60,6 +62,14 @@ spec:
           requests:
             cpu: 500m # prod needs more
 """
+
+INLINE_PATCH = "resources:\n- ../../base\npatches:\n- patch: |-\n" + textwrap.indent(
+    PROD_PATCH.replace(
+        "requests:\n            cpu: 500m # prod needs more", "limits:\n            memory: 1Gi"
+    ),
+    "    ",
+)
+"""An overlay whose only patch is written inline: the base's limits.memory set to 1Gi."""
 
 
 def layout(extra: dict[str, str | bytes] | None = None) -> dict[str, str | bytes]:
@@ -174,23 +184,9 @@ def test_base_used_by_one_overlay_only_is_edited_in_place(repo):
 
 def test_inline_and_json6902_patches_are_edited_inside_the_kustomization(repo):
     require_binary("kubectl")
-    kustomization = """\
-resources:
-- ../../base
-patches:
-- patch: |-
-    apiVersion: apps/v1
-    kind: Deployment
-    metadata:
-      name: api
-    spec:
-      template:
-        spec:
-          containers:
-          - name: api
-            resources:
-              limits:
-                memory: 1Gi
+    kustomization = (
+        INLINE_PATCH
+        + """\
 - target:
     kind: HorizontalPodAutoscaler
     name: api
@@ -199,6 +195,7 @@ patches:
       path: /spec/maxReplicas
       value: 9
 """
+    )
     root = repo(layout({"overlays/dev/kustomization.yaml": kustomization}))
     inventory = discover(root, RepoConfig())
     dev = workload(inventory, "api", "overlays/dev")
@@ -417,24 +414,7 @@ def test_a_base_shared_with_a_broken_overlay_is_not_edited_in_place(repo):
 
 def test_keys_are_added_inside_an_inline_patch(repo):
     require_binary("kubectl")
-    kustomization = """\
-resources:
-- ../../base
-patches:
-- patch: |-
-    apiVersion: apps/v1
-    kind: Deployment
-    metadata:
-      name: api
-    spec:
-      template:
-        spec:
-          containers:
-          - name: api
-            resources:
-              limits:
-                memory: 1Gi
-"""
+    kustomization = INLINE_PATCH
     root = repo(layout({"overlays/dev/kustomization.yaml": kustomization}))
     result = edit(root, [("api", "limits.cpu", 2, "api")], environment="overlays/dev")
     assert not result.errors, result.errors
