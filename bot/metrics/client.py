@@ -17,7 +17,6 @@ that connection's session, with:
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -27,6 +26,7 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 import requests
 from prometheus_api_client import PrometheusConnect
 from urllib3.util.retry import Retry
@@ -230,8 +230,8 @@ class PrometheusClient:
     @staticmethod
     def _decode(content: bytes, status: int, *, query: str, url: str) -> ApiResponse:
         try:
-            payload = json.loads(content)
-        except ValueError as exc:
+            payload = orjson.loads(content)  # 2-3x faster than json on large answers
+        except orjson.JSONDecodeError as exc:
             raise QueryError(
                 f"not a JSON answer: {content[:200]!r}", query=query, url=url, status=status
             ) from exc

@@ -3,15 +3,19 @@
 Requests are grouped by (namespace, selector). Per group, whatever its number of workloads,
 containers or pods, the source sends:
 
-- range queries ``cpu``, ``memory``, ``restarts``, ``oom`` and ``replicas`` (one per workload
-  kind present), each split into chunks of at most ``max_points_per_query`` points per series;
-- two instant queries for the pod owners and the ReplicaSet owners over the window.
+- CPU and memory, per chunk of at most ``max_points_per_query`` steps: in ``query_mode: raw``
+  (default) one instant query of a range vector each, raw samples turned into step values on the
+  client (``bot/metrics/raw.py``); in ``query_mode: range`` one range query each,
+  ``max by (namespace, pod, container) (rate(...))`` / ``(max_over_time(...))``;
+- replicas, per chunk: one range query per workload kind present;
+- three instant queries over the window: pod owners, ReplicaSet owners, restart counts;
+- then, only for pods whose containers restarted, the OOM range query per chunk.
 
-So ``queries = groups * ((4 + kinds) * chunks + 2)``: it grows with namespaces, never with
-containers or pods. Queries run on ``concurrency`` threads; each chunk's JSON is converted to
-numpy and dropped before the next is read, which bounds memory by what is in flight. A query
-Prometheus refuses (``QueryError``) fails the workloads of its group; an outage
-(``PrometheusUnavailableError``) fails the whole fetch.
+So ``queries = groups * ((2 + kinds) * chunks + 3) + groups_with_restarts * chunks``: it grows
+with namespaces, never with containers or pods. Queries run on ``concurrency`` threads; each
+chunk's JSON is converted to numpy and dropped as soon as it is read. A query Prometheus refuses
+(``QueryError``) fails the workloads of its group; an outage (``PrometheusUnavailableError``)
+fails the whole fetch and stops every other query.
 """
 
 from __future__ import annotations
@@ -34,17 +38,18 @@ from bot.metrics.client import ApiResponse, PrometheusClient
 from bot.metrics.errors import MetricsError, PrometheusUnavailableError, QueryError
 from bot.metrics.mapping import PodOwner
 from bot.metrics.promql import NamespaceQueries
+from bot.metrics.raw import combine_max, counter_rates, step_max
 from bot.metrics.source import FetchResult, FetchStats, HistoryRequest
-from bot.model import WorkloadHistory, WorkloadRef
+from bot.model import FloatArray, WorkloadHistory, WorkloadRef
 
 SUPPORTED_KINDS = ("Deployment", "StatefulSet")
 """Workload kinds whose pods and replicas the source can find."""
 
-RANGE_KINDS = ("cpu", "memory", "restarts", "oom")
-"""Per-(pod, container) range queries sent for every group."""
-
 GroupKey = tuple[str, tuple[tuple[str, str], ...]]
 """(namespace, sorted selector items)."""
+
+RawPart = list[tuple[PodKey, tuple[tuple[str, str], ...], Series]]
+"""Raw series of one chunk: ((pod, container), full label set, samples)."""
 
 
 def chunks(start_s: float, end_s: float, step_s: int, max_points: int) -> list[tuple[float, float]]:
@@ -81,12 +86,30 @@ def _matrix(response: ApiResponse, labels: Sequence[str]) -> dict[tuple[str, ...
     return out
 
 
-def _vector(response: ApiResponse, labels: Sequence[str]) -> list[tuple[str, ...]]:
+def _raw_matrix(response: ApiResponse, labels: Sequence[str]) -> RawPart:
+    """Every raw series of an instant range-vector answer, with its (pod, container) key."""
+    data = response.data
+    if data.get("resultType") != "matrix":
+        raise QueryError(f"expected a matrix, got {data.get('resultType')!r}")
+    out: RawPart = []
+    for item in data.get("result") or ():
+        metric = item.get("metric", {})
+        values = item.get("values") or []
+        key = (str(metric.get(labels[0], "")), str(metric.get(labels[1], "")))
+        ident = tuple(sorted((str(k), str(v)) for k, v in metric.items()))
+        out.append((key, ident, Series(_floats(values, 0), _floats(values, 1))))
+    return out
+
+
+def _vector(response: ApiResponse, labels: Sequence[str]) -> list[tuple[tuple[str, ...], float]]:
     data = response.data
     if data.get("resultType") != "vector":
         raise QueryError(f"expected a vector, got {data.get('resultType')!r}")
     return [
-        tuple(str(item.get("metric", {}).get(label, "")) for label in labels)
+        (
+            tuple(str(item.get("metric", {}).get(label, "")) for label in labels),
+            float(item.get("value", [0, "nan"])[1]),
+        )
         for item in data.get("result") or ()
     ]
 
@@ -97,6 +120,23 @@ class _Task:
     kind: str
     chunk: int
     run: Callable[[], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """Evaluation grid of one fetch: chunk bounds (aligned) and the window in seconds."""
+
+    windows: list[tuple[float, float]]
+    start_s: float
+    end_s: float
+
+    @property
+    def first_s(self) -> float:
+        return self.windows[0][0]
+
+    @property
+    def last_s(self) -> float:
+        return self.windows[-1][1]
 
 
 class PrometheusSource:
@@ -128,46 +168,66 @@ class PrometheusSource:
             containers=tuple(sorted({c for r in batch for c in r.containers})),
         )
 
+    @property
+    def _rate_window_s(self) -> float:
+        return float(self.config.cpu_rate_window_s or self.config.step_s)
+
     def _tasks(
-        self, group: GroupKey, batch: Sequence[HistoryRequest], start_s: float, end_s: float
+        self, group: GroupKey, batch: Sequence[HistoryRequest], plan: _Plan
     ) -> Iterator[_Task]:
         q = self._queries(group, batch)
         labels = self.config.labels
+        step = self.config.step_s
         pod_labels = (labels.pod, labels.container)
-        queries: dict[str, tuple[str, tuple[str, ...]]] = {
-            "cpu": (q.cpu(), pod_labels),
-            "memory": (q.memory(), pod_labels),
-            "restarts": (q.restarts(), pod_labels),
-            "oom": (q.oom(), pod_labels),
-        }
-        for kind in sorted({r.ref.kind for r in batch}):
-            label = labels.statefulset if kind == "StatefulSet" else labels.deployment
-            queries[f"replicas:{kind}"] = (q.replicas(kind), (label,))
-        windows = chunks(start_s, end_s, self.config.step_s, self.config.max_points_per_query)
-        for index, (a, b) in enumerate(windows):
-            for name, (query, key_labels) in queries.items():
-                yield _Task(group, name, index, partial(self._range, query, a, b, key_labels))
-        window_s = end_s - start_s
-        owners_query = q.pod_owners(window_s)
+        raw = self.config.query_mode == "raw"
+        for index, (a, b) in enumerate(plan.windows):
+            if raw:
+                lead = self._rate_window_s if index == 0 else 0.0
+                cpu = q.cpu_raw(b - a + step + lead)
+                yield _Task(group, "cpu", index, partial(self._raw, cpu, b, pod_labels))
+                memory = q.memory_raw(b - a + step)
+                yield _Task(group, "memory", index, partial(self._raw, memory, b, pod_labels))
+            else:
+                yield _Task(group, "cpu", index, partial(self._range, q.cpu(), a, b, pod_labels))
+                memory = q.memory()
+                yield _Task(group, "memory", index, partial(self._range, memory, a, b, pod_labels))
+            for kind in sorted({r.ref.kind for r in batch}):
+                label = labels.statefulset if kind == "StatefulSet" else labels.deployment
+                query = q.replicas(kind)
+                yield _Task(
+                    group, f"replicas:{kind}", index, partial(self._range, query, a, b, (label,))
+                )
+        window_s = plan.end_s - plan.start_s
+        owner_labels = (labels.pod, labels.owner_kind, labels.owner_name)
         yield _Task(
             group,
             "owners",
             0,
-            partial(
-                self._instant,
-                owners_query,
-                end_s,
-                (labels.pod, labels.owner_kind, labels.owner_name),
-            ),
+            partial(self._instant, q.pod_owners(window_s), plan.end_s, owner_labels),
         )
         if any(r.ref.kind == "Deployment" for r in batch):
             rs_query = q.replicaset_owners(window_s)
+            rs_labels = (labels.replicaset, labels.owner_name)
+            yield _Task(
+                group, "replicasets", 0, partial(self._instant, rs_query, plan.end_s, rs_labels)
+            )
+        restarts = q.restart_counts(window_s + step)
+        yield _Task(group, "restarts", 0, partial(self._instant, restarts, plan.end_s, pod_labels))
+
+    def _oom_tasks(
+        self, group: GroupKey, batch: Sequence[HistoryRequest], pods: Sequence[str], plan: _Plan
+    ) -> Iterator[_Task]:
+        labels = self.config.labels
+        query = self._queries(group, batch).oom(pods)
+        for index, (a, b) in enumerate(plan.windows):
             yield _Task(
                 group,
-                "replicasets",
-                0,
-                partial(self._instant, rs_query, end_s, (labels.replicaset, labels.owner_name)),
+                "oom",
+                index,
+                partial(self._range, query, a, b, (labels.pod, labels.container)),
             )
+
+    # ------------------------------------------------------------------ queries
 
     def _range(
         self, query: str, a: float, b: float, key_labels: tuple[str, ...]
@@ -178,40 +238,29 @@ class PrometheusSource:
         except (QueryError, KeyError, TypeError, ValueError, IndexError) as exc:
             raise QueryError(f"unreadable answer: {exc}", query=query, url=self.client.url) from exc
 
+    def _raw(
+        self, query: str, at: float, key_labels: tuple[str, ...]
+    ) -> tuple[RawPart, tuple[str, ...]]:
+        response = self.client.query(query, time_s=at)
+        try:
+            return _raw_matrix(response, key_labels), response.warnings
+        except (QueryError, KeyError, TypeError, ValueError, IndexError) as exc:
+            raise QueryError(f"unreadable answer: {exc}", query=query, url=self.client.url) from exc
+
     def _instant(
         self, query: str, at: float, key_labels: tuple[str, ...]
-    ) -> tuple[list[tuple[str, ...]], tuple[str, ...]]:
+    ) -> tuple[list[tuple[tuple[str, ...], float]], tuple[str, ...]]:
         response = self.client.query(query, time_s=at)
         try:
             return _vector(response, key_labels), response.warnings
-        except (QueryError, KeyError, TypeError, ValueError) as exc:
+        except (QueryError, KeyError, TypeError, ValueError, IndexError) as exc:
             raise QueryError(f"unreadable answer: {exc}", query=query, url=self.client.url) from exc
 
-    # ------------------------------------------------------------------ fetching
-
-    def fetch(
-        self, requests: Sequence[HistoryRequest], *, start_s: float, end_s: float
-    ) -> FetchResult:
-        """History of every request over ``[start_s, end_s]``; see the module doc for the cost."""
-        began = time.perf_counter()
-        before = (
-            self.client.stats.requests,
-            self.client.stats.retries,
-            self.client.stats.bytes_received,
-        )
-        errors: dict[WorkloadRef, MetricsError] = {}
-        groups: dict[GroupKey, list[HistoryRequest]] = {}
-        for request in requests:
-            problem = self._invalid(request)
-            if problem:
-                errors[request.ref] = QueryError(problem)
-                continue
-            key = (request.ref.namespace, tuple(sorted(request.selector.items())))
-            groups.setdefault(key, []).append(request)
-        if end_s <= start_s:
-            raise MetricsError(f"empty window: start {start_s} >= end {end_s}")
-        tasks = [t for g, batch in groups.items() for t in self._tasks(g, batch, start_s, end_s)]
-        results: dict[GroupKey, dict[tuple[str, int], Any]] = {g: {} for g in groups}
+    def _run(
+        self, tasks: Sequence[_Task]
+    ) -> tuple[dict[GroupKey, dict[tuple[str, int], Any]], dict[GroupKey, MetricsError]]:
+        """Run ``tasks`` on the worker pool; an outage cancels the rest and raises."""
+        results: dict[GroupKey, dict[tuple[str, int], Any]] = {}
         failed: dict[GroupKey, MetricsError] = {}
         outage = threading.Event()
 
@@ -241,7 +290,54 @@ class PrometheusSource:
                     elif exc is not None:
                         raise exc
                     else:
-                        results[task.group][(task.kind, task.chunk)] = future.result()
+                        results.setdefault(task.group, {})[(task.kind, task.chunk)] = (
+                            future.result()
+                        )
+        return results, failed
+
+    # ------------------------------------------------------------------ fetching
+
+    def fetch(
+        self, requests: Sequence[HistoryRequest], *, start_s: float, end_s: float
+    ) -> FetchResult:
+        """History of every request over ``[start_s, end_s]``; see the module doc for the cost."""
+        began = time.perf_counter()
+        stats = self.client.stats
+        before = (stats.requests, stats.retries, stats.bytes_received)
+        if end_s <= start_s:
+            raise MetricsError(f"empty window: start {start_s} >= end {end_s}")
+        errors: dict[WorkloadRef, MetricsError] = {}
+        groups: dict[GroupKey, list[HistoryRequest]] = {}
+        for request in requests:
+            problem = self._invalid(request)
+            if problem:
+                errors[request.ref] = QueryError(problem)
+                continue
+            key = (request.ref.namespace, tuple(sorted(request.selector.items())))
+            groups.setdefault(key, []).append(request)
+        windows = chunks(start_s, end_s, self.config.step_s, self.config.max_points_per_query)
+        if not windows:
+            raise MetricsError(f"window {start_s}..{end_s} holds no step of {self.config.step_s} s")
+        plan = _Plan(windows, start_s, end_s)
+        results, failed = self._run(
+            [t for g, batch in groups.items() for t in self._tasks(g, batch, plan)]
+        )
+        second: list[_Task] = []
+        for group, batch in groups.items():
+            restarted = sorted(
+                {
+                    key[0]
+                    for key, count in results.get(group, {}).get(("restarts", 0), ([], ()))[0]
+                    if count > 0
+                }
+            )
+            if group not in failed and restarted:
+                second.extend(self._oom_tasks(group, batch, restarted, plan))
+        more, more_failed = self._run(second)
+        for group, parts in more.items():
+            results.setdefault(group, {}).update(parts)
+        for group, error in more_failed.items():
+            failed.setdefault(group, error)
         histories: dict[WorkloadRef, WorkloadHistory] = {}
         warnings: list[str] = []
         for group, batch in groups.items():
@@ -249,7 +345,7 @@ class PrometheusSource:
                 for request in batch:
                     errors[request.ref] = failed[group]
                 continue
-            data = self._namespace_data(results[group])
+            data = self._namespace_data(results.get(group, {}), plan)
             warnings.extend(data.warnings)
             histories.update(
                 assemble(
@@ -261,7 +357,6 @@ class PrometheusSource:
                     min_history_days=self.config.min_history_days,
                 )
             )
-        stats = self.client.stats
         return FetchResult(
             histories=histories,
             errors=errors,
@@ -285,17 +380,55 @@ class PrometheusSource:
             return f"{ref}: no container names requested"
         return None
 
-    def _namespace_data(self, parts: dict[tuple[str, int], Any]) -> NamespaceData:
+    def _from_raw(
+        self, parts: Sequence[RawPart], plan: _Plan, *, counter: bool
+    ) -> dict[PodKey, Series]:
+        """Step values per (pod, container) from raw chunks (``bot/metrics/raw.py``)."""
+        samples: dict[tuple[tuple[str, str], ...], list[Series]] = {}
+        keys: dict[tuple[tuple[str, str], ...], PodKey] = {}
+        for part in parts:
+            for key, ident, series in part:
+                samples.setdefault(ident, []).append(series)
+                keys[ident] = key
+        per_key: dict[PodKey, list[tuple[FloatArray, FloatArray]]] = {}
+        step = float(self.config.step_s)
+        for ident, pieces in samples.items():
+            t = np.concatenate([p.t for p in pieces])
+            v = np.concatenate([p.v for p in pieces])
+            if counter:
+                stepped = counter_rates(
+                    t,
+                    v,
+                    first_s=plan.first_s,
+                    last_s=plan.last_s,
+                    step_s=step,
+                    max_gap_s=self._rate_window_s,
+                )
+            else:
+                stepped = step_max(t, v, first_s=plan.first_s, last_s=plan.last_s, step_s=step)
+            per_key.setdefault(keys[ident], []).append(stepped)
+        out: dict[PodKey, Series] = {}
+        for key, pieces_ in per_key.items():
+            t_, v_ = combine_max(pieces_)
+            if len(t_):
+                out[key] = Series(t_, v_)
+        return out
+
+    def _namespace_data(self, parts: dict[tuple[str, int], Any], plan: _Plan) -> NamespaceData:
         data = NamespaceData()
-        by_kind: dict[str, list[Mapping[PodKey, Series]]] = {}
+        by_kind: dict[str, list[Any]] = {}
         for (kind, _chunk), (payload, warnings) in sorted(parts.items(), key=lambda kv: kv[0]):
             data.warnings.extend(warnings)
             if kind == "owners":
-                for pod, owner_kind, owner_name in payload:
+                for (pod, owner_kind, owner_name), _ in payload:
                     data.owners[pod] = PodOwner(owner_kind, owner_name)
             elif kind == "replicasets":
-                for replicaset, owner_name in payload:
+                for (replicaset, owner_name), _ in payload:
                     data.replicaset_owners[replicaset] = owner_name
+            elif kind == "restarts":
+                for (pod, container), count in payload:
+                    if count > 0:
+                        data.restarts[(pod, container)] = round(count)
             elif kind.startswith("replicas:"):
                 workload_kind = kind.split(":", 1)[1]
                 by_kind.setdefault(kind, []).append(
@@ -303,11 +436,13 @@ class PrometheusSource:
                 )
             else:
                 by_kind.setdefault(kind, []).append(payload)
-        data.cpu = merge_chunks(by_kind.get("cpu", []))
-        data.memory = merge_chunks(by_kind.get("memory", []))
+        if self.config.query_mode == "raw":
+            data.cpu = self._from_raw(by_kind.get("cpu", []), plan, counter=True)
+            data.memory = self._from_raw(by_kind.get("memory", []), plan, counter=False)
+        else:
+            data.cpu = merge_chunks(by_kind.get("cpu", []))
+            data.memory = merge_chunks(by_kind.get("memory", []))
         data.oom = merge_chunks(by_kind.get("oom", []))
-        for key, series in merge_chunks(by_kind.get("restarts", [])).items():
-            data.restarts[key] = int(np.nansum(series.v))
         for kind in [k for k in by_kind if k.startswith("replicas:")]:
             data.replicas.update(merge_chunks(by_kind[kind]))
         return data
