@@ -72,32 +72,35 @@ def _floats(values: list[Any], column: int) -> np.ndarray[Any, np.dtype[np.float
     return np.array([v[column] for v in values], dtype=np.float64)
 
 
-def _matrix(response: ApiResponse, labels: Sequence[str]) -> dict[tuple[str, ...], Series]:
-    """``{label values: Series}`` of a matrix answer; string values parsed by numpy."""
+def _series(response: ApiResponse) -> Iterator[tuple[Mapping[str, Any], Series]]:
+    """(labels, samples) of each series of a matrix answer, from either decoder."""
     data = response.data
     if data.get("resultType") != "matrix":
         raise QueryError(f"expected a matrix, got {data.get('resultType')!r}")
-    out: dict[tuple[str, ...], Series] = {}
+    if response.series is not None:
+        for metric, t, v in response.series:
+            yield metric, Series(t, v)
+        return
     for item in data.get("result") or ():
-        metric = item.get("metric", {})
         values = item.get("values") or []
-        key = tuple(str(metric.get(label, "")) for label in labels)
-        out[key] = Series(_floats(values, 0), _floats(values, 1))
-    return out
+        yield item.get("metric", {}), Series(_floats(values, 0), _floats(values, 1))
+
+
+def _matrix(response: ApiResponse, labels: Sequence[str]) -> dict[tuple[str, ...], Series]:
+    """``{label values: Series}`` of an aggregated matrix answer (one series per key)."""
+    return {
+        tuple(str(metric.get(label, "")) for label in labels): series
+        for metric, series in _series(response)
+    }
 
 
 def _raw_matrix(response: ApiResponse, labels: Sequence[str]) -> RawPart:
     """Every raw series of an instant range-vector answer, with its (pod, container) key."""
-    data = response.data
-    if data.get("resultType") != "matrix":
-        raise QueryError(f"expected a matrix, got {data.get('resultType')!r}")
     out: RawPart = []
-    for item in data.get("result") or ():
-        metric = item.get("metric", {})
-        values = item.get("values") or []
+    for metric, series in _series(response):
         key = (str(metric.get(labels[0], "")), str(metric.get(labels[1], "")))
         ident = tuple(sorted((str(k), str(v)) for k, v in metric.items()))
-        out.append((key, ident, Series(_floats(values, 0), _floats(values, 1))))
+        out.append((key, ident, series))
     return out
 
 
@@ -241,7 +244,7 @@ class PrometheusSource:
     def _raw(
         self, query: str, at: float, key_labels: tuple[str, ...]
     ) -> tuple[RawPart, tuple[str, ...]]:
-        response = self.client.query(query, time_s=at)
+        response = self.client.query(query, time_s=at, matrix=True)
         try:
             return _raw_matrix(response, key_labels), response.warnings
         except (QueryError, KeyError, TypeError, ValueError, IndexError) as exc:
