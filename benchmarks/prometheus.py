@@ -12,8 +12,9 @@ still sent and answered (empty), so the query pattern and count are the real one
 
 Measured, each in a fresh process so peak memory is the fetch's own:
 
-- ``PrometheusSource.fetch`` of every container over the window: HTTP queries, bytes received,
-  wall time, peak RSS;
+- ``PrometheusSource.iter_fetch`` of every container over the window, consumed batch by batch
+  as the pipeline does (``fetch`` is the same queries, all results kept): HTTP queries, bytes
+  received, wall time, peak RSS;
 - the krr pattern (``robusta_krr/core/integrations/prometheus``): per workload the owner
   look-ups through ``kube_replicaset_owner`` and ``kube_pod_owner`` and a running-pods check,
   then per container and per batch of 50 pods four instant subqueries over the window
@@ -221,7 +222,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workloads", type=int, default=50, help="Deployments (3 containers each)")
     parser.add_argument("--days", type=float, default=14.0)
     parser.add_argument("--step-s", type=int, default=60)
-    parser.add_argument("--concurrency", type=int, default=2, help="our queries in flight")
+    parser.add_argument("--concurrency", type=int, default=4, help="our queries in flight")
     parser.add_argument("--gzip", action="store_true", help="ask for gzip (slower on loopback)")
     parser.add_argument("--backfill-workers", type=int, default=2)
     parser.add_argument("--no-krr", action="store_true", help="skip the krr-pattern comparison")

@@ -305,35 +305,72 @@ class PrometheusSource:
     ) -> FetchResult:
         """History of every request over ``[start_s, end_s]``; see the module doc for the cost."""
         began = time.perf_counter()
-        stats = self.client.stats
-        before = (stats.requests, stats.retries, stats.bytes_received)
+        histories: dict[WorkloadRef, WorkloadHistory] = {}
+        errors: dict[WorkloadRef, MetricsError] = {}
+        warnings: list[str] = []
+        queries = retries = received = 0
+        for part in self.iter_fetch(requests, start_s=start_s, end_s=end_s):
+            histories.update(part.histories)
+            errors.update(part.errors)
+            warnings.extend(part.warnings)
+            queries += part.stats.queries
+            retries += part.stats.retries
+            received += part.stats.bytes_received
+        return FetchResult(
+            histories=histories,
+            errors=errors,
+            warnings=tuple(dict.fromkeys(warnings)),
+            stats=FetchStats(queries, retries, received, time.perf_counter() - began),
+        )
+
+    def iter_fetch(
+        self,
+        requests: Sequence[HistoryRequest],
+        *,
+        start_s: float,
+        end_s: float,
+        groups_per_batch: int | None = None,
+    ) -> Iterator[FetchResult]:
+        """``fetch``, one ``FetchResult`` per batch of namespaces, as each batch completes.
+
+        A batch holds ``groups_per_batch`` (default ``concurrency``) namespace groups, so memory
+        holds one batch's answers, not the whole cluster's. An outage raises from the iterator.
+        """
         if end_s <= start_s:
             raise MetricsError(f"empty window: start {start_s} >= end {end_s}")
-        errors: dict[WorkloadRef, MetricsError] = {}
-        groups: dict[GroupKey, list[HistoryRequest]] = {}
-        for request in requests:
-            problem = self._invalid(request)
-            if problem:
-                errors[request.ref] = QueryError(problem)
-                continue
-            key = (request.ref.namespace, tuple(sorted(request.selector.items())))
-            groups.setdefault(key, []).append(request)
         windows = chunks(start_s, end_s, self.config.step_s, self.config.max_points_per_query)
         if not windows:
             raise MetricsError(f"window {start_s}..{end_s} holds no step of {self.config.step_s} s")
         plan = _Plan(windows, start_s, end_s)
+        invalid: dict[WorkloadRef, MetricsError] = {}
+        groups: dict[GroupKey, list[HistoryRequest]] = {}
+        for request in requests:
+            problem = self._invalid(request)
+            if problem:
+                invalid[request.ref] = QueryError(problem)
+                continue
+            key = (request.ref.namespace, tuple(sorted(request.selector.items())))
+            groups.setdefault(key, []).append(request)
+        if invalid:
+            yield FetchResult(errors=invalid)
+        keys = list(groups)
+        size = max(1, groups_per_batch or self.config.concurrency)
+        for first in range(0, len(keys), size):
+            yield self._fetch_groups({k: groups[k] for k in keys[first : first + size]}, plan)
+
+    def _fetch_groups(
+        self, groups: Mapping[GroupKey, Sequence[HistoryRequest]], plan: _Plan
+    ) -> FetchResult:
+        began = time.perf_counter()
+        stats = self.client.stats
+        before = (stats.requests, stats.retries, stats.bytes_received)
         results, failed = self._run(
             [t for g, batch in groups.items() for t in self._tasks(g, batch, plan)]
         )
         second: list[_Task] = []
         for group, batch in groups.items():
-            restarted = sorted(
-                {
-                    key[0]
-                    for key, count in results.get(group, {}).get(("restarts", 0), ([], ()))[0]
-                    if count > 0
-                }
-            )
+            counts = results.get(group, {}).get(("restarts", 0), ([], ()))[0]
+            restarted = sorted({key[0] for key, count in counts if count > 0})
             if group not in failed and restarted:
                 second.extend(self._oom_tasks(group, batch, restarted, plan))
         more, more_failed = self._run(second)
@@ -342,20 +379,21 @@ class PrometheusSource:
         for group, error in more_failed.items():
             failed.setdefault(group, error)
         histories: dict[WorkloadRef, WorkloadHistory] = {}
+        errors: dict[WorkloadRef, MetricsError] = {}
         warnings: list[str] = []
         for group, batch in groups.items():
             if group in failed:
                 for request in batch:
                     errors[request.ref] = failed[group]
                 continue
-            data = self._namespace_data(results.get(group, {}), plan)
+            data = self._namespace_data(results.pop(group, {}), plan)
             warnings.extend(data.warnings)
             histories.update(
                 assemble(
                     batch,
                     data,
-                    start_s=start_s,
-                    end_s=end_s,
+                    start_s=plan.start_s,
+                    end_s=plan.end_s,
                     step_s=self.config.step_s,
                     min_history_days=self.config.min_history_days,
                 )

@@ -170,3 +170,18 @@ def test_fetch_is_stable_across_runs(sim_cluster, sim_prometheus):
         for name, container in history.containers.items():
             np.testing.assert_array_equal(container.cpu_cores, other.containers[name].cpu_cores)
             np.testing.assert_array_equal(container.mem_t, other.containers[name].mem_t)
+
+
+def test_iter_fetch_streams_namespaces(sim_cluster, sim_prometheus):
+    source = _source(sim_prometheus)
+    requests = requests_for(sim_cluster, TEST_LABELS)
+    bad = HistoryRequest(WorkloadRef("Job", "ns-0", "x"), ("app",))
+    parts = list(source.iter_fetch([*requests, bad], groups_per_batch=1, **_window(sim_cluster)))
+    assert set(parts[0].errors) == {bad.ref}
+    namespaces = [{ref.namespace for ref in p.histories} for p in parts[1:]]
+    assert namespaces == [{"ns-0"}, {"ns-1"}]
+    for part in parts[1:]:
+        for history in part.histories.values():
+            assert_matches_truth(sim_cluster, history)
+    whole = source.fetch([*requests, bad], **_window(sim_cluster))
+    assert whole.stats.queries == sum(p.stats.queries for p in parts)
