@@ -128,24 +128,37 @@ def _requests(cluster: SimulatedCluster) -> list[HistoryRequest]:
 
 
 def fetch_ours(
-    url: str, reqs: list[HistoryRequest], start: float, end: float, concurrency: int, gzip: bool
+    url: str,
+    reqs: list[HistoryRequest],
+    start: float,
+    end: float,
+    concurrency: int,
+    gzip: bool,
+    memory_step_s: int | None,
 ) -> dict[str, Any]:
-    base_rss = peak_rss_mib()
-    source = PrometheusSource(PrometheusConfig(url=url, gzip=gzip, concurrency=concurrency))
-    result = source.fetch(reqs, start_s=start, end_s=end)
-    samples = sum(
-        len(c.cpu_t) + len(c.mem_t)
-        for h in result.histories.values()
-        for c in h.containers.values()
+    """Stream the fetch namespace batch by namespace batch, as a pipeline would, keeping counts."""
+    config = PrometheusConfig(
+        url=url, gzip=gzip, concurrency=concurrency, memory_step_s=memory_step_s
     )
+    source = PrometheusSource(config)
+    queries = received = samples = errors = 0
+    began = time.perf_counter()
+    for part in source.iter_fetch(reqs, start_s=start, end_s=end):
+        queries += part.stats.queries
+        received += part.stats.bytes_received
+        errors += len(part.errors)
+        samples += sum(
+            len(c.cpu_t) + len(c.mem_t)
+            for h in part.histories.values()
+            for c in h.containers.values()
+        )
     return {
-        "queries": result.stats.queries,
-        "bytes": result.stats.bytes_received,
-        "seconds": result.stats.seconds,
+        "queries": queries,
+        "bytes": received,
+        "seconds": time.perf_counter() - began,
         "peak_rss_mib": peak_rss_mib(),
-        "rss_before_mib": base_rss,
         "samples": samples,
-        "errors": len(result.errors),
+        "errors": errors,
     }
 
 
@@ -215,6 +228,20 @@ def _in_child(fn: Any, *args: Any) -> dict[str, Any]:
     return result
 
 
+def _report_ours(title: str, ours: dict[str, Any]) -> None:
+    report(
+        title,
+        [
+            ("HTTP queries", f"{ours['queries']:,}"),
+            ("bytes received", f"{ours['bytes'] / 1e6:,.1f} MB"),
+            ("wall time", f"{ours['seconds']:.1f} s"),
+            ("peak RSS (process)", f"{ours['peak_rss_mib']:,.0f} MiB"),
+            ("samples returned", f"{ours['samples']:,}"),
+            ("workload errors", str(ours["errors"])),
+        ],
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -224,6 +251,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--step-s", type=int, default=60)
     parser.add_argument("--concurrency", type=int, default=4, help="our queries in flight")
     parser.add_argument("--gzip", action="store_true", help="ask for gzip (slower on loopback)")
+    parser.add_argument(
+        "--memory-step-s",
+        type=int,
+        default=300,
+        help="also fetch with this memory_step_s (0: skip the variant)",
+    )
     parser.add_argument("--backfill-workers", type=int, default=2)
     parser.add_argument("--no-krr", action="store_true", help="skip the krr-pattern comparison")
     parser.add_argument("--workdir", type=Path, default=None, help="keep the TSDB here")
@@ -253,18 +286,13 @@ def main(argv: list[str] | None = None) -> None:
     setup_rows += [(k, f"{v:,.1f}" if isinstance(v, float) else f"{v:,}") for k, v in times.items()]
     report(f"set-up ({args.days:g} days at {args.step_s} s)", setup_rows)
     try:
-        ours = _in_child(fetch_ours, url, reqs, start, end, args.concurrency, args.gzip)
-        report(
-            "PrometheusSource.fetch (tortoise-bot)",
-            [
-                ("HTTP queries", f"{ours['queries']:,}"),
-                ("bytes received", f"{ours['bytes'] / 1e6:,.1f} MB"),
-                ("wall time", f"{ours['seconds']:.1f} s"),
-                ("peak RSS (process)", f"{ours['peak_rss_mib']:,.0f} MiB"),
-                ("samples returned", f"{ours['samples']:,}"),
-                ("workload errors", str(ours["errors"])),
-            ],
-        )
+        ours = _in_child(fetch_ours, url, reqs, start, end, args.concurrency, args.gzip, None)
+        _report_ours("PrometheusSource.iter_fetch (tortoise-bot, exact samples)", ours)
+        if args.memory_step_s:
+            coarse = _in_child(
+                fetch_ours, url, reqs, start, end, args.concurrency, args.gzip, args.memory_step_s
+            )
+            _report_ours(f"same with memory_step_s={args.memory_step_s} (peaks kept)", coarse)
         if not args.no_krr:
             krr = _in_child(fetch_krr, url, workloads, start, end)
             report(

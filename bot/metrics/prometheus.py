@@ -132,6 +132,7 @@ class _Plan:
     windows: list[tuple[float, float]]
     start_s: float
     end_s: float
+    memory_windows: list[tuple[float, float]]
 
     @property
     def first_s(self) -> float:
@@ -172,6 +173,15 @@ class PrometheusSource:
         )
 
     @property
+    def _memory_step_s(self) -> int:
+        return self.config.memory_step_s or self.config.step_s
+
+    @property
+    def _memory_by_range(self) -> bool:
+        """Memory comes from a range query (range mode, or a coarser memory step)."""
+        return self.config.query_mode == "range" or self._memory_step_s != self.config.step_s
+
+    @property
     def _rate_window_s(self) -> float:
         return float(self.config.cpu_rate_window_s or self.config.step_s)
 
@@ -188,17 +198,23 @@ class PrometheusSource:
                 lead = self._rate_window_s if index == 0 else 0.0
                 cpu = q.cpu_raw(b - a + step + lead)
                 yield _Task(group, "cpu", index, partial(self._raw, cpu, b, pod_labels))
-                memory = q.memory_raw(b - a + step)
-                yield _Task(group, "memory", index, partial(self._raw, memory, b, pod_labels))
+                if not self._memory_by_range:
+                    memory = q.memory_raw(b - a + step)
+                    yield _Task(group, "memory", index, partial(self._raw, memory, b, pod_labels))
             else:
                 yield _Task(group, "cpu", index, partial(self._range, q.cpu(), a, b, pod_labels))
-                memory = q.memory()
-                yield _Task(group, "memory", index, partial(self._range, memory, a, b, pod_labels))
             for kind in sorted({r.ref.kind for r in batch}):
                 label = labels.statefulset if kind == "StatefulSet" else labels.deployment
                 query = q.replicas(kind)
                 yield _Task(
                     group, f"replicas:{kind}", index, partial(self._range, query, a, b, (label,))
+                )
+        if self._memory_by_range:
+            mstep = self._memory_step_s
+            memory = q.memory(mstep)
+            for index, (a, b) in enumerate(plan.memory_windows):
+                yield _Task(
+                    group, "memory", index, partial(self._range, memory, a, b, pod_labels, mstep)
                 )
         window_s = plan.end_s - plan.start_s
         owner_labels = (labels.pod, labels.owner_kind, labels.owner_name)
@@ -233,9 +249,15 @@ class PrometheusSource:
     # ------------------------------------------------------------------ queries
 
     def _range(
-        self, query: str, a: float, b: float, key_labels: tuple[str, ...]
+        self,
+        query: str,
+        a: float,
+        b: float,
+        key_labels: tuple[str, ...],
+        step_s: float | None = None,
     ) -> tuple[dict[tuple[str, ...], Series], tuple[str, ...]]:
-        response = self.client.query_range(query, start_s=a, end_s=b, step_s=self.config.step_s)
+        step = step_s or self.config.step_s
+        response = self.client.query_range(query, start_s=a, end_s=b, step_s=step)
         try:
             return _matrix(response, key_labels), response.warnings
         except (QueryError, KeyError, TypeError, ValueError, IndexError) as exc:
@@ -341,7 +363,10 @@ class PrometheusSource:
         windows = chunks(start_s, end_s, self.config.step_s, self.config.max_points_per_query)
         if not windows:
             raise MetricsError(f"window {start_s}..{end_s} holds no step of {self.config.step_s} s")
-        plan = _Plan(windows, start_s, end_s)
+        memory_windows = chunks(
+            start_s, end_s, self._memory_step_s, self.config.max_points_per_query
+        )
+        plan = _Plan(windows, start_s, end_s, memory_windows or windows)
         invalid: dict[WorkloadRef, MetricsError] = {}
         groups: dict[GroupKey, list[HistoryRequest]] = {}
         for request in requests:
@@ -479,10 +504,12 @@ class PrometheusSource:
                 by_kind.setdefault(kind, []).append(payload)
         if self.config.query_mode == "raw":
             data.cpu = self._from_raw(by_kind.get("cpu", []), plan, counter=True)
-            data.memory = self._from_raw(by_kind.get("memory", []), plan, counter=False)
         else:
             data.cpu = merge_chunks(by_kind.get("cpu", []))
+        if self._memory_by_range:
             data.memory = merge_chunks(by_kind.get("memory", []))
+        else:
+            data.memory = self._from_raw(by_kind.get("memory", []), plan, counter=False)
         data.oom = merge_chunks(by_kind.get("oom", []))
         for kind in [k for k in by_kind if k.startswith("replicas:")]:
             data.replicas.update(merge_chunks(by_kind[kind]))

@@ -124,10 +124,11 @@ class NamespaceQueries:
         inner = selector(self.config.metrics.cpu_usage, self._cadvisor())
         return f"max by ({self._by}) (rate({inner}[{window}]))"
 
-    def memory(self) -> str:
+    def memory(self, step_s: float | None = None) -> str:
         """Working-set bytes per (namespace, pod, container): the highest sample of each step."""
         inner = selector(self.config.metrics.memory_working_set, self._cadvisor())
-        return f"max by ({self._by}) (max_over_time({inner}[{self._step_range}]))"
+        window = duration((step_s or self.config.step_s) - 0.001)
+        return f"max by ({self._by}) (max_over_time({inner}[{window}]))"
 
     def cpu_raw(self, range_s: float) -> str:
         """Raw CPU counter samples in ``(t - range_s, t]`` (instant query of a range vector)."""

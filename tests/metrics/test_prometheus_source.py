@@ -185,3 +185,27 @@ def test_iter_fetch_streams_namespaces(sim_cluster, sim_prometheus):
             assert_matches_truth(sim_cluster, history)
     whole = source.fetch([*requests, bad], **_window(sim_cluster))
     assert whole.stats.queries == sum(p.stats.queries for p in parts)
+
+
+@pytest.mark.parametrize("mode", ["raw", "range"])
+def test_coarser_memory_step_keeps_every_peak(sim_cluster, sim_prometheus, mode):
+    result = _source(sim_prometheus, memory_step_s=300, query_mode=mode).fetch(
+        requests_for(sim_cluster, TEST_LABELS), **_window(sim_cluster)
+    )
+    for ref, history in result.histories.items():
+        truth = sim_cluster.expected_history(ref)
+        for name, container in history.containers.items():
+            want = truth.containers[name]
+            assert np.all(container.mem_t % 300 == 0)
+            for pod_index, pod in enumerate(history.pods):
+                got = container.mem_t[container.mem_pod == pod_index]
+                values = container.mem_bytes[container.mem_pod == pod_index]
+                raw_t = want.mem_t[want.mem_pod == truth.pods.index(pod)]
+                raw_v = want.mem_bytes[want.mem_pod == truth.pods.index(pod)]
+                expected: dict[float, float] = {}
+                for t, v in zip(raw_t.tolist(), raw_v.tolist(), strict=True):
+                    e = -(-t // 300) * 300
+                    if e <= sim_cluster.t_s[-1]:  # a trailing partial step is not evaluated
+                        expected[e] = max(expected.get(e, 0.0), v)
+                assert dict(zip(got.tolist(), values.tolist(), strict=True)) == expected
+        assert len(history.containers["app"].cpu_t) > 0
