@@ -11,14 +11,26 @@ from typing import Literal
 
 LogFormat = Literal["text", "json"]
 
-SECRET_ENV_VARS = (
-    "GITHUB_TOKEN",
-    "TORTOISE_BOT_GITHUB_TOKEN",
-    "TORTOISE_BOT_GITHUB_APP_PRIVATE_KEY",
-    "TORTOISE_BOT_PROMETHEUS_TOKEN",
-    "TORTOISE_BOT_PROMETHEUS_PASSWORD",
-)
-"""Environment variables whose values are never printed."""
+SECRET_ENV_VARS = ("GITHUB_TOKEN", "TORTOISE_BOT_APP_PRIVATE_KEY")
+"""Environment variables whose values are never printed (the defaults of the settings that
+name secret variables; commands register the configured ones with ``add_secret``)."""
+
+MIN_SECRET_CHARS = 4
+"""Shorter values are not redacted (they would blank out ordinary words)."""
+
+_SECRETS: set[str] = set()
+"""Secret values registered by the commands that read them (process-wide, like logging)."""
+
+
+def add_secret(value: str | None) -> None:
+    """Never print ``value`` (and each of its lines, for PEM keys) from now on."""
+    if not value:
+        return
+    for raw in (value, *value.splitlines()):
+        part = raw.strip()
+        if len(part) >= MIN_SECRET_CHARS and not part.startswith("-----"):
+            _SECRETS.add(part)
+
 
 _TOKEN_PATTERNS = re.compile(
     r"(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|"
@@ -28,10 +40,13 @@ _TOKEN_PATTERNS = re.compile(
 
 def redact(text: str) -> str:
     """``text`` with known secret values and token-shaped strings replaced by ``***``."""
+    secrets = set(_SECRETS)
     for var in SECRET_ENV_VARS:
         value = os.environ.get(var)
-        if value and len(value) >= 4:
-            text = text.replace(value, "***")
+        if value and len(value) >= MIN_SECRET_CHARS:
+            secrets.add(value)
+    for value in sorted(secrets, key=len, reverse=True):
+        text = text.replace(value, "***")
     return _TOKEN_PATTERNS.sub("***", text)
 
 

@@ -1,20 +1,135 @@
-"""`tortoise-bot explain`: Every number for one workload and the rule behind it."""
+"""``tortoise-bot explain --repo PATH WORKLOAD``: every number for one workload and its rule.
+
+WORKLOAD is ``kind/namespace/name``, ``namespace/name`` or ``name``, optionally followed by
+``@environment`` when the same workload exists in several environments.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
-from bot.errors import EXIT_INTERNAL
+from bot.commands.common import (
+    add_settings_option,
+    add_source_options,
+    choose_source,
+    load_settings,
+)
+from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
+from bot.metrics.errors import MetricsError
+from bot.model import Explained, Resource
+from bot.pipeline import WorkloadOutcome, plan_repository
+from bot.planview import outcome_json
+from bot.report.numbers import amount
 
 HELP = "Every number for one workload and the rule behind it."
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    del parser
+    parser.add_argument("--repo", type=Path, required=True, metavar="PATH", help="Checkout.")
+    parser.add_argument("workload", metavar="WORKLOAD", help="kind/namespace/name[@environment]")
+    add_source_options(parser)
+    add_settings_option(parser)
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def select(outcomes: tuple[WorkloadOutcome, ...], spec: str) -> WorkloadOutcome:
+    """The one outcome ``spec`` names; ``UsageError`` listing candidates otherwise."""
+    name, _, environment = spec.partition("@")
+    parts = name.split("/")
+    if not 1 <= len(parts) <= 3 or not all(parts):
+        raise UsageError(f"WORKLOAD {spec!r}: expected kind/namespace/name[@environment]")
+
+    def fits(o: WorkloadOutcome) -> bool:
+        ref = o.ref
+        fields = (ref.kind.lower(), ref.namespace, ref.name)[-len(parts) :]
+        wanted = tuple(p.lower() if i == 0 and len(parts) == 3 else p for i, p in enumerate(parts))
+        return fields == wanted and (not environment or ref.environment == environment)
+
+    found = [o for o in outcomes if fits(o)]
+    if len(found) == 1:
+        return found[0]
+    known = ", ".join(str(o.ref) for o in (found or outcomes)) or "none"
+    what = "is ambiguous" if found else "matches no workload"
+    raise UsageError(f"WORKLOAD {spec!r} {what}; candidates: {known}")
+
+
+def _line(label: str, value: Explained, unit: Resource | str) -> str:
+    def show(v: float | int | None) -> str:
+        return (
+            amount(unit, v) if unit in ("cpu", "memory") else ("—" if v is None else f"{v}{unit}")
+        )
+
+    inputs = ", ".join(f"{k}={v}" for k, v in value.inputs.items())
+    arrow = (
+        f"{show(value.current)} → {show(value.proposed)}" if value.changed else show(value.current)
+    )
+    text = f"  {label:<22} {arrow:<26} [{value.rule}] {value.reason}"
+    return text + (f"\n  {'':<22} inputs: {inputs}" if inputs else "")
+
+
+def describe(outcome: WorkloadOutcome) -> str:
+    """Human-readable explanation of every value."""
+    lines = [f"{outcome.ref}: {outcome.status}"]
+    lines += [f"  reason: {r}" for r in outcome.reasons]
+    rec = outcome.recommendation
+    if rec is not None:
+        for container in rec.containers:
+            lines.append(f"container {container.name}")
+            for res in (container.cpu, container.memory):
+                lines.append(f" {res.resource} (policy {res.policy})")
+                if res.usage:
+                    u = res.usage
+                    lines.append(
+                        f"  usage                  p50 {amount(res.resource, u.p50)}, p90 {amount(res.resource, u.p90)}, "
+                        f"p99 {amount(res.resource, u.p99)}, max {amount(res.resource, u.max)} ({u.samples} samples)"
+                    )
+                if res.vpa:
+                    v = res.vpa
+                    lines.append(
+                        f"  vpa                    target {amount(res.resource, v.target)}, lower {amount(res.resource, v.lower_bound)}, "
+                        f"upper {amount(res.resource, v.upper_bound)}, uncapped {amount(res.resource, v.uncapped_target)}, "
+                        f"confidence {v.confidence:.2f}"
+                    )
+                lines.append(_line("request", res.request, res.resource))
+                lines.append(_line("limit", res.limit, res.resource))
+        if rec.hpa is not None:
+            lines.append("hpa")
+            lines.append(_line("minReplicas", rec.hpa.min_replicas, ""))
+            lines.append(_line("maxReplicas", rec.hpa.max_replicas, ""))
+            for target in rec.hpa.targets:
+                lines.append(
+                    _line(f"target {target.container}/{target.resource}", target.value, "%")
+                )
+            if rec.hpa.slots:
+                slots = ", ".join(f"{k}: {lo}-{hi}" for k, (lo, hi) in rec.hpa.slots.items())
+                lines.append(f"  per-slot (min-max)     {slots}")
+        for note in rec.notes:
+            lines.append(f"note [{note.code}] {note.message}")
+    if outcome.history is not None:
+        for note in outcome.history.quality:
+            lines.append(f"data [{note.code}] {note.message}")
+    return "\n".join(lines) + "\n"
 
 
 def run(args: argparse.Namespace) -> int:
-    del args
-    print("tortoise-bot: this command is not available in this build yet", file=sys.stderr)
-    return EXIT_INTERNAL
+    if not args.repo.is_dir():
+        raise UsageError(f"--repo {args.repo}: not a directory")
+    settings = load_settings(args)
+    choice = choose_source(args, settings)
+    try:
+        plan = plan_repository(args.repo, choice.source, settings, now_s=choice.now_s)
+    except MetricsError as exc:
+        print(
+            f"tortoise-bot: history unavailable from {choice.description}: {exc}", file=sys.stderr
+        )
+        return EXIT_FAILED
+    outcome = select(plan.outcomes, args.workload)
+    if args.format == "json":
+        json.dump(outcome_json(outcome), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(describe(outcome))
+    return EXIT_FAILED if outcome.status == "error" else EXIT_OK

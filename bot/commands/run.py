@@ -1,20 +1,129 @@
-"""`tortoise-bot run`: Serve every configured repository: plan, edit, branch, pull request, dashboard."""
+"""``tortoise-bot run``: serve every configured repository once.
+
+For each repository: checkout, plan, edit, branch, pull request, dashboard. One failing
+repository never stops the others; the exit code is 0 when all succeeded, 1 when any failed,
+2 for a bad bot configuration or missing credentials. A summary table is printed and, in
+GitHub Actions, appended to ``$GITHUB_STEP_SUMMARY``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
 
-from bot.errors import EXIT_INTERNAL
+from bot.commands.common import PROMETHEUS_URL_ENV, parse_now, register_secrets
+from bot.config.bot import BotSettings, load_bot_settings
+from bot.console import make_console
+from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
+from bot.forge.auth import credentials_from_env
+from bot.forge.errors import AuthError
+from bot.forge.github import GitHubForge
+from bot.metrics.prometheus import PrometheusSource
+from bot.pipeline import RunSummary, run_repositories, serve_repository
+from bot.report.markdown import escape
+from bot.sharding import Shard
 
 HELP = "Serve every configured repository: plan, edit, branch, pull request, dashboard."
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    del parser
+    parser.add_argument("--config", type=Path, help="Bot settings file (YAML).")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="Plan every repository; write nothing to GitHub."
+    )
+    parser.add_argument("--shard", metavar="I/N", help="Serve only shard I of N (0-based).")
+    parser.add_argument("--now", metavar="ISO8601", help="End of the history window.")
+
+
+def summary_markdown(summary: RunSummary) -> str:
+    """The run summary as a markdown table (for ``$GITHUB_STEP_SUMMARY``)."""
+    lines = [
+        "## tortoise-bot run",
+        "",
+        "| repository | result | opened | updated | closed | workloads | message |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in summary.reports:
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(r.counts.items()))
+        lines.append(
+            f"| {escape(r.repository)} | {'ok' if r.ok else 'failed'} | {len(r.opened)} | "
+            f"{len(r.updated)} | {len(r.closed)} | {escape(counts)} | {escape(r.message)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def execute(
+    settings: BotSettings,
+    *,
+    config_path: Path | None = None,
+    dry_run: bool = False,
+    shard: Shard | None = None,
+    now_s: float | None = None,
+    env: Mapping[str, str] | None = None,
+) -> int:
+    """One run over every repository; the exit code of ``tortoise-bot run``."""
+    del config_path
+    env = os.environ if env is None else env
+    if env.get(PROMETHEUS_URL_ENV):
+        settings = settings.model_copy(
+            update={
+                "prometheus": settings.prometheus.model_copy(
+                    update={"url": env[PROMETHEUS_URL_ENV]}
+                )
+            }
+        )
+    if not settings.prometheus.url:
+        raise UsageError(f"prometheus.url is not set (bot settings or {PROMETHEUS_URL_ENV})")
+    try:
+        credentials = credentials_from_env(settings.github, env)
+    except AuthError as exc:
+        raise UsageError(f"GitHub credentials: {exc}") from exc
+    register_secrets(settings, env)
+    repositories = list(settings.repositories)
+    if shard is not None:
+        repositories = shard.select(repositories)
+    source = PrometheusSource(settings.prometheus, env=env)
+    now = now_s if now_s is not None else time.time()
+    with tempfile.TemporaryDirectory(prefix="tortoise-bot-") as workdir:
+        forge = GitHubForge(settings.github, credentials, workdir=Path(workdir))
+        summary = run_repositories(
+            repositories,
+            lambda name: serve_repository(
+                name, forge, source, settings, now_s=now, dry_run=dry_run
+            ),
+        )
+    console = make_console(sys.stdout)
+    for report in summary.reports:
+        status = "ok" if report.ok else "FAILED"
+        console.print(
+            f"{status:>6}  {report.repository}  opened {len(report.opened)}, "
+            f"updated {len(report.updated)}, closed {len(report.closed)}"
+            + (f"  {report.message}" if report.message else ""),
+            markup=False,
+        )
+    step_summary = env.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        with open(step_summary, "a", encoding="utf-8") as out:
+            out.write(summary_markdown(summary))
+    return EXIT_OK if summary.ok else EXIT_FAILED
 
 
 def run(args: argparse.Namespace) -> int:
-    del args
-    print("tortoise-bot: this command is not available in this build yet", file=sys.stderr)
-    return EXIT_INTERNAL
+    shard = None
+    if args.shard:
+        try:
+            shard = Shard.parse(args.shard)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from exc
+    return execute(
+        load_bot_settings(args.config),
+        config_path=args.config,
+        dry_run=args.dry_run,
+        shard=shard,
+        now_s=parse_now(args.now),
+    )

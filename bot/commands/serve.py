@@ -1,20 +1,47 @@
-"""`tortoise-bot serve`: Long-running mode: run on a cron schedule, with a health endpoint."""
+"""``tortoise-bot serve``: run on the configured cron schedule, with health endpoints.
+
+Each scheduled run does exactly what ``tortoise-bot run`` does. SIGTERM finishes the current
+run, then exits 0 (see ``bot.serve``).
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
+from pathlib import Path
 
-from bot.errors import EXIT_INTERNAL
+from bot.commands import run as run_command
+from bot.config.bot import load_bot_settings
+from bot.serve import Service, cron_trigger
 
 HELP = "Long-running mode: run on a cron schedule, with a health endpoint."
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    del parser
+    parser.add_argument("--config", type=Path, help="Bot settings file (YAML).")
+    parser.add_argument("--health-host", default="127.0.0.1", help="Health endpoint address.")
+    parser.add_argument(
+        "--health-port", type=int, default=8080, help="Health endpoint port (0 = any free port)."
+    )
+    parser.add_argument(
+        "--max-run-s",
+        type=float,
+        default=6 * 3600,
+        help="Liveness fails when one run takes longer than this many seconds.",
+    )
+    parser.add_argument("--run-now", action="store_true", help="Also run once at start-up.")
 
 
 def run(args: argparse.Namespace) -> int:
-    del args
-    print("tortoise-bot: this command is not available in this build yet", file=sys.stderr)
-    return EXIT_INTERNAL
+    settings = load_bot_settings(args.config)
+
+    def job() -> int:
+        return run_command.execute(settings, config_path=args.config)
+
+    service = Service(
+        job,
+        cron_trigger(settings.schedule),
+        health_host=args.health_host,
+        health_port=args.health_port,
+        max_run_s=args.max_run_s,
+    )
+    return service.serve_until_signalled(run_now=args.run_now)

@@ -1,20 +1,147 @@
-"""`tortoise-bot set`: Pin explicit values through the manifest editor and print the diff."""
+"""`tortoise-bot set`: pin explicit values through the manifest editor and print the diff.
+
+::
+
+    tortoise-bot set --repo PATH [--environment ENV] [--dry-run] WORKLOAD ASSIGNMENT...
+
+``WORKLOAD`` is ``kind/namespace/name`` or ``kind/name``; ``ASSIGNMENT`` is one of
+``CONTAINER.requests.cpu=250m``, ``CONTAINER.limits.memory=1Gi`` (``=none`` removes the value),
+``replicas=3``, ``hpa.minReplicas=3``, ``hpa.maxReplicas=10``, ``hpa.CONTAINER.cpu=75``
+(target utilisation, percent). Values go through the same rounding and verification as the
+bot's own changes. Exit code 1 with a message when the workload, container or HPA does not exist
+or an edit fails verification (nothing is written then).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from bot.errors import EXIT_INTERNAL
+from bot.config.repo import load_repo_config
+from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
+from bot.manifests import apply_changes, discover
+from bot.manifests.quantities import QuantityError, bytes_from_quantity, cores_from_quantity
+from bot.model import DeclaredWorkload, FieldChange, Inventory, Number
 
 HELP = "Pin explicit values through the manifest editor and print the diff."
 
+KINDS = {
+    "deployment": "Deployment",
+    "deploy": "Deployment",
+    "statefulset": "StatefulSet",
+    "sts": "StatefulSet",
+}
+"""Accepted spellings of a workload kind."""
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    del parser
+    parser.add_argument("--repo", type=Path, default=Path("."), help="Repository checkout.")
+    parser.add_argument("--environment", help="Overlay / values environment (when several).")
+    parser.add_argument("--dry-run", action="store_true", help="Print the diff, write nothing.")
+    parser.add_argument("workload", help="kind/namespace/name or kind/name")
+    parser.add_argument(
+        "assignments", nargs="+", metavar="ASSIGNMENT", help="e.g. app.requests.cpu=250m"
+    )
+
+
+def parse_assignment(text: str) -> tuple[str, str | None, Number | None]:
+    """``app.requests.cpu=250m`` -> (``requests.cpu``, ``app``, 0.25); raises ``UsageError``."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key or not raw:
+        raise UsageError(f"{text!r}: expected FIELD=VALUE, e.g. app.requests.cpu=250m")
+    parts = key.split(".")
+    value: Number | None
+    try:
+        if parts[0] == "hpa" and len(parts) == 2 and parts[1] in ("minReplicas", "maxReplicas"):
+            return f"hpa.{parts[1]}", None, int(raw)
+        if parts[0] == "hpa" and len(parts) == 3 and parts[2] in ("cpu", "memory"):
+            return f"hpa.target.{parts[2]}", parts[1], int(raw)
+        if parts == ["replicas"]:
+            return "replicas", None, int(raw)
+        if (
+            len(parts) >= 3
+            and parts[-2] in ("requests", "limits")
+            and parts[-1] in ("cpu", "memory")
+        ):
+            container = ".".join(parts[:-2])
+            if raw.lower() in ("none", "null"):
+                value = None
+            elif parts[-1] == "cpu":
+                value = cores_from_quantity(raw)
+            else:
+                value = bytes_from_quantity(raw)
+            return f"{parts[-2]}.{parts[-1]}", container, value
+    except (ValueError, QuantityError) as exc:
+        raise UsageError(f"{text!r}: bad value: {exc}") from exc
+    raise UsageError(
+        f"{text!r}: unknown field; use CONTAINER.requests.cpu, CONTAINER.limits.memory, replicas, "
+        "hpa.minReplicas, hpa.maxReplicas or hpa.CONTAINER.cpu"
+    )
+
+
+def find_workload(
+    inventory: Inventory, spec: str, environment: str | None
+) -> DeclaredWorkload | str:
+    """The workload ``spec`` names, or a message saying why there is not exactly one."""
+    parts = spec.split("/")
+    if len(parts) not in (2, 3):
+        return f"{spec!r}: expected kind/namespace/name or kind/name"
+    kind = KINDS.get(parts[0].lower(), parts[0])
+    namespace = parts[1] if len(parts) == 3 else None
+    name = parts[-1]
+    found = [
+        w
+        for w in inventory.workloads
+        if w.ref.kind == kind
+        and w.ref.name == name
+        and (namespace is None or w.ref.namespace == namespace)
+        and (environment is None or w.ref.environment == environment)
+    ]
+    if not found:
+        where = f" in environment {environment!r}" if environment else ""
+        return f"no {kind} {spec.split('/', 1)[1]}{where} in this repository"
+    if len(found) > 1:
+        envs = ", ".join(str(w.ref) for w in found)
+        return f"{spec!r} matches several workloads ({envs}): pass --environment or the namespace"
+    return found[0]
 
 
 def run(args: argparse.Namespace) -> int:
-    del args
-    print("tortoise-bot: this command is not available in this build yet", file=sys.stderr)
-    return EXIT_INTERNAL
+    root: Path = args.repo
+    if not root.is_dir():
+        raise UsageError(f"{root}: not a directory")
+    parsed = [parse_assignment(a) for a in args.assignments]
+    config = load_repo_config(root)  # ConfigError: reported by the CLI boundary, exit 2
+    inventory = discover(root, config)
+    target = find_workload(inventory, args.workload, args.environment)
+    if isinstance(target, str):
+        print(f"tortoise-bot: {target}", file=sys.stderr)
+        return EXIT_FAILED
+    changes = []
+    for field, container, value in parsed:
+        if (
+            container is not None
+            and field.startswith(("requests.", "limits."))
+            and target.container(container) is None
+        ):
+            names = ", ".join(c.name for c in target.containers)
+            print(
+                f"tortoise-bot: {target.ref} has no container {container!r} (containers: {names})",
+                file=sys.stderr,
+            )
+            return EXIT_FAILED
+        if field.startswith("hpa.") and target.hpa is None:
+            print(f"tortoise-bot: {target.ref} has no HorizontalPodAutoscaler", file=sys.stderr)
+            return EXIT_FAILED
+        changes.append(
+            FieldChange(target.ref, field, value, container=container, reason="set by hand")
+        )
+    result = apply_changes(root, inventory, changes, config, write=not args.dry_run)
+    sys.stdout.write(result.diff)
+    for note in result.notes:
+        print(f"note: {note.message}", file=sys.stderr)
+    for error in result.errors:
+        where = f"{error.file}:{error.line}" if error.line else error.file
+        print(f"tortoise-bot: {where + ': ' if where else ''}{error.message}", file=sys.stderr)
+    return EXIT_FAILED if result.failed else EXIT_OK

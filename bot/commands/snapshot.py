@@ -1,20 +1,59 @@
-"""`tortoise-bot snapshot`: Record the metrics a repository needs into one compressed file."""
+"""``tortoise-bot snapshot``: record the history a repository needs into one compressed file.
+
+``plan --snapshot FILE`` later replays it instead of Prometheus, with identical results.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from bot.errors import EXIT_INTERNAL
+from bot.commands.common import (
+    add_settings_option,
+    add_source_options,
+    choose_source,
+    load_settings,
+)
+from bot.config.repo import load_repo_config
+from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
+from bot.manifests import discover
+from bot.metrics.errors import MetricsError
+from bot.metrics.snapshot import record_snapshot
+from bot.pipeline import SECONDS_PER_DAY, history_requests
 
 HELP = "Record the metrics a repository needs into one compressed file."
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    del parser
+    parser.add_argument("--repo", type=Path, required=True, metavar="PATH", help="Checkout.")
+    parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="Snapshot file.")
+    add_source_options(parser, snapshot=False)
+    add_settings_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    del args
-    print("tortoise-bot: this command is not available in this build yet", file=sys.stderr)
-    return EXIT_INTERNAL
+    if not args.repo.is_dir():
+        raise UsageError(f"--repo {args.repo}: not a directory")
+    settings = load_settings(args)
+    choice = choose_source(args, settings)
+    config = load_repo_config(args.repo)
+    inventory = discover(args.repo, config)
+    requests = history_requests(inventory, config)
+    end_s = choice.now_s
+    start_s = end_s - settings.prometheus.window_days * SECONDS_PER_DAY
+    try:
+        result = record_snapshot(
+            choice.source, requests, start_s=start_s, end_s=end_s, path=args.out
+        )
+    except MetricsError as exc:
+        print(f"tortoise-bot: nothing recorded: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    size = args.out.stat().st_size
+    print(
+        f"recorded {len(result.histories)} workloads ({len(result.errors)} errors) "
+        f"with {result.stats.queries} queries into {args.out} ({size / 1024:.0f} KiB)"
+    )
+    for ref, error in sorted(result.errors.items()):
+        print(f"  error: {ref}: {error}", file=sys.stderr)
+    return EXIT_OK

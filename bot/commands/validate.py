@@ -1,20 +1,71 @@
-"""`tortoise-bot validate`: Check a repository's opt-in file and manifests and print the inventory."""
+"""`tortoise-bot validate PATH`: check a repository's opt-in file and manifests, print the inventory.
+
+``--format json`` prints the inventory documented by ``docs/schemas/inventory.schema.json``;
+``--format table`` (default) one line per workload and every error with file and line.
+Exit codes: 0 no problem, 1 manifest problems (the rest is still listed), 2 an invalid opt-in
+file (reported, then the manifests are read with the default settings).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
-from bot.errors import EXIT_INTERNAL
+from bot.config.errors import ConfigError
+from bot.config.repo import RepoConfig, find_repo_config, load_repo_config
+from bot.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError
+from bot.manifests import discover
+from bot.manifests.inventory_json import inventory_json
+from bot.model import Inventory, SourceError
 
 HELP = "Check a repository's opt-in file and manifests and print the inventory."
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    del parser
+    parser.add_argument("path", type=Path, help="Repository checkout to read.")
+    parser.add_argument(
+        "--format", choices=("table", "json"), default="table", help="Output format on stdout."
+    )
+
+
+def _table(inventory: Inventory, errors: list[SourceError]) -> str:
+    lines = [f"environments: {', '.join(inventory.environments) or '(none)'}"]
+    for w in inventory.workloads:
+        hpa = f" hpa {w.hpa.min_replicas}-{w.hpa.max_replicas}" if w.hpa else ""
+        lines.append(f"{w.ref}  replicas={w.replicas}{hpa}")
+        for c in w.containers:
+            lines.append(
+                f"  {c.name}: requests cpu={c.requests.cpu_cores} memory={c.requests.memory_bytes}"
+                f"  limits cpu={c.limits.cpu_cores} memory={c.limits.memory_bytes}"
+            )
+    for e in errors:
+        lines.append(f"error: {e.file}:{e.line}: {e.message}")
+    return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
-    del args
-    print("tortoise-bot: this command is not available in this build yet", file=sys.stderr)
-    return EXIT_INTERNAL
+    root: Path = args.path
+    if not root.is_dir():
+        raise UsageError(f"{root}: not a directory")
+    config_errors: list[SourceError] = []
+    config = RepoConfig()
+    if find_repo_config(root) is not None:
+        try:
+            config = load_repo_config(root)
+        except ConfigError as exc:
+            config_errors = [
+                SourceError(p.file, p.line, f"{p.key or '<root>'}: {p.message}")
+                for p in exc.problems
+            ]
+    inventory = discover(root, config)
+    errors = [*config_errors, *inventory.errors]
+    if args.format == "json":
+        json.dump(inventory_json(inventory, config_errors), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(_table(inventory, errors))
+    if config_errors:
+        return EXIT_USAGE
+    return EXIT_FAILED if errors else EXIT_OK

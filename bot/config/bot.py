@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from bot.config.base import ConfigModel
 from bot.config.forge import GitHubConfig
@@ -19,6 +20,24 @@ class ScheduleConfig(ConfigModel):
     cron: str = Field("0 6 * * 1-5", description="Crontab expression (5 fields).")
     timezone: str = Field("UTC", description="IANA time zone of the cron expression.")
     jitter_s: int = Field(300, ge=0, description="Random delay added to each run, seconds.")
+
+    @field_validator("cron")
+    @classmethod
+    def _five_fields(cls, value: str) -> str:
+        if len(value.split()) != 5:
+            raise ValueError(
+                "expected 5 crontab fields: minute hour day-of-month month day-of-week"
+            )
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown IANA time zone {value!r}") from exc
+        return value
 
 
 class BotSettings(ConfigModel):

@@ -1,4 +1,8 @@
-"""Pull-request and GitHub settings: the ``pull_requests`` key and the bot's GitHub connection."""
+"""Pull-request and GitHub settings: the ``pull_requests`` key and the bot's GitHub connection.
+
+Secrets are never settings: the token and the App private key are read from the environment
+variables named here, by the CLI, and handed to ``bot.forge.auth``.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,16 @@ from pydantic import Field
 from bot.config.base import ConfigModel
 
 
+class CostConfig(ConfigModel):
+    """Prices for the monthly cost estimate in pull-request summaries (0 = no estimate)."""
+
+    cpu_core_month: float = Field(0.0, ge=0, description="Price of one requested core for a month.")
+    memory_gib_month: float = Field(
+        0.0, ge=0, description="Price of one requested GiB for a month."
+    )
+    currency: str = Field("$", max_length=8, description="Currency symbol printed before amounts.")
+
+
 class PullRequestConfig(ConfigModel):
     """How changes become pull requests."""
 
@@ -16,12 +30,60 @@ class PullRequestConfig(ConfigModel):
         "workload", description="One pull request per workload, namespace, environment or repo."
     )
     branch_prefix: str = Field("tortoise-bot", description="Prefix of the bot's branch names.")
+    branch_template: str = Field(
+        "{prefix}/{key}",
+        description="Branch name; ``{prefix}`` and ``{key}`` (``env/namespace/workload`` per grouping).",
+    )
     commit_prefix: str = Field("chore(resources):", description="Prefix of commit messages.")
+    author_name: str = Field(
+        "tortoise-bot", description="Author and committer name of bot commits."
+    )
+    author_email: str = Field(
+        "tortoise-bot@users.noreply.github.com",
+        description="Author e-mail of bot commits; commits by anyone else are human commits.",
+    )
     labels: tuple[str, ...] = Field((), description="Labels added to every pull request.")
+    reviewers: tuple[str, ...] = Field((), description="Users asked to review every pull request.")
+    team_reviewers: tuple[str, ...] = Field((), description="Team slugs asked to review.")
+    assignees: tuple[str, ...] = Field((), description="Users assigned to every pull request.")
+    draft: bool = Field(False, description="Open pull requests as drafts.")
     max_open: int = Field(10, ge=0, description="Open bot pull requests per repository at most.")
+    max_new_per_run: int = Field(5, ge=0, description="New pull requests per run at most.")
+    dashboard_title: str = Field(
+        "tortoise-bot dashboard", min_length=1, description="Title of the dashboard issue."
+    )
+    dashboard_label: str = Field(
+        "tortoise-bot-dashboard", min_length=1, description="Label that finds the dashboard issue."
+    )
+    cost: CostConfig = CostConfig()
 
 
 class GitHubConfig(ConfigModel):
     """GitHub connection (token or App credentials come from the environment)."""
 
     api_url: str = Field("https://api.github.com", description="API base URL (GHES: .../api/v3).")
+    token_env: str = Field("GITHUB_TOKEN", description="Environment variable holding a token.")
+    app_id: int | None = Field(None, description="GitHub App id; set to authenticate as an App.")
+    installation_id: int | None = Field(
+        None, description="App installation id; unset = looked up per repository."
+    )
+    app_private_key_env: str = Field(
+        "TORTOISE_BOT_APP_PRIVATE_KEY",
+        description="Environment variable holding the App's PEM key.",
+    )
+    timeout_s: float = Field(15.0, gt=0, description="Timeout of one API request, seconds.")
+    git_timeout_s: float = Field(300.0, gt=0, description="Timeout of one git command, seconds.")
+    retries: int = Field(5, ge=0, description="Retries of a request failing with 5xx or 429.")
+    backoff_factor: float = Field(0.5, ge=0, description="Exponential backoff base, seconds.")
+    max_rate_limit_wait_s: float = Field(
+        60.0, ge=0, description="Longest wait for a rate-limit reset; longer = stop and report."
+    )
+    secondary_rate_wait_s: float = Field(
+        60.0, ge=0, description="Wait after a secondary rate limit without Retry-After, seconds."
+    )
+    seconds_between_requests: float | None = Field(
+        0.25, ge=0, description="Pause between requests (GitHub's guidance); null = none."
+    )
+    seconds_between_writes: float | None = Field(
+        1.0, ge=0, description="Pause between write requests (GitHub's guidance); null = none."
+    )

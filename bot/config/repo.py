@@ -15,7 +15,7 @@ from pydantic import Field
 from bot.config.base import ConfigModel
 from bot.config.forge import PullRequestConfig
 from bot.config.load import load_model
-from bot.config.manifests import EnvironmentConfig, PathsConfig
+from bot.config.manifests import EnvironmentConfig, HelmChartConfig, PathsConfig
 from bot.model import Policy
 
 REPO_CONFIG_FILES = (".tortoise-bot.yaml", ".github/tortoise-bot.yaml")
@@ -27,6 +27,17 @@ class ResourcePolicy(ConfigModel):
 
     cpu: Policy | None = Field(None, description="horizontal | vertical | off")
     memory: Policy | None = Field(None, description="horizontal | vertical | off")
+
+
+Quantity = str | int | float
+"""A Kubernetes quantity as written (``250m``, ``1.5``, ``512Mi``); parsed by the pipeline."""
+
+
+class ResourceBounds(ConfigModel):
+    """CPU and memory bounds of one container, as Kubernetes quantities."""
+
+    cpu: Quantity | None = Field(None, description="CPU, e.g. ``100m`` or ``2``.")
+    memory: Quantity | None = Field(None, description="Memory, e.g. ``128Mi``.")
 
 
 class WorkloadConfig(ConfigModel):
@@ -42,6 +53,16 @@ class WorkloadConfig(ConfigModel):
     containers: dict[str, ResourcePolicy] = Field(
         default_factory=dict, description="Policy per container name."
     )
+    min_allocated: dict[str, ResourceBounds] = Field(
+        default_factory=dict,
+        description="Per container name (or ``*``): requests never go below (Tortoise's "
+        "``minAllocatedResources``).",
+    )
+    max_allocated: dict[str, ResourceBounds] = Field(
+        default_factory=dict,
+        description="Per container name (or ``*``): requests never go above (Tortoise's "
+        "``maxAllocatedResources``).",
+    )
     recommend: dict[str, Any] = Field(
         default_factory=dict, description="Overrides of ``recommend`` keys for these workloads."
     )
@@ -56,6 +77,9 @@ class RepoConfig(ConfigModel):
     paths: PathsConfig = PathsConfig()
     environments: tuple[EnvironmentConfig, ...] = Field(
         (), description="Overlays / values files and their Prometheus selectors."
+    )
+    helm: tuple[HelmChartConfig, ...] = Field(
+        (), description="Helm values layouts that ``helm create`` conventions do not cover."
     )
     workloads: tuple[WorkloadConfig, ...] = Field(
         (), description="Per-workload settings; later entries win."

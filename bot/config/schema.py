@@ -25,6 +25,10 @@ def schema_text(model: type[BaseModel]) -> str:
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 
 
+DOC_TABLES: dict[str, type[BaseModel]] = {"repo": RepoConfig, "bot": BotSettings}
+"""Generated tables in ``docs/configuration.md``: marker name -> model."""
+
+
 def write_schemas(directory: Path) -> list[Path]:
     """Write every schema into ``directory``; return the paths written."""
     written = []

@@ -75,3 +75,53 @@ def test_generated_schema_is_fresh(name):
     assert path.read_text() == schema_text(SCHEMAS[name]), (
         f"{path} is stale: run `tortoise-bot schema --out config`"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "fragment"),
+    [
+        ("schedule:\n  cron: '0 6 * *'\n", "schedule.cron", "expected 5 crontab fields"),
+        ("schedule:\n  timezone: Mars/Olympus\n", "schedule.timezone", "unknown IANA time zone"),
+        ("schedule:\n  jitter_s: -5\n", "schedule.jitter_s", "greater than or equal to 0"),
+    ],
+    ids=["cron-fields", "time-zone", "jitter"],
+)
+def test_bad_schedule_is_reported(text, key, fragment):
+    from bot.config.bot import BotSettings
+
+    with pytest.raises(ConfigError) as info:
+        parse_model(text, BotSettings, file="bot.yaml")
+    (problem,) = info.value.problems
+    assert problem.key == key and problem.line == 2
+    assert fragment in problem.message
+
+
+def test_configuration_reference_is_fresh():
+    from bot.config.reference import refresh
+    from bot.config.schema import DOC_TABLES
+
+    doc = PROJECT / "docs" / "configuration.md"
+    text = doc.read_text()
+    assert text == refresh(text, DOC_TABLES), (
+        "docs/configuration.md is stale: run `tortoise-bot schema`"
+    )
+    for key in ("`update_mode`", "`pull_requests.max_open`", "`schedule.timezone`"):
+        assert key in text
+
+
+def test_reference_rows_flatten_sections_and_lists():
+    from bot.config.reference import rows
+
+    keys = [r[0] for r in rows(RepoConfig)]
+    assert "pull_requests.grouping" in keys
+    assert "workloads[].match" in keys
+    assert keys.index("workloads") < keys.index("workloads[].match")
+
+
+def test_example_bot_settings_are_valid():
+    from bot.config.bot import load_bot_settings
+
+    settings = load_bot_settings(PROJECT / "config" / "bot.example.yaml")
+    assert settings.repositories == ("acme/platform-deploys", "acme/payments-gitops")
+    assert settings.github.app_id == 123456
+    assert settings.schedule.timezone == "Europe/Berlin"

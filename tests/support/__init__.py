@@ -1,0 +1,1 @@
+"""Reusable test support: real servers the test suites start in-process."""

@@ -1,0 +1,57 @@
+"""The manifest engine: discover what a GitOps repository declares and edit exactly the lines
+that define a value (see ``docs/manifests.md``).
+
+Public API::
+
+    discover(root, config) -> Inventory
+    apply_changes(root, inventory, changes, config, *, write) -> EditResult
+    bot.manifests.quantities: cores_from_quantity, bytes_from_quantity, format_cpu, format_memory
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+
+from bot.config.repo import RepoConfig
+from bot.manifests import quantities
+from bot.manifests.discover import Discovery, discover_index
+from bot.manifests.edit import PATCH_FILE, apply_inventory_changes
+from bot.manifests.errors import ManifestError
+from bot.model import EditResult, FieldChange, Inventory
+
+__all__ = ["PATCH_FILE", "ManifestError", "apply_changes", "discover", "quantities"]
+
+_RECENT: OrderedDict[int, Discovery] = OrderedDict()
+"""The last few discoveries by ``id`` of their inventory, so an edit need not parse again."""
+_RECENT_SIZE = 4
+
+
+def discover(root: Path, config: RepoConfig) -> Inventory:
+    """The inventory of the checkout at ``root``; bad files become ``Inventory.errors``."""
+    disc = discover_index(root, config)
+    _RECENT[id(disc.inventory)] = disc
+    while len(_RECENT) > _RECENT_SIZE:
+        _RECENT.popitem(last=False)
+    return disc.inventory
+
+
+def apply_changes(
+    root: Path,
+    inventory: Inventory,
+    changes: Sequence[FieldChange],
+    config: RepoConfig,
+    *,
+    write: bool,
+) -> EditResult:
+    """Write ``changes`` to the files that define them (see ``bot.manifests.edit``).
+
+    Changes are grouped per workload; a workload whose changes cannot be planned or fail
+    verification is listed in ``EditResult.failed`` and nothing is written for it. With
+    ``write=False`` nothing on disk changes.
+    """
+    disc = _RECENT.get(id(inventory))
+    if disc is not None and disc.inventory is not inventory:
+        disc = None
+    return apply_inventory_changes(root, inventory, changes, config, disc, write=write)

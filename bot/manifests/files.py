@@ -1,0 +1,174 @@
+"""The repository as discovery sees it: which files to read, read safely, each parsed once.
+
+``RepoFiles`` lists the files matching ``paths.include`` minus ``paths.exclude`` (globs relative
+to the root, ``**`` crossing directories), refuses symlinks that lead outside the repository and
+files larger than ``paths.max_file_bytes``, and caches every parse. ``overrides`` replaces the
+bytes of some files (or adds new ones): the editor reads its planned result through them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+
+from bot.config.manifests import PathsConfig
+from bot.manifests.errors import ManifestError, ManifestParseError
+from bot.manifests.yamldoc import YamlFile, parse_file
+
+SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
+"""Directories never read."""
+
+
+@lru_cache(maxsize=256)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A regex for a repository glob: ``**/`` any directories, ``*`` and ``?`` within one name."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("^" + "".join(out) + "$")
+
+
+def matches(path: str, patterns: tuple[str, ...]) -> bool:
+    """Whether a repository-relative POSIX path matches one of the globs."""
+    return any(glob_regex(p).match(path) for p in patterns)
+
+
+def normalize(path: str) -> str:
+    """A repository-relative POSIX path without ``.``/``..`` parts ('' is the root)."""
+    parts: list[str] = []
+    for part in PurePosixPath(path).parts:
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return "../"  # leaves the repository
+            parts.pop()
+        else:
+            parts.append(part)
+    return "/".join(parts)
+
+
+def join(directory: str, relative: str) -> str:
+    """``relative`` resolved against a repository directory (may start with ``../``)."""
+    return normalize(f"{directory}/{relative}" if directory else relative)
+
+
+class RepoFiles:
+    """Safe, cached access to the files of one checkout."""
+
+    def __init__(
+        self, root: Path, paths: PathsConfig, overrides: Mapping[str, bytes] | None = None
+    ) -> None:
+        self.root = root.resolve()
+        self.paths = paths
+        self.overrides = dict(overrides or {})
+        self._parsed: dict[str, YamlFile | ManifestError] = {}
+        self._listing: list[str] | None = None
+        self.listing_errors: list[ManifestError] = []
+
+    def listing(self) -> list[str]:
+        """Every included file, sorted (symlinks leading outside are reported, not listed)."""
+        if self._listing is not None:
+            return self._listing
+        found: set[str] = set()
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+            rel_dir = Path(dirpath).relative_to(self.root).as_posix()
+            for name in filenames:
+                rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+                if not matches(rel, self.paths.include) or matches(rel, self.paths.exclude):
+                    continue
+                try:
+                    self._check_path(rel)
+                except ManifestError as exc:
+                    self.listing_errors.append(exc)
+                    continue
+                found.add(rel)
+        found.update(
+            p
+            for p in self.overrides
+            if matches(p, self.paths.include) and not matches(p, self.paths.exclude)
+        )
+        self._listing = sorted(found)
+        return self._listing
+
+    def _check_path(self, rel: str) -> Path:
+        if rel.startswith("../") or rel == "..":
+            raise ManifestParseError(rel, 0, "path leads outside the repository")
+        full = self.root / rel
+        if full.is_symlink() or any(p.is_symlink() for p in full.parents if p != self.root):
+            target = full.resolve()
+            if target != self.root and self.root not in target.parents:
+                raise ManifestParseError(rel, 0, "symlink leads outside the repository")
+        return full
+
+    def exists(self, rel: str) -> bool:
+        if rel in self.overrides:
+            return True
+        try:
+            return self._check_path(rel).is_file()
+        except ManifestError:
+            return False
+
+    def is_dir(self, rel: str) -> bool:
+        if rel.startswith("../"):
+            return False
+        if any(p.startswith(rel + "/") for p in self.overrides):
+            return True
+        return (self.root / rel).is_dir() if rel else True
+
+    def read(self, rel: str) -> bytes:
+        """The bytes of a file; ``ManifestParseError`` if it is unsafe, too large or missing."""
+        if rel in self.overrides:
+            data = self.overrides[rel]
+        else:
+            full = self._check_path(rel)
+            try:
+                size = full.stat().st_size
+                if size > self.paths.max_file_bytes:
+                    raise ManifestParseError(
+                        rel,
+                        0,
+                        f"file is {size} bytes, larger than the limit of "
+                        f"{self.paths.max_file_bytes} (paths.max_file_bytes)",
+                    )
+                data = full.read_bytes()
+            except OSError as exc:
+                raise ManifestParseError(rel, 0, f"cannot read: {exc.strerror or exc}") from exc
+        if len(data) > self.paths.max_file_bytes:
+            raise ManifestParseError(rel, 0, f"file larger than {self.paths.max_file_bytes} bytes")
+        return data
+
+    def parse(self, rel: str) -> YamlFile:
+        """The parsed file, cached; raises the same ``ManifestError`` on every call."""
+        cached = self._parsed.get(rel)
+        if cached is None:
+            try:
+                cached = parse_file(rel, self.read(rel))
+            except ManifestError as exc:
+                cached = exc
+            self._parsed[rel] = cached
+        if isinstance(cached, ManifestError):
+            raise cached
+        return cached
+
+    def parsed_files(self) -> list[YamlFile]:
+        """Every file parsed so far."""
+        return [f for f in self._parsed.values() if isinstance(f, YamlFile)]

@@ -1,0 +1,111 @@
+"""The inventory as JSON (``tortoise-bot validate --format json``).
+
+Published schema: ``docs/schemas/inventory.schema.json``. CPU is in cores, memory in bytes,
+replicas as counts, HPA targets in percent; ``null`` means the repository does not set it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bot.model import (
+    DeclaredHPA,
+    DeclaredVPA,
+    DeclaredWorkload,
+    Inventory,
+    Location,
+    ResourceValues,
+    SourceError,
+)
+
+
+def _location(location: Location) -> dict[str, Any]:
+    return {"file": location.file, "line": location.line}
+
+
+def _locations(locations: Mapping[str, Location]) -> dict[str, Any]:
+    return {key: _location(value) for key, value in sorted(locations.items())}
+
+
+def _values(values: ResourceValues) -> dict[str, Any]:
+    return {"cpu": values.cpu_cores, "memory": values.memory_bytes}
+
+
+def _hpa(hpa: DeclaredHPA | None) -> dict[str, Any] | None:
+    if hpa is None:
+        return None
+    return {
+        "name": hpa.name,
+        "minReplicas": hpa.min_replicas,
+        "maxReplicas": hpa.max_replicas,
+        "targets": [
+            {"resource": t.resource, "container": t.container, "utilization": t.utilization_percent}
+            for t in hpa.targets
+        ],
+        "otherMetrics": hpa.other_metrics,
+        "locations": _locations(hpa.locations),
+    }
+
+
+def _vpa(vpa: DeclaredVPA | None) -> dict[str, Any] | None:
+    if vpa is None:
+        return None
+    return {
+        "name": vpa.name,
+        "updateMode": vpa.update_mode,
+        "containerPolicies": [
+            {
+                "container": p.container,
+                "mode": p.mode,
+                "minAllowed": _values(p.min_allowed),
+                "maxAllowed": _values(p.max_allowed),
+                "controlledResources": list(p.controlled_resources),
+                "controlledValues": p.controlled_values,
+            }
+            for p in vpa.container_policies
+        ],
+    }
+
+
+def workload_json(workload: DeclaredWorkload) -> dict[str, Any]:
+    """One workload as the schema's ``workload`` object."""
+    ref = workload.ref
+    return {
+        "kind": ref.kind,
+        "namespace": ref.namespace,
+        "name": ref.name,
+        "environment": ref.environment,
+        "replicas": workload.replicas,
+        "containers": [
+            {
+                "name": c.name,
+                "init": c.init,
+                "requests": _values(c.requests),
+                "limits": _values(c.limits),
+                "locations": _locations(c.locations),
+            }
+            for c in workload.containers
+        ],
+        "hpa": _hpa(workload.hpa),
+        "vpa": _vpa(workload.vpa),
+        "managedByTortoise": workload.managed_by_tortoise,
+        "files": list(workload.files),
+        "locations": _locations(workload.locations),
+    }
+
+
+def errors_json(errors: Sequence[SourceError]) -> list[dict[str, Any]]:
+    """Errors as ``{"file", "line", "message"}`` objects."""
+    return [{"file": e.file, "line": e.line, "message": e.message} for e in errors]
+
+
+def inventory_json(
+    inventory: Inventory, extra_errors: Sequence[SourceError] = ()
+) -> dict[str, Any]:
+    """The whole inventory, plus ``extra_errors`` (e.g. opt-in file problems) first."""
+    return {
+        "environments": list(inventory.environments),
+        "workloads": [workload_json(w) for w in inventory.workloads],
+        "errors": errors_json([*extra_errors, *inventory.errors]),
+    }

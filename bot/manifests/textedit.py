@@ -1,0 +1,237 @@
+"""Span edits: replace a scalar's text, insert keys, delete keys, then splice from the end.
+
+Every edit is a ``TextEdit(start, end, text)`` on a file's decoded text (see ``yamldoc``). The
+rest of the file is never touched: comments (also at the end of a changed line), quoting, key
+order, indentation, flow style, document separators, line endings and the final newline stay as
+they are. New keys are written in the file's own indentation and line ending.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TypeAlias, Union
+
+from bot.manifests.errors import EditError
+from bot.manifests.yamldoc import YamlFile, YMap, YNode, YScalar, YSeq, walk
+
+NewTree: TypeAlias = dict[str, Union["NewTree", str, list["NewTree"]]]
+"""Keys to add: a nested mapping whose leaves are scalar texts; lists hold mappings."""
+
+DEFAULT_INDENT = 2
+"""Indentation step of a file whose own step cannot be seen."""
+
+_PLAIN_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class TextEdit:
+    """Replace ``text[start:end]`` with ``text`` (an insertion when start == end)."""
+
+    start: int
+    end: int
+    text: str
+
+
+def apply_edits(path: str, text: str, edits: Iterable[TextEdit]) -> str:
+    """``text`` with every edit applied, last first; overlapping edits raise ``EditError``."""
+    ordered = sorted(edits, key=lambda e: (e.start, e.end))
+    for before, after in itertools.pairwise(ordered):
+        if after.start < before.end or (after.start == before.start and before.end > before.start):
+            raise EditError(path, 0, "two changes overlap in this file")
+    out = text
+    for edit in reversed(ordered):
+        out = out[: edit.start] + edit.text + out[edit.end :]
+    return out
+
+
+def quote_like(node: YScalar, value: str) -> str:
+    """``value`` written with the quoting ``node`` uses (plain stays plain when safe)."""
+    if node.style == '"':
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if node.style == "'":
+        return "'" + value.replace("'", "''") + "'"
+    if node.style in ("|", ">"):
+        raise EditError("", node.line + 1, "block scalars are not rewritten")
+    if not _PLAIN_SAFE.match(value):
+        return '"' + value + '"'
+    return value
+
+
+def replace_scalar(file: YamlFile, node: YNode, value: str) -> TextEdit:
+    """Replace one scalar's text span with ``value`` in the scalar's own quoting style."""
+    if not isinstance(node, YScalar):
+        raise EditError(file.path, node.line + 1, "expected a scalar value here")
+    if node.style in ("|", ">"):
+        raise EditError(file.path, node.line + 1, "block scalars are not rewritten")
+    new = quote_like(node, value)
+    if node.start == node.end:  # an empty (null) value right after ``key:``
+        return TextEdit(node.start, node.end, " " + new)
+    if node.value is None and node.style == "":  # ``~`` or ``null``
+        return TextEdit(node.start, node.end, new)
+    return TextEdit(node.start, node.end, new)
+
+
+def _line_start(text: str, offset: int) -> int:
+    return text.rfind("\n", 0, offset) + 1
+
+
+def _after_line(text: str, offset: int) -> int:
+    """Offset of the start of the line after the one holding ``offset``."""
+    if offset > 0 and text[offset - 1] == "\n":
+        return offset
+    index = text.find("\n", offset)
+    return len(text) if index < 0 else index + 1
+
+
+def _last_end(node: YNode) -> int:
+    """End offset of the last scalar or flow collection inside a block node."""
+    if isinstance(node, YMap) and not node.flow and node.items:
+        return _last_end(node.items[-1][1])
+    if isinstance(node, YSeq) and not node.flow and node.items:
+        return _last_end(node.items[-1])
+    return node.end
+
+
+def indent_style(root: YNode | None) -> tuple[int, int]:
+    """(mapping indentation step, extra indentation of ``-`` under a key) a document uses."""
+    step, seq = 0, -1
+    if root is None:
+        return DEFAULT_INDENT, 0
+    for _, node in walk(root):
+        if not isinstance(node, YMap) or node.flow:
+            continue
+        for key, value in node.items:
+            if (
+                step == 0
+                and isinstance(value, YMap)
+                and not value.flow
+                and value.items
+                and value.line > key.line
+            ):
+                step = value.column - key.column
+            if seq < 0 and isinstance(value, YSeq) and not value.flow and value.items:
+                first = value.items[0]
+                if first.line > key.line:
+                    seq = max(0, first.column - 2 - key.column)
+            if step > 0 and seq >= 0:
+                return step, seq
+    return step or DEFAULT_INDENT, max(seq, 0)
+
+
+def render_block(tree: NewTree, indent: int, step: int, seq: int, newline: str) -> str:
+    """Block-style YAML for ``tree`` at ``indent`` columns; every line ends with ``newline``."""
+    out: list[str] = []
+    pad = " " * indent
+    for key, value in tree.items():
+        if isinstance(value, str):
+            out.append(f"{pad}{key}: {value}{newline}")
+        elif isinstance(value, dict):
+            out.append(f"{pad}{key}:{newline}")
+            out.append(render_block(value, indent + step, step, seq, newline))
+        else:
+            out.append(f"{pad}{key}:{newline}")
+            for item in value:
+                out.append(render_item(item, indent + seq, step, seq, newline))
+    return "".join(out)
+
+
+def render_item(tree: NewTree, dash_column: int, step: int, seq: int, newline: str) -> str:
+    """One ``- key: value`` sequence item whose dash is at ``dash_column``."""
+    body = render_block(tree, dash_column + 2, step, seq, newline)
+    return " " * dash_column + "- " + body[dash_column + 2 :]
+
+
+def render_flow(tree: NewTree) -> str:
+    """Flow-style YAML for ``tree``: ``a: {b: c}``."""
+    parts = []
+    for key, value in tree.items():
+        if isinstance(value, str):
+            parts.append(f"{key}: {value}")
+        elif isinstance(value, dict):
+            parts.append(f"{key}: {{{render_flow(value)}}}")
+        else:
+            parts.append(f"{key}: [{', '.join('{' + render_flow(v) + '}' for v in value)}]")
+    return ", ".join(parts)
+
+
+def insert_into_map(
+    file: YamlFile, text: str, ymap: YMap, tree: NewTree, *, step: int, seq: int
+) -> list[TextEdit]:
+    """Edits adding ``tree``'s keys to the mapping ``ymap`` (none of them exist there)."""
+    if ymap.flow:
+        close = ymap.end - 1
+        if text[close] != "}":
+            raise EditError(file.path, ymap.line + 1, "cannot find the end of this flow mapping")
+        sep = ", " if ymap.items else ""
+        return [TextEdit(close, close, sep + render_flow(tree))]
+    if not ymap.items:
+        raise EditError(file.path, ymap.line + 1, "cannot add keys to an empty block mapping")
+    indent = ymap.items[0][0].column
+    at = _after_line(text, _last_end(ymap))
+    lead = "" if at == 0 or text[at - 1] == "\n" else file.newline
+    return [TextEdit(at, at, lead + render_block(tree, indent, step, seq, file.newline))]
+
+
+def insert_under_key(
+    file: YamlFile,
+    text: str,
+    key: YScalar,
+    value: YScalar,
+    tree: NewTree,
+    *,
+    step: int,
+    seq: int,
+) -> list[TextEdit]:
+    """Edits turning ``key:`` (with an empty or null value) into a block mapping of ``tree``."""
+    if value.value is not None:
+        raise EditError(file.path, key.line + 1, f"{key.text!r} is not a mapping")
+    edits = []
+    if value.end > value.start:  # ``key: ~`` or ``key: null``: drop the null
+        edits.append(
+            TextEdit(
+                value.start - 1 if text[value.start - 1] == " " else value.start, value.end, ""
+            )
+        )
+    at = _after_line(text, max(value.end, key.end))
+    lead = "" if at == 0 or text[at - 1] == "\n" else file.newline
+    edits.append(
+        TextEdit(at, at, lead + render_block(tree, key.column + step, step, seq, file.newline))
+    )
+    return edits
+
+
+def append_to_seq(
+    file: YamlFile, text: str, yseq: YSeq, item: NewTree, *, step: int, seq: int
+) -> list[TextEdit]:
+    """Edits appending one mapping item to the block sequence ``yseq``."""
+    if yseq.flow or not yseq.items:
+        raise EditError(file.path, yseq.line + 1, "cannot add an item to this sequence")
+    first = yseq.items[0]
+    dash = text.rfind("-", _line_start(text, first.start), first.start)
+    if dash < 0:
+        raise EditError(file.path, first.line + 1, "cannot find this sequence's dash")
+    column = dash - _line_start(text, dash)
+    at = _after_line(text, _last_end(yseq))
+    lead = "" if at == 0 or text[at - 1] == "\n" else file.newline
+    return [TextEdit(at, at, lead + render_item(item, column, step, seq, file.newline))]
+
+
+def delete_key(file: YamlFile, text: str, ymap: YMap, key: str) -> TextEdit:
+    """An edit removing ``key`` and its value from ``ymap`` (whole lines in block style)."""
+    for index, (knode, value) in enumerate(ymap.items):
+        if knode.value != key:
+            continue
+        if ymap.flow:
+            if index + 1 < len(ymap.items):
+                return TextEdit(knode.start, ymap.items[index + 1][0].start, "")
+            if index > 0:
+                return TextEdit(_last_end(ymap.items[index - 1][1]), value.end, "")
+            return TextEdit(knode.start, value.end, "")
+        start = _line_start(text, knode.start)
+        if text[start : knode.start].strip():
+            raise EditError(file.path, knode.line + 1, f"cannot remove {key!r} from this line")
+        return TextEdit(start, _after_line(text, _last_end(value)), "")
+    raise EditError(file.path, ymap.line + 1, f"no key {key!r} here")

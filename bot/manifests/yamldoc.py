@@ -1,0 +1,321 @@
+"""YAML files as text plus a node tree with exact character spans, parsed once.
+
+ruamel.yaml composes the documents (its C parser when ``ruamel.yaml.clib`` is installed, else the
+pure-Python one; both report the same marks); this module turns the composed nodes into light
+``YMap``/``YSeq``/``YScalar`` nodes that keep ``start``/``end`` character offsets into
+``YamlFile.text`` (the file decoded, byte-order mark removed). The editor replaces those spans
+and nothing else, so a file is never re-dumped.
+
+Guards: files larger than the configured limit, non-UTF-8 files, duplicate keys and alias bombs
+(``MAX_EXPANDED_NODES`` nodes after expanding aliases) raise ``ManifestParseError`` with the line.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from bot.manifests.errors import ManifestParseError
+
+try:  # the C parser is about 25 times faster; marks are identical
+    from ruamel.yaml.cyaml import CSafeLoader
+
+    _C_LOADER: type[CSafeLoader] | None = CSafeLoader
+except ImportError:  # pragma: no cover - depends on the installed wheel
+    _C_LOADER = None
+
+BOM = "\ufeff"
+"""UTF-8 byte-order mark, kept aside and written back unchanged."""
+MAX_EXPANDED_NODES = 250_000
+"""Nodes one file may expand to through aliases; more is an alias bomb."""
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_TAG = "tag:yaml.org,2002:"
+
+
+@dataclass(eq=False, slots=True)
+class YNode:
+    """A node with its character span ``[start, end)`` in the file text and 0-based line."""
+
+    start: int
+    end: int
+    line: int
+    column: int
+
+
+@dataclass(eq=False, slots=True)
+class YScalar(YNode):
+    """A scalar: ``value`` resolved (str, int, float, bool, None), ``text`` as composed, ``style``."""
+
+    value: Any = None
+    text: str = ""
+    style: str = ""
+    """``''`` plain, ``"`` or ``'`` quoted, ``|`` or ``>`` block."""
+
+
+@dataclass(eq=False, slots=True)
+class YMap(YNode):
+    """A mapping; ``items`` in file order as (key scalar, value node)."""
+
+    items: list[tuple[YScalar, YNode]] = field(default_factory=list)
+    flow: bool = False
+
+    def get(self, key: str) -> YNode | None:
+        for k, v in self.items:
+            if k.value == key:
+                return v
+        return None
+
+    def key_node(self, key: str) -> YScalar | None:
+        for k, _ in self.items:
+            if k.value == key:
+                return k
+        return None
+
+
+@dataclass(eq=False, slots=True)
+class YSeq(YNode):
+    """A sequence."""
+
+    items: list[YNode] = field(default_factory=list)
+    flow: bool = False
+
+
+@dataclass(eq=False, slots=True)
+class YDocument:
+    """One document of a file: ``index`` 0-based, ``root`` None for an empty document."""
+
+    index: int
+    root: YNode | None
+
+
+@dataclass(eq=False, slots=True)
+class YamlFile:
+    """A parsed file: repository-relative ``path``, original ``raw`` bytes, decoded ``text``."""
+
+    path: str
+    raw: bytes
+    text: str
+    bom: bool
+    newline: str
+    documents: list[YDocument]
+
+    def line_of(self, offset: int) -> int:
+        """1-based line of a character offset."""
+        return self.text.count("\n", 0, offset) + 1
+
+    def encode(self, text: str) -> bytes:
+        """Bytes of a new text of this file (BOM restored)."""
+        return ((BOM if self.bom else "") + text).encode("utf-8")
+
+
+def decode(path: str, raw: bytes) -> tuple[str, bool]:
+    """The text of ``raw`` without its BOM, and whether it had one."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ManifestParseError(path, line, f"not UTF-8 text: {exc.reason}") from exc
+    if text.startswith(BOM):
+        return text[1:], True
+    return text, False
+
+
+def _compose(text: str) -> Iterator[Node]:
+    if _C_LOADER is not None:
+        loader = _C_LOADER(text)
+        try:
+            while loader.check_node():
+                yield loader.get_node()
+        finally:
+            loader.dispose()
+    else:  # pragma: no cover
+        yield from YAML(typ="rt", pure=True).compose_all(text)
+
+
+def _resolve(node: ScalarNode) -> Any:
+    tag = node.tag or ""
+    text = node.value
+    if node.style or not tag.startswith(_TAG):
+        return text
+    kind = tag[len(_TAG) :]
+    try:
+        if kind == "null":
+            return None
+        if kind == "bool":
+            return text.lower() in ("true", "yes", "on", "y")
+        if kind == "int":
+            digits = text.replace("_", "")
+            try:
+                return int(digits, 0)
+            except ValueError:
+                return int(digits, 10)
+        if kind == "float":
+            low = text.lower()
+            if low.endswith("inf"):
+                return -math.inf if low.startswith("-") else math.inf
+            if low.endswith("nan"):
+                return math.nan
+            return float(text.replace("_", ""))
+    except ValueError:
+        return text
+    return text
+
+
+class _Builder:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.seen: dict[int, tuple[Node, YNode]] = {}
+        """Built nodes by ``id`` of the composed node, which is kept alive so ids stay unique."""
+        self.expanded = 0
+        self.sizes: dict[int, int] = {}
+        """Expanded node count of each built collection (aliases counted in full)."""
+
+    def build(self, node: Node) -> YNode:
+        hit = self.seen.get(id(node))
+        if hit is not None and hit[0] is node:  # an alias: count its expansion, share the node
+            self.expanded += self.sizes.get(id(hit[1]), 1)
+            self._check(node)
+            return hit[1]
+        self.expanded += 1
+        self._check(node)
+        start, end = node.start_mark.index, node.end_mark.index
+        line, col = node.start_mark.line, node.start_mark.column
+        out: YNode
+        if isinstance(node, ScalarNode):
+            out = YScalar(start, end, line, col, _resolve(node), node.value, node.style or "")
+        elif isinstance(node, SequenceNode):
+            seq = YSeq(start, end, line, col, [], bool(node.flow_style))
+            self.seen[id(node)] = (node, seq)
+            seq.items = [self.build(item) for item in node.value]
+            out = seq
+        elif isinstance(node, MappingNode):
+            ymap = YMap(start, end, line, col, [], bool(node.flow_style))
+            self.seen[id(node)] = (node, ymap)
+            ymap.items = self._items(node)
+            out = ymap
+        else:  # pragma: no cover - composer yields only these
+            raise ManifestParseError(self.path, line + 1, f"unexpected node {type(node).__name__}")
+        self.seen[id(node)] = (node, out)
+        if isinstance(out, YMap):
+            self.sizes[id(out)] = 1 + sum(self.sizes.get(id(v), 1) for _, v in out.items)
+        elif isinstance(out, YSeq):
+            self.sizes[id(out)] = 1 + sum(self.sizes.get(id(v), 1) for v in out.items)
+        return out
+
+    def _check(self, node: Node) -> None:
+        if self.expanded > MAX_EXPANDED_NODES:
+            raise ManifestParseError(
+                self.path,
+                node.start_mark.line + 1,
+                f"aliases expand to more than {MAX_EXPANDED_NODES} nodes (alias bomb?)",
+            )
+
+    def _items(self, node: MappingNode) -> list[tuple[YScalar, YNode]]:
+        items: list[tuple[YScalar, YNode]] = []
+        first_line: dict[Any, int] = {}
+        merged: list[tuple[YScalar, YNode]] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                source = self.build(value_node)
+                sources = source.items if isinstance(source, YSeq) else [source]
+                for src in sources:
+                    if isinstance(src, YMap):
+                        merged.extend(src.items)
+                continue
+            key = self.build(key_node)
+            if not isinstance(key, YScalar):
+                raise ManifestParseError(
+                    self.path,
+                    key_node.start_mark.line + 1,
+                    "complex mapping keys are not supported",
+                )
+            hashable = key.value if not isinstance(key.value, float) else repr(key.value)
+            if hashable in first_line:
+                raise ManifestParseError(
+                    self.path,
+                    key.line + 1,
+                    f"duplicate key {key.text!r} (first at line {first_line[hashable]})",
+                )
+            first_line[hashable] = key.line + 1
+            items.append((key, self.build(value_node)))
+        for key, value in merged:  # explicit keys win over merged ones
+            if key.value not in first_line:
+                first_line[key.value] = key.line + 1
+                items.append((key, value))
+        return items
+
+
+def parse_text(path: str, text: str) -> list[YDocument]:
+    """The documents of ``text`` (no BOM); raises ``ManifestParseError`` with the line."""
+    builder = _Builder(path)
+    docs: list[YDocument] = []
+    try:
+        for index, node in enumerate(_compose(text)):
+            root = builder.build(node)
+            empty = isinstance(root, YScalar) and root.value is None and root.start == root.end
+            docs.append(YDocument(index, None if empty else root))
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 0
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise ManifestParseError(path, line, f"invalid YAML: {problem}") from exc
+    except YAMLError as exc:
+        raise ManifestParseError(path, 0, f"invalid YAML: {exc}") from exc
+    except RecursionError as exc:
+        raise ManifestParseError(path, 0, "YAML nested too deeply") from exc
+    return docs
+
+
+def newline_of(text: str) -> str:
+    """The file's line ending: ``\\r\\n`` when its first line ends so, else ``\\n``."""
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
+
+
+def parse_file(path: str, raw: bytes) -> YamlFile:
+    """Decode and parse a whole file."""
+    text, bom = decode(path, raw)
+    return YamlFile(path, raw, text, bom, newline_of(text), parse_text(path, text))
+
+
+def to_data(node: YNode | None) -> Any:
+    """Plain Python data (dict, list, scalars) of a node; aliases become shared copies."""
+    if node is None:
+        return None
+    if isinstance(node, YScalar):
+        return node.value
+    if isinstance(node, YSeq):
+        return [to_data(item) for item in node.items]
+    assert isinstance(node, YMap)
+    return {k.value: to_data(v) for k, v in node.items}
+
+
+def walk(node: YNode, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], YNode]]:
+    """Every (path, node) under ``node``, ``node`` first; paths use keys and list indices."""
+    yield path, node
+    if isinstance(node, YMap):
+        for key, value in node.items:
+            yield from walk(value, (*path, key.value))
+    elif isinstance(node, YSeq):
+        for index, item in enumerate(node.items):
+            yield from walk(item, (*path, index))
+
+
+def node_at(root: YNode | None, path: tuple[Any, ...]) -> YNode | None:
+    """The node at ``path`` under ``root``, or None."""
+    node = root
+    for part in path:
+        if isinstance(node, YMap) and isinstance(part, str):
+            node = node.get(part)
+        elif isinstance(node, YSeq) and isinstance(part, int) and 0 <= part < len(node.items):
+            node = node.items[part]
+        else:
+            return None
+    return node

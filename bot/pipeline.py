@@ -1,0 +1,531 @@
+"""The product as code.
+
+For each repository: load config -> discover manifests -> fetch history -> recommend -> apply
+thresholds and policy -> edit -> open/update pull request -> update dashboard.
+
+Failures are isolated: a ``ConfigError``, ``MetricsError`` or ``ForgeError`` fails one
+repository (the others still run); a workload whose history is missing, whose engine input is
+incomplete or whose edit fails verification gets status ``error`` and nothing is written for it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from bot.config.bot import BotSettings
+from bot.config.errors import ConfigError, ConfigProblem
+from bot.config.forge import PullRequestConfig
+from bot.config.recommend import NoiseSettings, RecommendSettings, resolve
+from bot.config.repo import RepoConfig, WorkloadConfig, find_repo_config, load_repo_config
+from bot.forge.branches import group_change_sets, group_key
+from bot.forge.errors import ForgeError
+from bot.forge.github import GitHubForge, KeyResult, PublishReport, WorkloadStatus
+from bot.manifests import apply_changes, discover
+from bot.manifests.errors import ManifestError
+from bot.manifests.quantities import bytes_from_quantity, cores_from_quantity
+from bot.metrics.errors import MetricsError
+from bot.metrics.source import FetchResult, HistoryRequest, HistorySource
+from bot.model import (
+    DEFAULT_ENVIRONMENT,
+    ChangeSet,
+    DeclaredWorkload,
+    EditResult,
+    FieldChange,
+    Inventory,
+    Policy,
+    Recommendation,
+    Resource,
+    ResourceValues,
+    Status,
+    WorkloadHistory,
+    WorkloadRef,
+)
+from bot.recommend.changes import field_changes
+from bot.recommend.engine import recommend
+from bot.recommend.errors import RecommendError
+from bot.recommend.inputs import EmergencyState, build_input
+from bot.recommend.noise import passes_min_change
+from bot.report.charts import hourly_profile, weekday_peaks
+from bot.report.proposal import Proposal
+
+log = logging.getLogger("bot.pipeline")
+
+N = TypeVar("N", int, float)
+
+SECONDS_PER_DAY = 86_400.0
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadOutcome:
+    """What the pipeline decided for one workload."""
+
+    declared: DeclaredWorkload
+    status: Status
+    reasons: tuple[str, ...] = ()
+    recommendation: Recommendation | None = None
+    changes: tuple[FieldChange, ...] = ()
+    history: WorkloadHistory | None = None
+
+    @property
+    def ref(self) -> WorkloadRef:
+        return self.declared.ref
+
+
+@dataclass(frozen=True, slots=True)
+class RepositoryPlan:
+    """Everything ``plan`` shows for one checkout."""
+
+    root: Path
+    config: RepoConfig
+    inventory: Inventory
+    outcomes: tuple[WorkloadOutcome, ...]
+    edit: EditResult
+    window: tuple[float, float] = (0.0, 0.0)
+    errors: tuple[str, ...] = ()
+
+
+# --------------------------------------------------------------------------- settings per workload
+
+
+def _matches(rule: WorkloadConfig, ref: WorkloadRef) -> bool:
+    parts = rule.match.split("/")
+    names = {
+        1: (ref.name,),
+        2: (ref.namespace, ref.name),
+        3: (ref.kind, ref.namespace, ref.name),
+    }.get(len(parts))
+    if names is None:
+        return False
+    if not all(fnmatch.fnmatchcase(n, p) for n, p in zip(names, parts, strict=True)):
+        return False
+    return rule.environment is None or fnmatch.fnmatchcase(ref.environment, rule.environment)
+
+
+def workload_rules(config: RepoConfig, ref: WorkloadRef) -> list[WorkloadConfig]:
+    """The ``workloads:`` entries that apply to ``ref``, in file order (later entries win)."""
+    return [rule for rule in config.workloads if _matches(rule, ref)]
+
+
+def container_policies(
+    rules: Sequence[WorkloadConfig], containers: Iterable[str]
+) -> dict[str, dict[Resource, Policy]]:
+    """Per container and resource, the policy the rules set (absent = the engine's default)."""
+    out: dict[str, dict[Resource, Policy]] = {}
+    for name in containers:
+        chosen: dict[Resource, Policy] = {}
+        for rule in rules:
+            for policy in (rule.policy, rule.containers.get(name)):
+                if policy is None:
+                    continue
+                if policy.cpu is not None:
+                    chosen["cpu"] = policy.cpu
+                if policy.memory is not None:
+                    chosen["memory"] = policy.memory
+        out[name] = chosen
+    return out
+
+
+def _quantity(
+    value: str | int | float | None,
+    parse: Callable[[str | int | float], N],
+    key: str,
+    default: N | None,
+) -> N | None:
+    """``parse(value)``, ``default`` when unset; a bad quantity is a ``ConfigError`` at ``key``."""
+    if value is None:
+        return default
+    try:
+        return parse(value)
+    except ValueError as exc:
+        problem = ConfigProblem(".tortoise-bot.yaml", 0, key, f"not a Kubernetes quantity: {exc}")
+        raise ConfigError([problem]) from exc
+
+
+def allocated_bounds(
+    config: RepoConfig, rules: Sequence[WorkloadConfig], which: str
+) -> dict[str, ResourceValues]:
+    """``min_allocated`` or ``max_allocated`` of the rules, per container name, in cores/bytes.
+
+    Later rules win per container and resource. A quantity that does not parse is a
+    ``ConfigError`` naming its key.
+    """
+    out: dict[str, ResourceValues] = {}
+    for rule in rules:
+        index = config.workloads.index(rule)
+        for container, bounds in getattr(rule, which).items():
+            old = out.get(container, ResourceValues())
+            key = f"workloads.{index}.{which}.{container}"
+            out[container] = ResourceValues(
+                _quantity(bounds.cpu, cores_from_quantity, f"{key}.cpu", old.cpu_cores),
+                _quantity(bounds.memory, bytes_from_quantity, f"{key}.memory", old.memory_bytes),
+            )
+    return out
+
+
+def workload_settings(
+    base: RecommendSettings, config: RepoConfig, rules: Sequence[WorkloadConfig]
+) -> RecommendSettings:
+    """Admin defaults <- repository ``recommend:`` <- each matching workload's ``recommend:``."""
+    return resolve(base, config.recommend, *(rule.recommend for rule in rules))
+
+
+# --------------------------------------------------------------------------- the steps
+
+
+def history_requests(inventory: Inventory, config: RepoConfig) -> list[HistoryRequest]:
+    """One request per workload, with its environment's Prometheus selector."""
+    selectors: Mapping[str, Mapping[str, str]] = {
+        env.name: env.selector for env in config.environments
+    }
+    return [
+        HistoryRequest(
+            ref=w.ref,
+            containers=tuple(c.name for c in w.containers if not c.init),
+            selector=dict(selectors.get(w.ref.environment, {})),
+        )
+        for w in inventory.workloads
+    ]
+
+
+def decide_workload(
+    declared: DeclaredWorkload,
+    fetched: FetchResult,
+    config: RepoConfig,
+    settings: RecommendSettings,
+    *,
+    now_s: float,
+) -> WorkloadOutcome:
+    """Recommend for one workload and keep the changes that pass thresholds and policy."""
+    ref = declared.ref
+    rules = workload_rules(config, ref)
+    if any(rule.ignore for rule in rules):
+        return WorkloadOutcome(declared, "skipped", ("ignored by the repository config",))
+    if declared.managed_by_tortoise:
+        return WorkloadOutcome(
+            declared,
+            "skipped",
+            ("a Tortoise object in the repository manages this workload; the two would fight",),
+        )
+    error = fetched.errors.get(ref)
+    if error is not None:
+        return WorkloadOutcome(declared, "error", (f"metrics: {error}",))
+    history = fetched.histories.get(ref)
+    if history is None:
+        return WorkloadOutcome(declared, "error", ("metrics: no history was returned",))
+    resolved = workload_settings(settings, config, rules)
+    policies = container_policies(rules, (c.name for c in declared.containers))
+    emergency = EmergencyState(requested=any(rule.emergency for rule in rules))
+    engine_input = build_input(
+        declared,
+        history,
+        policies=policies,
+        emergency=emergency,
+        min_allocated=allocated_bounds(config, rules, "min_allocated"),
+        max_allocated=allocated_bounds(config, rules, "max_allocated"),
+    )
+    try:
+        recommendation = recommend(engine_input, resolved, now_s=now_s)
+    except RecommendError as exc:
+        return WorkloadOutcome(declared, "error", (f"recommendation: {exc}",), history=history)
+    changes = field_changes(recommendation)
+    return WorkloadOutcome(
+        declared,
+        recommendation.status,
+        recommendation.reasons,
+        recommendation,
+        changes,
+        history,
+    )
+
+
+def _mark_failed_edits(
+    outcomes: Sequence[WorkloadOutcome], edit: EditResult
+) -> tuple[WorkloadOutcome, ...]:
+    failed = set(edit.failed)
+    messages: dict[str, list[str]] = defaultdict(list)
+    for err in edit.errors:
+        messages[err.file].append(f"{err.file}:{err.line}: {err.message}")
+    out = []
+    for outcome in outcomes:
+        if outcome.ref in failed:
+            why = [m for f in outcome.declared.files for m in messages.get(f, [])]
+            out.append(
+                replace(
+                    outcome,
+                    status="error",
+                    reasons=("edit refused, nothing written", *why),
+                    changes=(),
+                )
+            )
+        else:
+            out.append(outcome)
+    return tuple(out)
+
+
+def plan_repository(
+    root: Path,
+    source: HistorySource,
+    settings: BotSettings,
+    *,
+    now_s: float,
+    write: bool = False,
+    config: RepoConfig | None = None,
+) -> RepositoryPlan:
+    """Plan one checkout: every step up to the edit; ``write`` applies the edit to the tree.
+
+    Raises ``ConfigError`` for a bad opt-in file and ``MetricsError`` when Prometheus is down:
+    both fail the repository as a whole.
+    """
+    config = config if config is not None else load_repo_config(root)
+    inventory = discover(root, config)
+    window_s = settings.prometheus.window_days * SECONDS_PER_DAY
+    start_s, end_s = now_s - window_s, now_s
+    fetched = source.fetch(history_requests(inventory, config), start_s=start_s, end_s=end_s)
+    outcomes = [
+        decide_workload(w, fetched, config, settings.recommend, now_s=now_s)
+        for w in inventory.workloads
+    ]
+    changes = [c for o in outcomes for c in o.changes]
+    edit = apply_changes(root, inventory, changes, config, write=write)
+    return RepositoryPlan(
+        root=root,
+        config=config,
+        inventory=inventory,
+        outcomes=_mark_failed_edits(outcomes, edit),
+        edit=edit,
+        window=(start_s, end_s),
+        errors=tuple(f"{e.file}:{e.line}: {e.message}" for e in inventory.errors),
+    )
+
+
+# --------------------------------------------------------------------------- many repositories
+
+
+@dataclass(frozen=True, slots=True)
+class RepositoryReport:
+    """The outcome of one repository in a run."""
+
+    repository: str
+    ok: bool
+    message: str = ""
+    opened: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    closed: tuple[str, ...] = ()
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    reports: tuple[RepositoryReport, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.reports)
+
+
+def run_repositories(
+    repositories: Sequence[str],
+    serve_one: Callable[[str], RepositoryReport],
+) -> RunSummary:
+    """Serve each repository; a failure is recorded and the next repository still runs."""
+    reports = []
+    for name in repositories:
+        try:
+            reports.append(serve_one(name))
+        except (ConfigError, MetricsError, ManifestError, ForgeError) as exc:
+            log.warning("repository %s failed: %s", name, exc)
+            reports.append(RepositoryReport(name, ok=False, message=str(exc)))
+    return RunSummary(tuple(reports))
+
+
+__all__ = [
+    "DEFAULT_ENVIRONMENT",
+    "RepositoryPlan",
+    "RepositoryReport",
+    "RunSummary",
+    "WorkloadOutcome",
+    "decide_workload",
+    "plan_repository",
+    "run_repositories",
+]
+
+
+# --------------------------------------------------------------------------- pull requests
+
+
+def _title(change_set: ChangeSet, grouping: str) -> str:
+    refs = sorted({c.ref for c in change_set.changes})
+    if len(refs) == 1:
+        ref = refs[0]
+        where = "" if ref.environment == DEFAULT_ENVIRONMENT else f" ({ref.environment})"
+        return f"Right-size {ref.kind} {ref.namespace}/{ref.name}{where}"
+    return f"Right-size {len(refs)} workloads in {change_set.key} (per {grouping})"
+
+
+def build_proposals(plan: RepositoryPlan) -> list[Proposal]:
+    """One ``Proposal`` per change set: its own edit against the checkout, plus chart data.
+
+    Each change set is edited on its own (``write=False``) so that its files hold only its
+    changes: the branch of one pull request never carries another's edits.
+    """
+    grouping = plan.config.pull_requests.grouping
+    outcomes = {o.ref: o for o in plan.outcomes if o.status == "changes"}
+    change_sets = group_change_sets(
+        (
+            ChangeSet(o.ref.key, o.changes, (o.recommendation,) if o.recommendation else ())
+            for o in outcomes.values()
+        ),
+        grouping,
+    )
+    proposals = []
+    for change_set in change_sets:
+        edit = apply_changes(
+            plan.root, plan.inventory, change_set.changes, plan.config, write=False
+        )
+        if not edit.files:
+            continue
+        hourly: dict[str, tuple[float, ...]] = {}
+        peaks: dict[str, tuple[float, ...]] = {}
+        replicas: dict[str, float] = {}
+        for ref in {c.ref for c in change_set.changes}:
+            history = outcomes[ref].history
+            if history is None:
+                continue
+            for name, ch in history.containers.items():
+                if ch.cpu_t.size:
+                    hourly[f"{ref.key}/{name}/cpu"] = hourly_profile(ch.cpu_t, ch.cpu_cores)
+                if ch.mem_t.size:
+                    hourly[f"{ref.key}/{name}/memory"] = hourly_profile(ch.mem_t, ch.mem_bytes)
+            if history.replicas.size:
+                peaks[ref.key] = weekday_peaks(history.replicas_t, history.replicas)
+                replicas[ref.key] = float(history.replicas.mean())
+            elif outcomes[ref].declared.replicas:
+                replicas[ref.key] = float(outcomes[ref].declared.replicas or 1)
+        proposals.append(
+            Proposal(
+                key=change_set.key,
+                title=_title(change_set, grouping),
+                change_set=change_set,
+                files=edit.files,
+                diff=edit.diff,
+                notes=edit.notes,
+                hourly_usage=hourly,
+                replica_peaks=peaks,
+                replicas=replicas,
+                window_s=plan.window,
+            )
+        )
+    return proposals
+
+
+def proposals_within_thresholds(
+    noise: NoiseSettings,
+) -> Callable[[Mapping[str, Any], Mapping[str, Any]], bool]:
+    """The check that keeps a rejected proposal closed: True when every proposed value of the
+    new proposal is within minChange (``bot.recommend.noise``) of the rejected one, and HPA
+    replica counts and targets are equal. Falls back to digest equality when a state holds no
+    per-value changes (too large to embed)."""
+
+    def within(rejected: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+        old_changes: Mapping[str, Any] = rejected.get("changes") or {}
+        new_changes: Mapping[str, Any] = new.get("changes") or {}
+        if not old_changes or not new_changes:
+            return bool(rejected.get("proposal") == new.get("proposal"))
+        if set(old_changes) != set(new_changes):
+            return False
+        for key, value in new_changes.items():
+            old = old_changes[key]
+            if old is None or value is None:
+                if old != value:
+                    return False
+                continue
+            field_name = key.rsplit("/", 1)[-1]
+            if field_name.startswith(("requests.", "limits.")):
+                resource: Resource = "cpu" if field_name.endswith("cpu") else "memory"
+                moved, _ = passes_min_change(float(old), float(value), resource, noise)
+                if moved:
+                    return False
+            elif old != value:
+                return False
+        return True
+
+    return within
+
+
+def workload_statuses(plan: RepositoryPlan) -> list[WorkloadStatus]:
+    """The dashboard's view of each workload, keyed by its change set."""
+    grouping = plan.config.pull_requests.grouping
+    return [
+        WorkloadStatus(
+            o.ref,
+            o.status,
+            "; ".join(o.reasons),
+            group_key(o.ref, grouping) if o.status == "changes" else None,
+        )
+        for o in plan.outcomes
+    ]
+
+
+def serve_repository(
+    full_name: str,
+    forge: GitHubForge,
+    source: HistorySource,
+    settings: BotSettings,
+    *,
+    now_s: float,
+    dry_run: bool = False,
+) -> RepositoryReport:
+    """Plan one repository on a fresh checkout and bring its pull requests and dashboard in line.
+
+    A bad opt-in file is reported on the dashboard issue and fails this repository only.
+    """
+    session = forge.open(full_name, PullRequestConfig())
+    root = session.checkout()
+    if find_repo_config(root) is None:
+        return RepositoryReport(full_name, ok=True, message="not opted in (no .tortoise-bot.yaml)")
+    try:
+        config = load_repo_config(root)
+    except ConfigError as exc:
+        if not dry_run:
+            session.report_config_error([str(p) for p in exc.problems])
+        raise
+    session.configure(config.pull_requests, dashboard=config.dashboard)
+    plan = plan_repository(root, source, settings, now_s=now_s, config=config)
+    proposals = build_proposals(plan)
+    counts: dict[str, int] = defaultdict(int)
+    for outcome in plan.outcomes:
+        counts[outcome.status] += 1
+    if dry_run:
+        return RepositoryReport(full_name, ok=True, message="dry run", counts=dict(counts))
+    if config.update_mode == "off":
+        report = PublishReport(
+            tuple(KeyResult(p.key, "pending", "pending", "update_mode is off") for p in proposals)
+        )
+    else:
+        report = session.publish(
+            proposals, within_thresholds=proposals_within_thresholds(settings.recommend.noise)
+        )
+    session.update_dashboard(workload_statuses(plan), report)
+    by_action: dict[str, list[str]] = defaultdict(list)
+    for result in report.results:
+        by_action[result.action].append(result.url or result.key)
+    failed = [r for r in report.results if r.status == "error"]
+    message = "; ".join(r.message for r in failed) or (report.stopped or "")
+    return RepositoryReport(
+        full_name,
+        ok=not failed and report.stopped is None,
+        message=message,
+        opened=tuple(by_action["create"]),
+        updated=tuple(by_action["update"] + by_action["rebuild"]),
+        closed=tuple(by_action["close"]),
+        counts=dict(counts),
+    )

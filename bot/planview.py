@@ -1,0 +1,174 @@
+"""Views of a ``RepositoryPlan``: the ``--format json`` document, markdown, and table rows.
+
+All three read the same data. The JSON document is described by
+``docs/schemas/plan.schema.json``; per workload it is the engine's workload object
+(``bot.report.plan_json``) plus what only the pipeline knows (files, edit failures).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from bot.model import (
+    RESOURCES,
+    ContainerRecommendation,
+    DeclaredWorkload,
+    Explained,
+    Recommendation,
+    Resource,
+    ResourceRecommendation,
+)
+from bot.pipeline import RepositoryPlan, WorkloadOutcome
+from bot.report.markdown import escape
+from bot.report.numbers import amount
+from bot.report.plan_json import workload_json
+
+PLAN_FORMAT_VERSION = 1
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")
+
+
+NOT_COMPUTED = "not-computed"
+"""Rule of the values of a workload the engine did not run for (skipped, or an error first)."""
+
+
+def _declared_only(declared: DeclaredWorkload) -> Recommendation:
+    """A recommendation-shaped view of a workload the engine did not run for: current values,
+    nothing proposed."""
+
+    def resource(name: str, r: Resource) -> ResourceRecommendation:
+        def value(current: float | int | None) -> Explained:
+            return Explained(current, current, NOT_COMPUTED, "not computed for this workload")
+
+        container = declared.container(name)
+        assert container is not None
+        return ResourceRecommendation(
+            r, "off", value(container.requests.get(r)), value(container.limits.get(r))
+        )
+
+    containers = tuple(
+        ContainerRecommendation(c.name, *(resource(c.name, r) for r in RESOURCES))
+        for c in declared.containers
+        if not c.init
+    )
+    return Recommendation(declared.ref, "skipped", containers=containers)
+
+
+def outcome_json(outcome: WorkloadOutcome) -> dict[str, Any]:
+    """One ``workloads[]`` entry: the engine's object, with the pipeline's status and files."""
+    rec = outcome.recommendation or _declared_only(outcome.declared)
+    data = workload_json(rec, files=outcome.declared.files)
+    data["status"] = outcome.status
+    data["reasons"] = list(outcome.reasons)
+    return data
+
+
+def plan_document(plan: RepositoryPlan, *, repository: str) -> dict[str, Any]:
+    """The ``plan --format json`` object."""
+    start_s, end_s = plan.window
+    return {
+        "version": PLAN_FORMAT_VERSION,
+        "repository": repository,
+        "window": {"start": _iso(start_s), "end": _iso(end_s)},
+        "environments": list(plan.inventory.environments),
+        "workloads": [outcome_json(o) for o in plan.outcomes],
+        "errors": [
+            {"file": e.file, "line": e.line, "message": e.message}
+            for e in (*plan.inventory.errors, *plan.edit.errors)
+        ],
+        "notes": [n.message for n in plan.edit.notes],
+        "diff": plan.edit.diff,
+    }
+
+
+def _value(resource: Resource, value: Explained) -> str:
+    current = amount(resource, value.current)
+    if value.proposed is None or value.proposed == value.current:
+        return current
+    return f"{current} → {amount(resource, value.proposed)}"
+
+
+def resource_rows(plan: RepositoryPlan) -> list[tuple[str, ...]]:
+    """Rows ``(workload, container, resource, policy, request, limit, usage, rule)``.
+
+    One row per container resource the engine looked at, then one per HPA value.
+    """
+    rows: list[tuple[str, ...]] = []
+    for outcome in plan.outcomes:
+        rec = outcome.recommendation
+        if rec is None:
+            continue
+        name = f"{outcome.ref.kind}/{outcome.ref.namespace}/{outcome.ref.name}@{outcome.ref.environment}"
+        for container in rec.containers:
+            for res in (container.cpu, container.memory):
+                usage = (
+                    f"{amount(res.resource, res.usage.p90)} / {amount(res.resource, res.usage.max)}"
+                    if res.usage
+                    else "-"
+                )
+                rows.append(
+                    (
+                        name,
+                        container.name,
+                        res.resource,
+                        res.policy,
+                        _value(res.resource, res.request),
+                        _value(res.resource, res.limit),
+                        usage,
+                        res.request.rule,
+                    )
+                )
+        if rec.hpa is not None:
+            for label, value in (
+                ("minReplicas", rec.hpa.min_replicas),
+                ("maxReplicas", rec.hpa.max_replicas),
+            ):
+                shown = (
+                    f"{value.current} → {value.proposed}" if value.changed else str(value.current)
+                )
+                rows.append((name, "(hpa)", label, "", shown, "", "", value.rule))
+            for target in rec.hpa.targets:
+                v = target.value
+                shown = f"{v.current}% → {v.proposed}%" if v.changed else f"{v.current}%"
+                rows.append(
+                    (
+                        name,
+                        target.container,
+                        target.resource,
+                        "horizontal",
+                        f"target {shown}",
+                        "",
+                        "",
+                        v.rule,
+                    )
+                )
+    return rows
+
+
+def plan_markdown(plan: RepositoryPlan, *, repository: str) -> str:
+    """The plan as GitHub-flavoured markdown (for job summaries and issue comments)."""
+    lines = [f"## tortoise-bot plan: {escape(repository)}", ""]
+    counts: dict[str, int] = {}
+    for outcome in plan.outcomes:
+        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+    lines.append(
+        ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no workloads"
+    )
+    lines += [
+        "",
+        "| workload | container | resource | policy | request | limit | usage p90 / max | rule |",
+    ]
+    lines.append("|---|---|---|---|---|---|---|---|")
+    for row in resource_rows(plan):
+        lines.append("| " + " | ".join(escape(cell) for cell in row) + " |")
+    lines += ["", "| status | workload | reasons |", "|---|---|---|"]
+    for outcome in plan.outcomes:
+        lines.append(
+            f"| {outcome.status} | {escape(str(outcome.ref))} | {escape('; '.join(outcome.reasons))} |"
+        )
+    if plan.edit.diff:
+        lines += ["", "```diff", plan.edit.diff.rstrip("\n"), "```"]
+    return "\n".join(lines) + "\n"

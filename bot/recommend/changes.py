@@ -1,0 +1,84 @@
+"""The field changes a recommendation carries: exactly the values that passed noise control.
+
+``Recommendation.status`` is ``changes`` exactly when ``field_changes`` is non-empty. Field names
+are those of ``bot.model.FieldChange``: ``requests.cpu``, ``requests.memory``, ``limits.cpu``,
+``limits.memory`` (with ``container``), ``hpa.minReplicas``, ``hpa.maxReplicas``,
+``hpa.target.cpu`` / ``hpa.target.memory`` (with ``container``; None for the pod-level
+``Resource`` metric, container ``*`` in the recommendation). A limit proposed as None where one
+exists is a removal (``proposed`` None).
+"""
+
+from __future__ import annotations
+
+from bot.model import RESOURCES, Explained, FieldChange, Recommendation
+from bot.recommend.tortoise.emergency import EmergencyPhase
+
+
+def next_emergency_phase(rec: Recommendation) -> EmergencyPhase:
+    """The emergency phase to store with this proposal (``normal`` when no HPA is involved)."""
+    if rec.hpa is None:
+        return "normal"
+    phase = rec.hpa.min_replicas.inputs.get("phase")
+    if phase == "emergency":
+        return "emergency"
+    return "back-to-normal" if phase == "back-to-normal" else "normal"
+
+
+def _changed(value: Explained) -> bool:
+    return value.rule != "gathering-data" and value.proposed != value.current
+
+
+def field_changes(rec: Recommendation) -> tuple[FieldChange, ...]:
+    """Every proposed value that differs from the current one, in a stable order."""
+    if rec.status in ("skipped", "error", "gathering-data"):
+        return ()
+    out: list[FieldChange] = []
+    for container in rec.containers:
+        for resource in RESOURCES:
+            rr = container.resource(resource)
+            for kind, value in (("requests", rr.request), ("limits", rr.limit)):
+                if kind == "requests" and value.proposed is None:
+                    continue
+                if _changed(value):
+                    out.append(
+                        FieldChange(
+                            rec.ref,
+                            f"{kind}.{resource}",
+                            value.proposed,
+                            value.current,
+                            container.name,
+                            f"{value.reason} [{value.rule}]",
+                        )
+                    )
+    if rec.hpa is not None:
+        for name, value in (
+            ("hpa.minReplicas", rec.hpa.min_replicas),
+            ("hpa.maxReplicas", rec.hpa.max_replicas),
+        ):
+            if value.proposed is not None and _changed(value):
+                out.append(
+                    FieldChange(
+                        rec.ref,
+                        name,
+                        value.proposed,
+                        value.current,
+                        None,
+                        f"{value.reason} [{value.rule}]",
+                    )
+                )
+        for target in rec.hpa.targets:
+            value = target.value
+            if value.proposed is not None and _changed(value):
+                pod_level = target.container == "*"
+                suffix = "; pod-level Resource metric" if pod_level else ""
+                out.append(
+                    FieldChange(
+                        rec.ref,
+                        f"hpa.target.{target.resource}",
+                        value.proposed,
+                        value.current,
+                        None if pod_level else target.container,
+                        f"{value.reason}{suffix} [{value.rule}]",
+                    )
+                )
+    return tuple(out)

@@ -1,0 +1,773 @@
+"""The one entry point: ``recommend(inp, settings, now_s=...) -> Recommendation``.
+
+Order, per workload (``docs/recommendations.md`` has the formulas):
+
+1. skip a workload a live Tortoise manages; drop excluded periods and samples after ``now``;
+2. per container: VPA histograms replayed on a time grid -> VPA estimate (target, bounds,
+   uncapped target, confidence) and Tortoise's sticky maximum of the target (``rec``);
+   no CPU or memory sample for a container -> ``gathering-data``, nothing proposed;
+3. HPA: replica slots -> minReplicas/maxReplicas (maximum over the slots), emergency, and the
+   per-container targets with the +5 / 24 h limits; missing slots hold the HPA (gathering);
+4. requests per container resource: ``off`` keeps, ``vertical`` follows the VPA (Tortoise's
+   buffer and hysteresis, or HVPA blending), ``horizontal`` is right-sized;
+5. noise control (memory floor at the peak, OOM increase, rounding, minChange), then limits;
+6. status: ``changes`` exactly when ``changes.field_changes`` is non-empty.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from bot.config.recommend import AdminSettings, RecommendSettings
+from bot.model import (
+    RESOURCES,
+    ContainerHistory,
+    ContainerRecommendation,
+    Explained,
+    FloatArray,
+    HpaRecommendation,
+    HpaTargetRecommendation,
+    Note,
+    Number,
+    Recommendation,
+    Resource,
+    ResourceRecommendation,
+    Status,
+    Usage,
+    VpaEstimate,
+)
+from bot.recommend import hvpa, noise
+from bot.recommend.changes import field_changes
+from bot.recommend.inputs import ContainerInput, WorkloadInput
+from bot.recommend.tortoise.constants import (
+    CLOSE_TO_PREFERRED_FRACTION,
+    INITIAL_TARGET_PERCENT,
+)
+from bot.recommend.tortoise.emergency import emergency_min_replicas
+from bot.recommend.tortoise.replicas import replica_slots, slot_labels
+from bot.recommend.tortoise.requests import (
+    HorizontalContext,
+    from_milli,
+    horizontal_request,
+    justify,
+    milli,
+    rebalance_path,
+    sticky_max,
+    vertical_request,
+)
+from bot.recommend.tortoise.utilization import apply_target_change_limits, recommend_target
+from bot.recommend.vpa.aggregate import (
+    ReplayGrid,
+    accepted,
+    confidence,
+    cpu_counters,
+    memory_peaks,
+    replay_rows,
+    sample_step_s,
+    usage_from_counts,
+)
+from bot.recommend.vpa.constants import MIN_SAMPLE_WEIGHT
+from bot.recommend.vpa.estimator import estimate
+from bot.recommend.vpa.histogram import CPU_OPTIONS, MEMORY_OPTIONS
+from bot.recommend.vpa.limits import propose_limit
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceEstimate:
+    """What the VPA part says about one container resource."""
+
+    vpa: VpaEstimate
+    rec: float
+    """Tortoise's sticky maximum of the VPA target: the ``rec`` of every Tortoise formula."""
+    usage: Usage | None
+    capped_by: str | None = None
+    oom_floor: float = 0.0
+    """Memory: the largest OOM bump in the window (0 without OOM kills)."""
+
+
+def _keep(
+    times_s: FloatArray, now_s: float, excluded: tuple[tuple[float, float], ...]
+) -> np.ndarray:
+    mask = times_s <= now_s
+    for start, end in excluded:
+        mask &= ~((times_s >= start) & (times_s < end))
+    return mask
+
+
+def _select(mask: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The arrays restricted to ``mask``; no copy when every element is kept."""
+    if bool(mask.all()):
+        return arrays
+    return tuple(a[mask] for a in arrays)
+
+
+def _first_cpu_time(inp: WorkloadInput, now_s: float) -> float | None:
+    firsts = []
+    for container in inp.containers:
+        ch = inp.history.containers.get(container.name)
+        if ch is not None and ch.cpu_t.size:
+            t = ch.cpu_t[_keep(ch.cpu_t, now_s, inp.excluded_intervals_s)]
+            if t.size:
+                firsts.append(float(t.min()))
+    return min(firsts) if firsts else None
+
+
+def estimate_container(
+    ch: ContainerHistory,
+    container: ContainerInput,
+    grid: ReplayGrid,
+    settings: RecommendSettings,
+    *,
+    n_containers: int,
+    now_s: float,
+    excluded: tuple[tuple[float, float], ...] = (),
+) -> dict[Resource, ResourceEstimate] | str:
+    """VPA estimates and sticky maxima for both resources, or why there is too little data."""
+    vpa_s = settings.vpa
+    keep = _keep(ch.cpu_t, now_s, excluded)
+    keep &= accepted(ch.cpu_t, ch.cpu_pod, ch.cpu_cores, strict=True)
+    cpu_t, cpu_v = _select(keep, ch.cpu_t, ch.cpu_cores)
+    if cpu_t.size == 0:
+        return f"no CPU samples for container {container.name}"
+    span_s = float(cpu_t.max() - cpu_t.min())
+    if span_s < settings.min_history_s:
+        return (
+            f"container {container.name}: {span_s / 3600:.1f} h of CPU history, "
+            f"{settings.min_history_s / 3600:g} h needed"
+        )
+    mem_t, mem_pod, mem_used = _select(
+        _keep(ch.mem_t, now_s, excluded), ch.mem_t, ch.mem_pod, ch.mem_bytes
+    )
+    oom_t, oom_pod, oom_req = _select(
+        _keep(ch.oom_t, now_s, excluded), ch.oom_t, ch.oom_pod, ch.oom_request_bytes
+    )
+    peaks = memory_peaks(
+        mem_t,
+        mem_pod,
+        mem_used,
+        oom_times_s=oom_t,
+        oom_pods=oom_pod,
+        oom_request_bytes=oom_req,
+        interval_s=vpa_s.memory_aggregation_interval_s,
+        oom_bump_up_ratio=vpa_s.oom_bump_up_ratio,
+        oom_min_bump_up_bytes=vpa_s.oom_min_bump_up_bytes,
+    )
+    if peaks.values.size == 0:
+        return f"no memory samples for container {container.name}"
+    cpu_steps = grid.bins(cpu_t)
+    cpu_buckets = CPU_OPTIONS.find_buckets(cpu_v)
+    per_sample = 1.0
+    if vpa_s.confidence_per_minute:
+        cpu_pods = _select(keep, ch.cpu_pod)[0]
+        per_sample = max(1.0, sample_step_s(cpu_t, cpu_pods) / 60.0)
+    conf = confidence(
+        cpu_counters(cpu_t, cpu_steps, grid),
+        vpa_s.confidence_interval_s,
+        samples_per_sample=per_sample,
+    )
+    cpu_rows = replay_rows(
+        cpu_v,
+        MIN_SAMPLE_WEIGHT,
+        cpu_t,
+        cpu_steps,
+        grid=grid,
+        options=CPU_OPTIONS,
+        half_life_s=vpa_s.cpu_half_life_s,
+        buckets=cpu_buckets,
+    )
+    mem_rows = replay_rows(
+        peaks.values,
+        1.0,
+        peaks.window_end_s,
+        grid.bins(peaks.window_start_s),
+        grid=grid,
+        options=MEMORY_OPTIONS,
+        half_life_s=vpa_s.memory_half_life_s,
+    )
+    usages = {
+        "cpu": usage_from_counts(cpu_v, CPU_OPTIONS, cpu_buckets),
+        "memory": usage_from_counts(_select(np.isfinite(mem_used), mem_used)[0], MEMORY_OPTIONS),
+    }
+    out: dict[Resource, ResourceEstimate] = {}
+    for resource, rows in (("cpu", cpu_rows), ("memory", mem_rows)):
+        res: Resource = "cpu" if resource == "cpu" else "memory"
+        est = estimate(
+            rows,
+            conf,
+            res,
+            vpa_s,
+            n_containers=n_containers,
+            min_allowed=container.min_allocated.get(res),
+            max_allowed=container.max_allocated.get(res),
+        )
+        out[res] = ResourceEstimate(
+            vpa=est.final(),
+            rec=sticky_max(est.target.tolist(), est.upper.tolist()),
+            usage=usages[res],
+            capped_by=est.capped_by,
+            oom_floor=float(peaks.oom_bumps.max())
+            if res == "memory" and peaks.oom_bumps.size
+            else 0.0,
+        )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _HpaPart:
+    recommendation: HpaRecommendation
+    context: HorizontalContext
+    gathering: str | None
+    frozen: bool
+    """Emergency or back-to-normal: requests and targets are frozen (upstream C7)."""
+    note: Note | None = None
+
+
+def _fraction(mask: np.ndarray) -> float:
+    return float(mask.mean()) if mask.size else 0.0
+
+
+def _hpa_target_current(inp: WorkloadInput, container: str, resource: Resource) -> tuple[int, str]:
+    assert inp.hpa is not None
+    pod_level = None
+    for target in inp.hpa.targets:
+        if target.resource != resource:
+            continue
+        if target.container == container:
+            return target.utilization_percent, "ContainerResource"
+        if target.container is None:
+            pod_level = target.utilization_percent
+    if pod_level is not None:
+        return pod_level, "Resource"
+    return INITIAL_TARGET_PERCENT, "added"
+
+
+def _hpa_part(
+    inp: WorkloadInput,
+    settings: RecommendSettings,
+    estimates: dict[str, dict[Resource, ResourceEstimate]],
+    now_s: float,
+) -> _HpaPart:
+    admin = settings.admin
+    hist = inp.history
+    keep = _keep(hist.replicas_t, now_s, inp.excluded_intervals_s) & np.isfinite(hist.replicas)
+    t, r = hist.replicas_t[keep], hist.replicas[keep]
+    hpa = inp.hpa
+    hpa_min = (hpa.min_replicas if hpa and hpa.min_replicas is not None else 1) if hpa else 1
+    frac = settings.right_sizing.bound_time_fraction
+    pairs = sum(1 for c in inp.containers for res in RESOURCES if c.policy(res) == "horizontal")
+    close_at = int(admin.preferred_max_replicas * CLOSE_TO_PREFERRED_FRACTION)
+    context = HorizontalContext(
+        scaled_up=admin.vertical_scaling_based_on_preferred_max_replicas
+        and _fraction((r >= admin.preferred_max_replicas) & (r > hpa_min)) >= frac,
+        close_to_preferred=_fraction(r > close_at) >= frac,
+        at_minimum=_fraction(r <= admin.minimum_min_replicas) >= frac,
+        single_pair_or_at_hpa_min=pairs < 2 or _fraction(r == hpa_min) >= frac,
+    )
+    if hpa is None:
+        empty = Explained(None, None, "hpa.none", "no HorizontalPodAutoscaler")
+        return _HpaPart(HpaRecommendation(empty, empty), context, None, False)
+
+    slots = replica_slots(t, r, admin)
+    cur_min, cur_max = hpa.min_replicas, hpa.max_replicas
+    gathering = None
+    frozen = inp.emergency.requested or inp.emergency.previous_phase != "normal"
+    note = None
+    if slots.missing and not inp.emergency.requested:
+        total = len(slot_labels(admin))
+        gathering = (
+            f"replica history covers {total - len(slots.missing)} of {total} time slots "
+            f"(missing e.g. {', '.join(slots.missing[:3])})"
+        )
+        min_x = Explained(cur_min, cur_min, "tortoise.gathering_data", gathering)
+        max_x = Explained(cur_max, cur_max, "tortoise.gathering_data", gathering)
+    else:
+        # In emergency with slots still unobserved: the observed slots, else the current max.
+        slot_max = slots.max_max or cur_max
+        capped_max, max_rule, max_reason = (
+            slot_max,
+            "tortoise.replicas.max",
+            (
+                f"max over {len(slots.values)} slots of ceil(replicas × "
+                f"{admin.max_replicas_recommendation_multiplier:g})"
+            ),
+        )
+        if settings.max_replicas is not None and capped_max > settings.max_replicas:
+            capped_max, max_rule = settings.max_replicas, "tortoise.replicas.max_workload_cap"
+            max_reason = f"slot max {slot_max} capped by the workload's max_replicas"
+        if capped_max > admin.maximum_max_replicas:
+            capped_max, max_rule = admin.maximum_max_replicas, "tortoise.replicas.max_global_cap"
+            max_reason = f"slot max {slot_max} capped by maximum_max_replicas"
+        rec_min = min(slots.max_min, admin.maximum_min_replicas)
+        min_rule = (
+            "tortoise.replicas.min" if rec_min == slots.max_min else "tortoise.replicas.min_cap"
+        )
+        min_reason = (
+            f"max over {len(slots.values)} slots of ceil(replicas × "
+            f"{admin.min_replicas_recommendation_multiplier:g}), at most maximum_min_replicas"
+        )
+        proposed_min = rec_min
+        outcome = emergency_min_replicas(
+            requested=inp.emergency.requested,
+            previous_phase=inp.emergency.previous_phase,
+            current_min=cur_min if cur_min is not None else 1,
+            recommended_min=rec_min,
+            capped_max=capped_max,
+            reduction_factor=admin.replica_reduction_factor,
+            steps=settings.back_to_normal_steps_per_run,
+        )
+        phase = "normal"
+        if outcome is not None:
+            proposed_min, min_rule, min_reason, phase = (
+                outcome.min_replicas,
+                outcome.rule,
+                outcome.reason,
+                outcome.phase,
+            )
+        if proposed_min > capped_max:
+            note = Note(
+                "min-above-max",
+                f"minReplicas {proposed_min} above maxReplicas {capped_max}: maxReplicas raised",
+            )
+            capped_max, max_rule = proposed_min, "tortoise.replicas.max_raised_to_min"
+            max_reason = "raised to minReplicas (upstream does not check min <= max)"
+        min_x = Explained(
+            cur_min, proposed_min, min_rule, min_reason, {"phase": phase, "slot_min": slots.max_min}
+        )
+        max_x = Explained(cur_max, capped_max, max_rule, max_reason, {"slot_max": slot_max})
+
+    at_max = r.size > 0 and float(r[-1]) >= admin.maximum_max_replicas
+    hold = "emergency: targets frozen" if frozen else gathering
+    targets = _targets(inp, settings, estimates, now_s=now_s, hold=hold, at_max=at_max)
+    rec = HpaRecommendation(min_x, max_x, targets, dict(slots.values))
+    return _HpaPart(rec, context, gathering, frozen, note)
+
+
+POD_LEVEL = "*"
+"""``HpaTargetRecommendation.container`` of a pod-level ``Resource`` metric."""
+
+
+def _target_value(
+    current: int,
+    rec_m: int,
+    req_m: int,
+    key: tuple[str, Resource],
+    inputs: dict[str, Number | str | None],
+    *,
+    inp: WorkloadInput,
+    admin: AdminSettings,
+    now_s: float,
+) -> Explained:
+    """C3 then C4: the proposed target with the +5 / 24 h limits."""
+    proposal = recommend_target(rec_m, req_m, current, admin)
+    limited = apply_target_change_limits(
+        current,
+        proposal,
+        last_changed_s=inp.target_changed_s.get(key),
+        now_s=now_s,
+        admin=admin,
+    )
+    inputs = inputs | {"unlimited": proposal.value}
+    return Explained(current, limited.value, limited.rule, limited.reason, inputs)
+
+
+def _targets(
+    inp: WorkloadInput,
+    settings: RecommendSettings,
+    estimates: dict[str, dict[Resource, ResourceEstimate]],
+    *,
+    now_s: float,
+    hold: str | None,
+    at_max: bool,
+) -> tuple[HpaTargetRecommendation, ...]:
+    """HPA targets as Tortoise manages them (C3, C4), one per horizontal (container, resource)
+    with a ``ContainerResource`` metric.
+
+    The bot edits values, not metric blocks, so where the HPA scales a resource on the pod-level
+    ``Resource`` metric (which Tortoise would replace) that one target is tuned with the same
+    formula from the pod's summed VPA values and requests (container ``*``); a horizontal
+    container without any metric is reported (Tortoise would add one at 70 %), not edited.
+    """
+    admin = settings.admin
+    targets = []
+    pod_level_done: set[Resource] = set()
+    for container in inp.containers:
+        for resource in RESOURCES:
+            if container.policy(resource) != "horizontal":
+                continue
+            current, kind = _hpa_target_current(inp, container.name, resource)
+            name = container.name
+            inputs: dict[str, Number | str | None] = {"metric": kind}
+            if kind == "Resource":
+                if resource in pod_level_done:
+                    continue
+                pod_level_done.add(resource)
+                name = POD_LEVEL
+                pairs = [
+                    (estimates.get(c.name, {}).get(resource), c.requests.get(resource))
+                    for c in inp.containers
+                    if c.requests.get(resource)
+                ]
+                complete = all(est is not None for est, _ in pairs)
+                rec_m = sum(milli(e.rec, resource) for e, _ in pairs if e is not None)
+                req_m = sum(milli(float(q or 0), resource) for _, q in pairs)
+            else:
+                est = estimates.get(name, {}).get(resource)
+                req = container.requests.get(resource)
+                complete = est is not None and bool(req)
+                rec_m = milli(est.rec, resource) if est is not None else 0
+                req_m = milli(float(req or 0), resource)
+            if kind == "added":
+                value = Explained(
+                    None,
+                    None,
+                    "tortoise.target.missing_metric",
+                    f"no metric for this container: Tortoise would add one at "
+                    f"{INITIAL_TARGET_PERCENT}%; the bot edits values, add it by hand",
+                    inputs,
+                )
+            elif not inp.container_resource_metrics and kind == "ContainerResource":
+                value = Explained(
+                    current,
+                    current,
+                    "hpa.container_resource_unsupported",
+                    "skipped: the repository cannot express ContainerResource metrics here",
+                    inputs,
+                )
+            elif hold or not complete or req_m <= 0:
+                why = hold or "no request or estimate"
+                value = Explained(current, current, "tortoise.target.hold", why, inputs)
+            elif at_max:
+                value = Explained(
+                    current,
+                    current,
+                    "tortoise.target.at_max_replicas",
+                    "replicas at maximum_max_replicas: no target recommendation",
+                    inputs,
+                )
+            else:
+                inputs |= {"rec": rec_m / 1000, "request": req_m / 1000}
+                value = _target_value(
+                    current,
+                    rec_m,
+                    req_m,
+                    (name, resource),
+                    inputs,
+                    inp=inp,
+                    admin=admin,
+                    now_s=now_s,
+                )
+            targets.append(HpaTargetRecommendation(name, resource, value))
+    return tuple(targets)
+
+
+def _request(
+    container: ContainerInput,
+    resource: Resource,
+    est: ResourceEstimate,
+    hpa_part: _HpaPart,
+    *,
+    inp: WorkloadInput,
+    settings: RecommendSettings,
+) -> Explained:
+    """The raw request proposal (before noise control) for one container resource."""
+    admin = settings.admin
+    current = container.requests.get(resource)
+    policy = container.policy(resource)
+    if policy == "off" or current is None:
+        return Explained(current, current, "policy.off", "policy off or no request: untouched")
+    if hpa_part.frozen:
+        return Explained(
+            current, current, "tortoise.emergency.frozen", "emergency: requests frozen"
+        )
+    if policy == "horizontal" and inp.hpa is None:
+        return Explained(
+            current,
+            current,
+            "policy.horizontal_without_hpa",
+            "horizontal policy but no HPA: untouched (the bot does not create HPAs)",
+        )
+    req_m, rec_m = milli(float(current), resource), milli(est.rec, resource)
+    inputs: dict[str, Number | str | None] = {"rec": est.rec, "vpa_target": est.vpa.target}
+    bounds = {
+        "min_allocated": container.min_allocated.get(resource),
+        "max_allocated": container.max_allocated.get(resource),
+    }
+    if settings.strategy == "hvpa" and policy == "vertical":
+        replicas = inp.history.replicas
+        now_replicas = int(replicas[-1]) if replicas.size else (inp.replicas or 1)
+        hpa = inp.hpa
+        weight = hvpa.vpa_weight(
+            settings.hvpa.weight_based_scaling_intervals,
+            now_replicas,
+            now_replicas,
+            hpa_min=(hpa.min_replicas or 1) if hpa else now_replicas,
+            hpa_max=hpa.max_replicas if hpa else now_replicas,
+        )
+        value = hvpa.weighted_request(float(current), est.vpa.target, weight, resource)
+        return Explained(
+            current,
+            value,
+            "hvpa.weighted",
+            f"current + trunc((VPA target − current) × {weight}/100)",
+            inputs | {"vpa_weight": weight},
+        )
+    if policy == "vertical":
+        new, rule, reason = vertical_request(req_m, rec_m, admin.buffer_ratio_on_vertical_resource)
+        if new is None:
+            return Explained(current, current, rule, reason, inputs)
+        value_m, clamp_rule = justify(req_m, new, resource, container.name, admin=admin, **bounds)
+        if clamp_rule and value_m != new:
+            rule, reason = clamp_rule, f"{reason}; clamped ({clamp_rule})"
+        return Explained(current, from_milli(value_m, resource), rule, reason, inputs)
+    current_target = None
+    if inp.hpa is not None:
+        current_target, kind = _hpa_target_current(inp, container.name, resource)
+        if kind == "added":
+            current_target = None
+    proposal = horizontal_request(
+        req_m,
+        rec_m,
+        current_target,
+        hpa_part.context,
+        resource=resource,
+        container=container.name,
+        admin=admin,
+        **bounds,
+    )
+    reason = proposal.reason
+    if proposal.rule == "tortoise.request.step_down" and current_target:
+        path = rebalance_path(req_m, rec_m, current_target, admin.max_allowed_scaling_down_ratio)
+        reason += "; path " + " -> ".join(f"{from_milli(p, resource):g}" for p in path)
+    return Explained(current, from_milli(proposal.milli, resource), proposal.rule, reason, inputs)
+
+
+def _noise(
+    raw: Explained,
+    resource: Resource,
+    est: ResourceEstimate,
+    container: ContainerInput,
+    settings: RecommendSettings,
+) -> Explained:
+    """Memory floor at the peak, OOM increase, rounding to the manifest grid, minChange."""
+    ns = settings.noise
+    current, proposed = raw.current, raw.proposed
+    if (
+        proposed is None
+        or current is None
+        or raw.rule in ("policy.off", "tortoise.emergency.frozen")
+    ):
+        return raw
+    rule, reason = raw.rule, raw.reason
+    inputs = dict(raw.inputs)
+    cap = container.max_allocated.get(resource)
+    forced = False
+    if (
+        resource == "memory"
+        and est.usage is not None
+        and ns.memory_floor_at_peak
+        and proposed < est.usage.max
+    ):
+        proposed, rule = est.usage.max, "noise.memory_peak_floor"
+        proposed = min(
+            proposed, float(cap or math.inf), float(settings.admin.maximum_memory_request_bytes)
+        )
+        reason = f"raised to the observed working-set peak ({raw.reason})"
+    if resource == "memory" and ns.oom_immediate_increase and est.oom_floor > 0:
+        floor = est.oom_floor if not cap else min(est.oom_floor, float(cap))
+        if proposed < floor and floor > current:
+            proposed, rule, forced = floor, "oom.bump", True
+            reason = "OOM kill in the window: max(request + 100 MiB, request × 1.2)"
+        elif proposed > current:
+            forced = True
+    admin = settings.admin
+    global_max = (
+        admin.maximum_cpu_request_cores
+        if resource == "cpu"
+        else float(admin.maximum_memory_request_bytes)
+    )
+    ceiling = min(float(cap) if cap else math.inf, global_max)
+    rounded = noise.round_up_to_step(float(proposed), resource, ns)
+    if rounded > ceiling >= float(proposed):
+        rounded = ceiling
+    if noise.same_on_grid(float(current), rounded, resource, ns):
+        return Explained(
+            current,
+            current,
+            raw.rule if proposed == current else "noise.rounding",
+            raw.reason
+            if proposed == current
+            else "differs from the current value only by rounding",
+            inputs,
+        )
+    allowed, threshold = noise.passes_min_change(float(current), rounded, resource, ns)
+    if not allowed and not forced:
+        inputs |= {"unfiltered": rounded, "min_change": threshold, "unfiltered_rule": rule}
+        return Explained(
+            current,
+            current,
+            "noise.min_change",
+            f"change {rounded - float(current):+g} below minChange {threshold:g}",
+            inputs,
+        )
+    value: Number = rounded if resource == "cpu" else int(rounded)
+    return Explained(current, value, rule, reason, inputs)
+
+
+def _limit(
+    container: ContainerInput, resource: Resource, request: Explained, settings: RecommendSettings
+) -> Explained:
+    current = container.limits.get(resource)
+    orig_request = container.requests.get(resource)
+    if request.rule in ("policy.off", "tortoise.emergency.frozen"):
+        return Explained(current, current, request.rule, "limit untouched")
+    new_request = request.proposed
+    if settings.strategy == "hvpa" and request.rule == "hvpa.weighted" and new_request is not None:
+        params = settings.hvpa.limits_requests_gap_scale_params.get(resource)
+        gap_limit = hvpa.scaled_limit(
+            current,
+            float(orig_request) if orig_request else None,
+            float(new_request),
+            params,
+            resource,
+        )
+        return Explained(current, gap_limit, "hvpa.limits_gap", "limitsRequestsGapScaleParams")
+    proposal = propose_limit(
+        current,
+        float(orig_request) if orig_request is not None else None,
+        float(new_request) if new_request is not None else None,
+        resource,
+        limits=settings.limits,
+        admin=settings.admin,
+    )
+    value: Number | None = proposal.value
+    if value is not None and resource == "memory":
+        value = math.ceil(value)
+    if value is not None and current is not None and math.isclose(value, current, rel_tol=1e-9):
+        value = current
+    return Explained(current, value, proposal.rule, proposal.reason)
+
+
+def input_problems(inp: WorkloadInput) -> list[str]:
+    """What makes ``inp`` unusable (mismatched series, duplicate containers), or nothing."""
+    problems = []
+    names = [c.name for c in inp.containers]
+    if len(set(names)) != len(names):
+        problems.append("duplicate container names")
+    hist = inp.history
+    if hist.replicas_t.shape != hist.replicas.shape:
+        problems.append("replicas_t and replicas differ in length")
+    for name, ch in hist.containers.items():
+        for family, arrays in (
+            ("cpu", (ch.cpu_t, ch.cpu_pod, ch.cpu_cores)),
+            ("memory", (ch.mem_t, ch.mem_pod, ch.mem_bytes)),
+            ("oom", (ch.oom_t, ch.oom_pod, ch.oom_request_bytes)),
+        ):
+            if len({a.shape for a in arrays}) != 1 or arrays[0].ndim != 1:
+                problems.append(f"container {name}: the {family} series differ in length")
+    return problems
+
+
+def _gathering(inp: WorkloadInput, reasons: list[str]) -> Recommendation:
+    containers = []
+    for container in inp.containers:
+        per = {}
+        for resource in RESOURCES:
+            req, lim = container.requests.get(resource), container.limits.get(resource)
+            per[resource] = ResourceRecommendation(
+                resource,
+                container.policy(resource),
+                Explained(req, None, "gathering-data", "too little history"),
+                Explained(lim, None, "gathering-data", "too little history"),
+            )
+        containers.append(ContainerRecommendation(container.name, per["cpu"], per["memory"]))
+    return Recommendation(inp.ref, "gathering-data", tuple(reasons), tuple(containers))
+
+
+def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) -> Recommendation:
+    """What the bot proposes for one workload at ``now_s`` (unix s); see the module doc."""
+    if inp.managed_by_tortoise:
+        return Recommendation(
+            inp.ref,
+            "skipped",
+            ("a live Tortoise (mode not Off) manages this workload: the two would fight",),
+        )
+    if not inp.containers:
+        return Recommendation(inp.ref, "error", ("no containers: nothing to recommend",))
+    problems = input_problems(inp)
+    if problems:
+        return Recommendation(inp.ref, "error", tuple(problems))
+    first = _first_cpu_time(inp, now_s)
+    if first is None:
+        return _gathering(inp, ["no CPU samples in the window"])
+    grid = ReplayGrid.covering(first, now_s, settings.vpa.sticky_step_s)
+    n_active = sum(
+        1 for c in inp.containers if any(c.policy(r) != "off" for r in RESOURCES)
+    ) or len(inp.containers)
+    estimates: dict[str, dict[Resource, ResourceEstimate]] = {}
+    missing = []
+    for container in inp.containers:
+        ch = inp.history.containers.get(container.name)
+        if ch is None:
+            missing.append(f"no history for container {container.name}")
+            continue
+        result = estimate_container(
+            ch,
+            container,
+            grid,
+            settings,
+            n_containers=n_active,
+            now_s=now_s,
+            excluded=inp.excluded_intervals_s,
+        )
+        if isinstance(result, str):
+            missing.append(result)
+        else:
+            estimates[container.name] = result
+    if missing:
+        return _gathering(inp, missing)
+
+    hpa_part = _hpa_part(inp, settings, estimates, now_s)
+    containers = []
+    for container in inp.containers:
+        per: dict[Resource, ResourceRecommendation] = {}
+        for resource in RESOURCES:
+            est = estimates[container.name][resource]
+            request = _noise(
+                _request(container, resource, est, hpa_part, inp=inp, settings=settings),
+                resource,
+                est,
+                container,
+                settings,
+            )
+            per[resource] = ResourceRecommendation(
+                resource,
+                container.policy(resource),
+                request,
+                _limit(container, resource, request, settings),
+                est.usage,
+                est.vpa,
+            )
+        containers.append(ContainerRecommendation(container.name, per["cpu"], per["memory"]))
+
+    notes = tuple(inp.history.quality) + ((hpa_part.note,) if hpa_part.note else ())
+    draft = Recommendation(
+        inp.ref,
+        "no-change",
+        (),
+        tuple(containers),
+        hpa_part.recommendation if inp.hpa else None,
+        notes,
+    )
+    changes = field_changes(draft)
+    reasons = [f"{c.field}{'/' + c.container if c.container else ''}: {c.reason}" for c in changes]
+    status: Status
+    if changes:
+        status = "changes"
+    elif hpa_part.gathering:
+        status, reasons = "gathering-data", [hpa_part.gathering]
+    else:
+        status = "no-change"
+    return Recommendation(inp.ref, status, tuple(reasons), draft.containers, draft.hpa, draft.notes)

@@ -1,0 +1,174 @@
+"""The engine's input: one workload's declared state, policies, previous state and history.
+
+``build_input`` derives it from what discovery and metrics produce (``DeclaredWorkload`` +
+``WorkloadHistory``) so the pipeline does not re-implement the defaults below.
+
+Default policy per container resource (Tortoise ``UpdateTortoiseAutoscalingPolicyInStatus``,
+adapted to manifests): with an HPA, a resource is ``horizontal`` when the HPA scales on it (a
+``ContainerResource`` metric for that container, or a pod-level ``Resource`` metric, which the
+bot replaces by per-container metrics as Tortoise does), else ``vertical``; without an HPA every
+resource is ``vertical`` (the bot does not create HPAs). A resource without a request is ``off``
+("no request, no recommendation"). Configured policies win.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from bot.model import (
+    RESOURCES,
+    DeclaredHPA,
+    DeclaredWorkload,
+    Policy,
+    Resource,
+    ResourceValues,
+    WorkloadHistory,
+    WorkloadRef,
+)
+from bot.recommend.tortoise.emergency import EmergencyPhase
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerInput:
+    """One container: current requests/limits (cores, bytes), policy and allocation bounds."""
+
+    name: str
+    requests: ResourceValues = field(default_factory=ResourceValues)
+    limits: ResourceValues = field(default_factory=ResourceValues)
+    cpu_policy: Policy = "vertical"
+    memory_policy: Policy = "vertical"
+    min_allocated: ResourceValues = field(default_factory=ResourceValues)
+    """Tortoise ``minAllocatedResources`` (also the VPA ``minAllowed``)."""
+    max_allocated: ResourceValues = field(default_factory=ResourceValues)
+    """Tortoise ``maxAllocatedResources`` (also the VPA ``maxAllowed``)."""
+
+    def policy(self, resource: Resource) -> Policy:
+        return self.cpu_policy if resource == "cpu" else self.memory_policy
+
+
+@dataclass(frozen=True, slots=True)
+class EmergencyState:
+    """``requested``: the repository config puts the workload in emergency now;
+    ``previous_phase``: the phase the last proposal left (read from the PR or repository)."""
+
+    requested: bool = False
+    previous_phase: EmergencyPhase = "normal"
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadInput:
+    """Everything ``engine.recommend`` reads for one workload."""
+
+    ref: WorkloadRef
+    containers: tuple[ContainerInput, ...]
+    history: WorkloadHistory
+    hpa: DeclaredHPA | None = None
+    replicas: int | None = None
+    """The manifest's ``spec.replicas`` (None when an HPA owns it)."""
+    emergency: EmergencyState = EmergencyState()
+    target_changed_s: Mapping[tuple[str, Resource], float] = field(default_factory=dict)
+    """When each HPA target (container, resource) last changed, unix s (absent: unknown)."""
+    excluded_intervals_s: tuple[tuple[float, float], ...] = ()
+    """Periods to drop from the history (crash loops, emergency windows), unix s [start, end)."""
+    managed_by_tortoise: bool = False
+    """A live Tortoise (mode not Off) manages this workload: the engine skips it."""
+    files: tuple[str, ...] = ()
+    container_resource_metrics: bool = True
+    """False when the repository cannot express ``ContainerResource`` HPA metrics (e.g. a chart
+    without them): targets are then held with a skip reason instead of a broken edit."""
+
+    def container(self, name: str) -> ContainerInput | None:
+        return next((c for c in self.containers if c.name == name), None)
+
+
+def default_policy(
+    container: str, resource: Resource, request: float | None, hpa: DeclaredHPA | None
+) -> Policy:
+    """The policy of one container resource when the config names none (see module doc)."""
+    if not request:
+        return "off"
+    if hpa is None:
+        return "vertical"
+    for target in hpa.targets:
+        if target.resource == resource and target.container in (container, None):
+            return "horizontal"
+    return "vertical"
+
+
+def _policy_of(entry: object, resource: Resource) -> Policy | None:
+    """A policy from a mapping (``{"cpu": "vertical"}``) or an object with ``cpu``/``memory``
+    attributes (the repository config's ``ResourcePolicy``)."""
+    if entry is None:
+        return None
+    value = entry.get(resource) if isinstance(entry, Mapping) else getattr(entry, resource, None)
+    if value in ("horizontal", "vertical", "off"):
+        return value  # type: ignore[no-any-return]
+    return None
+
+
+def build_input(
+    workload: DeclaredWorkload,
+    history: WorkloadHistory,
+    *,
+    policies: Mapping[str, object] | None = None,
+    min_allocated: Mapping[str, ResourceValues] | None = None,
+    max_allocated: Mapping[str, ResourceValues] | None = None,
+    emergency: EmergencyState | None = None,
+    target_changed_s: Mapping[tuple[str, Resource], float] | None = None,
+    excluded_intervals_s: tuple[tuple[float, float], ...] = (),
+    container_resource_metrics: bool = True,
+) -> WorkloadInput:
+    """A ``WorkloadInput`` from discovery and metrics output.
+
+    ``policies`` maps a container name (or ``*`` for all) to per-resource policies from the
+    repository config; ``min_allocated`` / ``max_allocated`` likewise (``*`` allowed); when
+    absent, a declared VPA's ``minAllowed`` / ``maxAllowed`` for the container (or ``*``) is
+    used. Init containers are left out.
+    """
+    policies = policies or {}
+    vpa_policies = {
+        p.container: p for p in (workload.vpa.container_policies if workload.vpa else ())
+    }
+    containers = []
+    for declared in workload.containers:
+        if declared.init:
+            continue
+        chosen: dict[Resource, Policy] = {}
+        for resource in RESOURCES:
+            configured = _policy_of(policies.get(declared.name), resource) or _policy_of(
+                policies.get("*"), resource
+            )
+            request = declared.requests.get(resource)
+            chosen[resource] = (
+                "off"
+                if not request
+                else configured or default_policy(declared.name, resource, request, workload.hpa)
+            )
+        vpa = vpa_policies.get(declared.name) or vpa_policies.get("*")
+        low = (min_allocated or {}).get(declared.name) or (min_allocated or {}).get("*")
+        high = (max_allocated or {}).get(declared.name) or (max_allocated or {}).get("*")
+        containers.append(
+            ContainerInput(
+                name=declared.name,
+                requests=declared.requests,
+                limits=declared.limits,
+                cpu_policy=chosen["cpu"],
+                memory_policy=chosen["memory"],
+                min_allocated=low or (vpa.min_allowed if vpa else ResourceValues()),
+                max_allocated=high or (vpa.max_allowed if vpa else ResourceValues()),
+            )
+        )
+    return WorkloadInput(
+        ref=workload.ref,
+        containers=tuple(containers),
+        history=history,
+        hpa=workload.hpa,
+        replicas=workload.replicas,
+        emergency=emergency or EmergencyState(),
+        target_changed_s=dict(target_changed_s or {}),
+        excluded_intervals_s=excluded_intervals_s,
+        managed_by_tortoise=workload.managed_by_tortoise,
+        files=workload.files,
+        container_resource_metrics=container_resource_metrics,
+    )

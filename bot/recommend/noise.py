@@ -1,0 +1,43 @@
+"""Noise control: what keeps small wobbles and pure rounding out of pull requests.
+
+* Proposed requests round **up** to ``noise.cpu_step_cores`` / ``noise.memory_step_bytes``; a
+  proposal equal to the current value on that grid is no change.
+* HVPA ``minChange`` (``hvpa.min_change_threshold``) for every workload: a change is proposed only
+  when ``|proposed − current| >= min(value, percentage of current)`` (200m / 200M by default).
+* Never a memory request below the observed working-set peak.
+* An OOM kill in the window proposes an increase at once, whatever minChange says.
+"""
+
+from __future__ import annotations
+
+import math
+
+from bot.config.recommend import NoiseSettings
+from bot.model import Resource
+from bot.recommend.hvpa import min_change_threshold
+
+
+def round_up_to_step(value: float, resource: Resource, noise: NoiseSettings) -> float:
+    """``value`` rounded up to the manifest grid (1 millicore, 1 MiB by default)."""
+    if resource == "cpu":
+        steps = math.ceil(round(value / noise.cpu_step_cores, 6))
+        return round(steps * noise.cpu_step_cores, 6)
+    return float(math.ceil(value / noise.memory_step_bytes) * noise.memory_step_bytes)
+
+
+def same_on_grid(current: float, proposed: float, resource: Resource, noise: NoiseSettings) -> bool:
+    """True when the two round to the same manifest value: a rounding-only proposal."""
+    return round_up_to_step(current, resource, noise) == round_up_to_step(proposed, resource, noise)
+
+
+def passes_min_change(
+    current: float | None, proposed: float, resource: Resource, noise: NoiseSettings
+) -> tuple[bool, float]:
+    """(change allowed, threshold) for moving a request from ``current`` to ``proposed``."""
+    if current is None:
+        return True, 0.0
+    direction = noise.scale_up if proposed > current else noise.scale_down
+    threshold = min_change_threshold(current, getattr(direction, resource), resource)
+    scale = 1000 if resource == "cpu" else 1
+    delta = abs(round(proposed * scale) - round(current * scale))
+    return delta >= round(threshold * scale), threshold

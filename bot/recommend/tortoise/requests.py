@@ -1,0 +1,237 @@
+"""Container requests: vertical resources and right-sizing of horizontal ones
+(``pkg/recommender/recommender.go``, ``updateVPARecommendation``, ``calculateBestNewSize``,
+``justifyNewSize``).
+
+All arithmetic is in milli-units as Go int64, as upstream: CPU in millicores, memory in
+milli-bytes; float results truncate toward zero. ``rec`` is Tortoise's sticky maximum of the VPA
+target (``sticky_max``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.config.recommend import AdminSettings
+from bot.model import Resource
+from bot.recommend.tortoise.constants import IMBALANCE_THRESHOLD, PREFERRED_MAX_GROWTH
+
+
+@dataclass(frozen=True, slots=True)
+class RequestProposal:
+    """A request in milli-units (millicores / milli-bytes) with its rule and reason."""
+
+    milli: int
+    rule: str
+    reason: str
+
+
+def milli(value: float, resource: Resource) -> int:
+    """Cores or bytes to milli-units (``Quantity.MilliValue``)."""
+    del resource
+    return round(value * 1000)
+
+
+def from_milli(value: int, resource: Resource) -> float:
+    """Milli-units back to cores, or to whole bytes rounded up (upstream keeps milli-bytes)."""
+    return value / 1000.0 if resource == "cpu" else float(math.ceil(value / 1000))
+
+
+def sticky_max(targets: Sequence[float], uppers: Sequence[float]) -> float:
+    """Tortoise's ``maxRecommendation``: kept while ``T < M < U``, else replaced by ``T``.
+
+    Replayed over the VPA target/upper bound of each replay step, starting from 0
+    (``pkg/tortoise/tortoise.go``, ``UpdateContainerRecommendationFromVPA``).
+    """
+    m = 0.0
+    for t, u in zip(targets, uppers, strict=True):
+        if not t < m < u:
+            m = t
+    return m
+
+
+def request_bounds(
+    old_milli: int,
+    resource: Resource,
+    container: str,
+    *,
+    min_allocated: float | None,
+    max_allocated: float | None,
+    admin: AdminSettings,
+) -> tuple[int, int]:
+    """(floor, ceiling) of ``justifyNewSize`` in milli-units.
+
+    floor = max(minAllocated, per-container or global minimum, trunc(old × MaxAllowedScalingDownRatio));
+    ceiling = maxAllocated when set, non-zero and <= the global maximum, else the global maximum.
+    A container named in either per-container map takes its floor from that map (0 if absent).
+    Deviation: the floor never exceeds the ceiling (upstream returns the floor when the new size
+    is below both, e.g. a 3-core request with maxAllocated 2 stepping down to 2.4), so a
+    proposal always lies within the allowed range.
+    """
+    cpu_map = admin.minimum_cpu_request_per_container_cores
+    mem_map = admin.minimum_memory_request_per_container_bytes
+    if container in cpu_map or container in mem_map:
+        global_min = cpu_map.get(container, 0.0) if resource == "cpu" else mem_map.get(container, 0)
+    else:
+        global_min = (
+            admin.minimum_cpu_request_cores
+            if resource == "cpu"
+            else admin.minimum_memory_request_bytes
+        )
+    global_max = (
+        admin.maximum_cpu_request_cores if resource == "cpu" else admin.maximum_memory_request_bytes
+    )
+    floor = max(milli(min_allocated or 0.0, resource), milli(global_min, resource))
+    ceiling = milli(global_max, resource)
+    if max_allocated and milli(max_allocated, resource) <= ceiling:
+        ceiling = milli(max_allocated, resource)
+    by_ratio = math.trunc(old_milli * admin.max_allowed_scaling_down_ratio)
+    return min(max(floor, by_ratio), ceiling), ceiling
+
+
+def justify(
+    old_milli: int,
+    new_milli: int,
+    resource: Resource,
+    container: str,
+    *,
+    min_allocated: float | None,
+    max_allocated: float | None,
+    admin: AdminSettings,
+) -> tuple[int, str | None]:
+    """``justifyNewSize``: the ceiling first, then the floor; returns (value, clamp rule)."""
+    floor, ceiling = request_bounds(
+        old_milli,
+        resource,
+        container,
+        min_allocated=min_allocated,
+        max_allocated=max_allocated,
+        admin=admin,
+    )
+    if new_milli > ceiling:
+        return ceiling, "tortoise.request.max"
+    if new_milli < floor:
+        by_ratio = math.trunc(old_milli * admin.max_allowed_scaling_down_ratio)
+        return floor, "tortoise.request.step_down" if floor == by_ratio else "tortoise.request.min"
+    return new_milli, None
+
+
+def vertical_request(req_milli: int, rec_milli: int, buffer: float) -> tuple[int | None, str, str]:
+    """Vertical policy: (new size before clamping or None to keep, rule, reason).
+
+    ``ideal = rec × (1 + b)``; scale up when ``ideal > req`` to ``ideal × (1 + b)``; scale down
+    when ``req/(1 + b) × (1 − b) > ideal`` to ``ideal``; otherwise keep (hysteresis band).
+    Deviation: the scale-down result is ``ceil(ideal)`` where upstream truncates; with
+    ``int64(ideal)`` the next run sees ``ideal > req`` and scales straight back up by 21 %
+    (e.g. rec 2048 m: down to 2252 m, then up to 2478 m), a flip-flop a PR bot must not make.
+    """
+    ideal = round(rec_milli * (1 + buffer), 6)  # 100 × 1.1 is 110.00000000000001 in doubles
+    if ideal > req_milli:
+        return (
+            math.trunc(ideal * (1 + buffer)),
+            "tortoise.vertical.up",
+            f"VPA {rec_milli / 1000:g} × (1 + {buffer:g})² (scale-up buffer)",
+        )
+    prev_ideal = req_milli / (1 + buffer)
+    if prev_ideal * (1 - buffer) > ideal:
+        return (
+            math.ceil(ideal),
+            "tortoise.vertical.down",
+            f"VPA × (1 + {buffer:g}): well below the current request",
+        )
+    return None, "tortoise.vertical.keep", "VPA within the hysteresis band of the request: kept"
+
+
+@dataclass(frozen=True, slots=True)
+class HorizontalContext:
+    """The per-workload facts the horizontal branches read (bot: fractions of time)."""
+
+    scaled_up: bool
+    """Growth at PreferredMaxReplicas fires this proposal (alpha flag)."""
+    close_to_preferred: bool
+    at_minimum: bool
+    """At or below MinimumMinReplicas for the configured fraction of the time."""
+    single_pair_or_at_hpa_min: bool
+
+
+def horizontal_request(
+    req_milli: int,
+    rec_milli: int,
+    target_percent: int | None,
+    ctx: HorizontalContext,
+    *,
+    resource: Resource,
+    container: str,
+    min_allocated: float | None,
+    max_allocated: float | None,
+    admin: AdminSettings,
+) -> RequestProposal:
+    """Right-sizing of a horizontal resource: the first matching branch of
+    ``calculateBestNewSize`` (growth at PreferredMax, close to PreferredMax, at the minimum,
+    one pair or at the HPA minimum, no HPA target, multi-container rebalance, keep).
+
+    The rebalance uses the **current** HPA target ``t``: when ``t × 0.9 > rec/req × 100`` the
+    request becomes ``rec × 100 / t`` (the VPA usage then sits at the target), floored at
+    ``MaxAllowedScalingDownRatio × old`` per proposal.
+    """
+
+    def clamp(new: int, rule: str, reason: str) -> RequestProposal:
+        value, clamp_rule = justify(
+            req_milli,
+            new,
+            resource,
+            container,
+            min_allocated=min_allocated,
+            max_allocated=max_allocated,
+            admin=admin,
+        )
+        if clamp_rule and value != new:
+            return RequestProposal(value, clamp_rule, f"{reason}; clamped ({clamp_rule})")
+        return RequestProposal(value, rule, reason)
+
+    if ctx.scaled_up:
+        return clamp(
+            math.trunc(req_milli * PREFERRED_MAX_GROWTH),
+            "tortoise.horizontal.grow_at_preferred_max",
+            f"at PreferredMaxReplicas: request × {PREFERRED_MAX_GROWTH}",
+        )
+    if ctx.close_to_preferred:
+        return RequestProposal(
+            req_milli,
+            "tortoise.horizontal.close_to_preferred_max",
+            "replicas near PreferredMaxReplicas: shrinking would add replicas, kept",
+        )
+    if ctx.at_minimum:
+        return clamp(
+            min(req_milli, rec_milli),
+            "tortoise.horizontal.at_minimum",
+            "replicas at MinimumMinReplicas: request shrinks to the VPA value",
+        )
+    if ctx.single_pair_or_at_hpa_min:
+        return clamp(req_milli, "tortoise.horizontal.keep", "one horizontal pair or at HPA min")
+    if target_percent is None:
+        return clamp(req_milli, "tortoise.horizontal.keep", "no ContainerResource target")
+    usage = (float(rec_milli) / float(req_milli)) * 100
+    if target_percent * IMBALANCE_THRESHOLD > usage:
+        return clamp(
+            math.trunc(rec_milli * 100 / target_percent),
+            "tortoise.horizontal.rebalance",
+            f"usage {usage:.0f}% < 0.9 × target {target_percent}%: request = VPA × 100 / target",
+        )
+    return clamp(req_milli, "tortoise.horizontal.keep", f"usage {usage:.0f}% drives scaling")
+
+
+def rebalance_path(
+    req_milli: int, rec_milli: int, target_percent: int, ratio: float, *, max_steps: int = 20
+) -> list[int]:
+    """The requests successive proposals reach under the step limit (for the rationale)."""
+    path = [req_milli]
+    current = req_milli
+    for _ in range(max_steps):
+        usage = (float(rec_milli) / float(current)) * 100
+        if not target_percent * IMBALANCE_THRESHOLD > usage:
+            break
+        current = max(math.trunc(rec_milli * 100 / target_percent), math.trunc(current * ratio))
+        path.append(current)
+    return path

@@ -1,0 +1,270 @@
+"""Usage samples into VPA histograms, replayed on a time grid (``model/container.go``,
+``model/aggregate_container_state.go``).
+
+One pass per container and resource: every sample gets a bucket and a decayed weight, and one
+``np.bincount`` over ``(replay step, bucket)`` gives the histogram increments of every step; a
+cumulative sum over steps gives the histogram as the recommender held it at the end of each step.
+The last row is the histogram "now"; the earlier rows let Tortoise's sticky maximum of the VPA
+target (``pkg/tortoise/tortoise.go``, ``UpdateContainerRecommendationFromVPA``) be replayed.
+No Python loop touches individual samples.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from bot.model import FloatArray, IntArray, Usage
+from bot.recommend.vpa.constants import GO_ZERO_TIME_UNIX_S
+from bot.recommend.vpa.histogram import (
+    DecayingHistogram,
+    Histogram,
+    HistogramOptions,
+    decay_weights,
+    final_reference_s,
+    percentiles,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayGrid:
+    """Replay steps ``[start_s + i·step_s, start_s + (i+1)·step_s)``, ``steps`` of them."""
+
+    start_s: float
+    step_s: float
+    steps: int
+
+    @classmethod
+    def covering(cls, first_s: float, now_s: float, step_s: float) -> ReplayGrid:
+        steps = max(1, math.ceil((now_s - first_s) / step_s))
+        return cls(first_s, step_s, steps)
+
+    def bins(self, times_s: FloatArray) -> np.ndarray:
+        idx = np.floor((times_s - self.start_s) * (1.0 / self.step_s))
+        return np.clip(idx, 0, self.steps - 1).astype(np.intp)
+
+    def step_ends(self) -> FloatArray:
+        return self.start_s + self.step_s * np.arange(1, self.steps + 1, dtype=np.float64)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ReplayedHistogram:
+    """Cumulative decayed bucket weights at the end of each replay step (rows × buckets)."""
+
+    options: HistogramOptions
+    weights: FloatArray
+    totals: FloatArray
+    reference_s: float
+    half_life_s: float
+
+    def percentiles(self, p: tuple[float, ...]) -> FloatArray:
+        """``Percentile(p)`` for each ``p`` (rows) at the end of every replay step (columns)."""
+        return percentiles(self.weights, self.totals, p, self.options)
+
+    def final(self) -> DecayingHistogram:
+        """The histogram at the last step, as a checkpointable ``DecayingHistogram``."""
+        hist = Histogram(self.options, self.weights[-1].copy(), float(self.totals[-1]))
+        return DecayingHistogram(hist, self.half_life_s, self.reference_s)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CpuCounters:
+    """Per replay step: accepted CPU samples so far, first and last sample start (unix s)."""
+
+    counts: FloatArray
+    first_s: float
+    last_s: FloatArray
+
+
+def accepted(
+    times_s: FloatArray, pods: IntArray, values: FloatArray, *, strict: bool
+) -> np.ndarray:
+    """Which samples the recommender accepts, in the given order.
+
+    A sample is dropped when its value is negative or NaN, or when its time is not after
+    (``strict``: CPU, ``addCPUSample``) or is before (memory, ``addMemorySample``) the latest
+    accepted time of the same pod.
+    """
+    ok = np.isfinite(values) & (values >= 0) & np.isfinite(times_s)
+    n = times_s.size
+    if n < 2:
+        return ok
+    same_pod = pods[1:] == pods[:-1]
+    later = times_s[1:] > times_s[:-1] if strict else times_s[1:] >= times_s[:-1]
+    if bool(ok.all()) and bool(np.all(pods[1:] >= pods[:-1])) and bool(np.all(later | ~same_pod)):
+        return ok  # grouped by pod and in time order: the common case, no sort needed
+    order = np.argsort(pods, kind="stable")
+    t = times_s[order]
+    p = pods[order].astype(np.float64)
+    span = float(t.max() - t.min()) + 1.0
+    key = p * span + (t - t.min())
+    key = np.where(ok[order], key, -np.inf)
+    prev = np.maximum.accumulate(np.concatenate(([-np.inf], key[:-1])))
+    good = key > prev if strict else key >= prev
+    out = np.empty(n, dtype=bool)
+    out[order] = good
+    return out & ok
+
+
+def replay_rows(
+    values: FloatArray,
+    base_weights: FloatArray | float,
+    times_s: FloatArray,
+    step_index: np.ndarray,
+    *,
+    grid: ReplayGrid,
+    options: HistogramOptions,
+    half_life_s: float,
+    buckets: np.ndarray | None = None,
+) -> ReplayedHistogram:
+    """Histogram of ``values`` after each replay step: one bincount, one cumulative sum.
+
+    A sample's weight is ``base × 2^((t - ref)/half_life)`` with ``ref`` the reference time the
+    recommender would hold after feeding these samples (``decaying_histogram.go``).
+    """
+    n = options.num_buckets
+    if values.size == 0:
+        zeros = np.zeros((grid.steps, n))
+        return ReplayedHistogram(options, zeros, np.zeros(grid.steps), 0.0, half_life_s)
+    ref = final_reference_s(times_s, GO_ZERO_TIME_UNIX_S, half_life_s)
+    weights = decay_weights(times_s, ref, half_life_s)
+    weights *= base_weights
+    flat = step_index * n + (options.find_buckets(values) if buckets is None else buckets)
+    inc = np.bincount(flat, weights=weights, minlength=grid.steps * n).reshape(grid.steps, n)
+    totals = np.bincount(step_index, weights=weights, minlength=grid.steps)
+    return ReplayedHistogram(options, np.cumsum(inc, axis=0), np.cumsum(totals), ref, half_life_s)
+
+
+def cpu_counters(times_s: FloatArray, step_index: np.ndarray, grid: ReplayGrid) -> CpuCounters:
+    """``TotalSamplesCount``, ``FirstSampleStart``, ``LastSampleStart`` after each step."""
+    counts = np.cumsum(np.bincount(step_index, minlength=grid.steps)).astype(np.float64)
+    last = np.full(grid.steps, -np.inf)
+    if step_index.size and bool(np.all(step_index[1:] >= step_index[:-1])):
+        starts = np.flatnonzero(np.r_[True, step_index[1:] != step_index[:-1]])
+        last[step_index[starts]] = np.maximum.reduceat(times_s, starts)
+    else:
+        np.maximum.at(last, step_index, times_s)
+    last = np.maximum.accumulate(last)
+    first = float(times_s.min()) if times_s.size else math.inf
+    return CpuCounters(counts, first, last)
+
+
+def sample_step_s(times_s: FloatArray, pods: IntArray) -> float:
+    """The typical time between two samples of one pod (median), in seconds; 60 if unknown."""
+    if times_s.size < 2:
+        return 60.0
+    same = pods[1:] == pods[:-1]
+    steps = np.diff(times_s)[same]
+    steps = steps[steps > 0]
+    return float(np.median(steps)) if steps.size else 60.0
+
+
+def confidence(
+    counters: CpuCounters, interval_s: float, *, samples_per_sample: float = 1.0
+) -> FloatArray:
+    """``min((last - first)/interval, count/interval_in_minutes)`` (``logic/estimator.go``,
+    ``getConfidence``); 0 without samples. Memory bounds use the same CPU-driven counters.
+
+    ``samples_per_sample`` > 1 counts each sample as that many one-minute samples (VPA's
+    metrics-server convention), for histories sampled more coarsely (Prometheus steps).
+    """
+    with np.errstate(invalid="ignore"):
+        span = np.where(np.isfinite(counters.last_s), counters.last_s - counters.first_s, 0.0)
+    by_time = span / interval_s
+    by_count = counters.counts * samples_per_sample / (interval_s / 60.0)
+    return np.where(counters.counts > 0, np.minimum(by_time, by_count), 0.0)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MemoryPeaks:
+    """One peak per pod per aggregation window, entered at the window end."""
+
+    values: FloatArray
+    window_start_s: FloatArray
+    window_end_s: FloatArray
+    oom_bumps: FloatArray
+    """The memory sample each OOM kill produced (``needed``), one per accepted OOM."""
+
+
+def memory_peaks(
+    times_s: FloatArray,
+    pods: IntArray,
+    usage_bytes: FloatArray,
+    *,
+    oom_times_s: FloatArray,
+    oom_pods: IntArray,
+    oom_request_bytes: FloatArray,
+    interval_s: float,
+    oom_bump_up_ratio: float,
+    oom_min_bump_up_bytes: float,
+) -> MemoryPeaks:
+    """Per-pod window peaks with OOM bumps (``model/container.go``, ``addMemorySample``,
+    ``RecordOOM``).
+
+    Windows of ``interval_s`` start at each pod's first sample (usage or OOM), so a sample at
+    ``t`` belongs to the window ending at ``t0 + (floor((t - t0)/I) + 1)·I``. Its peak is the
+    largest usage sample in it, raised by OOM samples
+    ``needed = max(used + min_bump, trunc(used × ratio))`` where ``used = max(request at the OOM,
+    usage peak of that window up to the OOM)``; OOM samples never feed ``used`` (no runaway).
+    Deviation: the rare "first sample of a window is 0 bytes" quirk is not reproduced.
+    """
+    keep = accepted(times_s, pods, usage_bytes, strict=False)
+    if bool(keep.all()):
+        t, p, v = times_s, pods.astype(np.intp), usage_bytes
+    else:
+        t, p, v = times_s[keep], pods[keep].astype(np.intp), usage_bytes[keep]
+    ok_oom = np.isfinite(oom_request_bytes) & (oom_request_bytes >= 0)
+    ot, op, orq = oom_times_s[ok_oom], oom_pods[ok_oom].astype(np.intp), oom_request_bytes[ok_oom]
+    if t.size == 0 and ot.size == 0:
+        empty = np.zeros(0)
+        return MemoryPeaks(empty, empty, empty, empty)
+    n_pods = int(max(p.max(initial=-1), op.max(initial=-1))) + 1
+    t0 = np.full(n_pods, np.inf)
+    grouped = p.size > 0 and bool(np.all(p[1:] >= p[:-1]))
+    if grouped:
+        firsts = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
+        t0[p[firsts]] = np.minimum.reduceat(t, firsts)
+    else:
+        np.minimum.at(t0, p, t)
+    np.minimum.at(t0, op, ot)
+    k = np.floor((t - t0[p]) / interval_s).astype(np.intp)
+    ok_k = np.floor((ot - t0[op]) / interval_s).astype(np.intp)
+    n_windows = int(max(k.max(initial=0), ok_k.max(initial=0))) + 1
+    key = p * n_windows + k
+    peak = np.full(n_pods * n_windows, -1.0)
+    if grouped and bool(np.all(key[1:] >= key[:-1])):
+        # Grouped by pod and in time order (the common case): one reduceat per window.
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        peak[key[starts]] = np.maximum.reduceat(v, starts)
+    else:
+        np.maximum.at(peak, key, v)
+    bumps = np.zeros(ot.size)
+    for i in range(ot.size):
+        same = (key == op[i] * n_windows + ok_k[i]) & (t <= ot[i])
+        used = max(float(orq[i]), float(v[same].max()) if same.any() else 0.0)
+        needed = max(used + oom_min_bump_up_bytes, math.trunc(used * oom_bump_up_ratio))
+        bumps[i] = needed
+    if ot.size:
+        np.maximum.at(peak, op * n_windows + ok_k, bumps)
+    present = np.flatnonzero(peak >= 0)
+    pod_of = present // n_windows
+    win_of = present % n_windows
+    starts = t0[pod_of] + win_of * interval_s
+    order = np.argsort(starts + interval_s, kind="stable")
+    return MemoryPeaks(peak[present][order], starts[order], (starts + interval_s)[order], bumps)
+
+
+def usage_from_counts(
+    values: FloatArray, options: HistogramOptions, buckets: np.ndarray | None = None
+) -> Usage | None:
+    """Observed p50/p90/p99 (bucket upper edges, about 5 % resolution) and the exact maximum."""
+    if values.size == 0:
+        return None
+    b = options.find_buckets(values) if buckets is None else buckets
+    counts = np.bincount(b, minlength=options.num_buckets).astype(np.float64)
+    total = np.array([float(values.size)])
+    p50, p90, p99 = percentiles(counts, total, (0.5, 0.9, 0.99), options)[:, 0].tolist()
+    top = float(values.max())
+    return Usage(min(p50, top), min(p90, top), min(p99, top), top, int(values.size))

@@ -1,0 +1,201 @@
+"""What one pull request proposes, and the state the bot keeps in the pull-request body.
+
+The pipeline builds a ``Proposal`` per change set; ``render_pull_request`` turns it into a
+title and body; the forge compares the ``PullRequestState`` embedded in an existing body with
+``state_of(new proposal)`` to decide what to do (see ``bot/forge/lifecycle.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeAlias
+
+from bot.model import ChangeSet, FileChange, Note, WorkloadRef
+
+STATE_VERSION = 1
+"""Version of the JSON kept in pull-request bodies; bodies with another version are rebuilt."""
+
+STATE_MARKER = "tortoise-bot-state"
+"""Name of the HTML comment that holds the state JSON: ``<!-- tortoise-bot-state: {...} -->``."""
+
+MAX_STATE_CHANGES_CHARS = 20_000
+"""Above this size the state keeps only digests, not every proposed value."""
+
+_STATE_RE = re.compile(r"<!-- " + STATE_MARKER + r": (\{.*?\}) -->", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Prices:
+    """Prices for the cost estimate: per core-month and per GiB-month, in ``currency``."""
+
+    core_month: float = 0.0
+    gib_month: float = 0.0
+    currency: str = "$"
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """One pull request's worth of changes, computed against the current base branch.
+
+    ``key`` names the branch (see ``bot.forge.branches``); ``files`` holds the new bytes of
+    every changed file; ``hourly_usage`` maps ``<workload key>/<container>/<resource>`` to 24
+    values (usage by hour of day, cores or bytes, see ``charts.hourly_profile``);
+    ``replica_peaks`` maps a workload key to 7 values (peak replicas Monday..Sunday);
+    ``replicas`` maps a workload key to its average replica count (cost estimate, default 1);
+    ``window_s`` is the data window ``(start, end)`` in unix seconds.
+    """
+
+    key: str
+    title: str
+    change_set: ChangeSet
+    files: tuple[FileChange, ...]
+    diff: str = ""
+    notes: tuple[Note, ...] = ()
+    hourly_usage: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    replica_peaks: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    replicas: Mapping[str, float] = field(default_factory=dict)
+    window_s: tuple[float, float] | None = None
+
+    @property
+    def workloads(self) -> tuple[WorkloadRef, ...]:
+        refs = {c.ref for c in self.change_set.changes} | {
+            r.ref for r in self.change_set.recommendations
+        }
+        return tuple(sorted(refs))
+
+
+DashboardStatus: TypeAlias = Literal[
+    "proposal-open",
+    "pending",
+    "suppressed",
+    "up-to-date",
+    "gathering-data",
+    "skipped",
+    "error",
+    "human-edited",
+]
+"""What the dashboard says about one workload."""
+
+
+@dataclass(frozen=True, slots=True)
+class DashboardRow:
+    """One dashboard line: a workload, its status, a message, and where to look.
+
+    ``key`` is the branch key of its change set; ``checkbox`` asks for a pull request on the
+    next run (pending or suppressed items); ``url`` links the pull request when there is one.
+    """
+
+    ref: WorkloadRef
+    status: DashboardStatus
+    message: str = ""
+    key: str | None = None
+    url: str | None = None
+    number: int | None = None
+    checkbox: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PullRequestState:
+    """The state JSON in a pull-request body.
+
+    ``proposal`` digests what is proposed (workload, container, field, value) and not the
+    current values, so a moved base with the same proposal keeps it; ``files`` digests the
+    edited files (old and new bytes), so it changes when the base moved under them;
+    ``changes`` maps ``<workload key>/<container or ->/<field>`` to the proposed value (empty
+    when too large); ``human_noted`` is set once the bot has commented on human commits;
+    ``head`` is the SHA of the commit the bot pushed (a branch still there has no human commit).
+    """
+
+    key: str
+    proposal: str
+    files: str
+    changes: Mapping[str, float | int | None] = field(default_factory=dict)
+    human_noted: bool = False
+    version: int = STATE_VERSION
+    head: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "v": self.version,
+            "key": self.key,
+            "proposal": self.proposal,
+            "files": self.files,
+            "changes": dict(self.changes),
+            "human_noted": self.human_noted,
+            "head": self.head,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PullRequestState:
+        return cls(
+            key=str(data["key"]),
+            proposal=str(data["proposal"]),
+            files=str(data["files"]),
+            changes=dict(data.get("changes") or {}),
+            human_noted=bool(data.get("human_noted", False)),
+            version=int(data.get("v", 0)),
+            head=str(data["head"]) if data.get("head") else None,
+        )
+
+    def with_human_noted(self) -> PullRequestState:
+        return replace(self, human_noted=True)
+
+    def with_head(self, sha: str) -> PullRequestState:
+        return replace(self, head=sha)
+
+
+def _digest(parts: list[str]) -> str:
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def change_id(ref: WorkloadRef, container: str | None, field_name: str) -> str:
+    return f"{ref.key}/{container or '-'}/{field_name}"
+
+
+def state_of(proposal: Proposal) -> PullRequestState:
+    """The state a pull request carrying ``proposal`` should have."""
+    changes = {
+        change_id(c.ref, c.container, c.field): c.proposed for c in proposal.change_set.changes
+    }
+    digest = _digest([f"{k}={v!r}" for k, v in sorted(changes.items())])
+    files = _digest(
+        [
+            f"{f.path}:{hashlib.sha256(f.old).hexdigest()}:{hashlib.sha256(f.new).hexdigest()}"
+            for f in sorted(proposal.files, key=lambda f: f.path)
+        ]
+    )
+    if len(json.dumps(changes)) > MAX_STATE_CHANGES_CHARS:
+        changes = {}
+    return PullRequestState(key=proposal.key, proposal=digest, files=files, changes=changes)
+
+
+def embed_state(state: PullRequestState) -> str:
+    """The HTML comment carrying ``state`` (``--`` and ``>`` cannot occur in it)."""
+    text = json.dumps(state.to_json(), sort_keys=True, separators=(",", ":"))
+    text = text.replace("--", "-\\u002d").replace(">", "\\u003e").replace("<", "\\u003c")
+    return f"<!-- {STATE_MARKER}: {text} -->"
+
+
+def parse_state(body: str | None) -> PullRequestState | None:
+    """The state embedded in a pull-request body; None when absent or unreadable."""
+    if not body:
+        return None
+    match = _STATE_RE.search(body)
+    if match is None:
+        return None
+    try:
+        return PullRequestState.from_json(json.loads(match.group(1)))
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def replace_state(body: str, state: PullRequestState) -> str:
+    """``body`` with its state comment replaced by ``state`` (appended when absent)."""
+    comment = embed_state(state)
+    if _STATE_RE.search(body):
+        return _STATE_RE.sub(lambda _: comment, body, count=1)
+    return body.rstrip("\n") + "\n\n" + comment + "\n"

@@ -1,0 +1,141 @@
+"""The product end to end: simulator -> real Prometheus -> ``tortoise-bot run`` -> local GitHub.
+
+The demo shop's history is simulated, backfilled into a real Prometheus with promtool, and its
+manifests pushed to a repository of the GitHub emulator (which validates every request and
+response against GitHub's OpenAPI description). ``tortoise-bot run`` is started as a process,
+exactly as the GitHub Action and the container start it. Every pull request must carry exactly
+the edit that ``plan --write`` makes for its workload, with a rationale table, the dashboard must
+list every workload, and an unchanged second run must not write anything.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from bot.demo.spec import DEMO_LABELS, demo_spec
+from bot.sim.cluster import simulate
+from tests.support.prometheus import prometheus_from_cluster
+
+DEMO_REPO = Path(__file__).resolve().parents[2] / "bot" / "demo" / "repo"
+TOKEN = "ghp_e2eTOKENe2eTOKENe2eTOKENe2eTOKEN00"
+
+
+@pytest.fixture(scope="module")
+def demo_prometheus(tmp_path_factory):
+    spec = demo_spec()
+    with prometheus_from_cluster(
+        simulate(spec), tmp_path_factory.mktemp("prom"), labels=DEMO_LABELS
+    ) as prom:
+        prom.extra["now"] = datetime.fromtimestamp(spec.end_s, UTC).isoformat()
+        yield prom
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def _bot_config(path: Path, prom_url: str, api_url: str) -> Path:
+    config = {
+        "repositories": ["octo/shop"],
+        "prometheus": {"url": prom_url, "window_days": 8, "step_s": 120, "gzip": False},
+        "github": {
+            "api_url": api_url,
+            "seconds_between_requests": None,
+            "seconds_between_writes": None,
+            "retries": 1,
+            "backoff_factor": 0.001,
+        },
+    }
+    with path.open("w") as out:
+        YAML().dump(config, out)
+    return path
+
+
+def test_run_opens_one_verified_pull_request_per_workload(
+    cli, tmp_path, demo_prometheus, github_emulator
+):
+    gh = github_emulator
+    gh.create_repository("octo", "shop", _files(DEMO_REPO))
+    gh.add_token(TOKEN, "tortoise-bot")
+    config = _bot_config(tmp_path / "bot.yaml", demo_prometheus.url, gh.api_url)
+    now = demo_prometheus.extra["now"]
+
+    # What the bot should propose: plan --write on a local copy, from the same Prometheus.
+    local = tmp_path / "local"
+    shutil.copytree(DEMO_REPO, local)
+    planned = cli(
+        "plan",
+        "--repo",
+        str(local),
+        "--config",
+        str(config),
+        "--now",
+        now,
+        "--format",
+        "json",
+        "--write",
+    )
+    plan = json.loads(planned.stdout)
+    changed = {w["name"]: w for w in plan["workloads"] if w["status"] == "changes"}
+    assert len(changed) >= 3, planned.stdout[-2000:]
+
+    summary = tmp_path / "summary.md"
+    run = cli(
+        "run",
+        "--config",
+        str(config),
+        "--now",
+        now,
+        env={"GITHUB_TOKEN": TOKEN, "GITHUB_STEP_SUMMARY": str(summary)},
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert TOKEN not in run.stdout + run.stderr
+
+    pulls = gh.pulls("octo/shop", state="open")
+    assert len(pulls) == len(changed)
+    bare = gh.repository("octo/shop").git
+    for pull in pulls:
+        workload = next(
+            w
+            for n, w in changed.items()
+            if pull.pull is not None and pull.pull.head.endswith(f"/{n}")
+        )
+        for path in workload["files"]:
+            assert pull.pull is not None
+            on_branch = bare.read_file(pull.pull.head, path)
+            assert on_branch == (local / path).read_bytes(), f"{pull.pull.head}: {path} differs"
+        body = pull.body or ""
+        assert workload["name"] in pull.title
+        for container in workload["containers"]:
+            assert container["name"] in body
+        assert "```mermaid" in body
+    dashboard = gh.issues("octo/shop")
+    assert len(dashboard) == 1
+    for name in ("frontend", "cart", "checkout", "redis"):
+        assert name in (dashboard[0].body or "")
+    assert "octo/shop" in summary.read_text()
+
+    # An unchanged second run touches nothing.
+    gh.reset_calls()
+    again = cli("run", "--config", str(config), "--now", now, env={"GITHUB_TOKEN": TOKEN})
+    assert again.returncode == 0, again.stderr
+    assert gh.writes() == [], [str(c) for c in gh.writes()]
+    assert not [c for c in gh.git_calls() if "receive-pack" in c.path]
+    gh.assert_valid()
+
+
+def test_prometheus_down_fails_that_repository_only(cli, tmp_path, github_emulator):
+    gh = github_emulator
+    gh.create_repository("octo", "shop", _files(DEMO_REPO))
+    gh.add_token(TOKEN, "tortoise-bot")
+    config = _bot_config(tmp_path / "bot.yaml", "http://127.0.0.1:9", gh.api_url)
+    run = cli("run", "--config", str(config), env={"GITHUB_TOKEN": TOKEN})
+    assert run.returncode == 1
+    assert "octo/shop" in run.stdout and "FAILED" in run.stdout
+    assert gh.pulls("octo/shop") == []

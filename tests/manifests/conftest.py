@@ -1,0 +1,81 @@
+"""Helpers for the manifest engine tests: write a small repository into ``tmp_path``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+
+from bot.config.repo import RepoConfig
+from bot.manifests import apply_changes, discover
+from bot.model import EditResult, FieldChange, Inventory, WorkloadRef
+
+
+def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:
+    """Write ``files`` (path -> text or bytes) under ``root``; text is written byte for byte."""
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` and its bytes."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Callable[[Mapping[str, str | bytes]], Path]:
+    """``repo({"a.yaml": "..."})`` -> the root of a new repository holding those files."""
+
+    def make(files: Mapping[str, str | bytes]) -> Path:
+        root = tmp_path / "repo"
+        write_tree(root, files)
+        return root
+
+    return make
+
+
+def workload(inventory: Inventory, name: str, environment: str | None = None):
+    """The one workload called ``name`` (in ``environment`` when given)."""
+    found = [
+        w
+        for w in inventory.workloads
+        if w.ref.name == name and (environment is None or w.ref.environment == environment)
+    ]
+    assert len(found) == 1, f"{name}@{environment}: {[str(w.ref) for w in inventory.workloads]}"
+    return found[0]
+
+
+def edit(
+    root: Path,
+    changes: list[tuple[str, str, float | int | None, str | None]],
+    *,
+    environment: str | None = None,
+    write: bool = True,
+    config: RepoConfig | None = None,
+) -> EditResult:
+    """Discover, then apply ``(workload name, field, value, container)`` changes."""
+    cfg = config or RepoConfig()
+    inventory = discover(root, cfg)
+    field_changes = []
+    for name, field, value, container in changes:
+        ref: WorkloadRef = workload(inventory, name, environment).ref
+        field_changes.append(FieldChange(ref, field, value, container=container))
+    return apply_changes(root, inventory, field_changes, cfg, write=write)
+
+
+def changed_lines(diff: str) -> tuple[list[str], list[str]]:
+    """(removed, added) lines of a unified diff, without the ``-``/``+`` marks and file headers."""
+    removed = [
+        line[1:]
+        for line in diff.splitlines()
+        if line.startswith("-") and not line.startswith("---")
+    ]
+    added = [
+        line[1:]
+        for line in diff.splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+    ]
+    return removed, added

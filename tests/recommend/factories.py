@@ -1,0 +1,116 @@
+"""Small builders of engine inputs for the tests (real arrays, no doubles)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bot.model import (
+    ContainerHistory,
+    DeclaredHPA,
+    HpaTarget,
+    ResourceValues,
+    WorkloadHistory,
+    WorkloadRef,
+)
+from bot.recommend.inputs import ContainerInput, WorkloadInput
+
+DAY_S = 86400.0
+NOW_S = 1_700_006_400.0
+"""2023-11-15T00:00:00Z, a Wednesday; a multiple of 24 h (reference times align to days)."""
+REF = WorkloadRef("Deployment", "shop", "frontend")
+
+
+def series(days: float, step_s: float = 60.0, *, now_s: float = NOW_S) -> np.ndarray:
+    """Sample times over the last ``days`` days, every ``step_s`` seconds, ending before now."""
+    n = int(days * DAY_S / step_s)
+    return now_s - days * DAY_S + step_s * np.arange(n, dtype=np.float64)
+
+
+def container_history(
+    name: str,
+    cpu_cores: float | np.ndarray,
+    mem_bytes: float | np.ndarray,
+    *,
+    days: float = 8.0,
+    pods: int = 1,
+    step_s: float = 60.0,
+    oom: list[tuple[float, int, float]] | None = None,
+) -> ContainerHistory:
+    """Constant (or given per-sample) usage for ``pods`` pods over ``days`` days."""
+    t1 = series(days, step_s)
+    t = np.tile(t1, pods)
+    pod = np.repeat(np.arange(pods, dtype=np.int32), t1.size)
+    cpu = np.broadcast_to(np.asarray(cpu_cores, dtype=np.float64), t.shape).copy()
+    mem = np.broadcast_to(np.asarray(mem_bytes, dtype=np.float64), t.shape).copy()
+    oom = oom or []
+    return ContainerHistory(
+        name,
+        cpu_t=t,
+        cpu_pod=pod,
+        cpu_cores=cpu,
+        mem_t=t.copy(),
+        mem_pod=pod.copy(),
+        mem_bytes=mem,
+        oom_t=np.array([o[0] for o in oom], dtype=np.float64),
+        oom_pod=np.array([o[1] for o in oom], dtype=np.int32),
+        oom_request_bytes=np.array([o[2] for o in oom], dtype=np.float64),
+    )
+
+
+def history(
+    *containers: ContainerHistory,
+    replicas: float | np.ndarray | None = None,
+    days: float = 8.0,
+    replica_step_s: float = 300.0,
+) -> WorkloadHistory:
+    rt = series(days, replica_step_s) if replicas is not None else np.zeros(0)
+    rv = (
+        np.broadcast_to(np.asarray(replicas, dtype=np.float64), rt.shape).copy()
+        if replicas is not None
+        else np.zeros(0)
+    )
+    return WorkloadHistory(
+        REF,
+        NOW_S - days * DAY_S,
+        NOW_S,
+        pods=tuple(f"pod-{i}" for i in range(4)),
+        containers={c.name: c for c in containers},
+        replicas_t=rt,
+        replicas=rv,
+    )
+
+
+def container(
+    name: str,
+    cpu: float | None,
+    mem: int | None,
+    *,
+    cpu_limit: float | None = None,
+    mem_limit: int | None = None,
+    cpu_policy: str = "vertical",
+    memory_policy: str = "vertical",
+    min_allocated: ResourceValues | None = None,
+    max_allocated: ResourceValues | None = None,
+) -> ContainerInput:
+    return ContainerInput(
+        name,
+        ResourceValues(cpu, mem),
+        ResourceValues(cpu_limit, mem_limit),
+        cpu_policy,  # type: ignore[arg-type]
+        memory_policy,  # type: ignore[arg-type]
+        min_allocated or ResourceValues(),
+        max_allocated or ResourceValues(),
+    )
+
+
+def hpa(min_replicas: int, max_replicas: int, *targets: tuple[str | None, str, int]) -> DeclaredHPA:
+    return DeclaredHPA(
+        "frontend",
+        min_replicas,
+        max_replicas,
+        tuple(HpaTarget(res, pct, cont) for cont, res, pct in targets),  # type: ignore[arg-type]
+    )
+
+
+def workload(*containers: ContainerInput, hist: WorkloadHistory, **kwargs) -> WorkloadInput:
+    return WorkloadInput(REF, tuple(containers), hist, **kwargs)

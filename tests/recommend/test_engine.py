@@ -1,0 +1,382 @@
+"""The whole engine on small synthetic histories: statuses, rules and field changes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from bot.config.recommend import RecommendSettings, resolve
+from bot.config.repo import ResourcePolicy
+from bot.model import (
+    ContainerHistory,
+    DeclaredContainer,
+    DeclaredVPA,
+    DeclaredWorkload,
+    ResourceValues,
+    VpaContainerPolicy,
+)
+from bot.recommend.changes import field_changes, next_emergency_phase
+from bot.recommend.engine import recommend
+from bot.recommend.inputs import EmergencyState, build_input
+from tests.recommend.factories import (
+    DAY_S,
+    NOW_S,
+    REF,
+    container,
+    container_history,
+    history,
+    hpa,
+    workload,
+)
+
+MIB = 1024 * 1024
+DEFAULT = RecommendSettings()
+
+
+def _run(inp, settings=DEFAULT):
+    rec = recommend(inp, settings, now_s=NOW_S)
+    changes = field_changes(rec)
+    assert (rec.status == "changes") == bool(changes)
+    return rec, {(c.field, c.container): c for c in changes}
+
+
+def test_vertical_cpu_scale_up_with_buffer_and_proportional_limit():
+    # 0.5 core -> VPA target 587 m (bucket edge 511 m + 15 %); ideal 587 × 1.1 > 200 m, so
+    # the request becomes trunc(587 × 1.21) = 710 m; the limit keeps its ratio 2: 1.42.
+    h = history(container_history("app", 0.5, 300e6))
+    inp = workload(container("app", 0.2, 512 * MIB, cpu_limit=0.4), hist=h)
+    rec, changes = _run(inp)
+    cpu = rec.containers[0].cpu
+    assert cpu.vpa is not None
+    assert cpu.vpa.target == pytest.approx(0.587)
+    assert cpu.request.rule == "tortoise.vertical.up"
+    assert cpu.request.proposed == pytest.approx(0.71)
+    assert changes[("requests.cpu", "app")].proposed == pytest.approx(0.71)
+    assert changes[("limits.cpu", "app")].proposed == pytest.approx(1.42)
+    assert cpu.usage is not None
+    assert cpu.usage.max == 0.5
+    assert rec.status == "changes"
+
+
+def test_small_change_is_filtered_by_min_change_and_kept_in_inputs():
+    h = history(container_history("app", 0.5, 300e6))
+    inp = workload(container("app", 0.6, 512 * MIB), hist=h)
+    rec, changes = _run(inp)
+    cpu = rec.containers[0].cpu
+    assert cpu.request.rule == "noise.min_change"
+    assert cpu.request.proposed == 0.6
+    assert cpu.request.inputs["unfiltered"] == pytest.approx(0.71)
+    assert ("requests.cpu", "app") not in changes
+    # With a percentage threshold, min(200m, 10 % of 600m = 60m) lets the 110m change through.
+    pct = resolve(DEFAULT, {"noise": {"scale_up": {"cpu": {"value": 0.2, "percentage": 10}}}})
+    rec, changes = _run(inp, pct)
+    assert changes[("requests.cpu", "app")].proposed == pytest.approx(0.71)
+
+
+def test_memory_never_below_the_observed_peak():
+    # Daily peaks: 300 MiB for 7 days, 900 MiB on one day; a low P10 target would go below it.
+    t = np.arange(8 * 1440, dtype=np.float64)
+    mem = np.where((t >= 1440 * 3) & (t < 1440 * 3 + 60), 900 * MIB, 300 * MIB)
+    h = history(container_history("app", 0.5, mem))
+    low = resolve(
+        DEFAULT,
+        {
+            "vpa": {"memory_target_percentile": 0.1, "margin_fraction": 0},
+            "admin": {"max_allowed_scaling_down_ratio": 0},
+        },
+    )
+    inp = workload(container("app", 0.6, 2048 * MIB), hist=h)
+    rec, _ = _run(inp, low)
+    memory = rec.containers[0].memory
+    assert memory.request.rule == "noise.memory_peak_floor"
+    assert memory.request.proposed == 900 * MIB
+
+
+def test_oom_forces_an_increase_past_min_change():
+    oom: list[tuple[float, int, float]] = [(NOW_S - DAY_S, 0, 500.0 * MIB)]
+    h = history(container_history("app", 0.5, 450 * MIB, oom=oom))
+    strict = resolve(DEFAULT, {"noise": {"scale_up": {"memory": {"value": 5e9}}}})
+    inp = workload(container("app", 0.6, 500 * MIB), hist=h)
+    rec, changes = _run(inp, strict)
+    memory = rec.containers[0].memory
+    assert memory.request.proposed is not None
+    assert memory.request.proposed > 600 * MIB  # at least the OOM bump max(500 + 100, 600) MiB
+    assert ("requests.memory", "app") in changes
+    # Without the OOM the same threshold blocks the (smaller) move.
+    calm = history(container_history("app", 0.5, 450 * MIB))
+    rec, changes = _run(workload(container("app", 0.6, 500 * MIB), hist=calm), strict)
+    assert ("requests.memory", "app") not in changes
+
+
+def test_gathering_data_without_samples_proposes_nothing():
+    empty = ContainerHistory("app")
+    h = history(empty)
+    rec, changes = _run(workload(container("app", 0.5, 512 * MIB), hist=h))
+    assert rec.status == "gathering-data"
+    assert changes == {}
+    assert rec.reasons
+
+
+def test_skipped_when_a_live_tortoise_manages_it():
+    h = history(container_history("app", 0.5, 300e6))
+    rec, _ = _run(workload(container("app", 0.2, 512 * MIB), hist=h, managed_by_tortoise=True))
+    assert rec.status == "skipped"
+    assert "Tortoise" in rec.reasons[0]
+
+
+def _hpa_workload(replicas=10.0, days=8.0, **kwargs):
+    h = history(
+        container_history("app", 0.8, 300e6, days=days),
+        container_history("istio-proxy", 0.05, 60e6, days=days),
+        replicas=replicas,
+        days=days,
+    )
+    return workload(
+        container("app", 1.0, 512 * MIB, cpu_policy="horizontal"),
+        container("istio-proxy", 0.1, 128 * MIB, cpu_policy="horizontal"),
+        hist=h,
+        hpa=hpa(3, 30, ("app", "cpu", 60), ("istio-proxy", "cpu", 60)),
+        **kwargs,
+    )
+
+
+def test_hpa_min_max_from_slots_and_targets():
+    rec, changes = _run(_hpa_workload())
+    assert rec.hpa is not None
+    # Constant 10 replicas: every slot asks (ceil(5), ceil(20)) = (5, 20).
+    assert rec.hpa.min_replicas.proposed == 5
+    assert rec.hpa.max_replicas.proposed == 20
+    assert len(rec.hpa.slots) == 168
+    assert changes[("hpa.minReplicas", None)].proposed == 5
+    # app: 0.8 core -> bucket edge 0.8005 -> 800 m + 120 m = 920 m of 1 core: upper 92;
+    # 100 - (92 - 60) = 68, at most +5 per change -> 65.
+    app = next(t for t in rec.hpa.targets if t.container == "app")
+    assert app.value.inputs["unlimited"] == 68
+    assert app.value.proposed == 65
+    # istio-proxy: rec ~ 0.06 of 0.1 core -> upper ~ 60-61 -> ~ 100, clamped 90, +5 cap -> 65.
+    proxy = next(t for t in rec.hpa.targets if t.container == "istio-proxy")
+    assert proxy.value.proposed == 65
+    assert proxy.value.rule == "tortoise.target.max_increase"
+
+
+def test_target_interval_holds_recent_changes():
+    inp = _hpa_workload(target_changed_s={("istio-proxy", "cpu"): NOW_S - 3600})
+    rec, changes = _run(inp)
+    assert rec.hpa is not None
+    proxy = next(t for t in rec.hpa.targets if t.container == "istio-proxy")
+    assert (proxy.value.proposed, proxy.value.rule) == (60, "tortoise.target.interval")
+    assert ("hpa.target.cpu", "istio-proxy") not in changes
+
+
+def test_short_replica_history_holds_the_hpa():
+    rec, changes = _run(_hpa_workload(days=3))
+    assert rec.hpa is not None
+    assert rec.hpa.min_replicas.rule == "tortoise.gathering_data"
+    assert "72 of 168" in rec.hpa.min_replicas.reason
+    assert ("hpa.minReplicas", None) not in changes
+    if not changes:
+        assert rec.status == "gathering-data"
+
+
+def test_emergency_min_equals_max_and_freezes_requests():
+    rec, changes = _run(_hpa_workload(emergency=EmergencyState(requested=True)))
+    assert rec.hpa is not None
+    assert rec.hpa.min_replicas.proposed == rec.hpa.max_replicas.proposed == 20
+    assert rec.hpa.min_replicas.inputs["phase"] == "emergency"
+    assert all(c.cpu.request.rule == "tortoise.emergency.frozen" for c in rec.containers)
+    assert not any(f.startswith("requests.") for f, _ in changes)
+
+
+def test_back_to_normal_steps_down_from_the_current_minimum():
+    inp = _hpa_workload(emergency=EmergencyState(previous_phase="emergency"))
+    inp = workload(
+        *inp.containers,
+        hist=inp.history,
+        hpa=hpa(20, 20, ("app", "cpu", 60), ("istio-proxy", "cpu", 60)),
+        emergency=EmergencyState(previous_phase="emergency"),
+    )
+    rec, _ = _run(inp)
+    assert rec.hpa is not None
+    assert rec.hpa.min_replicas.proposed == 19  # trunc(20 × 0.95)
+    assert rec.hpa.min_replicas.inputs["phase"] == "back-to-normal"
+
+
+def test_excluded_periods_do_not_reach_the_slots():
+    days = 8.0
+    rt = NOW_S - days * DAY_S + 300.0 * np.arange(int(days * DAY_S / 300))
+    # Tuesday 09:00 JST occurs twice in 8 days, so excluding one occurrence leaves no gap.
+    r = np.where((rt >= NOW_S - DAY_S) & (rt < NOW_S - DAY_S + 3600), 100.0, 10.0)
+    inp = _hpa_workload()
+    h = inp.history
+    spiky = type(h)(h.ref, h.start_s, h.end_s, h.pods, h.containers, rt, r)
+    base = workload(*inp.containers, hist=spiky, hpa=inp.hpa)
+    rec, _ = _run(base)
+    assert rec.hpa is not None
+    assert rec.hpa.max_replicas.proposed == 100  # 200 capped at MaximumMaxReplicas
+    excluded = workload(
+        *inp.containers,
+        hist=spiky,
+        hpa=inp.hpa,
+        excluded_intervals_s=((NOW_S - DAY_S, NOW_S - DAY_S + 3600),),
+    )
+    rec, _ = _run(excluded)
+    assert rec.hpa is not None
+    assert rec.hpa.max_replicas.proposed == 20
+
+
+def test_drop_cpu_limit_is_a_removal():
+    h = history(container_history("app", 0.5, 300e6))
+    inp = workload(container("app", 0.2, 512 * MIB, cpu_limit=0.4), hist=h)
+    drop = resolve(DEFAULT, {"limits": {"policy": "drop_cpu_limit"}})
+    _rec, changes = _run(inp, drop)
+    change = changes[("limits.cpu", "app")]
+    assert (change.current, change.proposed) == (0.4, None)
+
+
+def test_hvpa_strategy_blends_requests():
+    # vpaWeight 0.5 (the seed's fractional form) = 50 %: 2 cores -> 2 + trunc((0.587 - 2)/2).
+    h = history(container_history("app", 0.5, 300e6), replicas=4.0)
+    settings = resolve(
+        DEFAULT,
+        {
+            "strategy": "hvpa",
+            "hvpa": {"weight_based_scaling_intervals": [{"vpa_weight": 0.5}]},
+        },
+    )
+    inp = workload(container("app", 2.0, 512 * MIB, cpu_limit=4.0), hist=h)
+    rec, changes = _run(inp, settings)
+    cpu = rec.containers[0].cpu
+    assert cpu.request.rule == "hvpa.weighted"
+    assert cpu.request.inputs["vpa_weight"] == 50
+    expected = (2000 + math.trunc((587 - 2000) * 50 / 100)) / 1000
+    assert cpu.request.proposed == pytest.approx(expected)
+    assert changes[("limits.cpu", "app")].proposed == pytest.approx(2 * expected)
+
+
+def test_off_policy_and_missing_request_are_untouched():
+    h = history(container_history("app", 0.5, 300e6))
+    inp = workload(container("app", None, 512 * MIB, memory_policy="off"), hist=h)
+    rec, changes = _run(inp)
+    assert rec.containers[0].cpu.request.rule == "policy.off"
+    assert rec.containers[0].memory.request.rule == "policy.off"
+    assert changes == {}
+    assert rec.status == "no-change"
+
+
+def test_build_input_policies_and_vpa_bounds():
+    declared = DeclaredWorkload(
+        REF,
+        None,
+        (
+            DeclaredContainer("app", ResourceValues(1.0, 512 * MIB)),
+            DeclaredContainer("sidecar", ResourceValues(0.1, None)),
+            DeclaredContainer("init", ResourceValues(0.1, MIB), init=True),
+        ),
+        hpa=hpa(2, 10, (None, "cpu", 70)),
+        vpa=DeclaredVPA(
+            "frontend",
+            container_policies=(VpaContainerPolicy("*", min_allowed=ResourceValues(0.05, None)),),
+        ),
+    )
+    h = history(container_history("app", 0.5, 300e6))
+    inp = build_input(declared, h, policies={"sidecar": {"cpu": "vertical"}})
+    assert [c.name for c in inp.containers] == ["app", "sidecar"]
+    app, sidecar = inp.containers
+    assert (app.cpu_policy, app.memory_policy) == ("horizontal", "vertical")
+    assert (sidecar.cpu_policy, sidecar.memory_policy) == ("vertical", "off")
+    assert app.min_allocated.cpu_cores == 0.05
+
+
+def test_missing_container_metric_is_reported_not_edited():
+    inp = _hpa_workload()
+    only_app = workload(*inp.containers, hist=inp.history, hpa=hpa(3, 30, ("app", "cpu", 60)))
+    rec, changes = _run(only_app)
+    assert rec.hpa is not None
+    proxy = next(t for t in rec.hpa.targets if t.container == "istio-proxy")
+    assert (proxy.value.current, proxy.value.proposed) == (None, None)
+    assert proxy.value.rule == "tortoise.target.missing_metric"
+    assert ("hpa.target.cpu", "istio-proxy") not in changes
+
+
+def test_pod_level_resource_target_is_tuned_from_the_pod_sums():
+    # app rec 0.92 of 1 core + istio-proxy 0.063 of 0.1 core: 0.983/1.1 = 89.4 % -> upper 90;
+    # 100 - (90 - 60) = 70, at most +5 -> 65; one change, on the pod-level metric.
+    inp = _hpa_workload()
+    pod = workload(*inp.containers, hist=inp.history, hpa=hpa(3, 30, (None, "cpu", 60)))
+    rec, changes = _run(pod)
+    assert rec.hpa is not None
+    assert [t.container for t in rec.hpa.targets] == ["*"]
+    target = rec.hpa.targets[0].value
+    assert target.inputs["unlimited"] == 70
+    assert target.proposed == 65
+    assert changes[("hpa.target.cpu", None)].proposed == 65
+
+
+def test_container_resource_unsupported_holds_targets_with_a_reason():
+    inp = _hpa_workload(container_resource_metrics=False)
+    rec, changes = _run(inp)
+    assert rec.hpa is not None
+    assert {t.value.rule for t in rec.hpa.targets} == {"hpa.container_resource_unsupported"}
+    assert not any(f.startswith("hpa.target") for f, _ in changes)
+    assert ("hpa.minReplicas", None) in changes
+
+
+def test_next_emergency_phase_follows_the_proposal():
+    rec, _ = _run(_hpa_workload(emergency=EmergencyState(requested=True)))
+    assert next_emergency_phase(rec) == "emergency"
+    rec, _ = _run(_hpa_workload())
+    assert next_emergency_phase(rec) == "normal"
+
+
+def test_short_history_is_still_gathering_data():
+    h = history(container_history("app", 0.5, 300e6, days=0.5), days=0.5)
+    rec, changes = _run(workload(container("app", 0.2, 512 * MIB), hist=h))
+    assert rec.status == "gathering-data"
+    assert "12.0 h of CPU history, 24 h needed" in rec.reasons[0]
+    assert changes == {}
+    shorter = resolve(DEFAULT, {"min_history_s": 3600})
+    rec, _ = _run(workload(container("app", 0.2, 512 * MIB), hist=h), shorter)
+    assert rec.status == "changes"
+
+
+def test_mismatched_series_are_an_error_naming_the_container():
+    good = container_history("app", 0.5, 300e6)
+    bad = ContainerHistory(
+        "app", cpu_t=good.cpu_t, cpu_pod=good.cpu_pod, cpu_cores=good.cpu_cores[:-1]
+    )
+    rec, changes = _run(workload(container("app", 0.2, 512 * MIB), hist=history(bad)))
+    assert rec.status == "error"
+    assert "container app: the cpu series differ in length" in rec.reasons
+    assert changes == {}
+
+
+def test_horizontal_policy_without_an_hpa_is_left_alone():
+    h = history(container_history("app", 0.5, 300e6))
+    rec, changes = _run(workload(container("app", 0.2, 512 * MIB, cpu_policy="horizontal"), hist=h))
+    assert rec.containers[0].cpu.request.rule == "policy.horizontal_without_hpa"
+    assert ("requests.cpu", "app") not in changes
+
+
+def test_no_target_recommendation_at_maximum_max_replicas():
+    # TestUpdateRecommendation "when HPA hits the maximumMaxReplica": targets are left alone.
+    rec, changes = _run(_hpa_workload(replicas=100.0))
+    assert rec.hpa is not None
+    assert {t.value.rule for t in rec.hpa.targets} == {"tortoise.target.at_max_replicas"}
+    assert not any(f.startswith("hpa.target") for f, _ in changes)
+    assert rec.hpa.max_replicas.proposed == 100  # ceil(100 × 2) capped at MaximumMaxReplicas
+
+
+def test_emergency_applies_even_while_slots_are_gathering():
+    rec, _ = _run(_hpa_workload(days=3, emergency=EmergencyState(requested=True)))
+    assert rec.hpa is not None
+    assert rec.hpa.min_replicas.rule == "tortoise.emergency"
+    assert rec.hpa.min_replicas.proposed == rec.hpa.max_replicas.proposed == 20
+
+
+def test_build_input_takes_repository_policy_objects():
+    declared = DeclaredWorkload(REF, 2, (DeclaredContainer("app", ResourceValues(1.0, 512 * MIB)),))
+    h = history(container_history("app", 0.5, 300e6))
+    inp = build_input(declared, h, policies={"*": ResourcePolicy(memory="off")})
+    assert (inp.containers[0].cpu_policy, inp.containers[0].memory_policy) == ("vertical", "off")

@@ -1,0 +1,203 @@
+"""The pipeline: settings per workload, failure isolation, and the plan of the demo shop."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from bot.config.bot import load_bot_settings
+from bot.config.load import parse_model
+from bot.config.recommend import RecommendSettings
+from bot.config.repo import RepoConfig
+from bot.metrics.errors import MetricsError, QueryError
+from bot.metrics.snapshot import SnapshotSource
+from bot.metrics.source import FetchResult, HistoryRequest
+from bot.model import WorkloadRef
+from bot.pipeline import (
+    container_policies,
+    history_requests,
+    plan_repository,
+    workload_rules,
+    workload_settings,
+)
+
+DEMO = Path(__file__).resolve().parent.parent / "bot" / "demo"
+
+
+@pytest.fixture
+def demo_repo(tmp_path) -> Path:
+    root = tmp_path / "shop"
+    shutil.copytree(DEMO / "repo", root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def demo_source() -> SnapshotSource:
+    return SnapshotSource(DEMO / "snapshot.zip")
+
+
+@pytest.fixture(scope="module")
+def demo_settings():
+    return load_bot_settings(DEMO / "bot.yaml")
+
+
+CONFIG = parse_model(
+    """
+workloads:
+  - match: shop/*
+    policy: {cpu: horizontal}
+    recommend: {admin: {minimum_min_replicas: 2}}
+  - match: Deployment/shop/frontend
+    containers:
+      istio-proxy: {cpu: vertical, memory: "off"}
+  - match: frontend
+    environment: overlays/*
+    ignore: true
+""",
+    RepoConfig,
+    file=".tortoise-bot.yaml",
+)
+
+
+@pytest.mark.parametrize(
+    ("ref", "expected"),
+    [
+        (WorkloadRef("Deployment", "shop", "frontend"), [0, 1]),
+        (WorkloadRef("Deployment", "shop", "frontend", "overlays/prod"), [0, 1, 2]),
+        (WorkloadRef("StatefulSet", "shop", "frontend"), [0]),
+        (WorkloadRef("Deployment", "other", "frontend"), []),
+    ],
+    ids=["default-env", "overlay-ignored", "kind-must-match", "namespace-must-match"],
+)
+def test_workload_rules_match_kind_namespace_name_and_environment(ref, expected):
+    rules = workload_rules(CONFIG, ref)
+    assert [CONFIG.workloads.index(r) for r in rules] == expected
+
+
+def test_later_rules_and_container_rules_win():
+    rules = workload_rules(CONFIG, WorkloadRef("Deployment", "shop", "frontend"))
+    policies = container_policies(rules, ["app", "istio-proxy"])
+    assert policies["app"] == {"cpu": "horizontal"}
+    assert policies["istio-proxy"] == {"cpu": "vertical", "memory": "off"}
+
+
+def test_settings_resolve_admin_then_repo_then_workload():
+    config = CONFIG.model_copy(update={"recommend": {"admin": {"maximum_min_replicas": 7}}})
+    rules = workload_rules(config, WorkloadRef("Deployment", "shop", "cart"))
+    resolved = workload_settings(RecommendSettings(), config, rules)
+    assert resolved.admin.minimum_min_replicas == 2
+    assert resolved.admin.maximum_min_replicas == 7
+    assert RecommendSettings().admin.maximum_min_replicas != 7
+
+
+def test_history_requests_carry_the_environment_selector(demo_repo):
+    from bot.config.repo import load_repo_config
+    from bot.manifests import discover
+
+    config = load_repo_config(demo_repo)
+    requests = history_requests(discover(demo_repo, config), config)
+    by_name = {r.ref.name: r for r in requests}
+    assert set(by_name) == {"frontend", "redis", "cart", "checkout"}
+    assert by_name["frontend"].containers == ("app", "istio-proxy")
+    assert all(dict(r.selector) == {"cluster": "demo"} for r in requests)
+
+
+class OneBrokenWorkload:
+    """A history source that answers from the demo snapshot but fails one workload."""
+
+    def __init__(self, inner: SnapshotSource, broken: str) -> None:
+        self.inner, self.broken = inner, broken
+
+    def fetch(
+        self, requests: Sequence[HistoryRequest], *, start_s: float, end_s: float
+    ) -> FetchResult:
+        result = self.inner.fetch(requests, start_s=start_s, end_s=end_s)
+        errors: dict[WorkloadRef, MetricsError] = dict(result.errors)
+        histories = dict(result.histories)
+        for ref in list(histories):
+            if ref.name == self.broken:
+                del histories[ref]
+                errors[ref] = QueryError("query timed out", query="q", url="u", status=503)
+        return FetchResult(histories, errors, result.warnings, result.stats)
+
+
+def test_one_workload_without_history_does_not_stop_the_others(
+    demo_repo, demo_source, demo_settings
+):
+    source = OneBrokenWorkload(demo_source, "cart")
+    plan = plan_repository(demo_repo, source, demo_settings, now_s=demo_source.end_s)
+    status = {o.ref.name: o for o in plan.outcomes}
+    assert status["cart"].status == "error"
+    assert "query timed out" in status["cart"].reasons[0]
+    assert all(status[n].recommendation is not None for n in ("frontend", "redis", "checkout"))
+    assert "cart" not in plan.edit.diff
+
+
+def test_plan_does_not_write_unless_asked(demo_repo, demo_source, demo_settings):
+    before = {p: p.read_bytes() for p in demo_repo.rglob("*") if p.is_file()}
+    plan = plan_repository(demo_repo, demo_source, demo_settings, now_s=demo_source.end_s)
+    assert plan.edit.diff  # the demo has changes to propose
+    assert {p: p.read_bytes() for p in demo_repo.rglob("*") if p.is_file()} == before
+
+
+def test_written_plan_reads_back_as_proposed(demo_repo, demo_source, demo_settings):
+    from bot.config.repo import load_repo_config
+    from bot.manifests import discover
+
+    plan = plan_repository(
+        demo_repo, demo_source, demo_settings, now_s=demo_source.end_s, write=True
+    )
+    assert plan.edit.files, "the demo proposes changes"
+    for f in plan.edit.files:
+        assert (demo_repo / f.path).read_bytes() == f.new
+    inventory = discover(demo_repo, load_repo_config(demo_repo))
+    declared = {w.ref: w for w in inventory.workloads}
+    checked = 0
+    for outcome in plan.outcomes:
+        for change in outcome.changes:
+            w = declared[change.ref]
+            if change.field.startswith(("requests.", "limits.")):
+                group, resource = change.field.split(".")
+                container = w.container(change.container or "")
+                assert container is not None
+                value = getattr(container, group).get(resource)
+                # quantities round up: CPU to 5m, memory to 1Mi (docs/manifests.md)
+                step = 0.005 if resource == "cpu" else 1024 * 1024
+                assert value is not None and 0 <= value - change.proposed < step
+                checked += 1
+            elif change.field == "hpa.minReplicas":
+                assert w.hpa is not None and w.hpa.min_replicas == change.proposed
+                checked += 1
+    assert checked >= 3
+
+
+def test_allocated_bounds_parse_quantities_and_later_rules_win():
+    from bot.pipeline import allocated_bounds
+
+    config = parse_model(
+        "workloads:\n"
+        "  - match: '*'\n    min_allocated: {'*': {cpu: 50m, memory: 64Mi}}\n"
+        "  - match: frontend\n    min_allocated: {'*': {cpu: '0.1'}, app: {memory: 1Gi}}\n",
+        RepoConfig,
+        file=".tortoise-bot.yaml",
+    )
+    rules = workload_rules(config, WorkloadRef("Deployment", "shop", "frontend"))
+    bounds = allocated_bounds(config, rules, "min_allocated")
+    assert bounds["*"].cpu_cores == pytest.approx(0.1)
+    assert bounds["*"].memory_bytes == 64 * 1024**2
+    assert bounds["app"].memory_bytes == 1024**3 and bounds["app"].cpu_cores is None
+
+
+def test_a_bad_quantity_names_its_key():
+    from bot.config.errors import ConfigError
+    from bot.pipeline import allocated_bounds
+
+    config = parse_model(
+        "workloads:\n  - match: '*'\n    max_allocated: {app: {cpu: lots}}\n", RepoConfig, file="x"
+    )
+    with pytest.raises(ConfigError) as info:
+        allocated_bounds(config, list(config.workloads), "max_allocated")
+    assert info.value.problems[0].key == "workloads.0.max_allocated.app.cpu"

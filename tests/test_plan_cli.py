@@ -1,0 +1,128 @@
+"""plan, explain and snapshot through the console script."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema  # type: ignore[import-untyped]
+import pytest
+
+from tests.conftest import PROJECT
+
+DEMO = PROJECT / "bot" / "demo"
+PLAN_SCHEMA = json.loads((PROJECT / "docs" / "schemas" / "plan.schema.json").read_text())
+
+
+@pytest.fixture
+def demo_copy(tmp_path) -> Path:
+    root = tmp_path / "shop"
+    shutil.copytree(DEMO / "repo", root)
+    return root
+
+
+def _demo_args(root: Path) -> list[str]:
+    return [
+        "--repo",
+        str(root),
+        "--snapshot",
+        str(DEMO / "snapshot.zip"),
+        "--config",
+        str(DEMO / "bot.yaml"),
+    ]
+
+
+def test_demo_prints_table_and_diff(cli):
+    result = cli("plan", "--demo")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for name in ("frontend", "cart", "checkout", "redis"):
+        assert name in out
+    assert "--- a/apps/raw/frontend.yaml" in out and "+++ b/apps/raw/frontend.yaml" in out
+    assert "charts/checkout/values-prod.yaml" in out
+    assert "\x1b[" not in out  # not a terminal: plain text
+
+
+def test_demo_json_matches_the_published_schema(cli):
+    result = cli("plan", "--demo", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    jsonschema.validate(doc, PLAN_SCHEMA)
+    statuses = {w["name"]: w["status"] for w in doc["workloads"]}
+    assert set(statuses) == {"frontend", "cart", "checkout", "redis"}
+    assert "changes" in statuses.values()
+    redis = next(w for w in doc["workloads"] if w["name"] == "redis")
+    memory = redis["containers"][0]["memory"]
+    assert memory["request"]["proposed"] > memory["request"]["current"]  # it was OOM-killed
+    assert memory["vpa"]["confidence"] > 0
+    assert doc["diff"].startswith("--- a/")
+
+
+def test_plan_from_a_snapshot_equals_the_demo(cli, demo_copy):
+    demo = json.loads(cli("plan", "--demo", "--format", "json").stdout)
+    mine = json.loads(cli("plan", *_demo_args(demo_copy), "--format", "json").stdout)
+    assert mine["workloads"] == demo["workloads"]
+    assert mine["diff"] == demo["diff"]
+
+
+def test_write_applies_the_diff_and_a_second_plan_reads_it(cli, demo_copy):
+    before = (demo_copy / "apps/raw/redis.yaml").read_text()
+    written = cli("plan", *_demo_args(demo_copy), "--write")
+    assert written.returncode == 0, written.stderr
+    after = (demo_copy / "apps/raw/redis.yaml").read_text()
+    assert after != before
+    assert "memory: 512Mi}" not in after.split("requests:")[1].split("\n")[0]
+    replanned = json.loads(cli("plan", *_demo_args(demo_copy), "--format", "json").stdout)
+    redis = next(w for w in replanned["workloads"] if w["name"] == "redis")
+    assert redis["containers"][0]["memory"]["request"]["current"] > 512 * 1024 * 1024
+
+
+def test_markdown_format(cli):
+    result = cli("plan", "--demo", "--format", "markdown")
+    assert result.returncode == 0
+    assert result.stdout.startswith("## tortoise-bot plan: demo-shop")
+    assert "| workload | container |" in result.stdout and "```diff" in result.stdout
+
+
+def test_bad_opt_in_file_is_exit_2_with_every_problem(cli, demo_copy):
+    (demo_copy / ".tortoise-bot.yaml").write_text(
+        "update_mode: maybe\nworkloads:\n  - ignore: true\n"
+    )
+    result = cli("plan", *_demo_args(demo_copy))
+    assert result.returncode == 2
+    assert ".tortoise-bot.yaml:1: update_mode" in result.stderr
+    assert ".tortoise-bot.yaml:3: workloads.0.match" in result.stderr
+
+
+def test_missing_source_is_a_usage_error(cli, demo_copy):
+    result = cli("plan", "--repo", str(demo_copy))
+    assert result.returncode == 2
+    assert "--prometheus URL or --snapshot FILE" in result.stderr
+
+
+def test_corrupt_snapshot_fails_cleanly(cli, demo_copy, tmp_path):
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(b"not a zip")
+    result = cli("plan", "--repo", str(demo_copy), "--snapshot", str(bad))
+    assert result.returncode in (1, 2)
+    assert "snapshot" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_explain_names_every_rule(cli, demo_copy):
+    result = cli("explain", *_demo_args(demo_copy), "shop/redis")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.startswith("StatefulSet/shop/redis@default: changes")
+    assert "[tortoise.vertical.up]" in out and "confidence" in out and "inputs:" in out
+    as_json = json.loads(cli("explain", *_demo_args(demo_copy), "redis", "--format", "json").stdout)
+    assert as_json["name"] == "redis"
+
+
+@pytest.mark.parametrize(
+    ("spec", "fragment"),
+    [("nope", "matches no workload"), ("a/b/c/d", "expected kind/namespace/name")],
+)
+def test_explain_unknown_workload(cli, demo_copy, spec, fragment):
+    result = cli("explain", *_demo_args(demo_copy), spec)
+    assert result.returncode == 2 and fragment in result.stderr
