@@ -201,3 +201,39 @@ def test_a_bad_quantity_names_its_key():
     with pytest.raises(ConfigError) as info:
         allocated_bounds(config, list(config.workloads), "max_allocated")
     assert info.value.problems[0].key == "workloads.0.max_allocated.app.cpu"
+
+
+@pytest.mark.parametrize(
+    ("rejected", "new", "within"),
+    [
+        # 1 core -> 0.8 rejected; 0.75 now: a 50m move is below minChange (200m by default).
+        ({"w/app/requests.cpu": 0.8}, {"w/app/requests.cpu": 0.75}, True),
+        # 0.8 rejected; 0.5 now: a 300m move reaches minChange, so ask again.
+        ({"w/app/requests.cpu": 0.8}, {"w/app/requests.cpu": 0.5}, False),
+        # memory: 100 MB apart is below the 200M default.
+        ({"w/app/requests.memory": 1_000_000_000}, {"w/app/requests.memory": 900_000_000}, True),
+        # a new field in the proposal is a new proposal
+        ({"w/app/requests.cpu": 0.8}, {"w/app/requests.cpu": 0.8, "w/-/hpa.minReplicas": 4}, False),
+        # replica counts and targets must be equal
+        ({"w/-/hpa.minReplicas": 4}, {"w/-/hpa.minReplicas": 5}, False),
+        ({"w/-/hpa.target.cpu": 70}, {"w/-/hpa.target.cpu": 70}, True),
+        # removing a limit vs keeping it differs
+        ({"w/app/limits.cpu": None}, {"w/app/limits.cpu": 1.0}, False),
+    ],
+    ids=["cpu-close", "cpu-far", "memory-close", "new-field", "replicas", "target-same", "removal"],
+)
+def test_a_rejected_proposal_stays_closed_while_within_min_change(rejected, new, within):
+    from bot.pipeline import proposals_within_thresholds
+
+    check = proposals_within_thresholds(RecommendSettings().noise)
+    assert (
+        check({"changes": rejected, "proposal": "a"}, {"changes": new, "proposal": "b"}) is within
+    )
+
+
+def test_without_per_value_state_the_digest_decides():
+    from bot.pipeline import proposals_within_thresholds
+
+    check = proposals_within_thresholds(RecommendSettings().noise)
+    assert check({"changes": {}, "proposal": "a"}, {"changes": {}, "proposal": "a"}) is True
+    assert check({"changes": {}, "proposal": "a"}, {"changes": {}, "proposal": "b"}) is False

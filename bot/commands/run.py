@@ -13,18 +13,22 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from bot.commands.common import PROMETHEUS_URL_ENV, parse_now, register_secrets
 from bot.config.bot import BotSettings, load_bot_settings
 from bot.console import make_console
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from bot.forge.auth import credentials_from_env
-from bot.forge.errors import AuthError
+from bot.forge.errors import AuthError, ForgeError
 from bot.forge.github import GitHubForge
 from bot.metrics.prometheus import PrometheusSource
-from bot.pipeline import RunSummary, run_repositories, serve_repository
+from bot.pipeline import RepositoryReport, RunSummary, run_repositories, serve_repository
 from bot.report.markdown import escape
 from bot.sharding import Shard
 
@@ -38,6 +42,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--shard", metavar="I/N", help="Serve only shard I of N (0-based).")
     parser.add_argument("--now", metavar="ISO8601", help="End of the history window.")
+
+
+@contextmanager
+def progress_bar(console: Console, total: int) -> Iterator[Callable[[str], None]]:
+    """A rich progress bar over the repositories on a terminal; nothing otherwise."""
+    if not console.is_terminal:
+        yield lambda name: None
+        return
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("repositories", total=total)
+        yield lambda name: progress.update(task, advance=1, description=name)
 
 
 def summary_markdown(summary: RunSummary) -> str:
@@ -84,20 +106,29 @@ def execute(
     except AuthError as exc:
         raise UsageError(f"GitHub credentials: {exc}") from exc
     register_secrets(settings, env)
-    repositories = list(settings.repositories)
-    if shard is not None:
-        repositories = shard.select(repositories)
     source = PrometheusSource(settings.prometheus, env=env)
     now = now_s if now_s is not None else time.time()
+    console = make_console(sys.stdout)
     with tempfile.TemporaryDirectory(prefix="tortoise-bot-") as workdir:
         forge = GitHubForge(settings.github, credentials, workdir=Path(workdir))
-        summary = run_repositories(
-            repositories,
-            lambda name: serve_repository(
-                name, forge, source, settings, now_s=now, dry_run=dry_run
-            ),
-        )
-    console = make_console(sys.stdout)
+        try:
+            repositories = list(settings.repositories) or forge.repositories()
+        except ForgeError as exc:
+            print(f"tortoise-bot: cannot list the repositories to serve: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        if shard is not None:
+            repositories = shard.select(repositories)
+        with progress_bar(console, len(repositories)) as advance:
+
+            def serve_one(name: str) -> RepositoryReport:
+                try:
+                    return serve_repository(
+                        name, forge, source, settings, now_s=now, dry_run=dry_run
+                    )
+                finally:
+                    advance(name)
+
+            summary = run_repositories(repositories, serve_one)
     for report in summary.reports:
         status = "ok" if report.ok else "FAILED"
         console.print(

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator
 
-from bot.config.base import ConfigModel
+from bot.config.base import ConfigModel, TimeZoneName
 from bot.config.forge import GitHubConfig
 from bot.config.load import load_model
 from bot.config.metrics import PrometheusConfig
@@ -18,7 +17,7 @@ class ScheduleConfig(ConfigModel):
     """When ``tortoise-bot serve`` runs."""
 
     cron: str = Field("0 6 * * 1-5", description="Crontab expression (5 fields).")
-    timezone: str = Field("UTC", description="IANA time zone of the cron expression.")
+    timezone: TimeZoneName = Field("UTC", description="IANA time zone of the cron expression.")
     jitter_s: int = Field(300, ge=0, description="Random delay added to each run, seconds.")
 
     @field_validator("cron")
@@ -28,15 +27,6 @@ class ScheduleConfig(ConfigModel):
             raise ValueError(
                 "expected 5 crontab fields: minute hour day-of-month month day-of-week"
             )
-        return value
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"unknown IANA time zone {value!r}") from exc
         return value
 
 

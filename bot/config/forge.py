@@ -6,11 +6,13 @@ variables named here, by the CLI, and handed to ``bot.forge.auth``.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
+from zoneinfo import ZoneInfo
 
 from pydantic import Field
 
-from bot.config.base import ConfigModel
+from bot.config.base import ConfigModel, TimeZoneName
 
 
 class CostConfig(ConfigModel):
@@ -21,6 +23,35 @@ class CostConfig(ConfigModel):
         0.0, ge=0, description="Price of one requested GiB for a month."
     )
     currency: str = Field("$", max_length=8, description="Currency symbol printed before amounts.")
+
+
+Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+
+WEEKDAYS: tuple[Weekday, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+"""Day names of ``ScheduleWindow.days``, Monday first (``datetime.weekday()`` order)."""
+
+
+class ScheduleWindow(ConfigModel):
+    """When pull requests may be opened or updated; outside it only the dashboard changes.
+
+    ``start_hour`` <= hour < ``end_hour`` on the listed ``days``, in ``timezone``; a window that
+    ends before it starts (``22`` to ``6``) runs over midnight and belongs to its start day.
+    """
+
+    days: tuple[Weekday, ...] = Field(WEEKDAYS, description="Days on which the window opens.")
+    start_hour: int = Field(0, ge=0, le=23, description="Hour the window opens (0-23).")
+    end_hour: int = Field(24, ge=1, le=24, description="Hour the window closes (1-24).")
+    timezone: TimeZoneName = Field("UTC", description="IANA time zone of the hours.")
+
+    def contains(self, unix_s: float) -> bool:
+        """Whether ``unix_s`` falls inside the window."""
+        local = datetime.fromtimestamp(unix_s, ZoneInfo(self.timezone))
+        hour, day = local.hour, local.weekday()
+        if self.start_hour < self.end_hour:
+            return WEEKDAYS[day] in self.days and self.start_hour <= hour < self.end_hour
+        if hour >= self.start_hour:  # over midnight: the evening part
+            return WEEKDAYS[day] in self.days
+        return hour < self.end_hour and WEEKDAYS[(day - 1) % 7] in self.days
 
 
 class PullRequestConfig(ConfigModel):
@@ -56,6 +87,11 @@ class PullRequestConfig(ConfigModel):
         "tortoise-bot-dashboard", min_length=1, description="Label that finds the dashboard issue."
     )
     cost: CostConfig = CostConfig()
+    schedule: ScheduleWindow | None = Field(
+        None,
+        description="Only open or update pull requests inside this window (e.g. office hours); "
+        "outside it the dashboard lists the proposals as pending.",
+    )
 
 
 class GitHubConfig(ConfigModel):

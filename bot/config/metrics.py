@@ -155,8 +155,21 @@ class PrometheusConfig(ConfigModel):
         (),
         description='Matchers added to kube-state-metrics queries, e.g. ``job="kube-state-metrics"``.',
     )
+    query_mode: Literal["raw", "range"] = Field(
+        "raw",
+        description="``raw``: fetch raw samples and compute per-step values on the client "
+        "(about 3x less server time); ``range``: server-side ``rate()``/``max_over_time()`` "
+        "range queries (for backends that limit raw sample reads).",
+    )
     window_days: float = Field(14.0, gt=0, le=90, description="History window in days.")
     step_s: int = Field(60, ge=1, description="Range-query step in seconds.")
+    memory_step_s: int | None = Field(
+        None,
+        ge=1,
+        description="Step of the memory series, seconds; default ``step_s``. A multiple of "
+        "``step_s`` keeps every peak (each value is the highest sample of its step) and cuts "
+        "the memory data by that factor, but usage percentiles then see fewer samples.",
+    )
     cpu_rate_window_s: int | None = Field(
         None,
         ge=1,

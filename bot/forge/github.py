@@ -55,7 +55,7 @@ from bot.report import (
     state_of,
     ticked_keys,
 )
-from bot.report.markdown import escape
+from bot.report.markdown import code, escape
 from bot.report.proposal import DashboardStatus
 
 LOG = logging.getLogger(__name__)
@@ -790,7 +790,7 @@ class RepositorySession:
             "The opt-in file of this repository is invalid, so tortoise-bot skips the repository "
             "until it is fixed. Each problem names the key and the line:",
             "",
-            *(f"- {escape(problem)}" for problem in problems),
+            *(f"- {code(problem)}" for problem in problems),
             "",
             "`tortoise-bot validate .` shows the same list locally.",
         ]

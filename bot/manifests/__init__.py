@@ -5,7 +5,13 @@ Public API::
 
     discover(root, config) -> Inventory
     apply_changes(root, inventory, changes, config, *, write) -> EditResult
+    environment_config(config, environment) -> EnvironmentConfig | None
     bot.manifests.quantities: cores_from_quantity, bytes_from_quantity, format_cpu, format_memory
+
+Modules, in data-flow order: ``files`` (safe, cached reads) -> ``yamldoc`` (parse with exact
+spans) -> ``sources`` (objects and the origin of every value) -> ``patching``, ``kustomize``,
+``helm`` (the repository styles) -> ``workloads`` -> ``discovery``; then ``plan`` (where each
+change goes) -> ``textedit`` (span edits) -> ``edit`` (combine, verify) -> ``writing``.
 """
 
 from __future__ import annotations
@@ -14,18 +20,32 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
+from bot.config.manifests import EnvironmentConfig
 from bot.config.repo import RepoConfig
 from bot.manifests import quantities
-from bot.manifests.discover import Discovery, discover_index
-from bot.manifests.edit import PATCH_FILE, apply_inventory_changes
+from bot.manifests.discovery import Discovery, discover_index
+from bot.manifests.edit import apply_inventory_changes
 from bot.manifests.errors import ManifestError
+from bot.manifests.plan import PATCH_FILE
 from bot.model import EditResult, FieldChange, Inventory
 
-__all__ = ["PATCH_FILE", "ManifestError", "apply_changes", "discover", "quantities"]
+__all__ = [
+    "PATCH_FILE",
+    "ManifestError",
+    "apply_changes",
+    "discover",
+    "environment_config",
+    "quantities",
+]
 
 _RECENT: OrderedDict[int, Discovery] = OrderedDict()
 """The last few discoveries by ``id`` of their inventory, so an edit need not parse again."""
 _RECENT_SIZE = 4
+
+
+def environment_config(config: RepoConfig, environment: str) -> EnvironmentConfig | None:
+    """The opt-in file's entry for an inventory environment (its Prometheus selector), if any."""
+    return next((e for e in config.environments if e.name == environment), None)
 
 
 def discover(root: Path, config: RepoConfig) -> Inventory:

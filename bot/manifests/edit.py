@@ -19,414 +19,53 @@ workload whose changes fail is dropped (listed in ``EditResult.failed``) and the
 from __future__ import annotations
 
 import copy
-import difflib
 import os
 import shutil
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from bot.config.repo import RepoConfig
-from bot.manifests.discover import RESOURCE_FIELDS, Discovery, Entry, Slot, discover_index
+from bot.manifests.discovery import Discovery, discover_index
 from bot.manifests.errors import EditError, ManifestError, VerificationError
-from bot.manifests.files import join
+from bot.manifests.files import RepoFiles, join
 from bot.manifests.kustomize import kustomization_in
-from bot.manifests.quantities import (
-    bytes_from_quantity,
-    cores_from_quantity,
-    cpu_style,
-    format_cpu,
-    format_memory,
-    memory_style,
+from bot.manifests.plan import (
+    PATCH_FILE,
+    Insert,
+    Plan,
+    Planner,
+    merge_tree,
+    patch_tree,
 )
-from bot.manifests.sources import MERGE_KEYS, Obj, Origin, Path_
+from bot.manifests.sources import Inline, Obj, Path_
 from bot.manifests.textedit import (
     NewTree,
     TextEdit,
     append_to_seq,
     apply_edits,
-    delete_key,
     indent_style,
     insert_into_map,
     insert_under_key,
     render_block,
-    replace_scalar,
 )
-from bot.manifests.yamldoc import YamlFile, YMap, YNode, YScalar, YSeq, node_at
+from bot.manifests.workloads import RESOURCE_FIELDS
+from bot.manifests.writing import unified_diff, write_atomically
+from bot.manifests.yamldoc import YamlFile, YMap, YScalar, YSeq
 from bot.model import (
     DeclaredWorkload,
     EditResult,
     FieldChange,
     FileChange,
     Inventory,
-    Note,
     SourceError,
     WorkloadRef,
 )
 
-PATCH_FILE = "tortoise-bot-patch.yaml"
-"""Strategic-merge patch the editor adds to an overlay when the value lives in a shared base."""
+# ------------------------------------------------------------------------- combining
+
 MAX_ROUNDS = 4
 """Plan-verify rounds; each round drops the workloads that failed the previous one."""
-FIELDS = (
-    *RESOURCE_FIELDS,
-    "replicas",
-    "hpa.minReplicas",
-    "hpa.maxReplicas",
-    "hpa.target.cpu",
-    "hpa.target.memory",
-)
-"""``FieldChange.field`` names the editor accepts."""
-
-
-# ------------------------------------------------------------------------------ planning
-
-
-@dataclass(eq=False, slots=True)
-class _Insert:
-    file: str
-    anchor: YNode
-    key: YScalar | None
-    tree: NewTree
-    document: int
-    inline: bool
-
-
-@dataclass(eq=False, slots=True)
-class _Plan:
-    """Everything one workload's changes need."""
-
-    ref: WorkloadRef
-    edits: list[tuple[str, TextEdit]] = field(default_factory=list)
-    inserts: list[_Insert] = field(default_factory=list)
-    patches: list[tuple[str, Obj, NewTree]] = field(default_factory=list)
-    """(overlay directory, object, tree) for objects the overlay patch file does not hold yet."""
-    appends: list[tuple[str, NewTree]] = field(default_factory=list)
-    """(values file, tree) for an environment values file with no mapping to insert into."""
-    notes: list[Note] = field(default_factory=list)
-    expected: dict[tuple[str | None, str], float | int | None] = field(default_factory=dict)
-
-
-def _slot_for(entry: Entry, change: FieldChange) -> tuple[tuple[str | None, str], Slot]:
-    ref, name = entry.workload.ref, change.field
-    if name not in FIELDS:
-        raise EditError("", 0, f"{ref}: unknown field {name!r}")
-    if name in RESOURCE_FIELDS:
-        if change.container is None or entry.workload.container(change.container) is None:
-            names = ", ".join(c.name for c in entry.workload.containers) or "none"
-            raise EditError(
-                entry.workload.files[0] if entry.workload.files else "",
-                0,
-                f"{ref} has no container {change.container!r} (containers: {names})",
-            )
-        key: tuple[str | None, str] = (change.container, name)
-    elif name.startswith("hpa.target."):
-        key = (change.container, name) if (change.container, name) in entry.slots else (None, name)
-    else:
-        key = (None, name)
-    if name.startswith("hpa.") and entry.workload.hpa is None:
-        raise EditError(
-            entry.workload.files[0] if entry.workload.files else "",
-            0,
-            f"{ref} has no HorizontalPodAutoscaler",
-        )
-    slot = entry.slots.get(key)
-    if slot is None:
-        raise EditError(
-            entry.workload.files[0] if entry.workload.files else "",
-            0,
-            f"{ref}: {name}{' of ' + str(change.container) if change.container else ''} is not declared "
-            "anywhere the editor can change it",
-        )
-    return key, slot
-
-
-def _text(slot: Slot, value: float | int, like: YNode | None) -> tuple[str, float | int]:
-    """The text to write for ``value`` and the value that text reads back as."""
-    if value < 0:
-        raise EditError("", 0, f"negative value {value}")
-    sample = like.text if isinstance(like, YScalar) and like.value is not None else None
-    if slot.unit == "cpu":
-        text = format_cpu(float(value), cpu_style(sample) if sample else "milli")
-        return text, cores_from_quantity(text)
-    if slot.unit == "memory":
-        text = format_memory(float(value), memory_style(sample) if sample else "binary")
-        return text, bytes_from_quantity(text)
-    number = round(float(value))
-    return str(number), number
-
-
-def _tree(data: Any, path: Path_, leaf: str) -> NewTree | list[NewTree]:
-    """Nested keys for ``path`` (relative to ``data``) ending in ``leaf``; merge-key list items."""
-    if not path:
-        raise EditError("", 0, "empty path")
-    head, rest = path[0], path[1:]
-    if isinstance(head, int):
-        raise EditError("", 0, "cannot address a list item here")
-    sub = data.get(head) if isinstance(data, dict) else None
-    if not rest:
-        return {str(head): leaf}
-    if isinstance(rest[0], int):
-        if head not in MERGE_KEYS or not isinstance(sub, list) or rest[0] >= len(sub):
-            raise EditError("", 0, f"cannot patch an item of list {head!r}")
-        item = sub[rest[0]]
-        merge_key = MERGE_KEYS[head]
-        inner = _tree(item, rest[1:], leaf) if rest[1:] else {}
-        assert isinstance(inner, dict)
-        return {str(head): [{merge_key: str(item[merge_key]), **inner}]}
-    inner = _tree(sub, rest, leaf)
-    assert isinstance(inner, dict)
-    return {str(head): inner}
-
-
-def _merge(into: NewTree, tree: NewTree) -> None:
-    for key, value in tree.items():
-        current = into.get(key)
-        if isinstance(value, dict) and isinstance(current, dict):
-            _merge(current, value)
-        elif isinstance(value, list) and isinstance(current, list):
-            for item in value:
-                same = next(
-                    (c for c in current if next(iter(c.items())) == next(iter(item.items()))), None
-                )
-                if same is None:
-                    current.append(item)
-                else:
-                    _merge(same, item)
-        else:
-            into[key] = value
-
-
-class _Planner:
-    def __init__(self, disc: Discovery) -> None:
-        self.disc = disc
-
-    def exclusive(self, origin: Origin, env: str) -> bool:
-        return self.disc.exclusive(origin.file, env)
-
-    def plan(self, ref: WorkloadRef, changes: Sequence[FieldChange]) -> _Plan:
-        entry = self.disc.entries.get(ref)
-        if entry is None:
-            raise EditError("", 0, f"{ref} is not declared in this repository")
-        plan = _Plan(ref)
-        for change in changes:
-            key, slot = _slot_for(entry, change)
-            self.change(plan, entry, key, slot, change)
-        return plan
-
-    def change(
-        self,
-        plan: _Plan,
-        entry: Entry,
-        key: tuple[str | None, str],
-        slot: Slot,
-        change: FieldChange,
-    ) -> None:
-        env = entry.environment
-        origin = slot.obj.origin(slot.path)
-        current = origin.node if origin is not None else None
-        location = self._location(entry.workload, key)
-        if origin is not None and location is None and change.proposed is not None:
-            raise EditError(
-                origin.file,
-                origin.line,
-                f"{plan.ref}: {change.field} is set by something the editor does not model "
-                "(the rendered value differs from this file): change it by hand",
-            )
-        if change.proposed is None:
-            plan.expected[key] = None
-            if origin is None:
-                return
-            text = None
-        else:
-            text, readback = _text(slot, change.proposed, current)
-            plan.expected[key] = readback
-        if origin is not None and self.exclusive(origin, env.name):
-            if origin.inline is not None:
-                if text is None:
-                    raise EditError(
-                        origin.file, origin.line, "cannot remove a key from an inline YAML string"
-                    )
-                edit = replace_scalar(self.disc.files.parse(origin.file), origin.node, text)
-                edit = TextEdit(
-                    origin.inline.to_outer(edit.start), origin.inline.to_outer(edit.end), edit.text
-                )
-                plan.edits.append((origin.file, edit))
-                return
-            file = self.disc.files.parse(origin.file)
-            if text is None:
-                parent = node_at(file.documents[origin.document].root, origin.path[:-1])
-                if not isinstance(parent, YMap):
-                    raise EditError(origin.file, origin.line, "cannot remove this value")
-                plan.edits.append(
-                    (origin.file, delete_key(file, file.text, parent, str(origin.path[-1])))
-                )
-            else:
-                plan.edits.append((origin.file, replace_scalar(file, origin.node, text)))
-            return
-        leaf = text if text is not None else "null"
-        if self._insert_exclusive(plan, entry, slot, leaf):
-            if origin is not None:
-                plan.notes.append(
-                    Note(
-                        "own-file",
-                        f"{plan.ref}: set in {plan.inserts[-1].file} instead of changing the "
-                        f"shared {origin.file}",
-                    )
-                )
-            return
-        self._own_file(plan, entry, slot, leaf, origin)
-
-    def _location(self, workload: DeclaredWorkload, key: tuple[str | None, str]) -> object | None:
-        container, name = key
-        if name in RESOURCE_FIELDS:
-            found = workload.container(container or "")
-            return found.locations.get(name) if found else None
-        if name == "replicas":
-            return workload.locations.get("replicas")
-        if workload.hpa is None:
-            return None
-        short = name.removeprefix("hpa.")
-        if short.startswith("target.") and container:
-            short = f"{short}.{container}"
-        return workload.hpa.locations.get(short)
-
-    def _insert_exclusive(self, plan: _Plan, entry: Entry, slot: Slot, leaf: str) -> bool:
-        """Add the key under the nearest existing node of a file only this environment reads."""
-        env = entry.environment.name
-        for cut in range(len(slot.path) - 1, -1, -1):
-            prefix = slot.path[:cut]
-            candidates = [
-                o
-                for o in reversed(slot.obj.origins.get(prefix, []) if prefix else [slot.obj.root])
-                if self.exclusive(o, env) and o.inline is None
-            ]
-            for origin in candidates:
-                rest = slot.path[cut:]
-                node = origin.node
-                if isinstance(node, YMap) and not isinstance(rest[0], int):
-                    tree = _tree(_get(slot.obj.data, prefix), rest, leaf)
-                    assert isinstance(tree, dict)
-                    plan.inserts.append(
-                        _Insert(origin.file, node, None, tree, origin.document, False)
-                    )
-                    return True
-                if (
-                    isinstance(node, YSeq)
-                    and isinstance(rest[0], int)
-                    and prefix
-                    and prefix[-1] in MERGE_KEYS
-                ):
-                    wrapper = _tree(_get(slot.obj.data, prefix[:-1]), (prefix[-1], *rest), leaf)
-                    assert isinstance(wrapper, dict)
-                    items = wrapper[str(prefix[-1])]
-                    assert isinstance(items, list)
-                    plan.inserts.append(
-                        _Insert(origin.file, node, None, items[0], origin.document, False)
-                    )
-                    return True
-                if (
-                    isinstance(node, YScalar)
-                    and node.value is None
-                    and not isinstance(rest[0], int)
-                ):
-                    file = self.disc.files.parse(origin.file)
-                    parent = node_at(file.documents[origin.document].root, origin.path[:-1])
-                    key = (
-                        parent.key_node(str(origin.path[-1])) if isinstance(parent, YMap) else None
-                    )
-                    if key is None:
-                        continue
-                    tree = _tree({}, rest, leaf)
-                    assert isinstance(tree, dict)
-                    plan.inserts.append(
-                        _Insert(origin.file, node, key, tree, origin.document, False)
-                    )
-                    return True
-        return False
-
-    def _own_file(
-        self, plan: _Plan, entry: Entry, slot: Slot, leaf: str, origin: Origin | None
-    ) -> None:
-        env = entry.environment
-        shared = origin.file if origin is not None else "a shared file"
-        if env.kind == "kustomize" and env.directory is not None:
-            if slot.obj.root.inline is not None or not slot.obj.name:
-                raise EditError(
-                    slot.obj.root.file, slot.obj.root.line, f"{plan.ref}: cannot patch this object"
-                )
-            tree = _tree(slot.obj.data, slot.path, leaf)
-            assert isinstance(tree, dict)
-            plan.patches.append((env.directory, slot.obj, tree))
-            plan.notes.append(
-                Note(
-                    "overlay-patch",
-                    f"{plan.ref}: added a patch in {env.directory} instead of changing the shared "
-                    f"base {shared}",
-                )
-            )
-            return
-        if env.kind == "helm" and env.values_file is not None:
-            tree = _tree(slot.obj.data, slot.path, leaf)
-            assert isinstance(tree, dict)
-            file = self.disc.files.parse(env.values_file)
-            root = file.documents[0].root if file.documents else None
-            self._insert_tree(plan, file, root, tree)
-            plan.notes.append(
-                Note(
-                    "values-file",
-                    f"{plan.ref}: set in {env.values_file} instead of changing the shared {shared}",
-                )
-            )
-            return
-        where = origin or slot.obj.root
-        raise EditError(
-            where.file,
-            where.line,
-            f"{plan.ref}: no file of environment {env.name!r} can hold this value",
-        )
-
-    def _insert_tree(self, plan: _Plan, file: YamlFile, root: YNode | None, tree: NewTree) -> None:
-        """Insert ``tree`` into a values mapping, descending through keys that already exist."""
-        if root is None:
-            plan.appends.append((file.path, tree))
-            return
-        node: YNode = root
-        while isinstance(node, YMap) and len(tree) == 1:
-            ((key, sub),) = tree.items()
-            child = node.get(key)
-            if child is None or not isinstance(sub, dict):
-                break
-            if isinstance(child, YScalar) and child.value is None:
-                knode = node.key_node(key)
-                assert knode is not None
-                plan.inserts.append(_Insert(file.path, child, knode, sub, 0, False))
-                return
-            node, tree = child, sub
-        if isinstance(node, YMap):
-            if tree.keys() & {k.value for k, _ in node.items}:
-                raise EditError(
-                    file.path, node.line + 1, "this values file already sets a conflicting key"
-                )
-            plan.inserts.append(_Insert(file.path, node, None, tree, 0, False))
-            return
-        raise EditError(file.path, node.line + 1, "expected a mapping in this values file")
-
-
-def _get(data: Any, path: Path_) -> Any:
-    for part in path:
-        if isinstance(data, dict):
-            data = data.get(part)
-        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
-            data = data[part]
-        else:
-            return None
-    return data
-
-
-# ------------------------------------------------------------------------- combining
 
 
 def _patch_doc(obj: Obj, tree: NewTree, newline: str) -> str:
@@ -434,28 +73,32 @@ def _patch_doc(obj: Obj, tree: NewTree, newline: str) -> str:
     if obj.source_namespace:
         meta["namespace"] = obj.source_namespace
     body: NewTree = {"apiVersion": obj.api_version, "kind": obj.kind, "metadata": meta}
-    _merge(body, tree)
+    merge_tree(body, tree)
     return render_block(body, 0, 2, 2, newline)
 
 
-def _combine(disc: Discovery, plans: Sequence[_Plan]) -> dict[str, bytes]:
+def _combine(disc: Discovery, plans: Sequence[Plan]) -> dict[str, bytes]:
     """New bytes of every file the plans change (new files included)."""
     files = disc.files
     edits: dict[str, list[TextEdit]] = {}
-    grouped: dict[tuple[str, int], _Insert] = {}
+    grouped: dict[tuple[str, int], Insert] = {}
     for plan in plans:
         for path, edit in plan.edits:
             edits.setdefault(path, []).append(edit)
         for ins in plan.inserts:
             slot_key = (ins.file, id(ins.anchor))
             if slot_key in grouped:
-                _merge(grouped[slot_key].tree, ins.tree)
+                merge_tree(grouped[slot_key].tree, ins.tree)
             else:
-                grouped[slot_key] = _Insert(
+                grouped[slot_key] = Insert(
                     ins.file, ins.anchor, ins.key, _copy(ins.tree), ins.document, ins.inline
                 )
-    for ins in grouped.values():
+    # inserts at the same offset: the most indented first, so a nested key stays under its parent
+    for ins in sorted(grouped.values(), key=_depth, reverse=True):
         file = files.parse(ins.file)
+        if ins.inline is not None:
+            edits.setdefault(ins.file, []).extend(_inline_insert(ins.inline, ins))
+            continue
         step, seq = indent_style(file.documents[ins.document].root)
         if ins.key is not None and isinstance(ins.anchor, YScalar):
             new = insert_under_key(
@@ -471,7 +114,7 @@ def _combine(disc: Discovery, plans: Sequence[_Plan]) -> dict[str, bytes]:
     appends: dict[str, NewTree] = {}
     for plan in plans:
         for path, tree in plan.appends:
-            _merge(appends.setdefault(path, {}), _copy(tree))
+            merge_tree(appends.setdefault(path, {}), _copy(tree))
     for path, tree in appends.items():
         file = files.parse(path)
         at = len(file.text)
@@ -487,19 +130,52 @@ def _combine(disc: Discovery, plans: Sequence[_Plan]) -> dict[str, bytes]:
     return out
 
 
+def _depth(ins: Insert) -> int:
+    """Indentation of the keys an insert adds under its anchor."""
+    if ins.key is not None:
+        return ins.key.column + 1
+    if isinstance(ins.anchor, YMap) and ins.anchor.items:
+        return ins.anchor.items[0][0].column
+    return ins.anchor.column
+
+
+def _inline_insert(inline: Inline, ins: Insert) -> list[TextEdit]:
+    """Keys added inside a YAML string: planned on the string, then moved into the file with
+    the block's indentation and the file's line endings."""
+    inner = YamlFile(ins.file, b"", inline.inner_text, False, "\n", [])
+    step, seq = indent_style(ins.anchor)
+    if isinstance(ins.anchor, YSeq):
+        planned = append_to_seq(inner, inner.text, ins.anchor, ins.tree, step=step, seq=seq)
+    elif isinstance(ins.anchor, YMap):
+        planned = insert_into_map(inner, inner.text, ins.anchor, ins.tree, step=step, seq=seq)
+    else:  # pragma: no cover - the planner only anchors inline inserts on collections
+        raise EditError(ins.file, inline.first_line + ins.anchor.line + 1, "cannot add keys here")
+    outer = inline.outer.text
+    pad = " " * inline.indent
+    out = []
+    for edit in planned:
+        start, end = inline.to_outer(edit.start), inline.to_outer(edit.end)
+        text = edit.text.replace("\n", inline.outer.newline + pad)
+        if start == 0 or outer[start - 1] == "\n":  # at the line after the block
+            text = pad + text.removesuffix(pad)
+        out.append(TextEdit(start, end, text))
+    return out
+
+
 def _copy(tree: NewTree) -> NewTree:
     return copy.deepcopy(tree)
 
 
-def _add_patches(disc: Discovery, plans: Sequence[_Plan], out: dict[str, bytes]) -> None:
-    per_dir: dict[str, dict[int, tuple[Obj, NewTree]]] = {}
+def _add_patches(disc: Discovery, plans: Sequence[Plan], out: dict[str, bytes]) -> None:
+    leaves: dict[str, dict[int, tuple[Obj, list[tuple[Path_, str]]]]] = {}
     for plan in plans:
-        for directory, obj, tree in plan.patches:
-            docs = per_dir.setdefault(directory, {})
-            if id(obj) in docs:
-                _merge(docs[id(obj)][1], _copy(tree))
-            else:
-                docs[id(obj)] = (obj, _copy(tree))
+        for directory, obj, value_path, leaf in plan.patches:
+            entry = leaves.setdefault(directory, {}).setdefault(id(obj), (obj, []))
+            entry[1].append((value_path, leaf))
+    per_dir = {
+        directory: {key: (obj, patch_tree(obj.data, found)) for key, (obj, found) in docs.items()}
+        for directory, docs in leaves.items()
+    }
     files = disc.files
     for directory, docs in per_dir.items():
         path = join(directory, PATCH_FILE)
@@ -591,7 +267,7 @@ def _materialize(root: Path, new: dict[str, bytes], into: Path) -> None:
 
 
 def _verify(
-    root: Path, config: RepoConfig, disc: Discovery, plans: Sequence[_Plan], new: dict[str, bytes]
+    root: Path, config: RepoConfig, disc: Discovery, plans: Sequence[Plan], new: dict[str, bytes]
 ) -> dict[WorkloadRef, str]:
     """Failures by workload: re-discover a copy with the new files and compare every value."""
     by_ref = {p.ref: p for p in plans}
@@ -602,7 +278,7 @@ def _verify(
             | {i.file for i in plan.inserts}
             | {p for p, _ in plan.appends}
         )
-        for directory, _, _ in plan.patches:
+        for directory, *_ in plan.patches:
             files.add(join(directory, PATCH_FILE))
             files.add(kustomization_in(disc.files, directory) or directory)
         touched[plan.ref] = files
@@ -612,7 +288,9 @@ def _verify(
     with tempfile.TemporaryDirectory(prefix="tortoise-bot-verify-") as tmp:
         copy_root = Path(tmp) / "repo"
         _materialize(disc.files.root, new, copy_root)
-        after = discover_index(copy_root, config, only=affected)
+        copied = RepoFiles(copy_root, config.paths)
+        copied.adopt(disc.files, set(new))
+        after = discover_index(copy_root, config, files=copied, only=affected)
     failures: dict[WorkloadRef, str] = {}
 
     def blame(path_or_env: str, message: str) -> None:
@@ -657,62 +335,6 @@ def _verify(
     return failures
 
 
-# ------------------------------------------------------------------------------ writing
-
-
-def write_atomically(root: Path, files: Sequence[FileChange]) -> None:
-    """Write every file through a temporary file + fsync + rename; restore all on failure."""
-    staged: list[tuple[Path, Path]] = []
-    try:
-        for change in files:
-            target = root / change.path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp_name = tempfile.mkstemp(
-                prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
-            )
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(change.new)
-                handle.flush()
-                os.fsync(handle.fileno())
-            if target.exists():
-                shutil.copymode(target, tmp_name)
-            staged.append((Path(tmp_name), target))
-    except OSError:
-        for staged_tmp, _ in staged:
-            staged_tmp.unlink(missing_ok=True)
-        raise
-    done: list[FileChange] = []
-    try:
-        for (staged_tmp, target), change in zip(staged, files, strict=True):
-            os.replace(staged_tmp, target)
-            done.append(change)
-    except OSError:
-        for change in done:
-            target = root / change.path
-            if change.old or target.exists():
-                target.write_bytes(change.old)
-        for staged_tmp, _ in staged:
-            staged_tmp.unlink(missing_ok=True)
-        raise
-
-
-def unified_diff(files: Sequence[FileChange]) -> str:
-    """The unified diff of the changed files, ``a/`` and ``b/`` paths relative to the root."""
-    out: list[str] = []
-    for change in files:
-        old = change.old.decode("utf-8").removeprefix("\ufeff")
-        new = change.new.decode("utf-8").removeprefix("\ufeff")
-        lines = difflib.unified_diff(
-            old.splitlines(keepends=True),
-            new.splitlines(keepends=True),
-            fromfile=f"a/{change.path}" if change.old else "/dev/null",
-            tofile=f"b/{change.path}",
-        )
-        for line in lines:
-            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return "".join(out)
-
-
 def apply_changes_with(
     root: Path,
     disc: Discovery,
@@ -727,8 +349,8 @@ def apply_changes_with(
         grouped.setdefault(change.ref, []).append(change)
     errors: list[SourceError] = []
     failed: list[WorkloadRef] = []
-    planner = _Planner(disc)
-    plans: list[_Plan] = []
+    planner = Planner(disc)
+    plans: list[Plan] = []
     for ref, group in grouped.items():
         try:
             plans.append(planner.plan(ref, group))
@@ -742,11 +364,24 @@ def apply_changes_with(
             break
         try:
             new = _combine(disc, plans)
-        except ManifestError as exc:
-            errors.append(exc.as_source_error())
-            failed.extend(p.ref for p in plans)
-            plans, new = [], {}
-            break
+        except ManifestError:
+            # find the workloads whose edits cannot be combined alone, drop them, try again
+            kept = []
+            for plan in plans:
+                try:
+                    _combine(disc, [plan])
+                    kept.append(plan)
+                except ManifestError as exc:
+                    errors.append(exc.as_source_error())
+                    failed.append(plan.ref)
+            if len(kept) == len(plans):  # each fine alone, not together: keep none
+                errors.append(
+                    EditError("", 0, "these changes cannot be written together").as_source_error()
+                )
+                failed.extend(p.ref for p in plans)
+                kept = []
+            plans = kept
+            continue
         new = {
             p: b for p, b in new.items() if not (disc.files.exists(p) and disc.files.read(p) == b)
         }
@@ -763,9 +398,24 @@ def apply_changes_with(
         failed.extend(p.ref for p in plans)
         plans, new = [], {}
     changed = tuple(
-        FileChange(path, disc.files.read(path) if disc.files.exists(path) else b"", data)
+        FileChange(path, disc.files.parse(path).raw if disc.files.exists(path) else b"", data)
         for path, data in sorted(new.items())
     )
+    stale = [
+        c.path
+        for c in changed
+        if (disc.files.root / c.path).exists() != disc.files.exists(c.path)
+        or (disc.files.exists(c.path) and (disc.files.root / c.path).read_bytes() != c.old)
+    ]
+    if stale:  # the checkout moved on since discovery: plan again from a fresh inventory
+        errors.extend(
+            EditError(
+                path, 0, "file changed on disk since discovery; nothing written"
+            ).as_source_error()
+            for path in stale
+        )
+        failed.extend(p.ref for p in plans)
+        return EditResult((), "", (), tuple(errors), tuple(dict.fromkeys(failed)))
     if write and changed:
         write_atomically(disc.files.root, changed)
     notes = tuple(dict.fromkeys(n for p in plans for n in p.notes))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
@@ -82,6 +82,9 @@ class RepoFiles:
         self._parsed: dict[str, YamlFile | ManifestError] = {}
         self._listing: list[str] | None = None
         self.listing_errors: list[ManifestError] = []
+        self._safe: dict[str, Path] = {}
+        self._exists: dict[str, bool] = {}
+        self._dirs: dict[str, bool] = {}
 
     def listing(self) -> list[str]:
         """Every included file, sorted (symlinks leading outside are reported, not listed)."""
@@ -110,29 +113,45 @@ class RepoFiles:
         return self._listing
 
     def _check_path(self, rel: str) -> Path:
+        """The absolute path of ``rel``; refuses paths that lead (or link) outside the root."""
+        known = self._safe.get(rel)
+        if known is not None:
+            return known
         if rel.startswith("../") or rel == "..":
             raise ManifestParseError(rel, 0, "path leads outside the repository")
         full = self.root / rel
-        if full.is_symlink() or any(p.is_symlink() for p in full.parents if p != self.root):
-            target = full.resolve()
-            if target != self.root and self.root not in target.parents:
-                raise ManifestParseError(rel, 0, "symlink leads outside the repository")
+        real = Path(os.path.realpath(full))
+        if real != self.root and not real.is_relative_to(self.root):
+            raise ManifestParseError(rel, 0, "symlink leads outside the repository")
+        self._safe[rel] = full
         return full
 
     def exists(self, rel: str) -> bool:
+        """Whether ``rel`` is a file inside the repository (cached)."""
         if rel in self.overrides:
             return True
+        known = self._exists.get(rel)
+        if known is None:
+            known = self._exists[rel] = self._probe(rel, Path.is_file)
+        return known
+
+    def _probe(self, rel: str, test: Callable[[Path], bool]) -> bool:
         try:
-            return self._check_path(rel).is_file()
+            return test(self._check_path(rel))
         except ManifestError:
             return False
 
     def is_dir(self, rel: str) -> bool:
+        """Whether ``rel`` is a directory inside the repository (cached)."""
         if rel.startswith("../"):
             return False
-        if any(p.startswith(rel + "/") for p in self.overrides):
+        if not rel:
             return True
-        return (self.root / rel).is_dir() if rel else True
+        known = self._dirs.get(rel)
+        if known is None:
+            known = any(p.startswith(rel + "/") for p in self.overrides)
+            known = self._dirs[rel] = known or self._probe(rel, Path.is_dir)
+        return known
 
     def read(self, rel: str) -> bytes:
         """The bytes of a file; ``ManifestParseError`` if it is unsafe, too large or missing."""
@@ -169,6 +188,8 @@ class RepoFiles:
             raise cached
         return cached
 
-    def parsed_files(self) -> list[YamlFile]:
-        """Every file parsed so far."""
-        return [f for f in self._parsed.values() if isinstance(f, YamlFile)]
+    def adopt(self, other: RepoFiles, changed: set[str]) -> None:
+        """Reuse ``other``'s parses of every file not in ``changed`` (a copy of the same tree)."""
+        for path, parsed in other._parsed.items():
+            if path not in changed:
+                self._parsed.setdefault(path, parsed)

@@ -115,30 +115,23 @@ def release_values(
     The holder is ``obj`` itself for ``spec.values``/``valuesObject``; for Argo CD's ``values``
     string it is a new object over the parsed string (its origins point into the string).
     """
-    data = obj.data
-    spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
-    assert isinstance(spec, dict)
+    spec = _mapping(obj.data.get("spec"))
     if obj.kind == "HelmRelease" and obj.api_version.startswith("helm.toolkit.fluxcd.io/"):
-        chart_spec = (
-            ((spec.get("chart") or {}).get("spec") or {})
-            if isinstance(spec.get("chart"), dict)
-            else {}
-        )
+        chart_spec = _mapping(_mapping(spec.get("chart")).get("spec"))
         chart = str(chart_spec.get("chart") or obj.name)
         release = str(spec.get("releaseName") or obj.name)
         namespace = spec.get("targetNamespace") or obj.namespace
-        return obj, ("spec", "values"), release, chart, namespace
+        return obj, ("spec", "values"), release, chart, _text(namespace)
     if obj.kind == "Application" and obj.api_version.startswith("argoproj.io/"):
-        source = spec.get("source") if isinstance(spec.get("source"), dict) else None
-        if not isinstance(source, dict) or not isinstance(source.get("helm"), dict):
+        source = _mapping(spec.get("source"))
+        helm = source.get("helm")
+        if not isinstance(helm, dict):
             return None
-        helm = source["helm"]
         chart = str(
             source.get("chart") or str(source.get("path") or obj.name).rstrip("/").split("/")[-1]
         )
         release = str(helm.get("releaseName") or obj.name)
-        dest = spec.get("destination") if isinstance(spec.get("destination"), dict) else {}
-        namespace = dest.get("namespace") if isinstance(dest, dict) else None
+        namespace = _text(_mapping(spec.get("destination")).get("namespace"))
         prefix = ("spec", "source", "helm")
         if "valuesObject" in helm:
             return obj, (*prefix, "valuesObject"), release, chart, namespace
@@ -160,6 +153,14 @@ def release_values(
             return holder, (), release, chart, namespace
         return obj, (*prefix, "valuesObject"), release, chart, namespace
     return None
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if value is not None and value != "" else None
 
 
 def full_name(release: str, chart: str) -> str:

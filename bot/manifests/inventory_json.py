@@ -65,6 +65,7 @@ def _vpa(vpa: DeclaredVPA | None) -> dict[str, Any] | None:
             }
             for p in vpa.container_policies
         ],
+        "locations": _locations(vpa.locations),
     }
 
 

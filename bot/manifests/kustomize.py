@@ -18,7 +18,7 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -52,6 +52,20 @@ CLUSTER_SCOPED = frozenset(
 """Kinds the ``namespace:`` transformer leaves alone."""
 SCALABLE = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"})
 """Kinds the ``replicas:`` transformer sets."""
+RENDERED_KINDS = frozenset(
+    {
+        "Deployment",
+        "StatefulSet",
+        "HorizontalPodAutoscaler",
+        "VerticalPodAutoscaler",
+        "Tortoise",
+        "HelmRelease",
+        "Application",
+    }
+)
+"""Kinds read from ``kubectl kustomize`` output; other documents are not parsed at all."""
+_RENDERED_SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)
+_RENDERED_KIND = re.compile(r"^kind:[ \t]*['\"]?([A-Za-z0-9]+)", re.MULTILINE)
 
 
 @dataclass(eq=False, slots=True)
@@ -90,6 +104,7 @@ class Kustomizer:
         self.files = files
 
     def load(self, directory: str) -> tuple[str, YamlFile, YMap]:
+        """(path, parsed file, root mapping) of a directory's kustomization."""
         path = kustomization_in(self.files, directory)
         if path is None:
             raise KustomizeError(directory or ".", 0, "no kustomization.yaml in this directory")
@@ -100,6 +115,7 @@ class Kustomizer:
         return path, file, root
 
     def kind(self, directory: str) -> str:
+        """``Kustomization`` or ``Component``."""
         _, _, root = self.load(directory)
         kind = root.get("kind")
         return str(kind.value) if isinstance(kind, YScalar) else "Kustomization"
@@ -144,6 +160,8 @@ class Kustomizer:
                 raise KustomizeError(path, item.line + 1, f"component {item.value!r} not found")
             self._component(ref, out, (*stack, directory))
         self._transform(directory, path, file, root, out)
+        for obj in out.objects:
+            obj.files.add(path)
         return out
 
     def _resource(
@@ -280,6 +298,12 @@ class Kustomizer:
         selected: list[Obj] | None,
         out: Build,
     ) -> None:
+        index: dict[tuple[str, str], list[Obj]] = {}
+        if selected is None:
+            for o in out.objects:
+                index.setdefault((o.kind, o.name), []).append(o)
+                if o.original_name != o.name:
+                    index.setdefault((o.kind, o.original_name), []).append(o)
         for doc in docs:
             root = doc.root
             if not isinstance(root, YMap):
@@ -294,10 +318,8 @@ class Kustomizer:
                 probe = patch_objs[0]
                 targets = [
                     o
-                    for o in out.objects
-                    if o.kind == probe.kind
-                    and probe.name in (o.name, o.original_name)
-                    and (probe.namespace is None or probe.namespace == o.namespace)
+                    for o in index.get((probe.kind, probe.name), [])
+                    if probe.namespace is None or probe.namespace == o.namespace
                 ]
             directive = root.get("$patch")
             if isinstance(directive, YScalar) and directive.value == "delete":
@@ -384,15 +406,26 @@ def render(root: Path, directory: str, kustomization: str) -> list[dict[str, Any
         found = re.search(r'err="(.*)"', text)
         reason = found.group(1).replace('\\"', '"') if found else text
         raise KustomizeError(kustomization, 0, f"kubectl kustomize failed: {reason}")
+    wanted = [
+        chunk
+        for chunk in _RENDERED_SEPARATOR.split(done.stdout)
+        if (found := _RENDERED_KIND.search(chunk)) is not None and found.group(1) in RENDERED_KINDS
+    ]
     try:
-        docs = list(YAML(typ="safe", pure=False).load_all(done.stdout))
+        docs = list(YAML(typ="safe", pure=False).load_all("\n---\n".join(wanted)))
     except YAMLError as exc:  # pragma: no cover - kubectl writes valid YAML
         raise KustomizeError(kustomization, 0, f"cannot read kubectl output: {exc}") from exc
     return [d for d in docs if isinstance(d, dict)]
 
 
-def error_line(kustomization: YamlFile, error: ManifestError) -> int:
-    """The line of the kustomization entry a kubectl error message names, else 0."""
+def error_line(
+    kustomization: YamlFile, error: ManifestError, files: RepoFiles | None = None
+) -> int:
+    """The line of the kustomization entry a kubectl error message names, else 0.
+
+    An entry is named by its path, or (for a patch) by the ``Kind.../name.`` id of an object
+    the patch file declares (``no resource matches strategic merge patch "Deployment.v1.apps/x"``).
+    """
     root = kustomization.documents[0].root if kustomization.documents else None
     if not isinstance(root, YMap):
         return 0
@@ -400,11 +433,29 @@ def error_line(kustomization: YamlFile, error: ManifestError) -> int:
         for item in _strings(root.get(key)):
             if item.value and item.value in error.message:
                 return item.line + 1
-    for key in ("patches", "patchesJson6902"):
+    directory = str(PurePosixPath(kustomization.path).parent).removeprefix(".")
+    for key in ("patches", "patchesJson6902", "patchesStrategicMerge"):
         seq = root.get(key)
-        if isinstance(seq, YSeq):
-            for entry in seq.items:
-                ref = entry.get("path") if isinstance(entry, YMap) else None
-                if isinstance(ref, YScalar) and str(ref.value) in error.message:
-                    return ref.line + 1
+        if not isinstance(seq, YSeq):
+            continue
+        for entry in seq.items:
+            ref = entry.get("path") if isinstance(entry, YMap) else entry
+            if not isinstance(ref, YScalar) or not isinstance(ref.value, str):
+                continue
+            if ref.value in error.message:
+                return ref.line + 1
+            if files is not None and _patch_named(files, join(directory, ref.value), error.message):
+                return ref.line + 1
     return 0
+
+
+def _patch_named(files: RepoFiles, path: str, message: str) -> bool:
+    try:
+        patch = files.parse(path)
+    except ManifestError:
+        return False
+    for doc in patch.documents:
+        for obj in objects_in_document(path, doc):
+            if f"{obj.kind}." in message and f"/{obj.name}." in message:
+                return True
+    return False

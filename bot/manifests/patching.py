@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.manifests.sources import MERGE_KEYS, Inline, Obj, Origin, Path_, origins_of
+from bot.manifests.sources import MERGE_KEYS, Obj, Origin, Path_, origins_of
 from bot.manifests.yamldoc import YMap, YNode, YScalar, YSeq, to_data
 
 
@@ -170,11 +170,4 @@ def set_value(obj: Obj, path: Path_, node: YScalar, where: Origin) -> None:
         target = target.setdefault(part, {})
     if isinstance(target, dict):
         target[path[-1]] = node.value
-        obj.origins[path] = [where]
-
-
-def inline_origin(
-    file: str, document: int, path: Path_, node: YNode, inline: Inline | None
-) -> Origin:
-    """An ``Origin`` constructor usable as a keyword-free callable."""
-    return Origin(file, document, path, node, inline)
+        obj.set_origin(path, where)

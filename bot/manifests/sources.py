@@ -8,7 +8,6 @@ CD ``values: |``) is parsed too; ``Inline`` maps its offsets back into the outer
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +19,7 @@ from bot.manifests.yamldoc import (
     YNode,
     YScalar,
     YSeq,
+    node_at,
     parse_text,
     to_data,
     walk,
@@ -53,8 +53,11 @@ class Inline:
     starts: list[int]
     first_line: int
     """0-based outer line of inner line 0."""
+    indent: int = 0
+    """Columns of the block's indentation in the outer file."""
 
     def to_outer(self, offset: int) -> int:
+        """The outer-file offset of an offset in the inner text."""
         line = self.inner_text.count("\n", 0, offset)
         line_start = self.inner_text.rfind("\n", 0, offset) + 1
         return self.starts[line] + (offset - line_start)
@@ -83,48 +86,72 @@ class Obj:
     """One object in one environment."""
 
     data: dict[str, Any]
-    origins: dict[Path_, list[Origin]]
+    table: dict[Path_, list[Origin]] | None
+    """Origins by path; None until a patch changes the object (then read from ``root``)."""
     root: Origin
     files: set[str] = field(default_factory=set)
     original_name: str = ""
     source_namespace: str | None = None
+    extra: dict[Path_, list[Origin]] = field(default_factory=dict)
+    """Single values set on top of an unbuilt table (Kustomize ``namespace:``, ``replicas:``)."""
 
     @property
     def kind(self) -> str:
+        """``kind`` as rendered."""
         return str(self.data.get("kind", ""))
 
     @property
     def api_version(self) -> str:
+        """``apiVersion`` as rendered."""
         return str(self.data.get("apiVersion", ""))
 
     @property
     def name(self) -> str:
+        """``metadata.name`` as rendered (empty when missing)."""
         meta = self.data.get("metadata")
-        return str(meta.get("name", "")) if isinstance(meta, dict) else ""
+        name = meta.get("name") if isinstance(meta, dict) else None
+        return str(name) if name is not None else ""
 
     @property
     def namespace(self) -> str | None:
+        """``metadata.namespace`` as rendered, or None."""
         meta = self.data.get("metadata")
         ns = meta.get("namespace") if isinstance(meta, dict) else None
         return str(ns) if ns is not None else None
 
+    @property
+    def origins(self) -> dict[Path_, list[Origin]]:
+        """Every path's origins (built from the defining document on first use)."""
+        if self.table is None:
+            root = self.root
+            self.table = origins_of(root.file, root.document, root.node, root.path, root.inline)
+            self.table.update(self.extra)
+            self.extra = {}
+        return self.table
+
+    def set_origin(self, path: Path_, where: Origin) -> None:
+        """Record that ``where`` alone writes the scalar at ``path``."""
+        if self.table is None:
+            self.extra[path] = [where]
+        else:
+            self.table[path] = [where]
+
+    def origins_at(self, path: Path_) -> list[Origin]:
+        """The origins of one path, last one winning, without building the whole table."""
+        if self.table is not None:
+            return self.table.get(path, [])
+        if path in self.extra:
+            return self.extra[path]
+        root = self.root
+        node = node_at(root.node, path)
+        if node is None:
+            return []
+        return [Origin(root.file, root.document, (*root.path, *path), node, root.inline)]
+
     def origin(self, path: Path_) -> Origin | None:
-        found = self.origins.get(path)
+        """The node that writes ``path`` last, or None."""
+        found = self.origins_at(path)
         return found[-1] if found else None
-
-    def clone(self) -> Obj:
-        return Obj(
-            copy.deepcopy(self.data),
-            {k: list(v) for k, v in self.origins.items()},
-            self.root,
-            set(self.files),
-            self.original_name,
-            self.source_namespace,
-        )
-
-
-def _data(node: YNode | None) -> Any:
-    return to_data(node)
 
 
 def origins_of(
@@ -146,6 +173,7 @@ def objects_in(file: YamlFile, inline: Inline | None = None) -> list[Obj]:
 
 
 def objects_in_document(path: str, doc: YDocument, inline: Inline | None = None) -> list[Obj]:
+    """The objects of one document (``List`` items expanded)."""
     root = doc.root
     if not isinstance(root, YMap):
         return []
@@ -162,15 +190,10 @@ def objects_in_document(path: str, doc: YDocument, inline: Inline | None = None)
         found.append((root, ()))
     out = []
     for node, doc_path in found:
-        data = _data(node)
+        data = to_data(node)
         if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
             continue
-        obj = Obj(
-            data,
-            origins_of(path, doc.index, node, doc_path, inline),
-            Origin(path, doc.index, doc_path, node, inline),
-            {path},
-        )
+        obj = Obj(data, None, Origin(path, doc.index, doc_path, node, inline), {path})
         obj.original_name = obj.name
         obj.source_namespace = obj.namespace
         out.append(obj)
@@ -222,4 +245,4 @@ def _inline_map(outer: YamlFile, node: YScalar, inner: str) -> Inline | None:
                 return None
             starts.append(pos + min(indent or 0, len(outer_line)))
         pos = end + 1
-    return Inline(outer, inner, starts, first_line)
+    return Inline(outer, inner, starts, first_line, indent or 0)

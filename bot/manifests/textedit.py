@@ -67,10 +67,12 @@ def replace_scalar(file: YamlFile, node: YNode, value: str) -> TextEdit:
     if node.style in ("|", ">"):
         raise EditError(file.path, node.line + 1, "block scalars are not rewritten")
     new = quote_like(node, value)
-    if node.start == node.end:  # an empty (null) value right after ``key:``
-        return TextEdit(node.start, node.end, " " + new)
-    if node.value is None and node.style == "":  # ``~`` or ``null``
-        return TextEdit(node.start, node.end, new)
+    if node.start == node.end:  # an empty (null) value: ``key:`` maybe followed by a comment
+        after = file.text[node.end : node.end + 1]
+        lead = "" if file.text[node.start - 1 : node.start] == " " else " "
+        return TextEdit(
+            node.start, node.end, lead + new + ("" if after in ("", "\r", "\n", " ") else " ")
+        )
     return TextEdit(node.start, node.end, new)
 
 
@@ -84,6 +86,14 @@ def _after_line(text: str, offset: int) -> int:
         return offset
     index = text.find("\n", offset)
     return len(text) if index < 0 else index + 1
+
+
+def _lines_at(text: str, at: int, block: str, newline: str) -> TextEdit:
+    """Insert whole lines at a line start; at the end of a file without a final newline, the
+    file keeps having none."""
+    if at == 0 or text[at - 1] == "\n":
+        return TextEdit(at, at, block)
+    return TextEdit(at, at, newline + block.removesuffix(newline))
 
 
 def _last_end(node: YNode) -> int:
@@ -171,8 +181,7 @@ def insert_into_map(
         raise EditError(file.path, ymap.line + 1, "cannot add keys to an empty block mapping")
     indent = ymap.items[0][0].column
     at = _after_line(text, _last_end(ymap))
-    lead = "" if at == 0 or text[at - 1] == "\n" else file.newline
-    return [TextEdit(at, at, lead + render_block(tree, indent, step, seq, file.newline))]
+    return [_lines_at(text, at, render_block(tree, indent, step, seq, file.newline), file.newline)]
 
 
 def insert_under_key(
@@ -196,10 +205,8 @@ def insert_under_key(
             )
         )
     at = _after_line(text, max(value.end, key.end))
-    lead = "" if at == 0 or text[at - 1] == "\n" else file.newline
-    edits.append(
-        TextEdit(at, at, lead + render_block(tree, key.column + step, step, seq, file.newline))
-    )
+    block = render_block(tree, key.column + step, step, seq, file.newline)
+    edits.append(_lines_at(text, at, block, file.newline))
     return edits
 
 
@@ -215,8 +222,7 @@ def append_to_seq(
         raise EditError(file.path, first.line + 1, "cannot find this sequence's dash")
     column = dash - _line_start(text, dash)
     at = _after_line(text, _last_end(yseq))
-    lead = "" if at == 0 or text[at - 1] == "\n" else file.newline
-    return [TextEdit(at, at, lead + render_item(item, column, step, seq, file.newline))]
+    return [_lines_at(text, at, render_item(item, column, step, seq, file.newline), file.newline)]
 
 
 def delete_key(file: YamlFile, text: str, ymap: YMap, key: str) -> TextEdit:

@@ -67,12 +67,14 @@ class YMap(YNode):
     flow: bool = False
 
     def get(self, key: str) -> YNode | None:
+        """The value node of ``key``, or None."""
         for k, v in self.items:
             if k.value == key:
                 return v
         return None
 
     def key_node(self, key: str) -> YScalar | None:
+        """The key node of ``key``, or None."""
         for k, _ in self.items:
             if k.value == key:
                 return k
@@ -178,6 +180,7 @@ class _Builder:
         """Expanded node count of each built collection (aliases counted in full)."""
 
     def build(self, node: Node) -> YNode:
+        """Our node for a composed node; aliases share the node already built."""
         hit = self.seen.get(id(node))
         if hit is not None and hit[0] is node:  # an alias: count its expansion, share the node
             self.expanded += self.sizes.get(id(hit[1]), 1)

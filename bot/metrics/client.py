@@ -17,7 +17,6 @@ that connection's session, with:
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -27,12 +26,15 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 import requests
 from prometheus_api_client import PrometheusConnect
 from urllib3.util.retry import Retry
 
 from bot.config.metrics import PrometheusConfig
+from bot.metrics.decode import decode_matrix
 from bot.metrics.errors import MetricsError, PrometheusUnavailableError, QueryError
+from bot.model import FloatArray
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 """HTTP statuses retried with backoff (Too Many Requests and server errors)."""
@@ -59,10 +61,14 @@ class ClientStats:
 
 @dataclass(frozen=True, slots=True)
 class ApiResponse:
-    """The ``data`` of a successful answer and the ``warnings`` that came with it."""
+    """The ``data`` of a successful answer and the ``warnings`` that came with it.
+
+    ``series`` is set instead of ``data["result"]`` when the matrix fast path decoded it.
+    """
 
     data: Mapping[str, Any]
     warnings: tuple[str, ...]
+    series: list[tuple[dict[str, Any], FloatArray, FloatArray]] | None = None
 
 
 def _retry_after_s(response: requests.Response) -> float | None:
@@ -176,13 +182,15 @@ class PrometheusClient:
                 "end": f"{end_s:.3f}",
                 "step": f"{step_s:g}",
             },
+            matrix=True,
         )
 
-    def query(self, query: str, *, time_s: float) -> ApiResponse:
-        """``/api/v1/query`` at ``time_s``."""
-        return self._post("/api/v1/query", {"query": query, "time": f"{time_s:.3f}"})
+    def query(self, query: str, *, time_s: float, matrix: bool = False) -> ApiResponse:
+        """``/api/v1/query`` at ``time_s``; ``matrix`` when a range vector is asked for."""
+        form = {"query": query, "time": f"{time_s:.3f}"}
+        return self._post("/api/v1/query", form, matrix=matrix)
 
-    def _post(self, path: str, form: dict[str, str]) -> ApiResponse:
+    def _post(self, path: str, form: dict[str, str], *, matrix: bool = False) -> ApiResponse:
         url = self.url + path
         config = self.config
         body = {**form, **config.extra_params, "timeout": f"{config.timeout_s:g}s"}
@@ -217,6 +225,11 @@ class PrometheusClient:
                         "authentication refused", query=query, url=url, status=status
                     )
                 else:
+                    decoded = decode_matrix(content) if matrix and status == 200 else None
+                    if decoded is not None:
+                        return ApiResponse(
+                            {"resultType": "matrix"}, decoded.warnings, decoded.series
+                        )
                     return self._decode(content, status, query=query, url=url)
             if attempt >= config.retries:
                 raise failure
@@ -230,8 +243,8 @@ class PrometheusClient:
     @staticmethod
     def _decode(content: bytes, status: int, *, query: str, url: str) -> ApiResponse:
         try:
-            payload = json.loads(content)
-        except ValueError as exc:
+            payload = orjson.loads(content)  # 2-3x faster than json on large answers
+        except orjson.JSONDecodeError as exc:
             raise QueryError(
                 f"not a JSON answer: {content[:200]!r}", query=query, url=url, status=status
             ) from exc

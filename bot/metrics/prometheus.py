@@ -3,15 +3,19 @@
 Requests are grouped by (namespace, selector). Per group, whatever its number of workloads,
 containers or pods, the source sends:
 
-- range queries ``cpu``, ``memory``, ``restarts``, ``oom`` and ``replicas`` (one per workload
-  kind present), each split into chunks of at most ``max_points_per_query`` points per series;
-- two instant queries for the pod owners and the ReplicaSet owners over the window.
+- CPU and memory, per chunk of at most ``max_points_per_query`` steps: in ``query_mode: raw``
+  (default) one instant query of a range vector each, raw samples turned into step values on the
+  client (``bot/metrics/raw.py``); in ``query_mode: range`` one range query each,
+  ``max by (namespace, pod, container) (rate(...))`` / ``(max_over_time(...))``;
+- replicas, per chunk: one range query per workload kind present;
+- three instant queries over the window: pod owners, ReplicaSet owners, restart counts;
+- then, only for pods whose containers restarted, the OOM range query per chunk.
 
-So ``queries = groups * ((4 + kinds) * chunks + 2)``: it grows with namespaces, never with
-containers or pods. Queries run on ``concurrency`` threads; each chunk's JSON is converted to
-numpy and dropped before the next is read, which bounds memory by what is in flight. A query
-Prometheus refuses (``QueryError``) fails the workloads of its group; an outage
-(``PrometheusUnavailableError``) fails the whole fetch.
+So ``queries = groups * ((2 + kinds) * chunks + 3) + groups_with_restarts * chunks``: it grows
+with namespaces, never with containers or pods. Queries run on ``concurrency`` threads; each
+chunk's JSON is converted to numpy and dropped as soon as it is read. A query Prometheus refuses
+(``QueryError``) fails the workloads of its group; an outage (``PrometheusUnavailableError``)
+fails the whole fetch and stops every other query.
 """
 
 from __future__ import annotations
@@ -34,17 +38,18 @@ from bot.metrics.client import ApiResponse, PrometheusClient
 from bot.metrics.errors import MetricsError, PrometheusUnavailableError, QueryError
 from bot.metrics.mapping import PodOwner
 from bot.metrics.promql import NamespaceQueries
+from bot.metrics.raw import combine_max, counter_rates, step_max
 from bot.metrics.source import FetchResult, FetchStats, HistoryRequest
-from bot.model import WorkloadHistory, WorkloadRef
+from bot.model import FloatArray, WorkloadHistory, WorkloadRef
 
 SUPPORTED_KINDS = ("Deployment", "StatefulSet")
 """Workload kinds whose pods and replicas the source can find."""
 
-RANGE_KINDS = ("cpu", "memory", "restarts", "oom")
-"""Per-(pod, container) range queries sent for every group."""
-
 GroupKey = tuple[str, tuple[tuple[str, str], ...]]
 """(namespace, sorted selector items)."""
+
+RawPart = list[tuple[PodKey, tuple[tuple[str, str], ...], Series]]
+"""Raw series of one chunk: ((pod, container), full label set, samples)."""
 
 
 def chunks(start_s: float, end_s: float, step_s: int, max_points: int) -> list[tuple[float, float]]:
@@ -67,26 +72,47 @@ def _floats(values: list[Any], column: int) -> np.ndarray[Any, np.dtype[np.float
     return np.array([v[column] for v in values], dtype=np.float64)
 
 
-def _matrix(response: ApiResponse, labels: Sequence[str]) -> dict[tuple[str, ...], Series]:
-    """``{label values: Series}`` of a matrix answer; string values parsed by numpy."""
+def _series(response: ApiResponse) -> Iterator[tuple[Mapping[str, Any], Series]]:
+    """(labels, samples) of each series of a matrix answer, from either decoder."""
     data = response.data
     if data.get("resultType") != "matrix":
         raise QueryError(f"expected a matrix, got {data.get('resultType')!r}")
-    out: dict[tuple[str, ...], Series] = {}
+    if response.series is not None:
+        for metric, t, v in response.series:
+            yield metric, Series(t, v)
+        return
     for item in data.get("result") or ():
-        metric = item.get("metric", {})
         values = item.get("values") or []
-        key = tuple(str(metric.get(label, "")) for label in labels)
-        out[key] = Series(_floats(values, 0), _floats(values, 1))
+        yield item.get("metric", {}), Series(_floats(values, 0), _floats(values, 1))
+
+
+def _matrix(response: ApiResponse, labels: Sequence[str]) -> dict[tuple[str, ...], Series]:
+    """``{label values: Series}`` of an aggregated matrix answer (one series per key)."""
+    return {
+        tuple(str(metric.get(label, "")) for label in labels): series
+        for metric, series in _series(response)
+    }
+
+
+def _raw_matrix(response: ApiResponse, labels: Sequence[str]) -> RawPart:
+    """Every raw series of an instant range-vector answer, with its (pod, container) key."""
+    out: RawPart = []
+    for metric, series in _series(response):
+        key = (str(metric.get(labels[0], "")), str(metric.get(labels[1], "")))
+        ident = tuple(sorted((str(k), str(v)) for k, v in metric.items()))
+        out.append((key, ident, series))
     return out
 
 
-def _vector(response: ApiResponse, labels: Sequence[str]) -> list[tuple[str, ...]]:
+def _vector(response: ApiResponse, labels: Sequence[str]) -> list[tuple[tuple[str, ...], float]]:
     data = response.data
     if data.get("resultType") != "vector":
         raise QueryError(f"expected a vector, got {data.get('resultType')!r}")
     return [
-        tuple(str(item.get("metric", {}).get(label, "")) for label in labels)
+        (
+            tuple(str(item.get("metric", {}).get(label, "")) for label in labels),
+            float(item.get("value", [0, "nan"])[1]),
+        )
         for item in data.get("result") or ()
     ]
 
@@ -97,6 +123,24 @@ class _Task:
     kind: str
     chunk: int
     run: Callable[[], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """Evaluation grid of one fetch: chunk bounds (aligned) and the window in seconds."""
+
+    windows: list[tuple[float, float]]
+    start_s: float
+    end_s: float
+    memory_windows: list[tuple[float, float]]
+
+    @property
+    def first_s(self) -> float:
+        return self.windows[0][0]
+
+    @property
+    def last_s(self) -> float:
+        return self.windows[-1][1]
 
 
 class PrometheusSource:
@@ -128,90 +172,120 @@ class PrometheusSource:
             containers=tuple(sorted({c for r in batch for c in r.containers})),
         )
 
+    @property
+    def _memory_step_s(self) -> int:
+        return self.config.memory_step_s or self.config.step_s
+
+    @property
+    def _memory_by_range(self) -> bool:
+        """Memory comes from a range query (range mode, or a coarser memory step)."""
+        return self.config.query_mode == "range" or self._memory_step_s != self.config.step_s
+
+    @property
+    def _rate_window_s(self) -> float:
+        return float(self.config.cpu_rate_window_s or self.config.step_s)
+
     def _tasks(
-        self, group: GroupKey, batch: Sequence[HistoryRequest], start_s: float, end_s: float
+        self, group: GroupKey, batch: Sequence[HistoryRequest], plan: _Plan
     ) -> Iterator[_Task]:
         q = self._queries(group, batch)
         labels = self.config.labels
+        step = self.config.step_s
         pod_labels = (labels.pod, labels.container)
-        queries: dict[str, tuple[str, tuple[str, ...]]] = {
-            "cpu": (q.cpu(), pod_labels),
-            "memory": (q.memory(), pod_labels),
-            "restarts": (q.restarts(), pod_labels),
-            "oom": (q.oom(), pod_labels),
-        }
-        for kind in sorted({r.ref.kind for r in batch}):
-            label = labels.statefulset if kind == "StatefulSet" else labels.deployment
-            queries[f"replicas:{kind}"] = (q.replicas(kind), (label,))
-        windows = chunks(start_s, end_s, self.config.step_s, self.config.max_points_per_query)
-        for index, (a, b) in enumerate(windows):
-            for name, (query, key_labels) in queries.items():
-                yield _Task(group, name, index, partial(self._range, query, a, b, key_labels))
-        window_s = end_s - start_s
-        owners_query = q.pod_owners(window_s)
+        raw = self.config.query_mode == "raw"
+        for index, (a, b) in enumerate(plan.windows):
+            if raw:
+                lead = self._rate_window_s if index == 0 else 0.0
+                cpu = q.cpu_raw(b - a + step + lead)
+                yield _Task(group, "cpu", index, partial(self._raw, cpu, b, pod_labels))
+                if not self._memory_by_range:
+                    memory = q.memory_raw(b - a + step)
+                    yield _Task(group, "memory", index, partial(self._raw, memory, b, pod_labels))
+            else:
+                yield _Task(group, "cpu", index, partial(self._range, q.cpu(), a, b, pod_labels))
+            for kind in sorted({r.ref.kind for r in batch}):
+                label = labels.statefulset if kind == "StatefulSet" else labels.deployment
+                query = q.replicas(kind)
+                yield _Task(
+                    group, f"replicas:{kind}", index, partial(self._range, query, a, b, (label,))
+                )
+        if self._memory_by_range:
+            mstep = self._memory_step_s
+            memory = q.memory(mstep)
+            for index, (a, b) in enumerate(plan.memory_windows):
+                yield _Task(
+                    group, "memory", index, partial(self._range, memory, a, b, pod_labels, mstep)
+                )
+        window_s = plan.end_s - plan.start_s
+        owner_labels = (labels.pod, labels.owner_kind, labels.owner_name)
         yield _Task(
             group,
             "owners",
             0,
-            partial(
-                self._instant,
-                owners_query,
-                end_s,
-                (labels.pod, labels.owner_kind, labels.owner_name),
-            ),
+            partial(self._instant, q.pod_owners(window_s), plan.end_s, owner_labels),
         )
         if any(r.ref.kind == "Deployment" for r in batch):
             rs_query = q.replicaset_owners(window_s)
+            rs_labels = (labels.replicaset, labels.owner_name)
+            yield _Task(
+                group, "replicasets", 0, partial(self._instant, rs_query, plan.end_s, rs_labels)
+            )
+        restarts = q.restart_counts(window_s + step)
+        yield _Task(group, "restarts", 0, partial(self._instant, restarts, plan.end_s, pod_labels))
+
+    def _oom_tasks(
+        self, group: GroupKey, batch: Sequence[HistoryRequest], pods: Sequence[str], plan: _Plan
+    ) -> Iterator[_Task]:
+        labels = self.config.labels
+        query = self._queries(group, batch).oom(pods)
+        for index, (a, b) in enumerate(plan.windows):
             yield _Task(
                 group,
-                "replicasets",
-                0,
-                partial(self._instant, rs_query, end_s, (labels.replicaset, labels.owner_name)),
+                "oom",
+                index,
+                partial(self._range, query, a, b, (labels.pod, labels.container)),
             )
 
+    # ------------------------------------------------------------------ queries
+
     def _range(
-        self, query: str, a: float, b: float, key_labels: tuple[str, ...]
+        self,
+        query: str,
+        a: float,
+        b: float,
+        key_labels: tuple[str, ...],
+        step_s: float | None = None,
     ) -> tuple[dict[tuple[str, ...], Series], tuple[str, ...]]:
-        response = self.client.query_range(query, start_s=a, end_s=b, step_s=self.config.step_s)
+        step = step_s or self.config.step_s
+        response = self.client.query_range(query, start_s=a, end_s=b, step_s=step)
         try:
             return _matrix(response, key_labels), response.warnings
         except (QueryError, KeyError, TypeError, ValueError, IndexError) as exc:
             raise QueryError(f"unreadable answer: {exc}", query=query, url=self.client.url) from exc
 
+    def _raw(
+        self, query: str, at: float, key_labels: tuple[str, ...]
+    ) -> tuple[RawPart, tuple[str, ...]]:
+        response = self.client.query(query, time_s=at, matrix=True)
+        try:
+            return _raw_matrix(response, key_labels), response.warnings
+        except (QueryError, KeyError, TypeError, ValueError, IndexError) as exc:
+            raise QueryError(f"unreadable answer: {exc}", query=query, url=self.client.url) from exc
+
     def _instant(
         self, query: str, at: float, key_labels: tuple[str, ...]
-    ) -> tuple[list[tuple[str, ...]], tuple[str, ...]]:
+    ) -> tuple[list[tuple[tuple[str, ...], float]], tuple[str, ...]]:
         response = self.client.query(query, time_s=at)
         try:
             return _vector(response, key_labels), response.warnings
-        except (QueryError, KeyError, TypeError, ValueError) as exc:
+        except (QueryError, KeyError, TypeError, ValueError, IndexError) as exc:
             raise QueryError(f"unreadable answer: {exc}", query=query, url=self.client.url) from exc
 
-    # ------------------------------------------------------------------ fetching
-
-    def fetch(
-        self, requests: Sequence[HistoryRequest], *, start_s: float, end_s: float
-    ) -> FetchResult:
-        """History of every request over ``[start_s, end_s]``; see the module doc for the cost."""
-        began = time.perf_counter()
-        before = (
-            self.client.stats.requests,
-            self.client.stats.retries,
-            self.client.stats.bytes_received,
-        )
-        errors: dict[WorkloadRef, MetricsError] = {}
-        groups: dict[GroupKey, list[HistoryRequest]] = {}
-        for request in requests:
-            problem = self._invalid(request)
-            if problem:
-                errors[request.ref] = QueryError(problem)
-                continue
-            key = (request.ref.namespace, tuple(sorted(request.selector.items())))
-            groups.setdefault(key, []).append(request)
-        if end_s <= start_s:
-            raise MetricsError(f"empty window: start {start_s} >= end {end_s}")
-        tasks = [t for g, batch in groups.items() for t in self._tasks(g, batch, start_s, end_s)]
-        results: dict[GroupKey, dict[tuple[str, int], Any]] = {g: {} for g in groups}
+    def _run(
+        self, tasks: Sequence[_Task]
+    ) -> tuple[dict[GroupKey, dict[tuple[str, int], Any]], dict[GroupKey, MetricsError]]:
+        """Run ``tasks`` on the worker pool; an outage cancels the rest and raises."""
+        results: dict[GroupKey, dict[tuple[str, int], Any]] = {}
         failed: dict[GroupKey, MetricsError] = {}
         outage = threading.Event()
 
@@ -241,27 +315,114 @@ class PrometheusSource:
                     elif exc is not None:
                         raise exc
                     else:
-                        results[task.group][(task.kind, task.chunk)] = future.result()
+                        results.setdefault(task.group, {})[(task.kind, task.chunk)] = (
+                            future.result()
+                        )
+        return results, failed
+
+    # ------------------------------------------------------------------ fetching
+
+    def fetch(
+        self, requests: Sequence[HistoryRequest], *, start_s: float, end_s: float
+    ) -> FetchResult:
+        """History of every request over ``[start_s, end_s]``; see the module doc for the cost."""
+        began = time.perf_counter()
         histories: dict[WorkloadRef, WorkloadHistory] = {}
+        errors: dict[WorkloadRef, MetricsError] = {}
+        warnings: list[str] = []
+        queries = retries = received = 0
+        for part in self.iter_fetch(requests, start_s=start_s, end_s=end_s):
+            histories.update(part.histories)
+            errors.update(part.errors)
+            warnings.extend(part.warnings)
+            queries += part.stats.queries
+            retries += part.stats.retries
+            received += part.stats.bytes_received
+        return FetchResult(
+            histories=histories,
+            errors=errors,
+            warnings=tuple(dict.fromkeys(warnings)),
+            stats=FetchStats(queries, retries, received, time.perf_counter() - began),
+        )
+
+    def iter_fetch(
+        self,
+        requests: Sequence[HistoryRequest],
+        *,
+        start_s: float,
+        end_s: float,
+        groups_per_batch: int | None = None,
+    ) -> Iterator[FetchResult]:
+        """``fetch``, one ``FetchResult`` per batch of namespaces, as each batch completes.
+
+        A batch holds ``groups_per_batch`` (default ``concurrency``) namespace groups, so memory
+        holds one batch's answers, not the whole cluster's. An outage raises from the iterator.
+        """
+        if end_s <= start_s:
+            raise MetricsError(f"empty window: start {start_s} >= end {end_s}")
+        windows = chunks(start_s, end_s, self.config.step_s, self.config.max_points_per_query)
+        if not windows:
+            raise MetricsError(f"window {start_s}..{end_s} holds no step of {self.config.step_s} s")
+        memory_windows = chunks(
+            start_s, end_s, self._memory_step_s, self.config.max_points_per_query
+        )
+        plan = _Plan(windows, start_s, end_s, memory_windows or windows)
+        invalid: dict[WorkloadRef, MetricsError] = {}
+        groups: dict[GroupKey, list[HistoryRequest]] = {}
+        for request in requests:
+            problem = self._invalid(request)
+            if problem:
+                invalid[request.ref] = QueryError(problem)
+                continue
+            key = (request.ref.namespace, tuple(sorted(request.selector.items())))
+            groups.setdefault(key, []).append(request)
+        if invalid:
+            yield FetchResult(errors=invalid)
+        keys = list(groups)
+        size = max(1, groups_per_batch or self.config.concurrency)
+        for first in range(0, len(keys), size):
+            yield self._fetch_groups({k: groups[k] for k in keys[first : first + size]}, plan)
+
+    def _fetch_groups(
+        self, groups: Mapping[GroupKey, Sequence[HistoryRequest]], plan: _Plan
+    ) -> FetchResult:
+        began = time.perf_counter()
+        stats = self.client.stats
+        before = (stats.requests, stats.retries, stats.bytes_received)
+        results, failed = self._run(
+            [t for g, batch in groups.items() for t in self._tasks(g, batch, plan)]
+        )
+        second: list[_Task] = []
+        for group, batch in groups.items():
+            counts = results.get(group, {}).get(("restarts", 0), ([], ()))[0]
+            restarted = sorted({key[0] for key, count in counts if count > 0})
+            if group not in failed and restarted:
+                second.extend(self._oom_tasks(group, batch, restarted, plan))
+        more, more_failed = self._run(second)
+        for group, parts in more.items():
+            results.setdefault(group, {}).update(parts)
+        for group, error in more_failed.items():
+            failed.setdefault(group, error)
+        histories: dict[WorkloadRef, WorkloadHistory] = {}
+        errors: dict[WorkloadRef, MetricsError] = {}
         warnings: list[str] = []
         for group, batch in groups.items():
             if group in failed:
                 for request in batch:
                     errors[request.ref] = failed[group]
                 continue
-            data = self._namespace_data(results[group])
+            data = self._namespace_data(results.pop(group, {}), plan)
             warnings.extend(data.warnings)
             histories.update(
                 assemble(
                     batch,
                     data,
-                    start_s=start_s,
-                    end_s=end_s,
+                    start_s=plan.start_s,
+                    end_s=plan.end_s,
                     step_s=self.config.step_s,
                     min_history_days=self.config.min_history_days,
                 )
             )
-        stats = self.client.stats
         return FetchResult(
             histories=histories,
             errors=errors,
@@ -285,17 +446,55 @@ class PrometheusSource:
             return f"{ref}: no container names requested"
         return None
 
-    def _namespace_data(self, parts: dict[tuple[str, int], Any]) -> NamespaceData:
+    def _from_raw(
+        self, parts: Sequence[RawPart], plan: _Plan, *, counter: bool
+    ) -> dict[PodKey, Series]:
+        """Step values per (pod, container) from raw chunks (``bot/metrics/raw.py``)."""
+        samples: dict[tuple[tuple[str, str], ...], list[Series]] = {}
+        keys: dict[tuple[tuple[str, str], ...], PodKey] = {}
+        for part in parts:
+            for key, ident, series in part:
+                samples.setdefault(ident, []).append(series)
+                keys[ident] = key
+        per_key: dict[PodKey, list[tuple[FloatArray, FloatArray]]] = {}
+        step = float(self.config.step_s)
+        for ident, pieces in samples.items():
+            t = np.concatenate([p.t for p in pieces])
+            v = np.concatenate([p.v for p in pieces])
+            if counter:
+                stepped = counter_rates(
+                    t,
+                    v,
+                    first_s=plan.first_s,
+                    last_s=plan.last_s,
+                    step_s=step,
+                    max_gap_s=self._rate_window_s,
+                )
+            else:
+                stepped = step_max(t, v, first_s=plan.first_s, last_s=plan.last_s, step_s=step)
+            per_key.setdefault(keys[ident], []).append(stepped)
+        out: dict[PodKey, Series] = {}
+        for key, pieces_ in per_key.items():
+            t_, v_ = combine_max(pieces_)
+            if len(t_):
+                out[key] = Series(t_, v_)
+        return out
+
+    def _namespace_data(self, parts: dict[tuple[str, int], Any], plan: _Plan) -> NamespaceData:
         data = NamespaceData()
-        by_kind: dict[str, list[Mapping[PodKey, Series]]] = {}
+        by_kind: dict[str, list[Any]] = {}
         for (kind, _chunk), (payload, warnings) in sorted(parts.items(), key=lambda kv: kv[0]):
             data.warnings.extend(warnings)
             if kind == "owners":
-                for pod, owner_kind, owner_name in payload:
+                for (pod, owner_kind, owner_name), _ in payload:
                     data.owners[pod] = PodOwner(owner_kind, owner_name)
             elif kind == "replicasets":
-                for replicaset, owner_name in payload:
+                for (replicaset, owner_name), _ in payload:
                     data.replicaset_owners[replicaset] = owner_name
+            elif kind == "restarts":
+                for (pod, container), count in payload:
+                    if count > 0:
+                        data.restarts[(pod, container)] = round(count)
             elif kind.startswith("replicas:"):
                 workload_kind = kind.split(":", 1)[1]
                 by_kind.setdefault(kind, []).append(
@@ -303,11 +502,15 @@ class PrometheusSource:
                 )
             else:
                 by_kind.setdefault(kind, []).append(payload)
-        data.cpu = merge_chunks(by_kind.get("cpu", []))
-        data.memory = merge_chunks(by_kind.get("memory", []))
+        if self.config.query_mode == "raw":
+            data.cpu = self._from_raw(by_kind.get("cpu", []), plan, counter=True)
+        else:
+            data.cpu = merge_chunks(by_kind.get("cpu", []))
+        if self._memory_by_range:
+            data.memory = merge_chunks(by_kind.get("memory", []))
+        else:
+            data.memory = self._from_raw(by_kind.get("memory", []), plan, counter=False)
         data.oom = merge_chunks(by_kind.get("oom", []))
-        for key, series in merge_chunks(by_kind.get("restarts", [])).items():
-            data.restarts[key] = int(np.nansum(series.v))
         for kind in [k for k in by_kind if k.startswith("replicas:")]:
             data.replicas.update(merge_chunks(by_kind[kind]))
         return data

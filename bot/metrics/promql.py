@@ -124,43 +124,61 @@ class NamespaceQueries:
         inner = selector(self.config.metrics.cpu_usage, self._cadvisor())
         return f"max by ({self._by}) (rate({inner}[{window}]))"
 
-    def memory(self) -> str:
+    def memory(self, step_s: float | None = None) -> str:
         """Working-set bytes per (namespace, pod, container): the highest sample of each step."""
         inner = selector(self.config.metrics.memory_working_set, self._cadvisor())
-        return f"max by ({self._by}) (max_over_time({inner}[{self._step_range}]))"
+        window = duration((step_s or self.config.step_s) - 0.001)
+        return f"max by ({self._by}) (max_over_time({inner}[{window}]))"
 
-    def _restart_changes(self) -> str:
+    def cpu_raw(self, range_s: float) -> str:
+        """Raw CPU counter samples in ``(t - range_s, t]`` (instant query of a range vector)."""
+        inner = selector(self.config.metrics.cpu_usage, self._cadvisor())
+        return f"{inner}[{duration(range_s - 0.001)}]"
+
+    def memory_raw(self, range_s: float) -> str:
+        """Raw working-set samples in ``(t - range_s, t]`` (instant query of a range vector)."""
+        inner = selector(self.config.metrics.memory_working_set, self._cadvisor())
+        return f"{inner}[{duration(range_s - 0.001)}]"
+
+    def _restarts_selector(self, pods: Sequence[str] | None = None) -> str:
         labels = self.config.labels
-        restarts = selector(
+        scope = [LabelMatch(labels.pod, "=~", regex_alternatives(pods))] if pods is not None else []
+        return selector(
             self.config.metrics.restarts,
-            self._ksm(LabelMatch(labels.container, "=~", regex_alternatives(self.containers))),
+            self._ksm(
+                LabelMatch(labels.container, "=~", regex_alternatives(self.containers)),
+                *scope,
+            ),
         )
-        window = duration(self.config.step_s)
-        return f"(max by ({self._by}) (changes({restarts}[{window}])) > 0)"
 
-    def restarts(self) -> str:
-        """Container restarts per step (only steps with one): ``changes(restarts[step]) > 0``."""
-        return self._restart_changes()
+    def restart_counts(self, window_s: float) -> str:
+        """Restarts per (namespace, pod, container) over the window (instant query at its end)."""
+        inner = self._restarts_selector()
+        return f"max by ({self._by}) (changes({inner}[{duration(window_s)}])) > 0"
 
-    def oom(self) -> str:
-        """At each OOM kill, the memory request in force (0 when kube-state-metrics has none).
+    def oom(self, pods: Sequence[str]) -> str:
+        """At each OOM kill of ``pods``, the memory request in force (0 when unknown).
 
         An OOM kill is a step where the restart count changed while the last termination reason
-        is ``OOMKilled``.
+        is ``OOMKilled``. Sent only for pods whose containers restarted (``restart_counts``), so
+        its cost follows the restarts, not the pods.
         """
         labels = self.config.labels
         containers = LabelMatch(labels.container, "=~", regex_alternatives(self.containers))
+        only = LabelMatch(labels.pod, "=~", regex_alternatives(pods))
+        restarts = self._restarts_selector(pods)
+        changed = f"(max by ({self._by}) (changes({restarts}[{duration(self.config.step_s)}])) > 0)"
         reason = selector(
             self.config.metrics.last_terminated_reason,
-            self._ksm(containers, LabelMatch("reason", "=", "OOMKilled")),
+            self._ksm(containers, only, LabelMatch("reason", "=", "OOMKilled")),
         )
         killed = (
-            f"({self._restart_changes()} and on ({self._by}) "
+            f"({changed} and on ({self._by}) "
             f"(max by ({self._by}) (max_over_time({reason}[{self._step_range}])) == 1))"
         )
         request = selector(
             self.config.metrics.resource_requests,
-            self._ksm(containers, LabelMatch("resource", "=", "memory")),
+            self._ksm(containers, only, LabelMatch("resource", "=", "memory")),
         )
         with_request = (
             f"(max by ({self._by}) (max_over_time({request}[{self._step_range}])) "

@@ -54,7 +54,6 @@ from bot.recommend.tortoise.requests import (
     horizontal_request,
     justify,
     milli,
-    rebalance_path,
     sticky_max,
     vertical_request,
 )
@@ -472,7 +471,8 @@ def _request(
     inp: WorkloadInput,
     settings: RecommendSettings,
 ) -> Explained:
-    """The raw request proposal (before noise control) for one container resource."""
+    """The full move for one container resource: the recommended request before noise control
+    and before the step limit (``_noise`` applies both, in that order)."""
     admin = settings.admin
     current = container.requests.get(resource)
     policy = container.policy(resource)
@@ -518,7 +518,9 @@ def _request(
         new, rule, reason = vertical_request(req_m, rec_m, admin.buffer_ratio_on_vertical_resource)
         if new is None:
             return Explained(current, current, rule, reason, inputs)
-        value_m, clamp_rule = justify(req_m, new, resource, container.name, admin=admin, **bounds)
+        value_m, clamp_rule = justify(
+            req_m, new, resource, container.name, admin=admin, step_limit=False, **bounds
+        )
         if clamp_rule and value_m != new:
             rule, reason = clamp_rule, f"{reason}; clamped ({clamp_rule})"
         return Explained(current, from_milli(value_m, resource), rule, reason, inputs)
@@ -535,13 +537,12 @@ def _request(
         resource=resource,
         container=container.name,
         admin=admin,
+        step_limit=False,
         **bounds,
     )
-    reason = proposal.reason
-    if proposal.rule == "tortoise.request.step_down" and current_target:
-        path = rebalance_path(req_m, rec_m, current_target, admin.max_allowed_scaling_down_ratio)
-        reason += "; path " + " -> ".join(f"{from_milli(p, resource):g}" for p in path)
-    return Explained(current, from_milli(proposal.milli, resource), proposal.rule, reason, inputs)
+    return Explained(
+        current, from_milli(proposal.milli, resource), proposal.rule, proposal.reason, inputs
+    )
 
 
 def _noise(
@@ -551,7 +552,10 @@ def _noise(
     container: ContainerInput,
     settings: RecommendSettings,
 ) -> Explained:
-    """Memory floor at the peak, OOM increase, rounding to the manifest grid, minChange."""
+    """Memory floor at the peak, OOM increase, rounding to the manifest grid, minChange, then
+    the step limit. Rounding and minChange judge the full move; the step limit
+    (``admin.max_allowed_scaling_down_ratio``, Tortoise strategy only: HVPA's weight is its own
+    damping) then bounds what one proposal asks for."""
     ns = settings.noise
     current, proposed = raw.current, raw.proposed
     if (
@@ -609,9 +613,21 @@ def _noise(
             current,
             current,
             "noise.min_change",
-            f"change {rounded - float(current):+g} below minChange {threshold:g}",
+            f"wants {noise.describe(rounded, resource, float(current))}: a move of "
+            f"{noise.show(abs(rounded - float(current)), resource)} is below minChange "
+            f"{noise.show(threshold, resource)}",
             inputs,
         )
+    ratio = 0.0 if raw.rule == "hvpa.weighted" else admin.max_allowed_scaling_down_ratio
+    stepped = min(noise.step_limited(float(current), rounded, resource, ratio, ns), ceiling)
+    if stepped > rounded:
+        inputs |= {"wanted": rounded, "wanted_rule": rule}
+        rule = "tortoise.request.step_down"
+        reason = (
+            f"{reason}; wants {noise.describe(rounded, resource, float(current))}, "
+            f"step-limited to {noise.describe(stepped, resource, float(current))}"
+        )
+        rounded = stepped
     value: Number = rounded if resource == "cpu" else int(rounded)
     return Explained(current, value, rule, reason, inputs)
 

@@ -6,13 +6,19 @@
   when ``|proposed − current| >= min(value, percentage of current)`` (200m / 200M by default).
 * Never a memory request below the observed working-set peak.
 * An OOM kill in the window proposes an increase at once, whatever minChange says.
+* Rounding and minChange judge the **full move** from the current request to the recommended
+  one, as HVPA judges its weighted delta; only then does Tortoise's
+  ``MaxAllowedScalingDownRatio`` limit how far one proposal goes down:
+  ``max(full move, round_up(trunc(current × ratio)))``, never above the ceiling
+  (``step_limited``). A container far above its need therefore shrinks step by step instead of
+  being held forever because each single step is below minChange.
 """
 
 from __future__ import annotations
 
 import math
 
-from bot.config.recommend import NoiseSettings
+from bot.config.recommend import MIB, NoiseSettings
 from bot.model import Resource
 from bot.recommend.hvpa import min_change_threshold
 
@@ -41,3 +47,35 @@ def passes_min_change(
     scale = 1000 if resource == "cpu" else 1
     delta = abs(round(proposed * scale) - round(current * scale))
     return delta >= round(threshold * scale), threshold
+
+
+def step_limited(
+    current: float, wanted: float, resource: Resource, ratio: float, noise: NoiseSettings
+) -> float:
+    """The proposal for a move from ``current`` to ``wanted`` under the step limit.
+
+    ``max(wanted, round_up(trunc(current_milli × ratio)))``: at most ``1 − ratio`` down per
+    proposal (Tortoise ``justifyNewSize``, ``MaxAllowedScalingDownRatio``); increases and
+    ``ratio`` 0 leave ``wanted`` as it is, and so does a request too small for one step on the
+    manifest grid (the rounded floor would be the current value).
+    """
+    if wanted >= current or ratio <= 0:
+        return wanted
+    floor_milli = math.trunc(round(current * 1000) * ratio)
+    floor = round_up_to_step(floor_milli / 1000, resource, noise)
+    return wanted if floor >= current else max(wanted, floor)
+
+
+def show(value: float, resource: Resource) -> str:
+    """``0.143`` (cores) or ``125Mi`` (bytes, in MiB to 0.1)."""
+    return f"{value:g}" if resource == "cpu" else f"{round(value / MIB, 1):g}Mi"
+
+
+def describe(value: float, resource: Resource, current: float) -> str:
+    """``0.143 (−71 %)`` or ``125Mi (−51 %)``: a value and its change from ``current``."""
+    shown = show(value, resource)
+    if not current:
+        return shown
+    percent = round((value - current) / current * 100)
+    sign = "−" if percent < 0 else "+"
+    return f"{shown} ({sign}{abs(percent)} %)"

@@ -18,7 +18,7 @@ Series written, with kube-prometheus-stack's names and labels:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -165,18 +165,22 @@ def write_openmetrics(
     *,
     window: tuple[int, int] | None = None,
     labels: Mapping[str, str] | None = None,
+    families: Collection[str] | None = None,
 ) -> int:
     """Write every series of ``cluster`` to ``out``; return the number of samples written.
 
     ``window`` = ``(first, stop)`` sample indices restricts the output to that part of the time
     grid (to backfill aligned windows in parallel); ``labels`` are added to every series (e.g.
-    ``{"cluster": "prod"}``, as an external label would be). Ends with ``# EOF``.
+    ``{"cluster": "prod"}``, as an external label would be); ``families`` keeps only the
+    metric families named (all by default). Ends with ``# EOF``.
     """
     first, stop = window if window is not None else (0, len(cluster.t_s))
     times = [str(int(t)) for t in cluster.t_s.tolist()]
     extra = dict(labels or {})
     written = 0
     for family, series_iter in _families(cluster):
+        if families is not None and family not in families:
+            continue
         for series in series_iter:
             a = max(first, series.start)
             b = min(stop, series.start + len(series.values))

@@ -125,3 +125,73 @@ def test_example_bot_settings_are_valid():
     assert settings.repositories == ("acme/platform-deploys", "acme/payments-gitops")
     assert settings.github.app_id == 123456
     assert settings.schedule.timezone == "Europe/Berlin"
+
+
+@pytest.mark.parametrize(
+    ("window", "when", "inside"),
+    [
+        # office hours Mon-Fri 9-17 in Berlin (UTC+1 in November)
+        (
+            {
+                "days": ["mon", "tue", "wed", "thu", "fri"],
+                "start_hour": 9,
+                "end_hour": 17,
+                "timezone": "Europe/Berlin",
+            },
+            "2026-11-23T08:30:00+00:00",
+            True,
+        ),
+        (
+            {
+                "days": ["mon", "tue", "wed", "thu", "fri"],
+                "start_hour": 9,
+                "end_hour": 17,
+                "timezone": "Europe/Berlin",
+            },
+            "2026-11-23T07:30:00+00:00",
+            False,
+        ),
+        (
+            {
+                "days": ["mon", "tue", "wed", "thu", "fri"],
+                "start_hour": 9,
+                "end_hour": 17,
+                "timezone": "Europe/Berlin",
+            },
+            "2026-11-22T10:00:00+00:00",
+            False,
+        ),
+        # overnight window opening Friday 22:00: Saturday 03:00 belongs to Friday's window
+        ({"days": ["fri"], "start_hour": 22, "end_hour": 6}, "2026-11-28T03:00:00+00:00", True),
+        ({"days": ["fri"], "start_hour": 22, "end_hour": 6}, "2026-11-27T03:00:00+00:00", False),
+        ({"days": ["fri"], "start_hour": 22, "end_hour": 6}, "2026-11-27T23:00:00+00:00", True),
+    ],
+    ids=[
+        "office-hours-in",
+        "before-office",
+        "sunday",
+        "overnight-saturday-morning",
+        "friday-morning",
+        "friday-night",
+    ],
+)
+def test_schedule_window(window, when, inside):
+    from datetime import datetime
+
+    from bot.config.forge import ScheduleWindow
+
+    assert (
+        ScheduleWindow.model_validate(window).contains(datetime.fromisoformat(when).timestamp())
+        is inside
+    )
+
+
+def test_schedule_window_rejects_unknown_day_and_zone():
+    with pytest.raises(ConfigError) as info:
+        parse_model(
+            "pull_requests:\n  schedule:\n    days: [moon]\n    timezone: Nowhere/Land\n",
+            RepoConfig,
+            file="f",
+        )
+    keys = {p.key for p in info.value.problems}
+    assert keys == {"pull_requests.schedule.days.0", "pull_requests.schedule.timezone"}

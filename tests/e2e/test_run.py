@@ -145,3 +145,43 @@ def test_prometheus_down_fails_that_repository_only(cli, tmp_path, github_emulat
     assert run.returncode == 1
     assert "octo/shop" in run.stdout and "FAILED" in run.stdout
     assert gh.pulls("octo/shop") == []
+
+
+def test_a_bad_opt_in_file_is_reported_on_its_dashboard_and_the_others_run(
+    cli, tmp_path, demo_prometheus, github_emulator
+):
+    gh = github_emulator
+    good = _files(DEMO_REPO)
+    bad = dict(good)
+    bad[".tortoise-bot.yaml"] = b"update_mode: sometimes\npull_requests:\n  max_open: -3\n"
+    not_opted_in = {k: v for k, v in good.items() if k != ".tortoise-bot.yaml"}
+    gh.create_repository("octo", "bad", bad)
+    gh.create_repository("octo", "shop", good)
+    gh.create_repository("octo", "quiet", not_opted_in)
+    gh.add_token(TOKEN, "octo")
+    config = _bot_config(tmp_path / "bot.yaml", demo_prometheus.url, gh.api_url)
+    text = config.read_text().replace("repositories:\n- octo/shop\n", "repositories: []\n")
+    config.write_text(text)
+
+    run = cli(
+        "run",
+        "--config",
+        str(config),
+        "--now",
+        demo_prometheus.extra["now"],
+        env={"GITHUB_TOKEN": TOKEN},
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    lines = {line.split()[1]: line for line in run.stdout.splitlines() if line.strip()}
+    assert lines["octo/bad"].lstrip().startswith("FAILED")
+    assert lines["octo/shop"].lstrip().startswith("ok")
+    assert "not opted in" in lines["octo/quiet"]
+
+    (dashboard,) = gh.issues("octo/bad")
+    body = dashboard.body or ""
+    assert "`.tortoise-bot.yaml:1: update_mode: Input should be 'off' or 'auto'`" in body
+    assert "`.tortoise-bot.yaml:3: pull_requests.max_open: Input should be greater than" in body
+    assert gh.pulls("octo/bad") == []
+    assert gh.pulls("octo/shop", state="open")
+    assert gh.issues("octo/quiet") == [] and gh.pulls("octo/quiet") == []
+    gh.assert_valid()

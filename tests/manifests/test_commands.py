@@ -9,6 +9,7 @@ import jsonschema  # type: ignore[import-untyped]
 from bot.commands.set_values import parse_assignment
 from tests.conftest import PROJECT
 from tests.manifests.conftest import snapshot
+from tests.manifests.test_discover import TORTOISE, VPA
 from tests.manifests.test_editor import DEPLOYMENT
 
 SCHEMA = json.loads((PROJECT / "docs" / "schemas" / "inventory.schema.json").read_text())
@@ -117,3 +118,46 @@ def test_parse_assignment_table():
     assert parse_assignment("hpa.minReplicas=3") == ("hpa.minReplicas", None, 3)
     assert parse_assignment("hpa.app.memory=80") == ("hpa.target.memory", "app", 80)
     assert parse_assignment("replicas=4") == ("replicas", None, 4)
+
+
+def test_set_needs_the_environment_when_a_workload_is_in_several(cli, shared_manifests):
+    done = cli(
+        "set",
+        "--repo",
+        str(shared_manifests),
+        "--dry-run",
+        "Deployment/frontend",
+        "frontend.requests.cpu=1",
+    )
+    assert done.returncode == 1
+    assert "matches several workloads" in done.stderr and "pass --environment" in done.stderr
+    one = cli(
+        "set",
+        "--repo",
+        str(shared_manifests),
+        "--dry-run",
+        "--environment",
+        "podinfo/deploy/overlays/staging",
+        "Deployment/frontend",
+        "frontend.requests.cpu=1",
+    )
+    assert one.returncode == 0, one.stderr
+    assert "+++ b/podinfo/deploy/overlays/staging/tortoise-bot-patch.yaml" in one.stdout
+    assert "note: " in one.stderr and "shared base" in one.stderr
+
+
+def test_validate_json_with_vpa_and_tortoise_matches_the_schema(cli, repo):
+    root = repo(
+        {
+            "web.yaml": DEPLOYMENT,
+            "vpa.yaml": VPA,
+            "t.yaml": TORTOISE.format(mode="Auto", name="web"),
+        }
+    )
+    done = cli("validate", str(root), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    jsonschema.validate(data, SCHEMA)
+    (web,) = data["workloads"]
+    assert web["managedByTortoise"] is True
+    assert web["vpa"]["locations"]["app.minAllowed.cpu"] == {"file": "vpa.yaml", "line": 10}

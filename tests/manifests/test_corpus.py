@@ -16,7 +16,7 @@ from ruamel.yaml import YAML
 
 from bot.config.repo import RepoConfig
 from bot.manifests import apply_changes, discover
-from bot.manifests.discover import discover_index
+from bot.manifests.discovery import discover_index
 from bot.manifests.quantities import bytes_from_quantity, cores_from_quantity
 from bot.manifests.yamldoc import YScalar, parse_file, walk
 from bot.model import FieldChange
@@ -166,3 +166,49 @@ def test_representative_edit_on_every_workload(shared_manifests):
     # the flux overlays receive the value inside their own HelmRelease values patch
     assert "flux2-kustomize-helm-example/apps/production/podinfo-values.yaml" in by_path
     assert "flux2-kustomize-helm-example/apps/base/podinfo/release.yaml" not in by_path
+
+
+def test_podinfo_chart_with_a_values_mapping(shared_manifests):
+    config = RepoConfig.model_validate(
+        {
+            "environments": [
+                {
+                    "name": "prod",
+                    "path": "podinfo/charts/podinfo/values-prod.yaml",
+                    "namespace": "web",
+                }
+            ],
+            "helm": [
+                {
+                    "chart": "podinfo/charts/podinfo",
+                    "workloads": [
+                        {
+                            "name": "podinfo",
+                            "resources": "resources",
+                            "replicas": "replicaCount",
+                            "hpa_enabled": "hpa.enabled",
+                            "hpa_min_replicas": "replicaCount",
+                            "hpa_max_replicas": "hpa.maxReplicas",
+                            "hpa_target_cpu_percent": "hpa.cpu",
+                        }
+                    ],
+                }
+            ],
+        }
+    )
+    inventory = discover(shared_manifests, config)
+    prod = next(w for w in inventory.workloads if w.ref.environment == "prod")
+    assert str(prod.ref) == "Deployment/web/podinfo@prod"
+    assert prod.hpa is not None and prod.hpa.max_replicas == 5 and prod.hpa.min_replicas == 1
+    assert [(t.resource, t.utilization_percent) for t in prod.hpa.targets] == [("cpu", 99)]
+    changes = [
+        FieldChange(prod.ref, "hpa.target.cpu", 80, container="podinfo"),
+        FieldChange(prod.ref, "limits.cpu", 1, container="podinfo"),
+    ]
+    result = apply_changes(shared_manifests, inventory, changes, config, write=False)
+    assert not result.errors, result.errors
+    assert [f.path for f in result.files] == ["podinfo/charts/podinfo/values-prod.yaml"]
+    assert changed_lines(result.diff) == (
+        ["  cpu: 99"],
+        ["  cpu: 80", "    cpu: 1000m"],
+    )

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from bot.config.repo import RepoConfig
+from bot.manifests import apply_changes, discover, environment_config
 from bot.manifests.errors import EditError
 from bot.manifests.textedit import TextEdit, apply_edits
+from bot.model import FieldChange
 from tests.manifests.conftest import changed_lines, edit, snapshot
 
 DEPLOYMENT = """\
@@ -285,4 +288,90 @@ def test_overlapping_edits_are_refused():
     assert (
         apply_edits("f", "abcdef", [TextEdit(4, 4, "2"), TextEdit(1, 2, "B"), TextEdit(4, 4, "3")])
         == "aBcd23ef"
+    )
+
+
+def test_write_leaves_no_temporary_files_and_keeps_the_mode(repo):
+    root = repo({"web.yaml": DEPLOYMENT})
+    (root / "web.yaml").chmod(0o640)
+    result = edit(root, [("web", "requests.cpu", 0.3, "app")])
+    assert not result.errors
+    assert sorted(p.name for p in root.iterdir()) == ["web.yaml"]
+    assert (root / "web.yaml").stat().st_mode & 0o777 == 0o640
+
+
+def test_environment_config_lookup():
+    config = RepoConfig.model_validate(
+        {"environments": [{"name": "prod", "selector": {"cluster": "p"}}]}
+    )
+    found = environment_config(config, "prod")
+    assert found is not None and found.selector == {"cluster": "p"}
+    assert environment_config(config, "default") is None
+
+
+def test_a_stale_inventory_writes_nothing(repo):
+    root = repo({"web.yaml": DEPLOYMENT})
+    config = RepoConfig()
+    inventory = discover(root, config)
+    ref = inventory.workloads[0].ref
+    first = apply_changes(
+        root,
+        inventory,
+        [FieldChange(ref, "requests.cpu", 0.3, container="app")],
+        config,
+        write=True,
+    )
+    assert first.files and not first.errors
+    after_first = (root / "web.yaml").read_bytes()
+    second = apply_changes(
+        root,
+        inventory,
+        [FieldChange(ref, "limits.memory", 2**31, container="app")],
+        config,
+        write=True,
+    )
+    assert second.failed == (ref,) and "changed on disk since discovery" in second.errors[0].message
+    assert (root / "web.yaml").read_bytes() == after_first
+
+
+def test_keys_added_at_the_end_of_a_file_without_final_newline(repo):
+    text = DEPLOYMENT.rstrip("\n")
+    root = repo({"web.yaml": text})
+    result = edit(root, [("web", "limits.cpu", 2, "app")])
+    assert not result.errors, result.errors
+    assert (root / "web.yaml").read_text() == text + "\n              cpu: 2000m"
+
+
+def test_new_keys_follow_a_four_space_indentation(repo):
+    text = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+    name: wide
+spec:
+    template:
+        spec:
+            containers:
+                -   name: app
+                    image: app
+"""
+    root = repo({"wide.yaml": text})
+    result = edit(root, [("wide", "requests.memory", 2**28, "app"), ("wide", "replicas", 2, None)])
+    assert not result.errors, result.errors
+    assert (root / "wide.yaml").read_text() == text.replace(
+        "                    image: app\n",
+        "                    image: app\n                    resources:\n"
+        "                        requests:\n                            memory: 256Mi\n",
+    ) + "    replicas: 2\n"
+
+
+def test_nested_and_outer_keys_added_at_the_same_place(repo):
+    text = DEPLOYMENT.replace("            limits:\n              memory: '1Gi'\n", "").replace(
+        "              memory: 512Mi\n", ""
+    )
+    root = repo({"web.yaml": text})
+    result = edit(root, [("web", "limits.cpu", 1, "app"), ("web", "requests.memory", 2**28, "app")])
+    assert not result.errors, result.errors
+    assert (root / "web.yaml").read_text() == text + (
+        "              memory: 256Mi\n            limits:\n              cpu: 1000m\n"
     )

@@ -257,3 +257,31 @@ def test_argo_application_values_string_and_object(repo):
     assert (root / "argo/apps.yaml").read_text() == APPLICATION.replace(
         "cpu: 300m", "cpu: 350m"
     ).replace("replicaCount: 2", "replicaCount: 4").replace("memory: 1Gi", "memory: 2Gi")
+
+
+def test_a_key_without_value_is_filled_in_place(repo):
+    values = VALUES.replace(
+        "  # targetMemoryUtilizationPercentage: 80\n",
+        "  targetMemoryUtilizationPercentage:   # unset\n",
+    )
+    root = repo({"chart/Chart.yaml": CHART, "chart/values.yaml": values})
+    result = edit(root, [("shop", "hpa.target.memory", 75, "shop")])
+    assert not result.errors, result.errors
+    assert (root / "chart/values.yaml").read_text() == values.replace(
+        "targetMemoryUtilizationPercentage:   # unset",
+        "targetMemoryUtilizationPercentage: 75   # unset",
+    )
+
+
+def test_keys_are_added_inside_an_argo_values_string(repo):
+    root = repo({"argo/apps.yaml": APPLICATION.replace("\n", "\r\n").encode()})
+    result = edit(
+        root, [("web", "limits.memory", 2**30, "web"), ("web", "requests.memory", 2**28, "web")]
+    )
+    assert not result.errors, result.errors
+    assert (root / "argo/apps.yaml").read_bytes().decode() == APPLICATION.replace(
+        "            cpu: 300m\n",
+        "            cpu: 300m\n            memory: 256Mi\n          limits:\n            memory: 1Gi\n",
+    ).replace("\n", "\r\n")
+    web = workload(discover(root, RepoConfig()), "web")
+    assert web.container("web").limits.memory_bytes == 2**30

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from bot.config.repo import RepoConfig
 from bot.manifests import PATCH_FILE, discover
 from tests.conftest import require_binary
@@ -61,9 +63,17 @@ spec:
             cpu: 500m # prod needs more
 """
 
+INLINE_PATCH = "resources:\n- ../../base\npatches:\n- patch: |-\n" + textwrap.indent(
+    PROD_PATCH.replace(
+        "requests:\n            cpu: 500m # prod needs more", "limits:\n            memory: 1Gi"
+    ),
+    "    ",
+)
+"""An overlay whose only patch is written inline: the base's limits.memory set to 1Gi."""
 
-def layout(extra: dict[str, str] | None = None) -> dict[str, str]:
-    files = {
+
+def layout(extra: dict[str, str | bytes] | None = None) -> dict[str, str | bytes]:
+    files: dict[str, str | bytes] = {
         "base/kustomization.yaml": "resources:\n- deployment.yaml\n- hpa.yaml\n",
         "base/deployment.yaml": BASE_DEPLOYMENT,
         "base/hpa.yaml": BASE_HPA,
@@ -174,23 +184,9 @@ def test_base_used_by_one_overlay_only_is_edited_in_place(repo):
 
 def test_inline_and_json6902_patches_are_edited_inside_the_kustomization(repo):
     require_binary("kubectl")
-    kustomization = """\
-resources:
-- ../../base
-patches:
-- patch: |-
-    apiVersion: apps/v1
-    kind: Deployment
-    metadata:
-      name: api
-    spec:
-      template:
-        spec:
-          containers:
-          - name: api
-            resources:
-              limits:
-                memory: 1Gi
+    kustomization = (
+        INLINE_PATCH
+        + """\
 - target:
     kind: HorizontalPodAutoscaler
     name: api
@@ -199,6 +195,7 @@ patches:
       path: /spec/maxReplicas
       value: 9
 """
+    )
     root = repo(layout({"overlays/dev/kustomization.yaml": kustomization}))
     inventory = discover(root, RepoConfig())
     dev = workload(inventory, "api", "overlays/dev")
@@ -260,3 +257,168 @@ def test_configured_environments_replace_automatic_overlays(repo):
     inventory = discover(root, config)
     assert inventory.environments == ("production",)
     assert workload(inventory, "prod-api").ref.environment == "production"
+
+
+def test_hpa_target_in_a_shared_base_is_patched_with_the_whole_metrics_list(repo):
+    require_binary("kubectl")
+    hpa = (
+        BASE_HPA
+        + """\
+  - type: Resource
+    resource:
+      name: memory
+      target:
+        type: Utilization
+        averageUtilization: 90
+"""
+    )
+    root = repo(layout({"base/hpa.yaml": hpa}))
+    result = edit(
+        root,
+        [("api", "hpa.target.cpu", 65, None), ("api", "hpa.target.memory", 85, None)],
+        environment="overlays/dev",
+    )
+    assert not result.errors, result.errors
+    patch = (root / "overlays/dev" / PATCH_FILE).read_text()
+    assert "averageUtilization: 65" in patch and "averageUtilization: 85" in patch
+    dev = workload(discover(root, RepoConfig()), "api", "overlays/dev")
+    assert sorted((t.resource, t.utilization_percent) for t in dev.hpa.targets) == [
+        ("cpu", 65),
+        ("memory", 85),
+    ]
+    assert "overlays/dev/kustomization.yaml" in dev.files and "base/kustomization.yaml" in dev.files
+
+
+def test_existing_overlay_patch_is_extended_under_a_name_prefix_and_namespace(repo):
+    require_binary("kubectl")
+    root = repo(layout())
+    result = edit(
+        root,
+        [("prod-api", "limits.memory", 2**30, "api"), ("prod-api", "replicas", 4, None)],
+        environment="overlays/prod",
+    )
+    assert not result.errors, result.errors
+    assert [f.path for f in result.files] == ["overlays/prod/api.yaml"]
+    assert (root / "overlays/prod/api.yaml").read_text() == PROD_PATCH.replace(
+        "spec:\n  template:", "spec:\n  template:"
+    ).replace(
+        "            cpu: 500m # prod needs more\n",
+        "            cpu: 500m # prod needs more\n          limits:\n            memory: 1Gi\n",
+    ) + "  replicas: 4\n"
+    prod = workload(discover(root, RepoConfig()), "prod-api", "overlays/prod")
+    assert prod.replicas == 4 and prod.container("api").limits.memory_bytes == 2**30
+    assert prod.container("api").locations["limits.memory"].file == "overlays/prod/api.yaml"
+
+
+def test_new_patch_added_to_an_existing_patches_list(repo):
+    require_binary("kubectl")
+    root = repo(layout())
+    result = edit(root, [("prod-api", "hpa.minReplicas", 3, None)], environment="overlays/prod")
+    assert not result.errors, result.errors
+    assert (
+        (root / "overlays/prod/kustomization.yaml")
+        .read_text()
+        .endswith(f"patches:\n- path: api.yaml\n- path: {PATCH_FILE}\n")
+    )
+    patch = (root / "overlays/prod" / PATCH_FILE).read_text()
+    assert patch == (
+        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: api\n"
+        "spec:\n  minReplicas: 3\n"
+    )
+    inventory = discover(root, RepoConfig())
+    assert workload(inventory, "prod-api", "overlays/prod").hpa.min_replicas == 3
+    assert workload(inventory, "api", "overlays/dev").hpa.min_replicas == 2
+
+
+def test_legacy_patch_fields_and_name_suffix(repo):
+    require_binary("kubectl")
+    json_patch = "- op: replace\n  path: /spec/template/spec/containers/0/resources/limits/memory\n  value: 768Mi\n"
+    kustomization = """\
+nameSuffix: -v2
+resources:
+- ../../base
+patchesStrategicMerge:
+- api.yaml
+patchesJson6902:
+- target: {group: apps, version: v1, kind: Deployment, name: api}
+  path: memory.yaml
+"""
+    root = repo(
+        layout(
+            {
+                "overlays/dev/kustomization.yaml": kustomization,
+                "overlays/dev/api.yaml": PROD_PATCH,
+                "overlays/dev/memory.yaml": json_patch,
+            }
+        )
+    )
+    inventory = discover(root, RepoConfig())
+    assert not inventory.errors, inventory.errors
+    dev = workload(inventory, "api-v2", "overlays/dev")
+    api = dev.container("api")
+    assert api.requests.cpu_cores == 0.5 and api.limits.memory_bytes == 768 * 2**20
+    assert api.locations["requests.cpu"].file == "overlays/dev/api.yaml"
+    assert (api.locations["limits.memory"].file, api.locations["limits.memory"].line) == (
+        "overlays/dev/memory.yaml",
+        3,
+    )
+    assert dev.hpa is not None and dev.hpa.name == "api-v2"
+    result = edit(
+        root,
+        [("api-v2", "limits.memory", 2**30, "api"), ("api-v2", "requests.cpu", 0.25, "api")],
+        environment="overlays/dev",
+    )
+    assert not result.errors, result.errors
+    assert (root / "overlays/dev/memory.yaml").read_text() == json_patch.replace("768Mi", "1Gi")
+    assert sorted(f.path for f in result.files) == [
+        "overlays/dev/api.yaml",
+        "overlays/dev/memory.yaml",
+    ]
+
+
+def test_inline_patch_in_a_crlf_kustomization(repo):
+    require_binary("kubectl")
+    kustomization = (
+        "resources:\n- ../../base\npatches:\n- patch: |\n    apiVersion: apps/v1\n    kind: Deployment\n"
+        "    metadata:\n      name: api\n    spec:\n      replicas: 3 # dev\n"
+    ).replace("\n", "\r\n")
+    root = repo(layout({"overlays/dev/kustomization.yaml": kustomization.encode()}))
+    inventory = discover(root, RepoConfig())
+    dev = workload(inventory, "api", "overlays/dev")
+    assert dev.replicas == 3 and dev.locations["replicas"].line == 10
+    result = edit(root, [("api", "replicas", 5, None)], environment="overlays/dev")
+    assert not result.errors, result.errors
+    assert (root / "overlays/dev/kustomization.yaml").read_bytes() == kustomization.replace(
+        "replicas: 3 # dev", "replicas: 5 # dev"
+    ).encode()
+
+
+def test_a_base_shared_with_a_broken_overlay_is_not_edited_in_place(repo):
+    require_binary("kubectl")
+    root = repo(
+        layout(
+            {
+                "overlays/prod/kustomization.yaml": (
+                    "resources:\n- ../../base\n- missing.yaml\npatches:\n- path: api.yaml\n"
+                ),
+            }
+        )
+    )
+    inventory = discover(root, RepoConfig())
+    assert inventory.environments == ("overlays/dev",)
+    result = edit(root, [("api", "requests.cpu", 0.2, "api")], environment="overlays/dev")
+    assert not result.errors, result.errors
+    assert f"overlays/dev/{PATCH_FILE}" in [f.path for f in result.files]
+    assert "base/deployment.yaml" not in [f.path for f in result.files]
+
+
+def test_keys_are_added_inside_an_inline_patch(repo):
+    require_binary("kubectl")
+    kustomization = INLINE_PATCH
+    root = repo(layout({"overlays/dev/kustomization.yaml": kustomization}))
+    result = edit(root, [("api", "limits.cpu", 2, "api")], environment="overlays/dev")
+    assert not result.errors, result.errors
+    assert [f.path for f in result.files] == ["overlays/dev/kustomization.yaml"]
+    assert (root / "overlays/dev/kustomization.yaml").read_text() == kustomization.rstrip("\n") + (
+        "\n                cpu: 2000m\n"
+    )

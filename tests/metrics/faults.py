@@ -117,5 +117,6 @@ def error_body(kind: str, message: str) -> bytes:
 
 
 def empty_body(seen: Seen) -> bytes:
-    kind = "matrix" if seen.path.endswith("query_range") else "vector"
+    ranged = seen.path.endswith("query_range") or seen.form.get("query", "").endswith("]")
+    kind = "matrix" if ranged else "vector"
     return json.dumps({"status": "success", "data": {"resultType": kind, "result": []}}).encode()

@@ -26,8 +26,9 @@ def _window(cluster):
     return {"start_s": float(cluster.t_s[0]), "end_s": float(cluster.t_s[-1])}
 
 
-def test_fetched_equals_generated(sim_cluster, sim_prometheus):
-    result = _source(sim_prometheus).fetch(
+@pytest.mark.parametrize("mode", ["raw", "range"])
+def test_fetched_equals_generated(sim_cluster, sim_prometheus, mode):
+    result = _source(sim_prometheus, query_mode=mode).fetch(
         requests_for(sim_cluster, TEST_LABELS), **_window(sim_cluster)
     )
     assert not result.errors
@@ -47,19 +48,19 @@ def test_query_count_does_not_grow_with_workloads_or_containers(sim_cluster, sim
     ns0 = [r for r in everything if r.ref.namespace == "ns-0"]
     one = ns0[:1]
     counts = [source.fetch(batch, **window).stats.queries for batch in (one, ns0)]
-    # one namespace, Deployments only: 4 range queries + replicas, 1 chunk, + 2 owner look-ups.
-    assert counts == [7, 7]
-    assert len({c for r in ns0 for c in r.containers}) > len(one[0].containers) or len(ns0) > 1
-    namespaces = {r.ref.namespace for r in everything}
-    kinds = {(r.ref.namespace, r.ref.kind) for r in everything}
-    total = source.fetch(everything, **window).stats.queries
-    assert total == 6 * len(namespaces) + len(kinds)
+    # one namespace, Deployments only, one chunk: cpu, memory, replicas; pod owners,
+    # ReplicaSet owners, restart counts; no restarts so no OOM query.
+    assert counts == [6, 6]
+    assert len(ns0) > 1
+    # ns-1 adds a StatefulSet (one more replicas query) and an OOM-killed container (OOM query).
+    assert source.fetch(everything, **window).stats.queries == 6 + 8
 
 
-def test_chunked_fetch_equals_single_chunk(sim_cluster, sim_prometheus):
+@pytest.mark.parametrize("mode", ["raw", "range"])
+def test_chunked_fetch_equals_single_chunk(sim_cluster, sim_prometheus, mode):
     window = _window(sim_cluster)
     requests = requests_for(sim_cluster, TEST_LABELS)
-    small = _source(sim_prometheus, max_points_per_query=700, concurrency=2).fetch(
+    small = _source(sim_prometheus, max_points_per_query=700, concurrency=2, query_mode=mode).fetch(
         requests, **window
     )
     assert len(chunks(window["start_s"], window["end_s"], 60, 700)) == 5
@@ -169,3 +170,42 @@ def test_fetch_is_stable_across_runs(sim_cluster, sim_prometheus):
         for name, container in history.containers.items():
             np.testing.assert_array_equal(container.cpu_cores, other.containers[name].cpu_cores)
             np.testing.assert_array_equal(container.mem_t, other.containers[name].mem_t)
+
+
+def test_iter_fetch_streams_namespaces(sim_cluster, sim_prometheus):
+    source = _source(sim_prometheus)
+    requests = requests_for(sim_cluster, TEST_LABELS)
+    bad = HistoryRequest(WorkloadRef("Job", "ns-0", "x"), ("app",))
+    parts = list(source.iter_fetch([*requests, bad], groups_per_batch=1, **_window(sim_cluster)))
+    assert set(parts[0].errors) == {bad.ref}
+    namespaces = [{ref.namespace for ref in p.histories} for p in parts[1:]]
+    assert namespaces == [{"ns-0"}, {"ns-1"}]
+    for part in parts[1:]:
+        for history in part.histories.values():
+            assert_matches_truth(sim_cluster, history)
+    whole = source.fetch([*requests, bad], **_window(sim_cluster))
+    assert whole.stats.queries == sum(p.stats.queries for p in parts)
+
+
+@pytest.mark.parametrize("mode", ["raw", "range"])
+def test_coarser_memory_step_keeps_every_peak(sim_cluster, sim_prometheus, mode):
+    result = _source(sim_prometheus, memory_step_s=300, query_mode=mode).fetch(
+        requests_for(sim_cluster, TEST_LABELS), **_window(sim_cluster)
+    )
+    for ref, history in result.histories.items():
+        truth = sim_cluster.expected_history(ref)
+        for name, container in history.containers.items():
+            want = truth.containers[name]
+            assert np.all(container.mem_t % 300 == 0)
+            for pod_index, pod in enumerate(history.pods):
+                got = container.mem_t[container.mem_pod == pod_index]
+                values = container.mem_bytes[container.mem_pod == pod_index]
+                raw_t = want.mem_t[want.mem_pod == truth.pods.index(pod)]
+                raw_v = want.mem_bytes[want.mem_pod == truth.pods.index(pod)]
+                expected: dict[float, float] = {}
+                for t, v in zip(raw_t.tolist(), raw_v.tolist(), strict=True):
+                    e = -(-t // 300) * 300
+                    if e <= sim_cluster.t_s[-1]:  # a trailing partial step is not evaluated
+                        expected[e] = max(expected.get(e, 0.0), v)
+                assert dict(zip(got.tolist(), values.tolist(), strict=True)) == expected
+        assert len(history.containers["app"].cpu_t) > 0

@@ -380,3 +380,42 @@ def test_build_input_takes_repository_policy_objects():
     h = history(container_history("app", 0.5, 300e6))
     inp = build_input(declared, h, policies={"*": ResourcePolicy(memory="off")})
     assert (inp.containers[0].cpu_policy, inp.containers[0].memory_policy) == ("vertical", "off")
+
+
+def test_min_change_judges_the_full_move_then_the_step_limit_applies():
+    # 0.5 core requested, 0.1 used: the full move (to about 0.13) is far beyond minChange 200m,
+    # while one 20 % step (0.1) is not. The step is proposed, both sizes in the reason.
+    h = history(container_history("app", 0.1, 300e6))
+    inp = workload(container("app", 0.5, 512 * MIB, cpu_limit=1.0), hist=h)
+    rec, changes = _run(inp)
+    cpu = rec.containers[0].cpu
+    wanted = cpu.request.inputs["wanted"]
+    assert isinstance(wanted, float)
+    assert 0.5 - wanted >= 0.2
+    assert cpu.request.rule == "tortoise.request.step_down"
+    assert cpu.request.inputs["wanted_rule"] == "tortoise.vertical.down"
+    assert cpu.request.proposed == pytest.approx(0.4)
+    pct = round((wanted - 0.5) / 0.5 * 100)
+    assert f"wants {wanted:g} (−{-pct} %), step-limited to 0.4 (−20 %)" in cpu.request.reason
+    assert changes[("requests.cpu", "app")].proposed == pytest.approx(0.4)
+    assert changes[("limits.cpu", "app")].proposed == pytest.approx(0.8)
+    # Applied, the next run steps again (0.4 -> 0.32); then the rest (0.32 -> ~0.13) is below
+    # minChange and the request stays.
+    rec, changes = _run(workload(container("app", 0.4, 512 * MIB, cpu_limit=0.8), hist=h))
+    assert rec.containers[0].cpu.request.proposed == pytest.approx(0.32)
+    rec, changes = _run(workload(container("app", 0.32, 512 * MIB, cpu_limit=0.64), hist=h))
+    assert rec.containers[0].cpu.request.rule == "noise.min_change"
+    assert rec.containers[0].cpu.request.inputs["unfiltered"] == pytest.approx(wanted)
+    assert f"wants {wanted:g} (−" in rec.containers[0].cpu.request.reason
+    assert "below minChange 0.2" in rec.containers[0].cpu.request.reason
+    assert ("requests.cpu", "app") not in changes
+
+
+def test_step_limit_never_goes_above_the_ceiling():
+    # Current 3 cores above maxAllocated 2: the full move is to the ceiling, not a 20 % step.
+    h = history(container_history("app", 0.1, 300e6))
+    inp = workload(
+        container("app", 3.0, 512 * MIB, max_allocated=ResourceValues(2.0, None)), hist=h
+    )
+    rec, _ = _run(inp)
+    assert rec.containers[0].cpu.request.proposed == pytest.approx(2.0)

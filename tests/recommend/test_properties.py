@@ -3,6 +3,7 @@ limits never below requests, and a proposal once applied proposes nothing more."
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -147,3 +148,28 @@ def test_more_usage_never_lowers_the_proposed_request(cpu, mem, seed, factor, re
             assert pa is not None
             assert pb is not None
             assert pb >= pa
+
+
+@PROPS
+@given(cpu_levels, mem_levels, shape_seeds, requests_cpu, requests_mem, limit_ratios)
+def test_step_limited_proposals_settle_and_never_cut_more_than_a_step(
+    cpu, mem, seed, req_cpu, req_mem, ratio
+):
+    # With the default step limit, applying each proposal in turn reaches a request that
+    # proposes nothing; no proposal goes down by more than MaxAllowedScalingDownRatio allows.
+    settings = RecommendSettings()
+    keep = settings.admin.max_allowed_scaling_down_ratio
+    inp = _inp(_usage(cpu, seed), _usage(mem, seed + 1), req_cpu, req_mem, ratio)
+    for _ in range(40):
+        rec = recommend(inp, settings, now_s=NOW_S)
+        if not field_changes(rec):
+            assert rec.status == "no-change"
+            return
+        for c in rec.containers:
+            for res in ("cpu", "memory"):
+                req = c.resource(res).request
+                assert req.current is not None
+                assert req.proposed is not None
+                assert req.proposed >= math.trunc(round(req.current * 1000) * keep) / 1000
+        inp = _apply(inp, rec)
+    raise AssertionError("proposals did not settle within 40 applications")

@@ -24,7 +24,6 @@ from bot.recommend.tortoise.requests import (
     HorizontalContext,
     horizontal_request,
     justify,
-    rebalance_path,
     sticky_max,
     vertical_request,
 )
@@ -226,6 +225,7 @@ def _h(req, rec, target, ctx, resource="cpu", container="test-container", admin=
         admin=admin,
         min_allocated=kw.get("min_allocated"),
         max_allocated=kw.get("max_allocated"),
+        step_limit=kw.get("step_limit", True),
     )
     return out.milli
 
@@ -356,11 +356,10 @@ def test_istio_proxy_example_from_the_seeds():
     assert _h(
         10.0, 8.0, 80, NOTHING, admin=admin.model_copy(update={"maximum_cpu_request_cores": 10.0})
     ) == m(10.0)
-    # Default step limit 0.8: 5 -> 4 per proposal; the path 4 -> 3.2 -> 2.56 then stops
-    # (2/2.56 = 78 % >= 72 %).
+    # Default step limit 0.8 (upstream justifyNewSize): 5 -> 4 per proposal; the engine asks
+    # for the full move and applies this limit after noise control.
     assert _h(5.0, 2.0, 80, NOTHING, admin=AdminSettings()) == m(4.0)
-    path = rebalance_path(m(5.0), m(2.0), 80, 0.8)
-    assert path == [m(5.0), m(4.0), m(3.2), m(2.56)]
+    assert _h(5.0, 2.0, 80, NOTHING, admin=AdminSettings(), step_limit=False) == m(2.5)
 
 
 # ----------------------------------------------------------------- emergency (E1, E2, C8)

@@ -59,6 +59,7 @@ def request_bounds(
     min_allocated: float | None,
     max_allocated: float | None,
     admin: AdminSettings,
+    step_limit: bool = True,
 ) -> tuple[int, int]:
     """(floor, ceiling) of ``justifyNewSize`` in milli-units.
 
@@ -67,7 +68,9 @@ def request_bounds(
     A container named in either per-container map takes its floor from that map (0 if absent).
     Deviation: the floor never exceeds the ceiling (upstream returns the floor when the new size
     is below both, e.g. a 3-core request with maxAllocated 2 stepping down to 2.4), so a
-    proposal always lies within the allowed range.
+    proposal always lies within the allowed range. ``step_limit=False`` leaves out the
+    ``MaxAllowedScalingDownRatio`` term: the full move, which the engine's noise control judges
+    before it limits the step (``noise.step_limited``).
     """
     cpu_map = admin.minimum_cpu_request_per_container_cores
     mem_map = admin.minimum_memory_request_per_container_bytes
@@ -86,7 +89,7 @@ def request_bounds(
     ceiling = milli(global_max, resource)
     if max_allocated and milli(max_allocated, resource) <= ceiling:
         ceiling = milli(max_allocated, resource)
-    by_ratio = math.trunc(old_milli * admin.max_allowed_scaling_down_ratio)
+    by_ratio = math.trunc(old_milli * admin.max_allowed_scaling_down_ratio) if step_limit else 0
     return min(max(floor, by_ratio), ceiling), ceiling
 
 
@@ -99,6 +102,7 @@ def justify(
     min_allocated: float | None,
     max_allocated: float | None,
     admin: AdminSettings,
+    step_limit: bool = True,
 ) -> tuple[int, str | None]:
     """``justifyNewSize``: the ceiling first, then the floor; returns (value, clamp rule)."""
     floor, ceiling = request_bounds(
@@ -108,11 +112,14 @@ def justify(
         min_allocated=min_allocated,
         max_allocated=max_allocated,
         admin=admin,
+        step_limit=step_limit,
     )
     if new_milli > ceiling:
         return ceiling, "tortoise.request.max"
     if new_milli < floor:
-        by_ratio = math.trunc(old_milli * admin.max_allowed_scaling_down_ratio)
+        by_ratio = (
+            math.trunc(old_milli * admin.max_allowed_scaling_down_ratio) if step_limit else -1
+        )
         return floor, "tortoise.request.step_down" if floor == by_ratio else "tortoise.request.min"
     return new_milli, None
 
@@ -166,6 +173,7 @@ def horizontal_request(
     min_allocated: float | None,
     max_allocated: float | None,
     admin: AdminSettings,
+    step_limit: bool = True,
 ) -> RequestProposal:
     """Right-sizing of a horizontal resource: the first matching branch of
     ``calculateBestNewSize`` (growth at PreferredMax, close to PreferredMax, at the minimum,
@@ -173,7 +181,7 @@ def horizontal_request(
 
     The rebalance uses the **current** HPA target ``t``: when ``t × 0.9 > rec/req × 100`` the
     request becomes ``rec × 100 / t`` (the VPA usage then sits at the target), floored at
-    ``MaxAllowedScalingDownRatio × old`` per proposal.
+    ``MaxAllowedScalingDownRatio × old`` per proposal (unless ``step_limit`` is False).
     """
 
     def clamp(new: int, rule: str, reason: str) -> RequestProposal:
@@ -185,6 +193,7 @@ def horizontal_request(
             min_allocated=min_allocated,
             max_allocated=max_allocated,
             admin=admin,
+            step_limit=step_limit,
         )
         if clamp_rule and value != new:
             return RequestProposal(value, clamp_rule, f"{reason}; clamped ({clamp_rule})")
@@ -220,18 +229,3 @@ def horizontal_request(
             f"usage {usage:.0f}% < 0.9 × target {target_percent}%: request = VPA × 100 / target",
         )
     return clamp(req_milli, "tortoise.horizontal.keep", f"usage {usage:.0f}% drives scaling")
-
-
-def rebalance_path(
-    req_milli: int, rec_milli: int, target_percent: int, ratio: float, *, max_steps: int = 20
-) -> list[int]:
-    """The requests successive proposals reach under the step limit (for the rationale)."""
-    path = [req_milli]
-    current = req_milli
-    for _ in range(max_steps):
-        usage = (float(rec_milli) / float(current)) * 100
-        if not target_percent * IMBALANCE_THRESHOLD > usage:
-            break
-        current = max(math.trunc(rec_milli * 100 / target_percent), math.trunc(current * ratio))
-        path.append(current)
-    return path

@@ -1,50 +1,31 @@
-"""Discovery: a repository checkout -> ``Inventory`` (and the internal index the editor needs).
+"""Workloads from objects: containers, requests and limits, replicas, and the HPA, VPA and
+Tortoise objects that target each one, with the location of every value.
 
-Environments, in order:
-
-- every Kustomize overlay (``kustomize``): replayed for origins, rendered by ``kubectl kustomize``
-  (once per overlay, overlays in parallel) for values;
-- every Helm values environment (``helm``): a chart's ``values.yaml`` merged with one
-  per-environment values file (or alone, as ``default``, when the chart has none);
-- ``default``: raw YAML that no kustomization reads.
-
-Flux ``HelmRelease`` and Argo CD ``Application`` objects found in any environment add the
-workloads their inline values describe. A bad file, kustomization or object becomes an
-``Inventory.errors`` entry; discovery itself never raises for repository content.
+``WorkloadBuilder`` works on the objects of one environment at a time (see ``discovery``). Each
+editable field gets a ``Slot`` (object + path, whether or not the value exists yet), which is
+what the editor plans with; values that cannot be read become errors with file and line.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from bot.config.manifests import HelmWorkloadMapping
 from bot.config.repo import RepoConfig
 from bot.manifests import helm
-from bot.manifests.errors import KustomizeError, ManifestError
-from bot.manifests.files import RepoFiles, join, normalize
-from bot.manifests.kustomize import (
-    KUSTOMIZATION_FILES,
-    Kustomizer,
-    error_line,
-    kustomization_in,
-    render,
-)
+from bot.manifests.files import RepoFiles
 from bot.manifests.quantities import QuantityError, bytes_from_quantity, cores_from_quantity
-from bot.manifests.sources import Obj, Origin, Path_, objects_in
+from bot.manifests.sources import Obj, Origin, Path_
 from bot.manifests.yamldoc import YScalar
 from bot.model import (
-    DEFAULT_ENVIRONMENT,
     RESOURCES,
     DeclaredContainer,
     DeclaredHPA,
     DeclaredVPA,
     DeclaredWorkload,
     HpaTarget,
-    Inventory,
     Location,
     ResourceValues,
     SourceError,
@@ -58,8 +39,6 @@ RESOURCE_FIELDS = ("requests.cpu", "requests.memory", "limits.cpu", "limits.memo
 """Container fields, as ``FieldChange.field`` names them."""
 DEFAULT_NAMESPACE = "default"
 """Namespace of an object that names none, in an environment that assumes none."""
-RENDER_WORKERS = 4
-"""``kubectl kustomize`` processes run at once."""
 
 Unit = Literal["cpu", "memory", "count", "percent"]
 EnvKind = Literal["raw", "kustomize", "helm"]
@@ -98,22 +77,8 @@ class Entry:
     slots: dict[tuple[str | None, str], Slot]
 
 
-@dataclass(eq=False, slots=True)
-class Discovery:
-    """The inventory plus the index the editor plans with."""
-
-    inventory: Inventory
-    entries: dict[WorkloadRef, Entry]
-    environments: dict[str, Environment]
-    file_users: dict[str, set[str]]
-    files: RepoFiles
-
-    def exclusive(self, file: str, environment: str) -> bool:
-        """Whether only ``environment`` reads ``file``."""
-        return self.file_users.get(file, {environment}) <= {environment}
-
-
-def _number(unit: Unit, value: Any) -> float | int | None:
+def number(unit: Unit, value: Any) -> float | int | None:
+    """A value read as cores, bytes or an integer; raises ``QuantityError``/``ValueError``."""
     if value is None or isinstance(value, bool):
         return None
     if unit == "cpu":
@@ -125,7 +90,8 @@ def _number(unit: Unit, value: Any) -> float | int | None:
     return int(str(value))
 
 
-def _get(data: Any, path: Path_) -> Any:
+def get_path(data: Any, path: Path_) -> Any:
+    """The value at ``path`` (keys and list indices), or None."""
     for part in path:
         if isinstance(data, dict) and isinstance(part, str):
             data = data.get(part)
@@ -136,7 +102,7 @@ def _get(data: Any, path: Path_) -> Any:
     return data
 
 
-class _Builder:
+class WorkloadBuilder:
     """Turns the objects of each environment into workloads, errors kept aside."""
 
     def __init__(self, config: RepoConfig, files: RepoFiles) -> None:
@@ -146,26 +112,29 @@ class _Builder:
         self.entries: dict[WorkloadRef, Entry] = {}
 
     def error(self, origin: Origin | None, message: str, file: str = "") -> None:
+        """Record a problem at ``origin`` (or in ``file``)."""
         if origin is not None:
             self.errors.append(SourceError(origin.file, origin.line, message))
         else:
             self.errors.append(SourceError(file, 0, message))
 
     def value(self, slot: Slot) -> float | int | None:
-        raw = _get(slot.obj.data, slot.path)
+        """A slot's value (None when unset; an error when unreadable)."""
+        raw = get_path(slot.obj.data, slot.path)
         try:
-            return _number(slot.unit, raw)
+            return number(slot.unit, raw)
         except (QuantityError, ValueError):
             origin = slot.obj.origin(slot.path) or slot.obj.root
             self.error(origin, f"{'.'.join(str(p) for p in slot.path)}: not a valid value: {raw!r}")
             return None
 
     def location(self, slot: Slot, value: float | int | None) -> Location | None:
+        """Where a slot's value is written, when that file really sets the value read."""
         origin = slot.obj.origin(slot.path)
         if origin is None or value is None or not isinstance(origin.node, YScalar):
             return None
         try:
-            written = _number(slot.unit, origin.node.value)
+            written = number(slot.unit, origin.node.value)
         except (QuantityError, ValueError):
             return None
         if written is None or abs(float(written) - float(value)) > 1e-9:
@@ -173,6 +142,7 @@ class _Builder:
         return Location(origin.file, origin.line, origin.path, origin.document)
 
     def add(self, env: Environment, entry: Entry) -> None:
+        """Add a workload; a second one with the same identity is an error."""
         ref = entry.workload.ref
         if ref in self.entries:
             first = self.entries[ref].workload.files
@@ -187,13 +157,14 @@ class _Builder:
     # -------------------------------------------------------------- Kubernetes workloads
 
     def kubernetes(self, env: Environment, obj: Obj) -> Entry:
+        """A Deployment or StatefulSet object as a workload entry."""
         namespace = obj.namespace or env.namespace or DEFAULT_NAMESPACE
         ref = WorkloadRef(obj.kind, namespace, obj.name, env.name)
         pod = ("spec", "template", "spec")
         slots: dict[tuple[str | None, str], Slot] = {}
         containers = []
         for list_key, init in (("initContainers", True), ("containers", False)):
-            items = _get(obj.data, (*pod, list_key))
+            items = get_path(obj.data, (*pod, list_key))
             if not isinstance(items, list):
                 continue
             for index, item in enumerate(items):
@@ -244,6 +215,7 @@ class _Builder:
         mappings: tuple[HelmWorkloadMapping, ...],
         always: bool,
     ) -> None:
+        """The workloads one values object describes (mapping, else ``helm create`` conventions)."""
         plans = [helm.field_paths(m, release, chart) for m in mappings] or [
             helm.field_paths(None, helm.full_name(release, chart), chart)
         ]
@@ -317,6 +289,7 @@ class _Builder:
     # -------------------------------------------------------------------------- linking
 
     def link(self, env: Environment) -> None:
+        """Attach each HPA, VPA and Tortoise of ``env`` to the workload it targets."""
         by_target: dict[tuple[str, str, str], Entry] = {
             (e.workload.ref.kind, e.workload.ref.namespace, e.workload.ref.name): e
             for e in self.entries.values()
@@ -324,7 +297,9 @@ class _Builder:
         }
         for obj in env.objects:
             kind, api = obj.kind, obj.api_version
-            if kind == "HorizontalPodAutoscaler" and api.startswith("autoscaling/v2"):
+            if kind == "HorizontalPodAutoscaler" and api.startswith(
+                ("autoscaling/v2", "autoscaling/v1")
+            ):
                 self._hpa(env, obj, by_target)
             elif kind == "VerticalPodAutoscaler" and api.startswith("autoscaling.k8s.io/"):
                 self._vpa(env, obj, by_target)
@@ -338,7 +313,7 @@ class _Builder:
         ref_path: Path_,
         by_target: dict[tuple[str, str, str], Entry],
     ) -> Entry | None:
-        ref = _get(obj.data, ref_path)
+        ref = get_path(obj.data, ref_path)
         if not isinstance(ref, dict):
             self.error(obj.root, f"{obj.kind} {obj.name}: no {'.'.join(ref_path)}")
             return None
@@ -373,7 +348,18 @@ class _Builder:
             if where is not None:
                 locations[fld] = where
         targets, others = [], 0
-        metrics = _get(obj.data, ("spec", "metrics"))
+        if (
+            obj.api_version == "autoscaling/v1"
+        ):  # one CPU target: spec.targetCPUUtilizationPercentage
+            slot = Slot(obj, ("spec", "targetCPUUtilizationPercentage"), "percent")
+            slots[(None, "hpa.target.cpu")] = slot
+            value = self.value(slot)
+            if value is not None:
+                targets.append(HpaTarget("cpu", int(value)))
+                where = self.location(slot, value)
+                if where is not None:
+                    locations["target.cpu"] = where
+        metrics = get_path(obj.data, ("spec", "metrics"))
         for index, metric in enumerate(metrics if isinstance(metrics, list) else []):
             mtype = metric.get("type") if isinstance(metric, dict) else None
             key = {"Resource": "resource", "ContainerResource": "containerResource"}.get(str(mtype))
@@ -422,10 +408,19 @@ class _Builder:
         if entry is None:
             return
         policies = []
-        raw = _get(obj.data, ("spec", "resourcePolicy", "containerPolicies"))
-        for policy in raw if isinstance(raw, list) else []:
+        locations: dict[str, Location] = {}
+        base = ("spec", "resourcePolicy", "containerPolicies")
+        raw = get_path(obj.data, base)
+        for index, policy in enumerate(raw if isinstance(raw, list) else []):
             if not isinstance(policy, dict):
                 continue
+            name = str(policy.get("containerName", "*"))
+            for group in ("minAllowed", "maxAllowed"):
+                for resource in RESOURCES:
+                    slot = Slot(obj, (*base, index, group, resource), resource)
+                    where = self.location(slot, self.value(slot))
+                    if where is not None:
+                        locations[f"{name}.{group}.{resource}"] = where
             controlled = policy.get("controlledResources")
             policies.append(
                 VpaContainerPolicy(
@@ -439,17 +434,19 @@ class _Builder:
                     policy.get("controlledValues"),
                 )
             )
-        mode = _get(obj.data, ("spec", "updatePolicy", "updateMode"))
-        vpa = DeclaredVPA(obj.name, str(mode) if mode is not None else None, tuple(policies))
+        mode = get_path(obj.data, ("spec", "updatePolicy", "updateMode"))
+        vpa = DeclaredVPA(
+            obj.name, str(mode) if mode is not None else None, tuple(policies), locations
+        )
         self._replace(entry, vpa=vpa, files=obj.files)
 
     def _tortoise(
         self, env: Environment, obj: Obj, by_target: dict[tuple[str, str, str], Entry]
     ) -> None:
         entry = self._target(env, obj, ("spec", "targetRefs", "scaleTargetRef"), by_target)
-        mode = _get(obj.data, ("spec", "updateMode")) or "Off"
+        mode = get_path(obj.data, ("spec", "updateMode")) or "Off"
         if entry is not None and mode != "Off":
-            self._replace(entry, managed_by_tortoise=True, files=set())
+            self._replace(entry, managed_by_tortoise=True, files=obj.files)
 
     def _replace(self, entry: Entry, *, files: set[str], **changes: Any) -> None:
         workload = entry.workload
@@ -482,272 +479,3 @@ def _container(
         )
 
     return DeclaredContainer(name, rv("requests"), rv("limits"), locations, init)
-
-
-# -------------------------------------------------------------------------- environments
-
-
-def _dir(path: str) -> str:
-    parent = str(PurePosixPath(path).parent)
-    return "" if parent == "." else parent
-
-
-def _env_name(directory: str) -> str:
-    return directory or "."
-
-
-class _Discoverer:
-    def __init__(self, root: Path, config: RepoConfig, files: RepoFiles) -> None:
-        self.root = root
-        self.config = config
-        self.files = files
-        self.kustomizer = Kustomizer(files)
-        self.errors: list[SourceError] = []
-        self.referenced: set[str] = set()
-
-    def fail(self, exc: ManifestError) -> None:
-        self.errors.append(exc.as_source_error())
-
-    def run(self, only: set[str] | None = None) -> tuple[list[Environment], list[SourceError]]:
-        listing = self.files.listing()
-        self.errors.extend(e.as_source_error() for e in self.files.listing_errors)
-        charts = sorted({_dir(p) for p in listing if PurePosixPath(p).name == "Chart.yaml"})
-
-        def in_chart(path: str) -> str | None:
-            return next((c for c in charts if c == "" or path.startswith(c + "/")), None)
-
-        kdirs = sorted(
-            {
-                _dir(p)
-                for p in listing
-                if PurePosixPath(p).name in KUSTOMIZATION_FILES and in_chart(p) is None
-            }
-        )
-        envs: list[Environment] = []
-        envs.extend(self.overlays(kdirs, only))
-        envs.extend(self.charts(charts, listing, only))
-        if only is None or DEFAULT_ENVIRONMENT in only:
-            raw = Environment(DEFAULT_ENVIRONMENT, "raw")
-            for path in listing:
-                name = PurePosixPath(path).name
-                if (
-                    path in self.referenced
-                    or name in KUSTOMIZATION_FILES
-                    or in_chart(path) is not None
-                ):
-                    continue
-                try:
-                    found = objects_in(self.files.parse(path))
-                except ManifestError as exc:
-                    self.fail(exc)
-                    continue
-                raw.objects.extend(found)
-                if found:
-                    raw.files.add(path)
-            if raw.objects:
-                envs.append(raw)
-        return envs, self.errors
-
-    # ------------------------------------------------------------------------ Kustomize
-
-    def overlays(self, kdirs: list[str], only: set[str] | None) -> list[Environment]:
-        referenced_dirs: set[str] = set()
-        components: set[str] = set()
-        for directory in kdirs:
-            try:
-                dirs, refs = self.kustomizer.references(directory)
-                if self.kustomizer.kind(directory) == "Component":
-                    components.add(directory)
-            except ManifestError as exc:
-                self.fail(exc)
-                continue
-            referenced_dirs.update(dirs)
-            self.referenced.update(refs)
-        configured = [
-            (env, normalize(env.path or env.name))
-            for env in self.config.environments
-            if kustomization_in(self.files, normalize(env.path or env.name))
-        ]
-        if configured:
-            chosen = [(env.name, path, env.namespace) for env, path in configured]
-        else:
-            chosen = [
-                (_env_name(d), d, None)
-                for d in kdirs
-                if d not in referenced_dirs and d not in components
-            ]
-        envs = []
-        for name, directory, namespace in chosen:
-            if only is not None and name not in only:
-                continue
-            env = Environment(name, "kustomize", directory=directory, namespace=namespace)
-            try:
-                build = self.kustomizer.build(directory)
-            except ManifestError as exc:
-                self.fail(exc)
-                continue
-            env.objects, env.files = build.objects, build.files
-            self.referenced.update(build.files)
-            envs.append(env)
-        with ThreadPoolExecutor(max_workers=RENDER_WORKERS) as pool:
-            results = list(pool.map(self._render, envs))
-        return [env for env, ok in zip(envs, results, strict=True) if ok]
-
-    def _render(self, env: Environment) -> bool:
-        assert env.directory is not None
-        kfile = kustomization_in(self.files, env.directory) or env.directory
-        try:
-            rendered = render(self.root, env.directory, kfile)
-        except KustomizeError as exc:
-            try:
-                line = error_line(self.files.parse(kfile), exc)
-            except ManifestError:
-                line = 0
-            self.errors.append(SourceError(exc.file, line, exc.message))
-            return False
-        modelled: dict[tuple[str, str, str], Obj] = {}
-        by_name: dict[tuple[str, str], list[Obj]] = {}
-        for obj in env.objects:
-            modelled[(obj.kind, obj.namespace or "", obj.name)] = obj
-            by_name.setdefault((obj.kind, obj.name), []).append(obj)
-        objects = []
-        kroot = self.files.parse(kfile).documents[0].root
-        for data in rendered:
-            kind = str(data.get("kind", ""))
-            meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-            assert isinstance(meta, dict)
-            name, namespace = str(meta.get("name", "")), str(meta.get("namespace") or "")
-            found = modelled.get((kind, namespace, name))
-            if found is None and len(by_name.get((kind, name), [])) == 1:
-                found = by_name[(kind, name)][0]
-            if found is None:
-                assert kroot is not None
-                found = Obj({}, {}, Origin(kfile, 0, (), kroot), {kfile})
-            found.data = data
-            objects.append(found)
-        env.objects = objects
-        return True
-
-    # ----------------------------------------------------------------------------- Helm
-
-    def charts(
-        self, charts: list[str], listing: list[str], only: set[str] | None
-    ) -> list[Environment]:
-        envs = []
-        configured = {normalize(e.path or e.name): e for e in self.config.environments}
-        for chart in charts:
-            base = join(chart, "values.yaml")
-            env_files = sorted(
-                p
-                for p in listing
-                if _dir(p) == chart
-                and p != base
-                and PurePosixPath(p).name.startswith(helm.VALUES_PREFIXES)
-                and PurePosixPath(p).suffix in (".yaml", ".yml")
-            )
-            env_files.extend(
-                p
-                for p in configured
-                if p not in env_files and p.startswith(chart + "/") and p != base
-            )
-            self.referenced.update([base, *env_files])
-            choices: list[str | None] = [*env_files] or [None]
-            for values_file in choices:
-                config_env = configured.get(values_file or "")
-                name = config_env.name if config_env else (values_file or DEFAULT_ENVIRONMENT)
-                if only is not None and name not in only:
-                    continue
-                env = Environment(
-                    name,
-                    "helm",
-                    directory=chart,
-                    values_file=values_file,
-                    namespace=config_env.namespace if config_env else None,
-                )
-                try:
-                    parsed = [
-                        self.files.parse(p)
-                        for p in [base, values_file]
-                        if p and self.files.exists(p)
-                    ]
-                    chart_name = helm.chart_name(
-                        self.files.parse(join(chart, "Chart.yaml")), PurePosixPath(chart).name
-                    )
-                except ManifestError as exc:
-                    self.fail(exc)
-                    continue
-                if not parsed:
-                    continue
-                env.files = {f.path for f in parsed}
-                env.objects = [helm.values_object(parsed)]
-                env.objects[0].original_name = chart_name
-                envs.append(env)
-        return envs
-
-
-def discover_index(
-    root: Path, config: RepoConfig, *, files: RepoFiles | None = None, only: set[str] | None = None
-) -> Discovery:
-    """Discover everything; ``only`` restricts to some environments (verification)."""
-    repo = files or RepoFiles(root, config.paths)
-    discoverer = _Discoverer(root, config, repo)
-    envs, errors = discoverer.run(only)
-    builder = _Builder(config, repo)
-    for env in envs:
-        if env.kind == "helm":
-            values = env.objects[0]
-            mapping = helm.mapping_for(config.helm, chart_dir=env.directory)
-            builder.helm_workloads(
-                env,
-                values,
-                (),
-                release=values.original_name,
-                chart=values.original_name,
-                namespace=mapping.namespace if mapping else None,
-                mappings=mapping.workloads if mapping else (),
-                always=False,
-            )
-            continue
-        for obj in env.objects:
-            if obj.kind in WORKLOAD_KINDS and obj.api_version.startswith("apps/"):
-                builder.add(env, builder.kubernetes(env, obj))
-                continue
-            try:
-                found = helm.release_values(obj, repo.parse)
-            except ManifestError as exc:
-                errors.append(exc.as_source_error())
-                continue
-            if found is not None:
-                holder, prefix, release, chart, namespace = found
-                mapping = helm.mapping_for(config.helm, release=obj.name)
-                builder.helm_workloads(
-                    env,
-                    holder,
-                    prefix,
-                    release=release,
-                    chart=chart,
-                    namespace=(mapping.namespace if mapping else None) or namespace,
-                    mappings=mapping.workloads if mapping else (),
-                    always=True,
-                )
-    for env in envs:
-        builder.link(env)
-    file_users: dict[str, set[str]] = {}
-    for env in envs:
-        used = set(env.files)
-        for obj in env.objects:
-            used |= obj.files
-        for path in used:
-            file_users.setdefault(path, set()).add(env.name)
-    entries = builder.entries
-    workloads = tuple(
-        sorted(
-            (e.workload for e in entries.values()),
-            key=lambda w: (w.ref.environment, w.ref.namespace, w.ref.kind, w.ref.name),
-        )
-    )
-    all_errors = sorted(
-        set(errors) | set(builder.errors), key=lambda e: (e.file, e.line, e.message)
-    )
-    inventory = Inventory(tuple(sorted({e.name for e in envs})), workloads, tuple(all_errors))
-    return Discovery(inventory, entries, {e.name: e for e in envs}, file_users, repo)

@@ -1,0 +1,215 @@
+"""Manifest engine benchmark: discover + edit a generated GitOps repository.
+
+Run: ``.venv/bin/python -m benchmarks.manifests`` (``--workloads 2000 --files 500 --apps 10``).
+
+The repository: ``--apps`` Kustomize bases holding ``--files`` raw YAML files in total (each with
+``workloads / files`` Deployments of two containers, comments and an HPA for every other one),
+and two overlays per app (``prod`` with its own patch, ``staging``): ``2 * apps`` overlays, each
+rendered once by ``kubectl kustomize``. The edit changes requests.cpu and limits.memory of every
+workload in ``prod``: values the prod patch sets are edited in place, the others go into a new
+overlay patch (the bases are shared with staging), and every changed overlay is rendered again
+for verification. Floors: the same files parsed by ruamel.yaml's round-trip loader (what a
+plain ruamel-based tool pays) and composed by its C parser (what discovery itself pays).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from ruamel.yaml import YAML
+
+from benchmarks.measure import peak_rss_mib, report, timed
+from bot.config.repo import RepoConfig
+from bot.manifests import apply_changes, discover
+from bot.manifests.discovery import RENDER_WORKERS
+from bot.manifests.kustomize import render
+from bot.manifests.yamldoc import parse_text
+from bot.model import FieldChange
+
+DEPLOYMENT = """\
+# {name}: generated for the benchmark
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  labels: {{app: {name}, tier: backend}}
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: {name}
+  template:
+    metadata:
+      labels:
+        app: {name}
+    spec:
+      containers:
+        - name: app
+          image: "registry.example.com/{name}:1.2.3"
+          ports:
+            - containerPort: 8080
+          env:
+            - name: LOG_LEVEL
+              value: info
+          resources:
+            requests:
+              cpu: 100m   # measured
+              memory: 128Mi
+            limits:
+              memory: 256Mi
+        - name: proxy
+          image: envoy:1.30
+          resources:
+            requests: {{cpu: 50m, memory: 64Mi}}
+"""
+HPA = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: {name}
+spec:
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: {name}}}
+  minReplicas: 2
+  maxReplicas: 10
+  metrics:
+    - type: Resource
+      resource: {{name: cpu, target: {{type: Utilization, averageUtilization: 70}}}}
+"""
+PATCH = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  template:
+    spec:
+      containers:
+        - name: app
+          resources:
+            requests:
+              cpu: 200m # prod
+"""
+
+
+def generate(root: Path, *, workloads: int, files: int, apps: int) -> list[Path]:
+    """Write the repository; return every YAML file written."""
+    per_file = max(1, workloads // files)
+    written: list[Path] = []
+    number = 0
+    for app in range(apps):
+        base = root / "apps" / f"app{app}"
+        base.mkdir(parents=True)
+        names = []
+        resources = []
+        for index in range(files // apps):
+            docs = []
+            for _ in range(per_file):
+                name = f"svc{number}"
+                number += 1
+                names.append(name)
+                docs.append(DEPLOYMENT.format(name=name))
+                if number % 2 == 0:
+                    docs.append(HPA.format(name=name))
+            path = base / f"file{index}.yaml"
+            path.write_text("---\n".join(docs))
+            written.append(path)
+            resources.append(f"- {path.name}")
+        (base / "kustomization.yaml").write_text("resources:\n" + "\n".join(resources) + "\n")
+        for env in ("prod", "staging"):
+            overlay = root / "overlays" / env / f"app{app}"
+            overlay.mkdir(parents=True)
+            kustomization = f"namespace: {env}\nresources:\n- ../../../apps/app{app}\n"
+            if env == "prod":
+                patch = overlay / "patch.yaml"
+                patch.write_text("---\n".join(PATCH.format(name=n) for n in names[::4]))
+                written.append(patch)
+                kustomization += "patches:\n- path: patch.yaml\n"
+            (overlay / "kustomization.yaml").write_text(kustomization)
+    return written
+
+
+def _cpu() -> tuple[float, float]:
+    """CPU seconds used so far by this process and by its finished children (kubectl)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workloads", type=int, default=2000)
+    parser.add_argument("--files", type=int, default=500)
+    parser.add_argument("--apps", type=int, default=10)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="tortoise-bot-bench-") as tmp:
+        root = Path(tmp) / "repo"
+        files = generate(root, workloads=args.workloads, files=args.files, apps=args.apps)
+        texts = [p.read_text() for p in files]
+        with timed() as floor_rt:
+            for text in texts:
+                list(YAML(typ="rt").load_all(text))
+        with timed() as floor_c:
+            for text in texts:
+                parse_text("f", text)
+        overlays = sorted(
+            p.parent.relative_to(root).as_posix()
+            for p in (root / "overlays").rglob("kustomization.yaml")
+        )
+        with timed() as t_kubectl, ThreadPoolExecutor(max_workers=RENDER_WORKERS) as pool:
+            list(pool.map(lambda d: render(root, d, d), overlays))
+        config = RepoConfig()
+        cpu0 = _cpu()
+        with timed() as t_discover:
+            inventory = discover(root, config)
+        cpu1 = _cpu()
+        prod = [w for w in inventory.workloads if w.ref.environment.startswith("overlays/prod/")]
+        changes = [
+            change
+            for w in prod
+            for change in (
+                FieldChange(w.ref, "requests.cpu", 0.3, container="app"),
+                FieldChange(w.ref, "limits.memory", 300 * 2**20, container="app"),
+            )
+        ]
+        with timed() as t_edit:
+            result = apply_changes(root, inventory, changes, config, write=True)
+        cpu2 = _cpu()
+        assert not result.failed, result.errors[:3]
+        total = t_discover.seconds + t_edit.seconds
+        report(
+            "manifest engine",
+            [
+                ("files (YAML)", str(len(files) + 3 * args.apps)),
+                ("workloads per environment set", f"{args.workloads} (x2 overlays each)"),
+                ("inventory workloads", str(len(inventory.workloads))),
+                ("overlays rendered (kubectl)", str(len(inventory.environments))),
+                ("changes applied", f"{len(changes)} -> {len(result.files)} files"),
+                ("discover", f"{t_discover.seconds:.2f} s"),
+                ("edit + verify + write", f"{t_edit.seconds:.2f} s"),
+                ("total", f"{total:.2f} s"),
+                (
+                    f"  of which kubectl kustomize alone ({RENDER_WORKERS} at a time)",
+                    f"{t_kubectl.seconds:.2f} s per pass over all overlays",
+                ),
+                (
+                    "CPU discover: python / kubectl",
+                    f"{cpu1[0] - cpu0[0]:.2f} s / {cpu1[1] - cpu0[1]:.2f} s",
+                ),
+                (
+                    "CPU edit: python / kubectl",
+                    f"{cpu2[0] - cpu1[0]:.2f} s / {cpu2[1] - cpu1[1]:.2f} s",
+                ),
+                ("floor: ruamel round-trip load", f"{floor_rt.seconds:.2f} s"),
+                ("floor: ruamel C compose", f"{floor_c.seconds:.2f} s"),
+                ("ratio total / round-trip floor", f"{total / floor_rt.seconds:.2f}"),
+                ("peak RSS", f"{peak_rss_mib():.0f} MiB"),
+            ],
+        )
+
+
+if __name__ == "__main__":
+    main()

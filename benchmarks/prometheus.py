@@ -1,0 +1,324 @@
+"""Full history fetch from a real Prometheus, against robusta-dev/krr's query pattern.
+
+    .venv/bin/python -m benchmarks.prometheus                    # 50 workloads / 150 containers
+    .venv/bin/python -m benchmarks.prometheus --workloads 1000   # the 3,000-container set-up
+
+Set-up (reported apart): the simulator generates ``--workloads`` Deployments with one pod each
+and three containers (app, istio-proxy, log-shipper) over ``--days`` at ``--step-s``; the
+OpenMetrics text is written in time windows and backfilled by promtool in parallel
+(``--max-block-duration=1000h``); Prometheus starts on 127.0.0.1 with 100y retention. Only the
+families the fetch reads are written (usage, owners, replicas): the restart and OOM queries are
+still sent and answered (empty), so the query pattern and count are the real ones.
+
+Measured, each in a fresh process so peak memory is the fetch's own:
+
+- ``PrometheusSource.iter_fetch`` of every container over the window, consumed batch by batch
+  as the pipeline does (``fetch`` is the same queries, all results kept): HTTP queries, bytes
+  received, wall time, peak RSS;
+- the krr pattern (``robusta_krr/core/integrations/prometheus``): per workload the owner
+  look-ups through ``kube_replicaset_owner`` and ``kube_pod_owner`` and a running-pods check,
+  then per container and per batch of 50 pods four instant subqueries over the window
+  (``quantile_over_time(0.95, max(rate(cpu[75s])) by (container, pod, job)[W:75s])``,
+  ``max_over_time(max(memory) by (...)[W:75s])`` and two ``count_over_time``), 10 in parallel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import shutil
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from benchmarks.measure import peak_rss_mib, report, timed
+from bot.config.metrics import PrometheusConfig
+from bot.metrics import HistoryRequest, PrometheusSource
+from bot.sim import ClusterSpec, ContainerSpec, simulate, write_openmetrics
+from bot.sim.cluster import SimulatedCluster
+from tests.support.prometheus import _promtool, start_prometheus
+
+FAMILIES = (
+    "container_cpu_usage_seconds_total",
+    "container_memory_working_set_bytes",
+    "kube_pod_owner",
+    "kube_replicaset_owner",
+    "kube_deployment_status_replicas",
+)
+"""What the set-up writes: everything the fetch reads except restarts and OOM reasons."""
+
+KRR_BATCH_PODS = 50
+"""krr's pods per ``pod=~`` regex (``BatchedRequestMixin``)."""
+
+KRR_PARALLEL = 10
+"""krr's requests in flight (``max_workers``)."""
+
+KRR_STEP = "75s"
+"""krr's subquery resolution in the issue's example."""
+
+
+def bench_spec(workloads: int, days: float, step_s: int) -> ClusterSpec:
+    """``workloads`` Deployments, one pod each, three containers each."""
+    base = ClusterSpec.generate(
+        seed=42,
+        services=workloads,
+        namespaces=max(1, workloads // 25),
+        days=days,
+        step_s=step_s,
+        sidecar_fraction=1.0,
+        statefulset_fraction=0.0,
+    )
+    shipper = ContainerSpec("log-shipper", 0.05, 64 * 1024 * 1024, 0.05, cpu_floor_cores=0.002)
+    services = []
+    for s in base.services:
+        containers = s.containers if len(s.containers) == 2 else (*s.containers, s.containers[0])
+        services.append(replace(s, containers=(*containers[:2], shipper), hpa=None, replicas=1))
+    return replace(base, services=tuple(services))
+
+
+def set_up(
+    cluster: SimulatedCluster, workdir: Path, workers: int
+) -> tuple[str, Any, dict[str, float]]:
+    """Write windows, backfill them in parallel, start Prometheus; return (url, server, times)."""
+    times: dict[str, float] = {}
+    n = len(cluster.t_s)
+    windows = max(workers, round(cluster.spec.days))
+    bounds = [round(i * n / windows) for i in range(windows + 1)]
+    data = workdir / "data"
+    data.mkdir(parents=True)
+    lock = threading.Lock()
+    samples = [0]
+
+    def one(i: int) -> int:
+        path = workdir / f"w{i}.om"
+        with lock, path.open("w") as out:  # the writer holds the GIL: one at a time
+            samples[0] += write_openmetrics(
+                cluster, out, window=(bounds[i], bounds[i + 1]), families=FAMILIES
+            )
+        out_dir = workdir / f"blocks{i}"
+        stored = _promtool(path, out_dir)
+        path.unlink()
+        for block in out_dir.iterdir():
+            shutil.move(str(block), str(data / block.name))
+        out_dir.rmdir()
+        return stored
+
+    with timed() as t, ThreadPoolExecutor(workers) as pool:
+        stored = sum(pool.map(one, range(windows)))
+    times["write + backfill s"] = t.seconds
+    if stored != samples[0]:
+        raise SystemExit(f"promtool stored {stored} samples of {samples[0]} written")
+    times["samples"] = stored
+    with timed() as t:
+        server = start_prometheus(data, workdir=workdir)
+    times["start s"] = t.seconds
+    return server.url, server, times
+
+
+def _requests(cluster: SimulatedCluster) -> list[HistoryRequest]:
+    return [
+        HistoryRequest(s.ref, tuple(c.name for c in s.spec.containers)) for s in cluster.services
+    ]
+
+
+def fetch_ours(
+    url: str,
+    reqs: list[HistoryRequest],
+    start: float,
+    end: float,
+    concurrency: int,
+    gzip: bool,
+    memory_step_s: int | None,
+) -> dict[str, Any]:
+    """Stream the fetch namespace batch by namespace batch, as a pipeline would, keeping counts."""
+    config = PrometheusConfig(
+        url=url, gzip=gzip, concurrency=concurrency, memory_step_s=memory_step_s
+    )
+    source = PrometheusSource(config)
+    queries = received = samples = errors = 0
+    began = time.perf_counter()
+    for part in source.iter_fetch(reqs, start_s=start, end_s=end):
+        queries += part.stats.queries
+        received += part.stats.bytes_received
+        errors += len(part.errors)
+        samples += sum(
+            len(c.cpu_t) + len(c.mem_t)
+            for h in part.histories.values()
+            for c in h.containers.values()
+        )
+    return {
+        "queries": queries,
+        "bytes": received,
+        "seconds": time.perf_counter() - began,
+        "peak_rss_mib": _own_peak_rss_mib(),
+        "samples": samples,
+        "errors": errors,
+    }
+
+
+def fetch_krr(url: str, workloads: list[Workload], start: float, end: float) -> dict[str, Any]:
+    window = f"{round(end - start)}s"
+    session = requests.Session()
+    counters = {"queries": 0, "bytes": 0}
+    lock = threading.Lock()
+
+    def instant(query: str) -> list[Any]:
+        response = session.post(
+            url + "/api/v1/query",
+            data={"query": query, "time": f"{end:.3f}"},
+            headers={"Accept-Encoding": "identity"},
+            timeout=600,
+        )
+        with lock:
+            counters["queries"] += 1
+            counters["bytes"] += len(response.content)
+        response.raise_for_status()
+        result: list[Any] = response.json()["data"]["result"]
+        return result
+
+    def workload(item: Workload) -> None:
+        ns, name, containers, known_pods = item
+        owners = instant(
+            f'kube_replicaset_owner{{namespace="{ns}", owner_kind="Deployment", owner_name="{name}"}}'
+        )
+        replicasets = "|".join(r["metric"]["replicaset"] for r in owners) or "none"
+        pods = instant(
+            f'kube_pod_owner{{namespace="{ns}", owner_name=~"{replicasets}", owner_kind="ReplicaSet"}}'
+        )
+        pod_names = sorted({p["metric"]["pod"] for p in pods} | set(known_pods))
+        instant(
+            f'count by (pod) (container_cpu_usage_seconds_total{{namespace="{ns}", pod=~"{"|".join(pod_names)}"}})'
+        )
+        for container in containers:
+            for i in range(0, len(pod_names), KRR_BATCH_PODS):
+                batch = "|".join(pod_names[i : i + KRR_BATCH_PODS])
+                sel = f'namespace="{ns}", pod=~"{batch}", container="{container}"'
+                cpu = f"max(rate(container_cpu_usage_seconds_total{{{sel}}}[{KRR_STEP}])) by (container, pod, job)"
+                mem = f"max(container_memory_working_set_bytes{{{sel}}}) by (container, pod, job)"
+                instant(f"quantile_over_time(0.95, {cpu}[{window}:{KRR_STEP}])")
+                instant(f"count_over_time({cpu}[{window}:{KRR_STEP}])")
+                instant(f"max_over_time({mem}[{window}:{KRR_STEP}])")
+                instant(f"count_over_time({mem}[{window}:{KRR_STEP}])")
+
+    began = time.perf_counter()
+    with ThreadPoolExecutor(KRR_PARALLEL) as pool:
+        list(pool.map(workload, workloads))
+    return {
+        "queries": counters["queries"],
+        "bytes": counters["bytes"],
+        "seconds": time.perf_counter() - began,
+        "peak_rss_mib": _own_peak_rss_mib(),
+    }
+
+
+Workload = tuple[str, str, tuple[str, ...], tuple[str, ...]]
+"""(namespace, name, containers, pod names) as krr learns them from the Kubernetes API."""
+
+
+def _own_peak_rss_mib() -> float:
+    """Peak RSS of this process image (``VmHWM``): ``ru_maxrss`` keeps the forking parent's peak."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return peak_rss_mib()
+
+
+def _in_child(fn: Any, *args: Any) -> dict[str, Any]:
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        result: dict[str, Any] = pool.apply(fn, args)
+    return result
+
+
+def _report_ours(title: str, ours: dict[str, Any]) -> None:
+    report(
+        title,
+        [
+            ("HTTP queries", f"{ours['queries']:,}"),
+            ("bytes received", f"{ours['bytes'] / 1e6:,.1f} MB"),
+            ("wall time", f"{ours['seconds']:.1f} s"),
+            ("peak RSS (process)", f"{ours['peak_rss_mib']:,.0f} MiB"),
+            ("samples returned", f"{ours['samples']:,}"),
+            ("workload errors", str(ours["errors"])),
+        ],
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--workloads", type=int, default=50, help="Deployments (3 containers each)")
+    parser.add_argument("--days", type=float, default=14.0)
+    parser.add_argument("--step-s", type=int, default=60)
+    parser.add_argument("--concurrency", type=int, default=4, help="our queries in flight")
+    parser.add_argument("--gzip", action="store_true", help="ask for gzip (slower on loopback)")
+    parser.add_argument(
+        "--memory-step-s",
+        type=int,
+        default=0,
+        help="also fetch with this memory_step_s, e.g. 300 (default 0: skip the variant)",
+    )
+    parser.add_argument("--backfill-workers", type=int, default=2)
+    parser.add_argument("--no-krr", action="store_true", help="skip the krr-pattern comparison")
+    parser.add_argument("--workdir", type=Path, default=None, help="keep the TSDB here")
+    args = parser.parse_args(argv)
+    spec = bench_spec(args.workloads, args.days, args.step_s)
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="tortoise-bench-"))
+    with timed() as t:
+        cluster = simulate(spec)
+    containers = sum(len(s.spec.containers) for s in cluster.services)
+    setup_rows = [
+        ("workloads / containers", f"{args.workloads} / {containers}"),
+        ("simulate s", f"{t.seconds:.1f}"),
+    ]
+    url, server, times = set_up(cluster, workdir, args.backfill_workers)
+    reqs = _requests(cluster)
+    start, end = float(cluster.t_s[0]), float(cluster.t_s[-1])
+    workloads: list[Workload] = [
+        (
+            s.spec.namespace,
+            s.spec.name,
+            tuple(c.name for c in s.spec.containers),
+            tuple(p.name for p in s.pods),
+        )
+        for s in cluster.services
+    ]
+    del cluster
+    setup_rows += [(k, f"{v:,.1f}" if isinstance(v, float) else f"{v:,}") for k, v in times.items()]
+    report(f"set-up ({args.days:g} days at {args.step_s} s)", setup_rows)
+    try:
+        ours = _in_child(fetch_ours, url, reqs, start, end, args.concurrency, args.gzip, None)
+        _report_ours("PrometheusSource.iter_fetch (tortoise-bot, exact samples)", ours)
+        if args.memory_step_s:
+            coarse = _in_child(
+                fetch_ours, url, reqs, start, end, args.concurrency, args.gzip, args.memory_step_s
+            )
+            _report_ours(f"same with memory_step_s={args.memory_step_s} (peaks kept)", coarse)
+        if not args.no_krr:
+            krr = _in_child(fetch_krr, url, workloads, start, end)
+            report(
+                "krr query pattern (aggregates only, for comparison)",
+                [
+                    ("HTTP queries", f"{krr['queries']:,}"),
+                    ("bytes received", f"{krr['bytes'] / 1e6:,.1f} MB"),
+                    ("wall time", f"{krr['seconds']:.1f} s"),
+                    ("peak RSS (process)", f"{krr['peak_rss_mib']:,.0f} MiB"),
+                    ("speed-up of tortoise-bot", f"{krr['seconds'] / ours['seconds']:.1f}x"),
+                ],
+            )
+    finally:
+        server.stop()
+        if args.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,384 @@
+"""Discovery: a repository checkout -> ``Inventory`` (and the internal index the editor needs).
+
+Environments, in order:
+
+- every Kustomize overlay (``kustomize``): replayed for origins, rendered by ``kubectl kustomize``
+  (once per overlay, overlays in parallel) for values;
+- every Helm values environment (``helm``): a chart's ``values.yaml`` merged with one
+  per-environment values file (or alone, as ``default``, when the chart has none);
+- ``default``: raw YAML that no kustomization reads.
+
+Flux ``HelmRelease`` and Argo CD ``Application`` objects found in any environment add the
+workloads their inline values describe. A bad file, kustomization or object becomes an
+``Inventory.errors`` entry; discovery itself never raises for repository content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from bot.config.repo import RepoConfig
+from bot.manifests import helm
+from bot.manifests.errors import KustomizeError, ManifestError
+from bot.manifests.files import RepoFiles, join, normalize
+from bot.manifests.kustomize import (
+    KUSTOMIZATION_FILES,
+    Kustomizer,
+    error_line,
+    kustomization_in,
+    render,
+)
+from bot.manifests.sources import Obj, Origin, objects_in
+from bot.manifests.workloads import (
+    WORKLOAD_KINDS,
+    Entry,
+    Environment,
+    WorkloadBuilder,
+)
+from bot.model import (
+    DEFAULT_ENVIRONMENT,
+    Inventory,
+    SourceError,
+    WorkloadRef,
+)
+
+RENDER_WORKERS = 4
+"""``kubectl kustomize`` processes run at once."""
+
+
+@dataclass(eq=False, slots=True)
+class Discovery:
+    """The inventory plus the index the editor plans with."""
+
+    inventory: Inventory
+    entries: dict[WorkloadRef, Entry]
+    environments: dict[str, Environment]
+    file_users: dict[str, set[str]]
+    files: RepoFiles
+
+    def exclusive(self, file: str, environment: str) -> bool:
+        """Whether only ``environment`` reads ``file``."""
+        return self.file_users.get(file, {environment}) <= {environment}
+
+
+# -------------------------------------------------------------------------- environments
+
+
+def _dir(path: str) -> str:
+    parent = str(PurePosixPath(path).parent)
+    return "" if parent == "." else parent
+
+
+def _env_name(directory: str) -> str:
+    return directory or "."
+
+
+class _Discoverer:
+    def __init__(self, root: Path, config: RepoConfig, files: RepoFiles) -> None:
+        self.root = root
+        self.config = config
+        self.files = files
+        self.kustomizer = Kustomizer(files)
+        self.errors: list[SourceError] = []
+        self.referenced: set[str] = set()
+        self.broken: dict[str, set[str]] = {}
+        """Overlays that failed, with the files they would read: never edited as exclusive."""
+
+    def fail(self, exc: ManifestError) -> None:
+        """Record a repository problem and go on."""
+        self.errors.append(exc.as_source_error())
+
+    def run(self, only: set[str] | None = None) -> tuple[list[Environment], list[SourceError]]:
+        """Every environment (or those in ``only``) with its objects, and the problems found."""
+        listing = self.files.listing()
+        self.errors.extend(e.as_source_error() for e in self.files.listing_errors)
+        charts = sorted({_dir(p) for p in listing if PurePosixPath(p).name == "Chart.yaml"})
+
+        def in_chart(path: str) -> str | None:
+            return next((c for c in charts if c == "" or path.startswith(c + "/")), None)
+
+        kdirs = sorted(
+            {
+                _dir(p)
+                for p in listing
+                if PurePosixPath(p).name in KUSTOMIZATION_FILES and in_chart(p) is None
+            }
+        )
+        envs: list[Environment] = []
+        with ThreadPoolExecutor(max_workers=RENDER_WORKERS) as pool:
+            pending = self.start_overlays(kdirs, only, pool)  # kubectl runs meanwhile
+            envs.extend(self.charts(charts, listing, only))
+            if only is None or DEFAULT_ENVIRONMENT in only:
+                raw = self.raw(listing, in_chart)
+                if raw.objects:
+                    envs.append(raw)
+            envs[:0] = self.finish_overlays(pending)
+        return envs, self.errors
+
+    # ------------------------------------------------------------------------ Kustomize
+
+    def raw(self, listing: list[str], in_chart: Callable[[str], str | None]) -> Environment:
+        """The ``default`` environment: every object no kustomization or chart reads."""
+        raw = Environment(DEFAULT_ENVIRONMENT, "raw")
+        for path in listing:
+            name = PurePosixPath(path).name
+            if path in self.referenced or name in KUSTOMIZATION_FILES or in_chart(path) is not None:
+                continue
+            try:
+                found = objects_in(self.files.parse(path))
+            except ManifestError as exc:
+                self.fail(exc)
+                continue
+            raw.objects.extend(found)
+            if found:
+                raw.files.add(path)
+        return raw
+
+    def start_overlays(
+        self, kdirs: list[str], only: set[str] | None, pool: ThreadPoolExecutor
+    ) -> list[tuple[Environment, Future[list[dict[str, Any]]]]]:
+        """Choose the overlays and start rendering each with ``kubectl kustomize``."""
+        referenced_dirs: set[str] = set()
+        components: set[str] = set()
+        for directory in kdirs:
+            try:
+                dirs, refs = self.kustomizer.references(directory)
+                if self.kustomizer.kind(directory) == "Component":
+                    components.add(directory)
+            except ManifestError as exc:
+                self.fail(exc)
+                continue
+            referenced_dirs.update(dirs)
+            self.referenced.update(refs)
+        configured = [
+            (env, normalize(env.path or env.name))
+            for env in self.config.environments
+            if kustomization_in(self.files, normalize(env.path or env.name))
+        ]
+        if configured:
+            chosen = [(env.name, path, env.namespace) for env, path in configured]
+        else:
+            chosen = [
+                (_env_name(d), d, None)
+                for d in kdirs
+                if d not in referenced_dirs and d not in components
+            ]
+        pending = []
+        for name, directory, namespace in chosen:
+            if only is not None and name not in only:
+                continue
+            env = Environment(name, "kustomize", directory=directory, namespace=namespace)
+            kfile = kustomization_in(self.files, directory) or directory
+            pending.append((env, pool.submit(render, self.root, directory, kfile)))
+        return pending
+
+    def finish_overlays(
+        self, pending: list[tuple[Environment, Future[list[dict[str, Any]]]]]
+    ) -> list[Environment]:
+        """Replay each overlay for origins, then take its values from the render."""
+        envs = []
+        for env, future in pending:
+            assert env.directory is not None
+            try:
+                build = self.kustomizer.build(env.directory)
+            except ManifestError as exc:
+                self.fail(exc)
+                future.cancel()
+                self.broken[env.name] = self._closure(env.directory)
+                continue
+            env.objects, env.files = build.objects, build.files
+            self.referenced.update(build.files)
+            if self._render(env, future):
+                envs.append(env)
+            else:
+                self.broken[env.name] = set(build.files)
+        return envs
+
+    def _closure(self, directory: str) -> set[str]:
+        """Every file a kustomization refers to, directly or through other kustomizations."""
+        seen: set[str] = set()
+        files: set[str] = set()
+        todo = [directory]
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            try:
+                dirs, refs = self.kustomizer.references(current)
+            except ManifestError:
+                continue
+            files.update(refs)
+            todo.extend(dirs)
+        return files
+
+    def _render(self, env: Environment, future: Future[list[dict[str, Any]]]) -> bool:
+        assert env.directory is not None
+        kfile = kustomization_in(self.files, env.directory) or env.directory
+        try:
+            rendered = future.result()
+        except KustomizeError as exc:
+            try:
+                line = error_line(self.files.parse(kfile), exc, self.files)
+            except ManifestError:
+                line = 0
+            self.errors.append(SourceError(exc.file, line, exc.message))
+            return False
+        modelled: dict[tuple[str, str, str], Obj] = {}
+        by_name: dict[tuple[str, str], list[Obj]] = {}
+        for obj in env.objects:
+            modelled[(obj.kind, obj.namespace or "", obj.name)] = obj
+            by_name.setdefault((obj.kind, obj.name), []).append(obj)
+        objects = []
+        kroot = self.files.parse(kfile).documents[0].root
+        for data in rendered:
+            kind = str(data.get("kind", ""))
+            meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+            assert isinstance(meta, dict)
+            name, namespace = str(meta.get("name", "")), str(meta.get("namespace") or "")
+            found = modelled.get((kind, namespace, name))
+            if found is None and len(by_name.get((kind, name), [])) == 1:
+                found = by_name[(kind, name)][0]
+            if found is None:
+                assert kroot is not None
+                found = Obj({}, {}, Origin(kfile, 0, (), kroot), {kfile})
+            found.data = data
+            objects.append(found)
+        env.objects = objects
+        return True
+
+    # ----------------------------------------------------------------------------- Helm
+
+    def charts(
+        self, charts: list[str], listing: list[str], only: set[str] | None
+    ) -> list[Environment]:
+        """One environment per chart values file (``values.yaml`` alone: ``default``)."""
+        envs = []
+        configured = {normalize(e.path or e.name): e for e in self.config.environments}
+        for chart in charts:
+            base = join(chart, "values.yaml")
+            env_files = sorted(
+                p
+                for p in listing
+                if _dir(p) == chart
+                and p != base
+                and PurePosixPath(p).name.startswith(helm.VALUES_PREFIXES)
+                and PurePosixPath(p).suffix in (".yaml", ".yml")
+            )
+            env_files.extend(
+                p
+                for p in configured
+                if p not in env_files and p.startswith(chart + "/") and p != base
+            )
+            self.referenced.update([base, *env_files])
+            choices: list[str | None] = [*env_files] or [None]
+            for values_file in choices:
+                config_env = configured.get(values_file or "")
+                name = config_env.name if config_env else (values_file or DEFAULT_ENVIRONMENT)
+                if only is not None and name not in only:
+                    continue
+                env = Environment(
+                    name,
+                    "helm",
+                    directory=chart,
+                    values_file=values_file,
+                    namespace=config_env.namespace if config_env else None,
+                )
+                try:
+                    parsed = [
+                        self.files.parse(p)
+                        for p in [base, values_file]
+                        if p and self.files.exists(p)
+                    ]
+                    chart_name = helm.chart_name(
+                        self.files.parse(join(chart, "Chart.yaml")), PurePosixPath(chart).name
+                    )
+                except ManifestError as exc:
+                    self.fail(exc)
+                    self.broken[name] = {p for p in (base, values_file) if p}
+                    continue
+                if not parsed:
+                    continue
+                env.files = {f.path for f in parsed}
+                env.objects = [helm.values_object(parsed)]
+                env.objects[0].original_name = chart_name
+                envs.append(env)
+        return envs
+
+
+def discover_index(
+    root: Path, config: RepoConfig, *, files: RepoFiles | None = None, only: set[str] | None = None
+) -> Discovery:
+    """Discover everything; ``only`` restricts to some environments (verification)."""
+    repo = files or RepoFiles(root, config.paths)
+    discoverer = _Discoverer(root, config, repo)
+    envs, errors = discoverer.run(only)
+    builder = WorkloadBuilder(config, repo)
+    for env in envs:
+        if env.kind == "helm":
+            values = env.objects[0]
+            mapping = helm.mapping_for(config.helm, chart_dir=env.directory)
+            builder.helm_workloads(
+                env,
+                values,
+                (),
+                release=values.original_name,
+                chart=values.original_name,
+                namespace=mapping.namespace if mapping else None,
+                mappings=mapping.workloads if mapping else (),
+                always=False,
+            )
+            continue
+        for obj in env.objects:
+            if obj.kind in WORKLOAD_KINDS and obj.api_version.startswith("apps/"):
+                if not obj.name:
+                    builder.error(obj.root, f"{obj.kind} without metadata.name")
+                    continue
+                builder.add(env, builder.kubernetes(env, obj))
+                continue
+            try:
+                found = helm.release_values(obj, repo.parse)
+            except ManifestError as exc:
+                errors.append(exc.as_source_error())
+                continue
+            if found is not None:
+                holder, prefix, release, chart, namespace = found
+                mapping = helm.mapping_for(config.helm, release=obj.name)
+                builder.helm_workloads(
+                    env,
+                    holder,
+                    prefix,
+                    release=release,
+                    chart=chart,
+                    namespace=(mapping.namespace if mapping else None) or namespace,
+                    mappings=mapping.workloads if mapping else (),
+                    always=True,
+                )
+    for env in envs:
+        builder.link(env)
+    file_users: dict[str, set[str]] = {}
+    for name, paths in discoverer.broken.items():
+        for path in paths:
+            file_users.setdefault(path, set()).add(name)
+    for env in envs:
+        used = set(env.files)
+        for obj in env.objects:
+            used |= obj.files
+        for path in used:
+            file_users.setdefault(path, set()).add(env.name)
+    entries = builder.entries
+    workloads = tuple(
+        sorted(
+            (e.workload for e in entries.values()),
+            key=lambda w: (w.ref.environment, w.ref.namespace, w.ref.kind, w.ref.name),
+        )
+    )
+    all_errors = sorted(
+        set(errors) | set(builder.errors), key=lambda e: (e.file, e.line, e.message)
+    )
+    inventory = Inventory(tuple(sorted({e.name for e in envs})), workloads, tuple(all_errors))
+    return Discovery(inventory, entries, {e.name: e for e in envs}, file_users, repo)

@@ -1,0 +1,494 @@
+"""Planning: which file and node each field change goes to, and the text to write there.
+
+See ``edit`` for the rules; this module decides, per workload, the scalar replacements, the keys
+to add under an existing mapping, the overlay patch entries and the values-file additions. It
+writes nothing and renders nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.manifests.discovery import Discovery
+from bot.manifests.errors import EditError
+from bot.manifests.quantities import (
+    bytes_from_quantity,
+    cores_from_quantity,
+    cpu_style,
+    format_cpu,
+    format_memory,
+    memory_style,
+)
+from bot.manifests.sources import MERGE_KEYS, Inline, Obj, Origin, Path_
+from bot.manifests.textedit import (
+    NewTree,
+    TextEdit,
+    delete_key,
+    replace_scalar,
+)
+from bot.manifests.workloads import RESOURCE_FIELDS, Entry, Slot
+from bot.manifests.yamldoc import YamlFile, YMap, YNode, YScalar, YSeq, node_at
+from bot.model import (
+    DeclaredWorkload,
+    FieldChange,
+    Note,
+    WorkloadRef,
+)
+
+PATCH_FILE = "tortoise-bot-patch.yaml"
+"""Strategic-merge patch the editor adds to an overlay when the value lives in a shared base."""
+_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
+"""A string that YAML reads back as the same string without quotes."""
+FIELDS = (
+    *RESOURCE_FIELDS,
+    "replicas",
+    "hpa.minReplicas",
+    "hpa.maxReplicas",
+    "hpa.target.cpu",
+    "hpa.target.memory",
+)
+"""``FieldChange.field`` names the editor accepts."""
+
+
+@dataclass(eq=False, slots=True)
+class Insert:
+    """Keys to add under one existing node of a file."""
+
+    file: str
+    anchor: YNode
+    key: YScalar | None
+    tree: NewTree
+    document: int
+    inline: Inline | None = None
+    """Set when the node lies inside a YAML string (offsets are the string's)."""
+
+
+@dataclass(eq=False, slots=True)
+class Plan:
+    """Everything one workload's changes need."""
+
+    ref: WorkloadRef
+    edits: list[tuple[str, TextEdit]] = field(default_factory=list)
+    inserts: list[Insert] = field(default_factory=list)
+    patches: list[tuple[str, Obj, Path_, str]] = field(default_factory=list)
+    """(overlay directory, object, path, text) for values the overlay patch file must add."""
+    appends: list[tuple[str, NewTree]] = field(default_factory=list)
+    """(values file, tree) for an environment values file with no mapping to insert into."""
+    notes: list[Note] = field(default_factory=list)
+    expected: dict[tuple[str | None, str], float | int | None] = field(default_factory=dict)
+
+
+def _slot_for(entry: Entry, change: FieldChange) -> tuple[tuple[str | None, str], Slot]:
+    ref, name = entry.workload.ref, change.field
+    if name not in FIELDS:
+        raise EditError("", 0, f"{ref}: unknown field {name!r}")
+    if name in RESOURCE_FIELDS:
+        if change.container is None or entry.workload.container(change.container) is None:
+            names = ", ".join(c.name for c in entry.workload.containers) or "none"
+            raise EditError(
+                entry.workload.files[0] if entry.workload.files else "",
+                0,
+                f"{ref} has no container {change.container!r} (containers: {names})",
+            )
+        key: tuple[str | None, str] = (change.container, name)
+    elif name.startswith("hpa.target."):
+        key = (change.container, name) if (change.container, name) in entry.slots else (None, name)
+    else:
+        key = (None, name)
+    if name.startswith("hpa.") and entry.workload.hpa is None:
+        raise EditError(
+            entry.workload.files[0] if entry.workload.files else "",
+            0,
+            f"{ref} has no HorizontalPodAutoscaler",
+        )
+    slot = entry.slots.get(key)
+    if slot is None:
+        raise EditError(
+            entry.workload.files[0] if entry.workload.files else "",
+            0,
+            f"{ref}: {name}{' of ' + str(change.container) if change.container else ''} is not declared "
+            "anywhere the editor can change it",
+        )
+    return key, slot
+
+
+def _text(slot: Slot, value: float | int, like: YNode | None) -> tuple[str, float | int]:
+    """The text to write for ``value`` and the value that text reads back as."""
+    if value < 0:
+        raise EditError("", 0, f"negative value {value}")
+    sample = like.text if isinstance(like, YScalar) and like.value is not None else None
+    if slot.unit == "cpu":
+        text = format_cpu(float(value), cpu_style(sample) if sample else "milli")
+        return text, cores_from_quantity(text)
+    if slot.unit == "memory":
+        text = format_memory(float(value), memory_style(sample) if sample else "binary")
+        return text, bytes_from_quantity(text)
+    number = round(float(value))
+    return str(number), number
+
+
+def _tree(data: Any, path: Path_, leaf: str) -> NewTree | list[NewTree]:
+    """Nested keys for ``path`` (relative to ``data``) ending in ``leaf``; merge-key list items."""
+    if not path:
+        raise EditError("", 0, "empty path")
+    head, rest = path[0], path[1:]
+    if isinstance(head, int):
+        raise EditError("", 0, "cannot address a list item here")
+    sub = data.get(head) if isinstance(data, dict) else None
+    if not rest:
+        return {str(head): leaf}
+    if isinstance(rest[0], int):
+        if head not in MERGE_KEYS or not isinstance(sub, list) or rest[0] >= len(sub):
+            raise EditError("", 0, f"cannot patch an item of list {head!r}")
+        item = sub[rest[0]]
+        merge_key = MERGE_KEYS[head]
+        inner = _tree(item, rest[1:], leaf) if rest[1:] else {}
+        assert isinstance(inner, dict)
+        return {str(head): [{merge_key: str(item[merge_key]), **inner}]}
+    inner = _tree(sub, rest, leaf)
+    assert isinstance(inner, dict)
+    return {str(head): inner}
+
+
+@dataclass(frozen=True, slots=True)
+class _Text:
+    """A scalar already written as YAML text (a planned value) inside copied data."""
+
+    text: str
+
+
+def _scalar(value: Any) -> str:
+    """YAML text of a copied scalar."""
+    if isinstance(value, _Text):
+        return value.text
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    text = str(value)
+    return text if _PLAIN.match(text) else json.dumps(text)
+
+
+def _as_tree(value: Any) -> NewTree:
+    if not isinstance(value, dict):
+        raise EditError("", 0, "a patch can only copy lists of mappings")
+    out: NewTree = {}
+    for key, sub in value.items():
+        if isinstance(sub, dict):
+            out[str(key)] = _as_tree(sub)
+        elif isinstance(sub, list):
+            out[str(key)] = [_as_tree(item) for item in sub]
+        else:
+            out[str(key)] = _scalar(sub)
+    return out
+
+
+def patch_tree(data: dict[str, Any], leaves: list[tuple[Path_, str]]) -> NewTree:
+    """A strategic-merge patch body setting every (path, text): lists with a merge key get one
+    item per named element; other lists (HPA ``metrics``) are copied whole, with the new values."""
+    modified = copy.deepcopy(data)
+    for path, text in leaves:
+        target: Any = modified
+        for part in path[:-1]:
+            if isinstance(target, dict):
+                target = target.setdefault(part, {})
+            elif isinstance(target, list) and isinstance(part, int) and part < len(target):
+                target = target[part]
+            else:
+                raise EditError("", 0, f"cannot patch {'.'.join(map(str, path))}")
+        if not isinstance(target, dict):
+            raise EditError("", 0, f"cannot patch {'.'.join(map(str, path))}")
+        target[path[-1]] = _Text(text)
+    tree: NewTree = {}
+    for path, _ in leaves:
+        node: NewTree = tree
+        here: Any = modified
+        index = 0
+        while index < len(path):
+            key = str(path[index])
+            sub = here.get(path[index]) if isinstance(here, dict) else None
+            if index == len(path) - 1:
+                node[key] = _scalar(sub)
+                break
+            following = path[index + 1]
+            if isinstance(following, int):
+                assert isinstance(sub, list)
+                if key not in MERGE_KEYS:
+                    node[key] = [_as_tree(item) for item in sub]
+                    break
+                merge_key = MERGE_KEYS[key]
+                element = sub[following]
+                items = node.setdefault(key, [])
+                assert isinstance(items, list)
+                name = _scalar(element[merge_key])
+                found = next((i for i in items if i.get(merge_key) == name), None)
+                if found is None:
+                    found = {merge_key: name}
+                    items.append(found)
+                node, here, index = found, element, index + 2
+                continue
+            child = node.setdefault(key, {})
+            assert isinstance(child, dict)
+            node, here, index = child, sub, index + 1
+    return tree
+
+
+def merge_tree(into: NewTree, tree: NewTree) -> None:
+    """Merge ``tree`` into ``into`` (list items matched by their first key)."""
+    for key, value in tree.items():
+        current = into.get(key)
+        if isinstance(value, dict) and isinstance(current, dict):
+            merge_tree(current, value)
+        elif isinstance(value, list) and isinstance(current, list):
+            for item in value:
+                same = next(
+                    (c for c in current if next(iter(c.items())) == next(iter(item.items()))), None
+                )
+                if same is None:
+                    current.append(item)
+                else:
+                    merge_tree(same, item)
+        else:
+            into[key] = value
+
+
+class Planner:
+    """Plans the changes of one workload at a time against one discovery."""
+
+    def __init__(self, disc: Discovery) -> None:
+        self.disc = disc
+
+    def exclusive(self, origin: Origin, env: str) -> bool:
+        """Whether only ``env`` reads the file of ``origin``."""
+        return self.disc.exclusive(origin.file, env)
+
+    def plan(self, ref: WorkloadRef, changes: Sequence[FieldChange]) -> Plan:
+        """Every edit ``changes`` need; raises ``ManifestError`` when one cannot be planned."""
+        entry = self.disc.entries.get(ref)
+        if entry is None:
+            raise EditError("", 0, f"{ref} is not declared in this repository")
+        plan = Plan(ref)
+        for change in changes:
+            key, slot = _slot_for(entry, change)
+            self.change(plan, entry, key, slot, change)
+        return plan
+
+    def change(
+        self,
+        plan: Plan,
+        entry: Entry,
+        key: tuple[str | None, str],
+        slot: Slot,
+        change: FieldChange,
+    ) -> None:
+        """Plan one field change (see ``edit`` for the rules)."""
+        env = entry.environment
+        origin = slot.obj.origin(slot.path)
+        current = origin.node if origin is not None else None
+        location = self._location(entry.workload, key)
+        writes_null = isinstance(current, YScalar) and current.value is None
+        if (
+            origin is not None
+            and location is None
+            and change.proposed is not None
+            and not (writes_null and _get(slot.obj.data, slot.path) is None)
+        ):
+            raise EditError(
+                origin.file,
+                origin.line,
+                f"{plan.ref}: {change.field} is set by something the editor does not model "
+                "(the rendered value differs from this file): change it by hand",
+            )
+        if change.proposed is None:
+            plan.expected[key] = None
+            if origin is None:
+                return
+            text = None
+        else:
+            text, readback = _text(slot, change.proposed, current)
+            plan.expected[key] = readback
+        if origin is not None and self.exclusive(origin, env.name):
+            if origin.inline is not None:
+                if text is None:
+                    raise EditError(
+                        origin.file, origin.line, "cannot remove a key from an inline YAML string"
+                    )
+                edit = replace_scalar(self.disc.files.parse(origin.file), origin.node, text)
+                edit = TextEdit(
+                    origin.inline.to_outer(edit.start), origin.inline.to_outer(edit.end), edit.text
+                )
+                plan.edits.append((origin.file, edit))
+                return
+            file = self.disc.files.parse(origin.file)
+            if text is None:
+                parent = node_at(file.documents[origin.document].root, origin.path[:-1])
+                if not isinstance(parent, YMap):
+                    raise EditError(origin.file, origin.line, "cannot remove this value")
+                plan.edits.append(
+                    (origin.file, delete_key(file, file.text, parent, str(origin.path[-1])))
+                )
+            else:
+                plan.edits.append((origin.file, replace_scalar(file, origin.node, text)))
+            return
+        leaf = text if text is not None else "null"
+        if self._insert_exclusive(plan, entry, slot, leaf):
+            if origin is not None:
+                plan.notes.append(
+                    Note(
+                        "own-file",
+                        f"{plan.ref}: set in {plan.inserts[-1].file} instead of changing the "
+                        f"shared {origin.file}",
+                    )
+                )
+            return
+        self._own_file(plan, entry, slot, leaf, origin)
+
+    def _location(self, workload: DeclaredWorkload, key: tuple[str | None, str]) -> object | None:
+        container, name = key
+        if name in RESOURCE_FIELDS:
+            found = workload.container(container or "")
+            return found.locations.get(name) if found else None
+        if name == "replicas":
+            return workload.locations.get("replicas")
+        if workload.hpa is None:
+            return None
+        short = name.removeprefix("hpa.")
+        if short.startswith("target.") and container:
+            short = f"{short}.{container}"
+        return workload.hpa.locations.get(short)
+
+    def _insert_exclusive(self, plan: Plan, entry: Entry, slot: Slot, leaf: str) -> bool:
+        """Add the key under the nearest existing node of a file only this environment reads."""
+        env = entry.environment.name
+        for cut in range(len(slot.path) - 1, -1, -1):
+            prefix = slot.path[:cut]
+            found = slot.obj.origins_at(prefix) or ([] if prefix else [slot.obj.root])
+            candidates = [o for o in reversed(found) if self.exclusive(o, env)]
+            for origin in candidates:
+                rest = slot.path[cut:]
+                node = origin.node
+                if isinstance(node, YMap) and not isinstance(rest[0], int):
+                    tree = _tree(_get(slot.obj.data, prefix), rest, leaf)
+                    assert isinstance(tree, dict)
+                    plan.inserts.append(
+                        Insert(origin.file, node, None, tree, origin.document, origin.inline)
+                    )
+                    return True
+                if (
+                    isinstance(node, YSeq)
+                    and isinstance(rest[0], int)
+                    and prefix
+                    and prefix[-1] in MERGE_KEYS
+                ):
+                    wrapper = _tree(_get(slot.obj.data, prefix[:-1]), (prefix[-1], *rest), leaf)
+                    assert isinstance(wrapper, dict)
+                    items = wrapper[str(prefix[-1])]
+                    assert isinstance(items, list)
+                    plan.inserts.append(
+                        Insert(origin.file, node, None, items[0], origin.document, origin.inline)
+                    )
+                    return True
+                if (
+                    isinstance(node, YScalar)
+                    and node.value is None
+                    and origin.inline is None
+                    and not isinstance(rest[0], int)
+                ):
+                    file = self.disc.files.parse(origin.file)
+                    parent = node_at(file.documents[origin.document].root, origin.path[:-1])
+                    key = (
+                        parent.key_node(str(origin.path[-1])) if isinstance(parent, YMap) else None
+                    )
+                    if key is None:
+                        continue
+                    tree = _tree({}, rest, leaf)
+                    assert isinstance(tree, dict)
+                    plan.inserts.append(Insert(origin.file, node, key, tree, origin.document))
+                    return True
+        return False
+
+    def _own_file(
+        self, plan: Plan, entry: Entry, slot: Slot, leaf: str, origin: Origin | None
+    ) -> None:
+        env = entry.environment
+        shared = origin.file if origin is not None else slot.obj.root.file
+        if env.kind == "kustomize" and env.directory is not None:
+            if slot.obj.root.inline is not None or not slot.obj.name:
+                raise EditError(
+                    slot.obj.root.file, slot.obj.root.line, f"{plan.ref}: cannot patch this object"
+                )
+            patch_tree(slot.obj.data, [(slot.path, leaf)])  # refuses paths a patch cannot hold
+            plan.patches.append((env.directory, slot.obj, slot.path, leaf))
+            plan.notes.append(
+                Note(
+                    "overlay-patch",
+                    f"{plan.ref}: added a patch in {env.directory} instead of changing the shared "
+                    f"base {shared}",
+                )
+            )
+            return
+        if env.kind == "helm" and env.values_file is not None:
+            tree = _tree(slot.obj.data, slot.path, leaf)
+            assert isinstance(tree, dict)
+            file = self.disc.files.parse(env.values_file)
+            root = file.documents[0].root if file.documents else None
+            self._insert_tree(plan, file, root, tree)
+            if origin is not None:
+                plan.notes.append(
+                    Note(
+                        "values-file",
+                        f"{plan.ref}: set in {env.values_file} instead of changing the shared "
+                        f"{shared}",
+                    )
+                )
+            return
+        where = origin or slot.obj.root
+        raise EditError(
+            where.file,
+            where.line,
+            f"{plan.ref}: no file of environment {env.name!r} can hold this value",
+        )
+
+    def _insert_tree(self, plan: Plan, file: YamlFile, root: YNode | None, tree: NewTree) -> None:
+        """Insert ``tree`` into a values mapping, descending through keys that already exist."""
+        if root is None:
+            plan.appends.append((file.path, tree))
+            return
+        node: YNode = root
+        while isinstance(node, YMap) and len(tree) == 1:
+            ((key, sub),) = tree.items()
+            child = node.get(key)
+            if child is None or not isinstance(sub, dict):
+                break
+            if isinstance(child, YScalar) and child.value is None:
+                knode = node.key_node(key)
+                assert knode is not None
+                plan.inserts.append(Insert(file.path, child, knode, sub, 0))
+                return
+            node, tree = child, sub
+        if isinstance(node, YMap):
+            if tree.keys() & {k.value for k, _ in node.items}:
+                raise EditError(
+                    file.path, node.line + 1, "this values file already sets a conflicting key"
+                )
+            plan.inserts.append(Insert(file.path, node, None, tree, 0))
+            return
+        raise EditError(file.path, node.line + 1, "expected a mapping in this values file")
+
+
+def _get(data: Any, path: Path_) -> Any:
+    for part in path:
+        if isinstance(data, dict):
+            data = data.get(part)
+        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
+            data = data[part]
+        else:
+            return None
+    return data

@@ -1,0 +1,92 @@
+"""Raw samples to step-aligned values on the client, the same numbers range queries give.
+
+In ``query_mode: raw`` the source asks for raw samples (an instant query of a range vector: no
+per-step evaluation on the server, about 3x less server time, no 11,000-point limit) and does
+here what ``rate()`` and ``max_over_time()`` would have done at each evaluation time ``e``
+(``e = first + k * step``), over the half-open step ``(e - step, e]``:
+
+- CPU, per raw counter series: for consecutive samples ``(t0, v0), (t1, v1)`` with
+  ``t1 - t0 <= max_gap_s`` (the rate window: a longer hole has no rate, as ``rate()`` has no
+  two samples then), ``increase = v1 - v0``, or ``v1`` after a counter reset (``v1 < v0``,
+  ``promql/functions.go``, ``extrapolatedRate``); the value at ``e`` is
+  ``sum(increase) / sum(t1 - t0)`` over the pairs whose ``t1`` falls in ``(e - step, e]``.
+  With one scrape per step this equals ``rate(x[step])`` at ``e`` exactly; with faster scrapes it
+  is the mean rate over the step, without ``rate()``'s extrapolation to the window edges.
+- memory: the highest sample in ``(e - step, e]`` (``max_over_time``).
+
+Several raw series for one (pod, container) (a restarted container gets a new cAdvisor series)
+are combined by taking the maximum per evaluation time, as ``max by`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from bot.model import FloatArray
+
+EPSILON_S = 1e-6
+"""Tolerance on timestamps (Prometheus stores milliseconds)."""
+
+
+def _buckets(
+    t: FloatArray, first_s: float, last_s: float, step_s: float
+) -> tuple[np.ndarray[tuple[int], np.dtype[np.int64]], np.ndarray[tuple[int], np.dtype[np.bool_]]]:
+    index = np.ceil((t - first_s) / step_s - EPSILON_S).astype(np.int64)
+    inside = (index >= 0) & (first_s + index * step_s <= last_s + EPSILON_S)
+    return index, inside
+
+
+def counter_rates(
+    t: FloatArray,
+    v: FloatArray,
+    *,
+    first_s: float,
+    last_s: float,
+    step_s: float,
+    max_gap_s: float,
+) -> tuple[FloatArray, FloatArray]:
+    """(evaluation times, rate per second) of one counter series (formula in the module doc)."""
+    if len(t) < 2:
+        return np.zeros(0), np.zeros(0)
+    dt = np.diff(t)
+    dv = np.diff(v)
+    increase = np.where(dv >= 0, dv, v[1:])
+    ok = (dt > 0) & (dt <= max_gap_s + EPSILON_S)
+    index, inside = _buckets(t[1:], first_s, last_s, step_s)
+    keep = ok & inside
+    index, increase, dt = index[keep], increase[keep], dt[keep]
+    if not len(index):
+        return np.zeros(0), np.zeros(0)
+    unique, starts = np.unique(index, return_index=True)
+    rate = np.add.reduceat(increase, starts) / np.add.reduceat(dt, starts)
+    return (first_s + unique * step_s).astype(np.float64), rate.astype(np.float64)
+
+
+def step_max(
+    t: FloatArray, v: FloatArray, *, first_s: float, last_s: float, step_s: float
+) -> tuple[FloatArray, FloatArray]:
+    """(evaluation times, highest sample of each step) of one gauge series."""
+    index, inside = _buckets(t, first_s, last_s, step_s)
+    index, values = index[inside], v[inside]
+    if not len(index):
+        return np.zeros(0), np.zeros(0)
+    unique, starts = np.unique(index, return_index=True)
+    times = (first_s + unique * step_s).astype(np.float64)
+    return times, np.maximum.reduceat(values, starts).astype(np.float64)
+
+
+def combine_max(parts: Sequence[tuple[FloatArray, FloatArray]]) -> tuple[FloatArray, FloatArray]:
+    """Several step-aligned series of one (pod, container) as one: the maximum per time."""
+    parts = [p for p in parts if len(p[0])]
+    if not parts:
+        return np.zeros(0), np.zeros(0)
+    if len(parts) == 1:
+        return parts[0]
+    t = np.concatenate([p[0] for p in parts])
+    v = np.concatenate([p[1] for p in parts])
+    order = np.lexsort((v, t))
+    t, v = t[order], v[order]
+    last = np.append(t[1:] != t[:-1], True)  # the highest value of each time sorts last
+    return t[last], v[last]

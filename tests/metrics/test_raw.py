@@ -1,0 +1,62 @@
+"""Client-side step values from raw samples: rate() and max_over_time() semantics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bot.metrics.raw import combine_max, counter_rates, step_max
+
+STEP = 60.0
+T0 = 1_767_225_600.0
+
+
+def _t(*steps: float) -> np.ndarray:
+    return T0 + np.asarray(steps, dtype=np.float64) * STEP
+
+
+@pytest.mark.parametrize(
+    ("steps", "values", "want_t", "want_v"),
+    [
+        ((0, 1, 2), (0.0, 60.0, 180.0), (1, 2), (1.0, 2.0)),
+        ((0, 1, 2), (600.0, 660.0, 30.0), (1, 2), (1.0, 0.5)),  # reset: the new value counts
+        ((0, 1, 5, 6), (0.0, 60.0, 120.0, 180.0), (1, 6), (1.0, 1.0)),  # gap: no rate across
+        ((-1, 0), (0.0, 30.0), (0,), (0.5,)),  # the sample before the window feeds the first step
+    ],
+    ids=["steady", "counter-reset", "gap", "lead-sample"],
+)
+def test_counter_rates_match_rate_over_one_step(steps, values, want_t, want_v):
+    t, v = counter_rates(
+        _t(*steps),
+        np.asarray(values),
+        first_s=T0,
+        last_s=T0 + 10 * STEP,
+        step_s=STEP,
+        max_gap_s=STEP,
+    )
+    np.testing.assert_array_equal(t, _t(*want_t))
+    np.testing.assert_allclose(v, want_v)
+
+
+def test_faster_scrapes_give_the_mean_rate_of_each_step():
+    t = T0 + np.arange(0, 241, 15, dtype=np.float64)  # 15 s scrapes over 4 steps
+    v = np.cumsum(np.r_[0.0, np.full(len(t) - 1, 15.0) * np.repeat([1.0, 2.0, 3.0, 4.0], 4)])
+    times, rate = counter_rates(t, v, first_s=T0, last_s=T0 + 240, step_s=STEP, max_gap_s=STEP)
+    np.testing.assert_array_equal(times, _t(1, 2, 3, 4))
+    np.testing.assert_allclose(rate, [1.0, 2.0, 3.0, 4.0])
+
+
+def test_step_max_is_max_over_the_half_open_step():
+    t = T0 + np.asarray([0.0, 30.0, 60.0, 61.0, 119.0, 500.0])
+    v = np.asarray([5.0, 9.0, 7.0, 1.0, 3.0, 8.0])
+    times, peak = step_max(t, v, first_s=T0, last_s=T0 + 120, step_s=STEP)
+    np.testing.assert_array_equal(times, _t(0, 1, 2))
+    np.testing.assert_array_equal(peak, [5.0, 9.0, 3.0])  # 500 s is past the window
+
+
+def test_combine_max_takes_the_highest_value_per_time():
+    a = (_t(0, 1, 2), np.asarray([1.0, 5.0, 2.0]))
+    b = (_t(1, 2, 3), np.asarray([3.0, 4.0, 6.0]))
+    t, v = combine_max([a, b, (np.zeros(0), np.zeros(0))])
+    np.testing.assert_array_equal(t, _t(0, 1, 2, 3))
+    np.testing.assert_array_equal(v, [1.0, 5.0, 4.0, 6.0])
