@@ -490,6 +490,19 @@ def workload_statuses(plan: RepositoryPlan) -> list[WorkloadStatus]:
     ]
 
 
+def dashboard_only_reason(config: RepoConfig, *, now_s: float) -> str | None:
+    """Why this run only updates the dashboard (no pull request is opened or updated), or None.
+
+    ``update_mode: off`` always; ``pull_requests.schedule`` outside its window.
+    """
+    if config.update_mode == "off":
+        return "update_mode is off"
+    window = config.pull_requests.schedule
+    if window is not None and not window.contains(now_s):
+        return "outside the pull-request schedule window"
+    return None
+
+
 def serve_repository(
     full_name: str,
     forge: GitHubForge,
@@ -526,9 +539,10 @@ def serve_repository(
         counts[outcome.status] += 1
     if dry_run:
         return RepositoryReport(full_name, ok=True, message="dry run", counts=dict(counts))
-    if config.update_mode == "off":
+    held = dashboard_only_reason(config, now_s=now_s)
+    if held is not None:
         report = PublishReport(
-            tuple(KeyResult(p.key, "pending", "pending", "update_mode is off") for p in proposals)
+            tuple(KeyResult(p.key, "pending", "pending", held) for p in proposals)
         )
     else:
         report = session.publish(

@@ -185,3 +185,27 @@ def test_a_bad_opt_in_file_is_reported_on_its_dashboard_and_the_others_run(
     assert gh.pulls("octo/shop", state="open")
     assert gh.issues("octo/quiet") == [] and gh.pulls("octo/quiet") == []
     gh.assert_valid()
+
+
+def test_outside_the_schedule_window_only_the_dashboard_changes(
+    cli, tmp_path, demo_prometheus, github_emulator
+):
+    gh = github_emulator
+    files = _files(DEMO_REPO)
+    # The demo history ends on Thursday 2026-01-08 23:58 UTC: a Monday-only window is closed.
+    files[".tortoise-bot.yaml"] += b"  schedule: {days: [mon], start_hour: 9, end_hour: 17}\n"
+    gh.create_repository("octo", "shop", files)
+    gh.add_token(TOKEN, "tortoise-bot")
+    config = _bot_config(tmp_path / "bot.yaml", demo_prometheus.url, gh.api_url)
+    run = cli(
+        "run",
+        "--config",
+        str(config),
+        "--now",
+        demo_prometheus.extra["now"],
+        env={"GITHUB_TOKEN": TOKEN},
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert gh.pulls("octo/shop") == []
+    (dashboard,) = gh.issues("octo/shop")
+    assert "outside the pull-request schedule window" in (dashboard.body or "")
