@@ -490,6 +490,14 @@ def workload_statuses(plan: RepositoryPlan) -> list[WorkloadStatus]:
     ]
 
 
+def effective_pull_requests(config: RepoConfig, settings: BotSettings) -> PullRequestConfig:
+    """The repository's pull-request settings, with the bot's prices unless it sets its own."""
+    pull_requests = config.pull_requests
+    if "cost" in pull_requests.model_fields_set:
+        return pull_requests
+    return pull_requests.model_copy(update={"cost": settings.prices})
+
+
 def dashboard_only_reason(config: RepoConfig, *, now_s: float) -> str | None:
     """Why this run only updates the dashboard (no pull request is opened or updated), or None.
 
@@ -526,7 +534,7 @@ def serve_repository(
         if not dry_run:
             session.report_config_error([str(p) for p in exc.problems])
         raise
-    session.configure(config.pull_requests, dashboard=config.dashboard)
+    session.configure(effective_pull_requests(config, settings), dashboard=config.dashboard)
     memory = session.workload_memory()
     plan = plan_repository(root, source, settings, now_s=now_s, config=config, memory=memory)
     phases = emergency_phases(plan)

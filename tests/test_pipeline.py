@@ -237,3 +237,16 @@ def test_without_per_value_state_the_digest_decides():
     check = proposals_within_thresholds(RecommendSettings().noise)
     assert check({"changes": {}, "proposal": "a"}, {"changes": {}, "proposal": "a"}) is True
     assert check({"changes": {}, "proposal": "a"}, {"changes": {}, "proposal": "b"}) is False
+
+
+def test_bot_prices_apply_unless_the_repository_sets_its_own():
+    from bot.config.bot import BotSettings
+    from bot.pipeline import effective_pull_requests
+
+    settings = BotSettings.model_validate({"prices": {"cpu_core_month": 20, "memory_gib_month": 3}})
+    plain = parse_model("pull_requests: {labels: [x]}\n", RepoConfig, file="f")
+    own = parse_model("pull_requests: {cost: {cpu_core_month: 31}}\n", RepoConfig, file="f")
+    assert effective_pull_requests(plain, settings).cost.cpu_core_month == 20
+    assert effective_pull_requests(plain, settings).labels == ("x",)
+    assert effective_pull_requests(own, settings).cost.cpu_core_month == 31
+    assert effective_pull_requests(own, settings).cost.memory_gib_month == 0

@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import Field, field_validator
 
 from bot.config.base import ConfigModel, TimeZoneName
-from bot.config.forge import GitHubConfig
+from bot.config.forge import CostConfig, GitHubConfig
 from bot.config.load import load_model
 from bot.config.metrics import PrometheusConfig
 from bot.config.recommend import RecommendSettings
@@ -40,6 +40,11 @@ class BotSettings(ConfigModel):
     prometheus: PrometheusConfig = PrometheusConfig()
     github: GitHubConfig = GitHubConfig()
     recommend: RecommendSettings = RecommendSettings()
+    prices: CostConfig = Field(
+        CostConfig(),
+        description="Prices for cost estimates in pull requests; a repository's "
+        "``pull_requests.cost`` overrides them.",
+    )
     schedule: ScheduleConfig = ScheduleConfig()
 
 
