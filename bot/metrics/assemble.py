@@ -19,7 +19,9 @@ Pure: no I/O. Data-quality notes (``Note.code``), never silent drops or zeros:
 - ``owner-fallback``: pods mapped by name pattern because kube-state-metrics had no owner;
 - ``oom-request-unknown``: OOM kills whose memory request kube-state-metrics did not report
   (``oom_request_bytes`` is NaN for those rows);
-- ``prometheus-warning``: a warning the server returned with this namespace's answers.
+- ``prometheus-warning``: a warning the server returned with this namespace's answers;
+- ``no-replicas``: usage but no replica series (with ``replicas_source: hpa``, no HPA named like
+  the workload).
 """
 
 from __future__ import annotations
@@ -271,6 +273,14 @@ def assemble(
         notes.extend(Note("prometheus-warning", w) for w in dict.fromkeys(data.warnings))
         replicas = data.replicas.get((ref.kind, ref.name), Series(_empty_f(), _empty_f()))
         replicas, _ = _finite(replicas)
+        if not len(replicas.t) and t_min != np.inf:
+            notes.append(
+                Note(
+                    "no-replicas",
+                    "no replica series for the workload (with replicas_source: hpa, no HPA "
+                    "named like it)",
+                )
+            )
         out[ref] = WorkloadHistory(
             ref=ref,
             start_s=start_s,

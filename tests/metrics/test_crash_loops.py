@@ -255,7 +255,9 @@ def test_hpa_replica_source_reads_the_hpa_series(sim_cluster, sim_prometheus):
         history = result.histories[service.ref]
         if service.spec.hpa is None:
             assert len(history.replicas) == 0
+            assert "no-replicas" in [n.code for n in history.quality]
             continue
+        assert "no-replicas" not in [n.code for n in history.quality]
         truth = sim_cluster.expected_history(service.ref)
         np.testing.assert_array_equal(history.replicas_t, truth.replicas_t)
         np.testing.assert_array_equal(history.replicas, truth.replicas)
