@@ -240,6 +240,8 @@ class WorkloadHistory:
     replicas_t: FloatArray = field(default_factory=_empty_f)
     replicas: FloatArray = field(default_factory=_empty_f)
     quality: tuple[Note, ...] = ()
+    crash_loops_s: tuple[tuple[float, float], ...] = ()
+    """Half-open ``[start, end)`` periods (unix seconds) when a container crash-looped."""
 
 
 # --------------------------------------------------------------------------- recommendation

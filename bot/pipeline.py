@@ -244,6 +244,7 @@ def decide_workload(
         target_changed_s=_target_changes(memory),
         min_allocated=allocated_bounds(config, rules, "min_allocated"),
         max_allocated=allocated_bounds(config, rules, "max_allocated"),
+        excluded_intervals_s=history.crash_loops_s,
     )
     try:
         recommendation = recommend(engine_input, resolved, now_s=now_s)

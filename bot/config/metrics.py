@@ -98,6 +98,10 @@ class MetricNames(ConfigModel):
     statefulset_replicas: str = Field(
         "kube_statefulset_status_replicas", description="Replicas of a StatefulSet."
     )
+    hpa_current_replicas: str = Field(
+        "kube_horizontalpodautoscaler_status_current_replicas",
+        description="Current replicas of an HPA (read with ``replicas_source: hpa``).",
+    )
 
     @field_validator("*")
     @classmethod
@@ -121,6 +125,7 @@ class LabelNames(ConfigModel):
     replicaset: str = Field("replicaset", description="ReplicaSet label of kube-state-metrics.")
     owner_kind: str = Field("owner_kind", description="Owner kind label of kube-state-metrics.")
     owner_name: str = Field("owner_name", description="Owner name label of kube-state-metrics.")
+    hpa: str = Field("horizontalpodautoscaler", description="HPA name label of kube-state-metrics.")
 
     _names = field_validator("*")(_check_label)
 
@@ -160,6 +165,12 @@ class PrometheusConfig(ConfigModel):
         description="``raw``: fetch raw samples and compute per-step values on the client "
         "(about 3x less server time); ``range``: server-side ``rate()``/``max_over_time()`` "
         "range queries (for backends that limit raw sample reads).",
+    )
+    replicas_source: Literal["workload", "hpa"] = Field(
+        "workload",
+        description="Replica history from the workload's status (``workload``) or from the "
+        "HPA's ``status.currentReplicas`` (``hpa``; the HPA must be named like its "
+        "``scaleTargetRef``; workloads without such an HPA get no replica history).",
     )
     window_days: float = Field(14.0, gt=0, le=90, description="History window in days.")
     step_s: int = Field(60, ge=1, description="Range-query step in seconds.")

@@ -6,14 +6,22 @@ Pure: no I/O. Data-quality notes (``Note.code``), never silent drops or zeros:
 - ``missing-container``: a requested container never reported;
 - ``silent-pods``: pods kube-state-metrics lists for the workload that have no usage sample;
 - ``gaps``: holes longer than ``GAP_STEPS`` steps inside a pod's series (count and minutes);
-- ``counter-resets``: container restarts in the window (``rate()`` handles the CPU counter
-  reset; the count says how often it had to);
+- ``restarts``: container restarts in the window (``rate()`` handles the CPU counter reset
+  each causes; the count says how often it had to);
+- ``crash-loop``: a container crash-looped (``bot/metrics/restarts.py``: at least
+  ``CRASH_LOOP_RESTARTS`` restarts within ``CRASH_LOOP_WINDOW_S``); those periods are
+  ``WorkloadHistory.crash_loops_s``, which the engine leaves out of the history;
+- ``counter-resets``: CPU counter resets no restart explains (a counter that went back without
+  its container restarting: a cAdvisor or relabelling problem); ``rate()`` still treats them as
+  resets, so the CPU values around them may be off;
 - ``non-finite``: NaN or ±Inf samples, dropped and counted;
 - ``short-history``: samples span less than ``min_history_days``;
 - ``owner-fallback``: pods mapped by name pattern because kube-state-metrics had no owner;
 - ``oom-request-unknown``: OOM kills whose memory request kube-state-metrics did not report
   (``oom_request_bytes`` is NaN for those rows);
-- ``prometheus-warning``: a warning the server returned with this namespace's answers.
+- ``prometheus-warning``: a warning the server returned with this namespace's answers;
+- ``no-replicas``: usage but no replica series (with ``replicas_source: hpa``, no HPA named like
+  the workload).
 """
 
 from __future__ import annotations
@@ -24,6 +32,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bot.metrics.mapping import PodOwner, map_pods
+from bot.metrics.restarts import (
+    CRASH_LOOP_RESTARTS,
+    CRASH_LOOP_WINDOW_S,
+    crash_loops,
+    merge_intervals,
+    unexplained_resets,
+)
 from bot.metrics.source import HistoryRequest
 from bot.model import ContainerHistory, FloatArray, IntArray, Note, WorkloadHistory, WorkloadRef
 
@@ -52,6 +67,9 @@ class NamespaceData:
     cpu: dict[PodKey, Series] = field(default_factory=dict)
     memory: dict[PodKey, Series] = field(default_factory=dict)
     restarts: dict[PodKey, int] = field(default_factory=dict)
+    restart_events: dict[PodKey, FloatArray] = field(default_factory=dict)
+    cpu_resets: dict[PodKey, FloatArray] = field(default_factory=dict)
+    cpu_reset_counts: dict[PodKey, int] = field(default_factory=dict)
     oom: dict[PodKey, Series] = field(default_factory=dict)
     replicas: dict[tuple[str, str], Series] = field(default_factory=dict)
     owners: dict[str, PodOwner] = field(default_factory=dict)
@@ -128,10 +146,12 @@ def assemble(
         notes: list[Note] = []
         containers: dict[str, ContainerHistory] = {}
         t_min, t_max = np.inf, -np.inf
+        loops: list[tuple[float, float]] = []
         for name in request.containers:
             cpu, mem, oom = _Family(), _Family(), _Family()
-            bad = gaps = restarts = unknown = 0
+            bad = gaps = restarts = unknown = unexplained = 0
             gap_s = 0.0
+            mine_loops: list[tuple[float, float]] = []
             for pod in mine:
                 key = (pod, name)
                 if key in data.cpu:
@@ -151,6 +171,12 @@ def assemble(
                     unknown += int(np.isnan(requests_bytes).sum())
                     oom.add(series.t, index[pod], requests_bytes)
                 restarts += data.restarts.get(key, 0)
+                events = data.restart_events.get(key, _empty_f())
+                mine_loops.extend(crash_loops(events))
+                if key in data.cpu_resets:
+                    unexplained += unexplained_resets(data.cpu_resets[key], events, step_s=step_s)
+                elif key in data.cpu_reset_counts:
+                    unexplained += max(0, data.cpu_reset_counts[key] - len(events))
             cpu_t, cpu_pod, cpu_v = cpu.arrays()
             mem_t, mem_pod, mem_v = mem.arrays()
             oom_t, oom_pod, oom_v = oom.arrays()
@@ -166,8 +192,30 @@ def assemble(
             if restarts:
                 notes.append(
                     Note(
-                        "counter-resets",
+                        "restarts",
                         f"{name} restarted {restarts} times; rate() handled its CPU counter resets",
+                        name,
+                    )
+                )
+            if mine_loops:
+                merged = merge_intervals(mine_loops)
+                loops.extend(merged)
+                minutes = sum(b - a for a, b in merged) / 60
+                notes.append(
+                    Note(
+                        "crash-loop",
+                        f"{name} crash-looped {len(merged)} times ({minutes:.0f} min in all: "
+                        f"{CRASH_LOOP_RESTARTS}+ restarts within {CRASH_LOOP_WINDOW_S / 60:g} min); "
+                        "those periods are left out of the history",
+                        name,
+                    )
+                )
+            if unexplained:
+                notes.append(
+                    Note(
+                        "counter-resets",
+                        f"{unexplained} CPU counter resets of {name} without a restart; "
+                        "rate() read them as resets, so CPU around them may be off",
                         name,
                     )
                 )
@@ -225,6 +273,14 @@ def assemble(
         notes.extend(Note("prometheus-warning", w) for w in dict.fromkeys(data.warnings))
         replicas = data.replicas.get((ref.kind, ref.name), Series(_empty_f(), _empty_f()))
         replicas, _ = _finite(replicas)
+        if not len(replicas.t) and t_min != np.inf:
+            notes.append(
+                Note(
+                    "no-replicas",
+                    "no replica series for the workload (with replicas_source: hpa, no HPA "
+                    "named like it)",
+                )
+            )
         out[ref] = WorkloadHistory(
             ref=ref,
             start_s=start_s,
@@ -234,6 +290,7 @@ def assemble(
             replicas_t=replicas.t,
             replicas=replicas.v,
             quality=tuple(notes),
+            crash_loops_s=tuple(merge_intervals(loops)),
         )
     return out
 

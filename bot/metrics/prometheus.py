@@ -7,12 +7,16 @@ containers or pods, the source sends:
   (default) one instant query of a range vector each, raw samples turned into step values on the
   client (``bot/metrics/raw.py``); in ``query_mode: range`` one range query each,
   ``max by (namespace, pod, container) (rate(...))`` / ``(max_over_time(...))``;
-- replicas, per chunk: one range query per workload kind present;
-- three instant queries over the window: pod owners, ReplicaSet owners, restart counts;
-- then, only for pods whose containers restarted, the OOM range query per chunk.
+- replicas, per chunk: one range query per workload kind present (``replicas_source:
+  workload``), or one of the HPAs' current replicas (``replicas_source: hpa``);
+- three instant queries over the window: pod owners, ReplicaSet owners, restart counts (plus,
+  in range mode, CPU counter resets);
+- then, only for pods whose containers restarted, two range queries per chunk: OOM kills and
+  the restart counter (restart times, for crash loops and counter-reset checks).
 
-So ``queries = groups * ((2 + kinds) * chunks + 3) + groups_with_restarts * chunks``: it grows
-with namespaces, never with containers or pods. Queries run on ``concurrency`` threads; each
+So ``queries = groups * ((2 + kinds) * chunks + 3) + groups_with_restarts * 2 * chunks`` in raw
+mode (``kinds`` is 1 with ``replicas_source: hpa``): it grows with namespaces, never with
+containers or pods. Queries run on ``concurrency`` threads; each
 chunk's JSON is converted to numpy and dropped as soon as it is read. A query Prometheus refuses
 (``QueryError``) fails the workloads of its group; an outage (``PrometheusUnavailableError``)
 fails the whole fetch and stops every other query.
@@ -39,6 +43,7 @@ from bot.metrics.errors import MetricsError, PrometheusUnavailableError, QueryEr
 from bot.metrics.mapping import PodOwner
 from bot.metrics.promql import NamespaceQueries
 from bot.metrics.raw import combine_max, counter_rates, step_max
+from bot.metrics.restarts import restart_events
 from bot.metrics.source import FetchResult, FetchStats, HistoryRequest
 from bot.model import FloatArray, WorkloadHistory, WorkloadRef
 
@@ -203,6 +208,14 @@ class PrometheusSource:
                     yield _Task(group, "memory", index, partial(self._raw, memory, b, pod_labels))
             else:
                 yield _Task(group, "cpu", index, partial(self._range, q.cpu(), a, b, pod_labels))
+            if self.config.replicas_source == "hpa":
+                yield _Task(
+                    group,
+                    "replicas:hpa",
+                    index,
+                    partial(self._range, q.hpa_replicas(), a, b, (labels.hpa,)),
+                )
+                continue
             for kind in sorted({r.ref.kind for r in batch}):
                 label = labels.statefulset if kind == "StatefulSet" else labels.deployment
                 query = q.replicas(kind)
@@ -232,18 +245,21 @@ class PrometheusSource:
             )
         restarts = q.restart_counts(window_s + step)
         yield _Task(group, "restarts", 0, partial(self._instant, restarts, plan.end_s, pod_labels))
+        if not raw:
+            resets = q.cpu_resets(window_s + step)
+            yield _Task(group, "resets", 0, partial(self._instant, resets, plan.end_s, pod_labels))
 
     def _oom_tasks(
         self, group: GroupKey, batch: Sequence[HistoryRequest], pods: Sequence[str], plan: _Plan
     ) -> Iterator[_Task]:
         labels = self.config.labels
-        query = self._queries(group, batch).oom(pods)
+        q = self._queries(group, batch)
+        key_labels = (labels.pod, labels.container)
+        oom, restarts = q.oom(pods), q.restart_series(pods)
         for index, (a, b) in enumerate(plan.windows):
+            yield _Task(group, "oom", index, partial(self._range, oom, a, b, key_labels))
             yield _Task(
-                group,
-                "oom",
-                index,
-                partial(self._range, query, a, b, (labels.pod, labels.container)),
+                group, "restart-series", index, partial(self._range, restarts, a, b, key_labels)
             )
 
     # ------------------------------------------------------------------ queries
@@ -447,7 +463,12 @@ class PrometheusSource:
         return None
 
     def _from_raw(
-        self, parts: Sequence[RawPart], plan: _Plan, *, counter: bool
+        self,
+        parts: Sequence[RawPart],
+        plan: _Plan,
+        *,
+        counter: bool,
+        resets: dict[PodKey, FloatArray] | None = None,
     ) -> dict[PodKey, Series]:
         """Step values per (pod, container) from raw chunks (``bot/metrics/raw.py``)."""
         samples: dict[tuple[tuple[str, str], ...], list[Series]] = {}
@@ -462,6 +483,11 @@ class PrometheusSource:
             t = np.concatenate([p.t for p in pieces])
             v = np.concatenate([p.v for p in pieces])
             if counter:
+                if resets is not None:
+                    dropped = t[1:][np.diff(v) < 0]
+                    if len(dropped):
+                        old = resets.get(keys[ident], np.zeros(0, np.float64))
+                        resets[keys[ident]] = np.concatenate([old, dropped])
                 stepped = counter_rates(
                     t,
                     v,
@@ -495,6 +521,14 @@ class PrometheusSource:
                 for (pod, container), count in payload:
                     if count > 0:
                         data.restarts[(pod, container)] = round(count)
+            elif kind == "resets":
+                for (pod, container), count in payload:
+                    if count > 0:
+                        data.cpu_reset_counts[(pod, container)] = round(count)
+            elif kind == "replicas:hpa":
+                by_kind.setdefault(kind, []).append(
+                    {(k, key[0]): s for key, s in payload.items() for k in SUPPORTED_KINDS}
+                )
             elif kind.startswith("replicas:"):
                 workload_kind = kind.split(":", 1)[1]
                 by_kind.setdefault(kind, []).append(
@@ -503,7 +537,9 @@ class PrometheusSource:
             else:
                 by_kind.setdefault(kind, []).append(payload)
         if self.config.query_mode == "raw":
-            data.cpu = self._from_raw(by_kind.get("cpu", []), plan, counter=True)
+            data.cpu = self._from_raw(
+                by_kind.get("cpu", []), plan, counter=True, resets=data.cpu_resets
+            )
         else:
             data.cpu = merge_chunks(by_kind.get("cpu", []))
         if self._memory_by_range:
@@ -511,6 +547,10 @@ class PrometheusSource:
         else:
             data.memory = self._from_raw(by_kind.get("memory", []), plan, counter=False)
         data.oom = merge_chunks(by_kind.get("oom", []))
+        for key, series in merge_chunks(by_kind.get("restart-series", [])).items():
+            events = restart_events(series.t, series.v)
+            if len(events):
+                data.restart_events[key] = events
         for kind in [k for k in by_kind if k.startswith("replicas:")]:
             data.replicas.update(merge_chunks(by_kind[kind]))
         return data

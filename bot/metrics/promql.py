@@ -186,6 +186,35 @@ class NamespaceQueries:
         )
         return f"{with_request} or on ({self._by}) ({killed} * 0)"
 
+    def restart_series(self, pods: Sequence[str]) -> str:
+        """Restart counter of ``pods`` per (namespace, pod, container): the highest value per step.
+
+        Sent only for pods whose containers restarted; the client turns its rises into restart
+        times (``bot/metrics/restarts.py``) for crash loops and counter-reset checks.
+        """
+        inner = self._restarts_selector(pods)
+        return f"max by ({self._by}) (max_over_time({inner}[{self._step_range}]))"
+
+    def cpu_resets(self, window_s: float) -> str:
+        """CPU counter resets per (namespace, pod, container) over the window (range mode only).
+
+        In raw mode the client sees the resets in the raw samples; ``resets()`` gives the count
+        where only server-side functions are read.
+        """
+        inner = selector(self.config.metrics.cpu_usage, self._cadvisor())
+        return f"max by ({self._by}) (resets({inner}[{duration(window_s)}])) > 0"
+
+    def hpa_replicas(self) -> str:
+        """Current replicas per HPA named like a requested workload (``replicas_source: hpa``).
+
+        Assumes each HPA is named after its ``scaleTargetRef`` (the usual convention, and what
+        ``kubectl autoscale`` does): kube-state-metrics' HPA series carry no target label.
+        """
+        labels = self.config.labels
+        names = LabelMatch(labels.hpa, "=~", regex_alternatives(self.workload_names))
+        inner = selector(self.config.metrics.hpa_current_replicas, self._ksm(names, pods=False))
+        return f"max by ({labels.namespace}, {labels.hpa}) (max_over_time({inner}[{self._step_range}]))"
+
     def replicas(self, kind: str) -> str:
         """Replica count per workload of ``kind`` (Deployment or StatefulSet) in this namespace."""
         labels = self.config.labels

@@ -4,8 +4,10 @@ File format (version ``SNAPSHOT_VERSION``): a ZIP archive, LZMA-compressed, hold
 
 - ``meta.json``: ``{"format": "tortoise-bot-snapshot", "version": 1, "start_s", "end_s",
   "warnings": [...], "histories": [{"ref": {...}, "start_s", "end_s", "pods": [...],
-  "quality": [{"code", "message", "container"}], "containers": [names]}], "errors": [{"ref",
-  "type", "message", "query", "url", "status"}]}``;
+  "quality": [{"code", "message", "container"}], "containers": [names],
+  "crash_loops_s": [[start, end], ...]}], "errors": [{"ref", "type", "message", "query", "url",
+  "status"}]}``; ``crash_loops_s`` was added later within version 1 and reads as none when
+  absent;
 - one ``.npy`` array per history field: ``h<i>/replicas_t.npy``, ``h<i>/replicas.npy`` and
   ``h<i>/c<j>/<field>.npy`` for every ``ContainerHistory`` array (``cpu_t``, ``cpu_pod``, ...),
   read with ``allow_pickle=False``.
@@ -113,6 +115,7 @@ def write_snapshot(path: Path, result: FetchResult, *, start_s: float, end_s: fl
                             for n in history.quality
                         ],
                         "containers": names,
+                        "crash_loops_s": [list(p) for p in history.crash_loops_s],
                     }
                 )
                 archive.writestr(f"h{i}/replicas_t.npy", _npy(history.replicas_t))
@@ -183,6 +186,9 @@ def read_snapshot(path: Path) -> Snapshot:
                     quality=tuple(
                         Note(str(n["code"]), str(n["message"]), n["container"])
                         for n in item["quality"]
+                    ),
+                    crash_loops_s=tuple(
+                        (float(a), float(b)) for a, b in item.get("crash_loops_s", ())
                     ),
                 )
             errors: dict[WorkloadRef, MetricsError] = {}
@@ -257,6 +263,7 @@ def _window(history: WorkloadHistory, start_s: float, end_s: float) -> WorkloadH
         replicas_t=history.replicas_t[rep],
         replicas=history.replicas[rep],
         quality=history.quality,
+        crash_loops_s=tuple((a, b) for a, b in history.crash_loops_s if b > start_s and a <= end_s),
     )
 
 
@@ -315,6 +322,7 @@ class SnapshotSource:
                     containers=history.containers,
                     replicas_t=history.replicas_t,
                     replicas=history.replicas,
+                    crash_loops_s=history.crash_loops_s,
                     quality=(
                         *history.quality,
                         Note(

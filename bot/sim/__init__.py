@@ -14,13 +14,21 @@ from bot.sim.cluster import ContainerRun, PodLife, SimulatedCluster, SimulatedSe
 from bot.sim.errors import SimError
 from bot.sim.manifests import service_yaml, write_manifests
 from bot.sim.openmetrics import write_openmetrics
-from bot.sim.spec import SIDECAR_NAME, ClusterSpec, ContainerSpec, HpaSpec, ServiceSpec
+from bot.sim.spec import (
+    SIDECAR_NAME,
+    ClusterSpec,
+    ContainerSpec,
+    CrashLoopSpec,
+    HpaSpec,
+    ServiceSpec,
+)
 
 __all__ = [
     "SIDECAR_NAME",
     "ClusterSpec",
     "ContainerRun",
     "ContainerSpec",
+    "CrashLoopSpec",
     "HpaSpec",
     "PodLife",
     "ServiceSpec",

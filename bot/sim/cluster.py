@@ -9,7 +9,9 @@ rollout, new suffix per life), a StatefulSet pod ``<name>-<ordinal>``. Per pod a
   restarts at each container start; above the limit the container is OOM-killed at that sample,
   restarts (its restart count goes up, its CPU counter starts again) and shows fresh memory;
 - ``cpu_counter_s``: cumulative CPU seconds since the container started (``cpu * step`` summed),
-  which is what cAdvisor's ``container_cpu_usage_seconds_total`` counts.
+  which is what cAdvisor's ``container_cpu_usage_seconds_total`` counts;
+- a ``CrashLoopSpec`` restarts the first container every ``restart_every_s`` during its period
+  (restart count up, CPU counter from zero) and may force the replica count meanwhile.
 
 ``SimulatedCluster.expected_history(ref)`` returns the generated truth as the seam type.
 """
@@ -180,6 +182,7 @@ def _container_run(
     stop: int,
     step_s: int,
     rng: np.random.Generator,
+    crash_steps: IntArray | None = None,
 ) -> ContainerRun:
     n = stop - start
     share = demand[start:stop] / replicas[start:stop] * spec.cpu_share_fraction
@@ -208,8 +211,13 @@ def _container_run(
             age = np.arange(n - at, dtype=np.float64) * step_s / SECONDS_PER_DAY
             memory[at:] = base[at:] + spec.memory_growth_bytes_per_day * age
             offset = at + 1
+    crashes = [
+        int(k) - start for k in (crash_steps if crash_steps is not None else ()) if start < k < stop
+    ]
+    for at in crashes:
+        restarts[at:] += 1
     counter = np.empty(n, dtype=np.float64)
-    segments = [0, *ooms, n]
+    segments = [0, *sorted(set(ooms) | set(crashes)), n]
     for a, b in itertools.pairwise(segments):
         counter[a:b] = np.cumsum(cpu[a:b] * step_s)
     return ContainerRun(
@@ -223,6 +231,17 @@ def _container_run(
     )
 
 
+def _crash_steps(service: ServiceSpec, t_s: FloatArray, step_s: int) -> IntArray:
+    """Sample indices at which the crash-looping container restarts (empty without a loop)."""
+    loop = service.crash_loop
+    if loop is None or not len(t_s):
+        return np.zeros(0, np.int32)
+    first = t_s[0] + loop.start_day * SECONDS_PER_DAY
+    times = np.arange(first, first + loop.hours * 3600.0, max(loop.restart_every_s, step_s))
+    steps = np.unique(np.round((times - t_s[0]) / step_s).astype(np.int64))
+    return steps[(steps > 0) & (steps < len(t_s))].astype(np.int32)
+
+
 def _simulate_service(spec: ClusterSpec, index: int, t_s: FloatArray) -> SimulatedService:
     service = spec.services[index]
     rng = np.random.default_rng([spec.seed, index])
@@ -234,6 +253,10 @@ def _simulate_service(spec: ClusterSpec, index: int, t_s: FloatArray) -> Simulat
         replicas = simulate_hpa(service.hpa, at_one, app.cpu_request_cores, spec.step_s)
     else:
         replicas = np.full(len(t_s), max(1, service.replicas), dtype=np.int32)
+    crash_steps = _crash_steps(service, t_s, spec.step_s)
+    loop = service.crash_loop
+    if loop is not None and loop.replicas is not None and len(crash_steps):
+        replicas[int(crash_steps[0]) : int(crash_steps[-1]) + 1] = loop.replicas
     days = len(t_s) * spec.step_s / SECONDS_PER_DAY
     rollouts = np.sort(
         rng.integers(1, max(2, len(t_s)), int(rng.poisson(service.rollouts_per_week * days / 7)))
@@ -259,6 +282,7 @@ def _simulate_service(spec: ClusterSpec, index: int, t_s: FloatArray) -> Simulat
                     stop=stop,
                     step_s=spec.step_s,
                     rng=rng,
+                    crash_steps=crash_steps if c is app else None,
                 )
                 for c in service.containers
             )

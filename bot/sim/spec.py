@@ -58,6 +58,22 @@ class HpaSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class CrashLoopSpec:
+    """A period when the service's first container crash-loops (e.g. a bad config rollout).
+
+    From ``start_day`` (days after the first sample) for ``hours``, the container of every pod
+    alive then restarts every ``restart_every_s`` seconds (its restart count goes up, its CPU
+    counter starts again). ``replicas``, when set, is the replica count during the loop (the
+    controller over-scaling on the broken pods), replacing the HPA's.
+    """
+
+    start_day: float
+    hours: float
+    restart_every_s: int = 120
+    replicas: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ServiceSpec:
     """One workload and its traffic.
 
@@ -79,6 +95,7 @@ class ServiceSpec:
     burst_per_day: float = 0.5
     burst_factor: float = 2.0
     rollouts_per_week: float = 1.0
+    crash_loop: CrashLoopSpec | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,8 +52,9 @@ def test_query_count_does_not_grow_with_workloads_or_containers(sim_cluster, sim
     # ReplicaSet owners, restart counts; no restarts so no OOM query.
     assert counts == [6, 6]
     assert len(ns0) > 1
-    # ns-1 adds a StatefulSet (one more replicas query) and an OOM-killed container (OOM query).
-    assert source.fetch(everything, **window).stats.queries == 6 + 8
+    # ns-1 adds a StatefulSet (one more replicas query) and an OOM-killed container (OOM and
+    # restart-counter queries).
+    assert source.fetch(everything, **window).stats.queries == 6 + 9
 
 
 @pytest.mark.parametrize("mode", ["raw", "range"])
@@ -101,7 +102,7 @@ def test_missing_container_and_quality_notes(sim_cluster, sim_prometheus):
     assert len(history.containers["app"].mem_t) > 0
 
 
-def test_restarts_are_reported_as_counter_resets(sim_cluster, sim_prometheus):
+def test_restarts_are_reported_and_explain_their_counter_resets(sim_cluster, sim_prometheus):
     leaking = next(
         s
         for s in sim_cluster.services
@@ -113,8 +114,11 @@ def test_restarts_are_reported_as_counter_resets(sim_cluster, sim_prometheus):
         .fetch(requests_for(sim_cluster, TEST_LABELS), **_window(sim_cluster))
         .history(leaking.ref)
     )
-    resets = [n for n in history.quality if n.code == "counter-resets"]
-    assert resets and f"restarted {ooms} times" in resets[0].message
+    restarts = [n for n in history.quality if n.code == "restarts"]
+    assert restarts and f"restarted {ooms} times" in restarts[0].message
+    # every CPU counter reset comes with a restart: no unexplained-reset note, no crash loop
+    assert "counter-resets" not in [n.code for n in history.quality]
+    assert history.crash_loops_s == ()
     assert len(history.containers["app"].oom_t) == ooms
 
 

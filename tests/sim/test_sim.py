@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 from collections import defaultdict
@@ -209,3 +210,26 @@ def test_manifests_match_the_spec(tmp_path: Path):
 def test_bad_spec_is_refused(kwargs, message):
     with pytest.raises(SimError, match=message):
         ClusterSpec(seed=1, services=(), **kwargs)
+
+
+def test_crash_loop_restarts_only_the_first_container_and_keeps_hpa_replicas_by_default():
+    from bot.sim import CrashLoopSpec
+
+    app = ContainerSpec("app", 0.5, 256 << 20, 0.8)
+    sidecar = ContainerSpec("istio-proxy", 0.1, 128 << 20, 0.2)
+    base = ServiceSpec(
+        "svc", "ns", "Deployment", (app, sidecar), 1, HpaSpec(1, 5, 70), rollouts_per_week=0.0
+    )
+    loop = CrashLoopSpec(start_day=0.25, hours=1.0, restart_every_s=300)
+    plain = simulate(ClusterSpec(seed=1, services=(base,), days=1))
+    looping = simulate(
+        ClusterSpec(seed=1, services=(dataclasses.replace(base, crash_loop=loop),), days=1)
+    )
+    np.testing.assert_array_equal(plain.services[0].replicas, looping.services[0].replicas)
+    pod = next(p for p in looping.services[0].pods if p.start == 0)
+    restarts = {c.name: int(c.restarts[-1]) for c in pod.containers}
+    assert restarts == {"app": 12, "istio-proxy": 0}  # 3600 s / 300 s
+    app_run = pod.containers[0]
+    dropped = np.flatnonzero(np.diff(app_run.cpu_counter_s) < 0) + 1 + pod.start
+    first = int(0.25 * 86_400 / 60)
+    assert dropped.tolist() == list(range(first, first + 60, 5))
