@@ -1,20 +1,28 @@
 """Manifest engine benchmark: discover + edit a generated GitOps repository.
 
-Run: ``.venv/bin/python -m benchmarks.manifests`` (``--workloads 2000 --files 500 --apps 10``).
+Run: ``.venv/bin/python -m benchmarks.manifests`` (``--workloads 2000 --files 500 --apps 10
+--profile``).
 
-The repository: ``--apps`` Kustomize bases holding ``--files`` raw YAML files in total (each with
-``workloads / files`` Deployments of two containers, comments and an HPA for every other one),
-and two overlays per app (``prod`` with its own patch, ``staging``): ``2 * apps`` overlays, each
-rendered once by ``kubectl kustomize``. The edit changes requests.cpu and limits.memory of every
-workload in ``prod``: values the prod patch sets are edited in place, the others go into a new
-overlay patch (the bases are shared with staging), and every changed overlay is rendered again
-for verification. Floors: the same files parsed by ruamel.yaml's round-trip loader (what a
-plain ruamel-based tool pays) and composed by its C parser (what discovery itself pays).
+The repository: ``--apps`` Kustomize bases holding ``--files`` raw YAML files in total, with
+``workloads / 2`` Deployments of two containers (comments, an HPA for every other one), and two
+overlays per app (``prod`` with its own patch, ``staging``): ``2 * apps`` overlays, each rendered
+once by ``kubectl kustomize``, so the inventory holds ``--workloads`` workloads. The edit changes
+requests.cpu and limits.memory of every workload in ``prod``: values the prod patch sets are
+edited in place, the others go into a new overlay patch (the bases are shared with staging), and
+every changed overlay is rendered again for verification. Floors: the same files parsed by
+ruamel.yaml's round-trip loader (what a plain ruamel-based tool pays) and composed by its C parser
+(what discovery itself pays). CPU seconds are reported apart for Python and ``kubectl`` (the
+machine may be shared: the load average is printed with the figures); ``--profile`` prints the
+Python functions that take the most time.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
+import os
+import pstats
 import resource
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -95,9 +103,13 @@ spec:
 """
 
 
-def generate(root: Path, *, workloads: int, files: int, apps: int) -> list[Path]:
+OVERLAYS_PER_APP = 2
+"""``prod`` and ``staging``: each Deployment is one inventory workload in each."""
+
+
+def generate(root: Path, *, deployments: int, files: int, apps: int) -> list[Path]:
     """Write the repository; return every YAML file written."""
-    per_file = max(1, workloads // files)
+    per_file = max(1, deployments // files)
     written: list[Path] = []
     number = 0
     for app in range(apps):
@@ -141,13 +153,18 @@ def _cpu() -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workloads", type=int, default=2000)
-    parser.add_argument("--files", type=int, default=500)
-    parser.add_argument("--apps", type=int, default=10)
+    parser.add_argument(
+        "--workloads", type=int, default=2000, help="workloads in the inventory (all overlays)"
+    )
+    parser.add_argument("--files", type=int, default=500, help="raw YAML files in the bases")
+    parser.add_argument("--apps", type=int, default=10, help="bases, each with 2 overlays")
+    parser.add_argument("--profile", action="store_true", help="print where the time goes")
     args = parser.parse_args()
+    deployments = max(1, args.workloads // OVERLAYS_PER_APP)
+    profiler = cProfile.Profile() if args.profile else None
     with tempfile.TemporaryDirectory(prefix="tortoise-bot-bench-") as tmp:
         root = Path(tmp) / "repo"
-        files = generate(root, workloads=args.workloads, files=args.files, apps=args.apps)
+        files = generate(root, deployments=deployments, files=args.files, apps=args.apps)
         texts = [p.read_text() for p in files]
         with timed() as floor_rt:
             for text in texts:
@@ -162,6 +179,9 @@ def main() -> None:
         with timed() as t_kubectl, ThreadPoolExecutor(max_workers=RENDER_WORKERS) as pool:
             list(pool.map(lambda d: render(root, d, d), overlays))
         config = RepoConfig()
+        load_before = os.getloadavg()[0]
+        if profiler:
+            profiler.enable()
         cpu0 = _cpu()
         with timed() as t_discover:
             inventory = discover(root, config)
@@ -178,13 +198,16 @@ def main() -> None:
         with timed() as t_edit:
             result = apply_changes(root, inventory, changes, config, write=True)
         cpu2 = _cpu()
+        if profiler:
+            profiler.disable()
+        load_after = os.getloadavg()[0]
         assert not result.failed, result.errors[:3]
         total = t_discover.seconds + t_edit.seconds
         report(
             "manifest engine",
             [
                 ("files (YAML)", str(len(files) + 3 * args.apps)),
-                ("workloads per environment set", f"{args.workloads} (x2 overlays each)"),
+                ("Deployments", f"{deployments} (x{OVERLAYS_PER_APP} overlays each)"),
                 ("inventory workloads", str(len(inventory.workloads))),
                 ("overlays rendered (kubectl)", str(len(inventory.environments))),
                 ("changes applied", f"{len(changes)} -> {len(result.files)} files"),
@@ -207,8 +230,13 @@ def main() -> None:
                 ("floor: ruamel C compose", f"{floor_c.seconds:.2f} s"),
                 ("ratio total / round-trip floor", f"{total / floor_rt.seconds:.2f}"),
                 ("peak RSS", f"{peak_rss_mib():.0f} MiB"),
+                ("load average (1 min) before / after", f"{load_before:.2f} / {load_after:.2f}"),
             ],
         )
+    if profiler:
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(20)
+        print(out.getvalue())
 
 
 if __name__ == "__main__":

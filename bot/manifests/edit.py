@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bot.config.repo import RepoConfig
-from bot.manifests.discovery import Discovery, discover_index
+from bot.manifests.discovery import Discovery, discover_index, gc_paused
 from bot.manifests.errors import EditError, ManifestError, VerificationError
 from bot.manifests.files import RepoFiles, join
 from bot.manifests.kustomize import kustomization_in
@@ -439,6 +439,7 @@ def apply_inventory_changes(
     write: bool,
 ) -> EditResult:
     """Entry point used by ``bot.manifests.apply_changes``."""
-    if disc is None or disc.inventory is not inventory:
-        disc = discover_index(root, config)
-    return apply_changes_with(root, disc, changes, config, write=write)
+    with gc_paused():
+        if disc is None or disc.inventory is not inventory:
+            disc = discover_index(root, config)
+        return apply_changes_with(root, disc, changes, config, write=write)

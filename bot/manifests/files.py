@@ -80,6 +80,8 @@ class RepoFiles:
         self.paths = paths
         self.overrides = dict(overrides or {})
         self._parsed: dict[str, YamlFile | ManifestError] = {}
+        self._adopted: dict[str, YamlFile] = {}
+        """Parses of another checkout of the same tree, served only for identical bytes."""
         self._listing: list[str] | None = None
         self.listing_errors: list[ManifestError] = []
         self._safe: dict[str, Path] = {}
@@ -180,7 +182,9 @@ class RepoFiles:
         cached = self._parsed.get(rel)
         if cached is None:
             try:
-                cached = parse_file(rel, self.read(rel))
+                data = self.read(rel)
+                known = self._adopted.pop(rel, None)
+                cached = known if known is not None and known.raw == data else parse_file(rel, data)
             except ManifestError as exc:
                 cached = exc
             self._parsed[rel] = cached
@@ -189,7 +193,12 @@ class RepoFiles:
         return cached
 
     def adopt(self, other: RepoFiles, changed: set[str]) -> None:
-        """Reuse ``other``'s parses of every file not in ``changed`` (a copy of the same tree)."""
+        """Reuse ``other``'s parses of the files not in ``changed`` (a copy of the same tree).
+
+        A reused parse is served only when the file's bytes here are identical to the bytes it
+        was parsed from (read and compared on first use), so a file changed by anyone, listed in
+        ``changed`` or not, is always parsed afresh.
+        """
         for path, parsed in other._parsed.items():
-            if path not in changed:
-                self._parsed.setdefault(path, parsed)
+            if path not in changed and isinstance(parsed, YamlFile):
+                self._adopted.setdefault(path, parsed)
