@@ -246,6 +246,7 @@ kind: HorizontalPodAutoscaler
 metadata:
   name: web
 spec:
+  maxReplicas: 8
   metrics:
     - pods:
         metric:
@@ -284,7 +285,11 @@ def test_shared_kustomize_base_gets_an_overlay_patch(repo):
     before = snapshot(root)
     result = edit(
         root,
-        [("web", "hpa.target.cpu", 75, "app"), ("web", "hpa.target.cpu", 70, "istio-proxy")],
+        [
+            ("web", "hpa.target.cpu", 75, "app"),
+            ("web", "hpa.maxReplicas", 8, None),
+            ("web", "hpa.target.cpu", 70, "istio-proxy"),
+        ],
         environment="overlays/prod",
     )
     assert not result.errors and not result.failed, result.errors
@@ -303,6 +308,7 @@ def test_shared_kustomize_base_gets_an_overlay_patch(repo):
         ("istio-proxy", 70),
     ]
     assert prod.other_metrics == 1  # the Pods metric, kept (as kubectl renders it: keys sorted)
+    assert (prod.max_replicas, dev.max_replicas) == (8, 10)
     assert [(t.container, t.utilization_percent) for t in dev.targets] == [(None, 70)]
 
 
@@ -318,3 +324,57 @@ def test_a_flow_style_metric_is_refused_and_nothing_written(repo):
     assert result.failed and not result.files
     assert "ContainerResource not expressible here" in result.errors[0].message
     assert snapshot(root) == before
+
+
+OVERLAY_OWN_METRICS = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+spec:
+  metrics:
+  - type: Resource
+    resource:
+      name: cpu
+      target:
+        type: Utilization
+        averageUtilization: 65 # prod
+"""
+
+
+def test_metrics_an_overlay_patch_sets_are_replaced_in_that_patch(repo):
+    require_binary("kubectl")
+    root = repo(
+        {
+            "base/kustomization.yaml": "resources:\n- web.yaml\n- hpa.yaml\n",
+            "base/web.yaml": TWO_CONTAINERS,
+            "base/hpa.yaml": KUSTOMIZE_BASE_HPA,
+            "overlays/prod/kustomization.yaml": (
+                "resources:\n- ../../base\npatches:\n- path: hpa.yaml\n"
+            ),
+            "overlays/prod/hpa.yaml": OVERLAY_OWN_METRICS,
+            "overlays/dev/kustomization.yaml": "resources:\n- ../../base\n",
+        }
+    )
+    result = edit(
+        root,
+        [("web", "hpa.target.cpu", 70, "app"), ("web", "hpa.target.cpu", 65, "istio-proxy")],
+        environment="overlays/prod",
+    )
+    assert not result.errors and not result.failed, result.errors
+    assert [f.path for f in result.files] == ["overlays/prod/hpa.yaml"]
+    replaced = OVERLAY_OWN_METRICS.split("  - type:", maxsplit=1)[0] + (
+        "  - type: ContainerResource\n    containerResource:\n      name: cpu\n"
+        "      container: app\n      target:\n        type: Utilization\n"
+        "        averageUtilization: 70\n"
+        "  - type: ContainerResource\n    containerResource:\n      name: cpu\n"
+        "      container: istio-proxy\n      target:\n        type: Utilization\n"
+        "        averageUtilization: 65\n"
+    )
+    assert (root / "overlays/prod/hpa.yaml").read_text() == replaced
+    inventory = discover(root, RepoConfig())
+    prod = workload(inventory, "web", "overlays/prod").hpa
+    assert [(t.container, t.utilization_percent) for t in prod.targets] == [
+        ("app", 70),
+        ("istio-proxy", 65),
+    ]
