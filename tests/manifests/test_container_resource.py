@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from bot.config.repo import RepoConfig
 from bot.manifests import PATCH_FILE, discover
+from bot.manifests.inventory_json import workload_json
 from tests.conftest import require_binary
 from tests.manifests.conftest import edit, snapshot, workload
 
@@ -193,8 +194,9 @@ def test_a_chart_keeps_its_pod_level_target(repo):
         "autoscaling:\n  enabled: true\n  maxReplicas: 5\n  targetCPUUtilizationPercentage: 80\n"
     )
     root = repo({"chart/Chart.yaml": chart, "chart/values.yaml": values})
-    hpa = workload(discover(root, RepoConfig()), "web").hpa
-    assert hpa is not None and not hpa.container_resource
+    shop = workload(discover(root, RepoConfig()), "web")
+    assert shop.hpa is not None and not shop.hpa.container_resource
+    assert workload_json(shop)["hpa"]["containerResource"] is False
 
 
 def test_raw_yaml_can_express_container_resource(repo):
