@@ -143,6 +143,10 @@ class DeclaredHPA:
     other_metrics: int = 0
     """Number of metrics that are not CPU/memory Resource/ContainerResource (kept untouched)."""
     locations: Mapping[str, Location] = field(default_factory=dict)
+    container_resource: bool = True
+    """Whether the repository can express per-container (``ContainerResource``) metrics for this
+    HPA: raw YAML and Kustomize can; ``autoscaling/v1`` and Helm values (unless the mapping names
+    per-container targets) cannot."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ from bot.manifests.plan import (
     Insert,
     Plan,
     Planner,
+    Splice,
     merge_tree,
     patch_tree,
 )
@@ -167,7 +168,7 @@ def _copy(tree: NewTree) -> NewTree:
 
 
 def _add_patches(disc: Discovery, plans: Sequence[Plan], out: dict[str, bytes]) -> None:
-    leaves: dict[str, dict[int, tuple[Obj, list[tuple[Path_, str]]]]] = {}
+    leaves: dict[str, dict[int, tuple[Obj, list[tuple[Path_, str | Splice]]]]] = {}
     for plan in plans:
         for directory, obj, value_path, leaf in plan.patches:
             entry = leaves.setdefault(directory, {}).setdefault(id(obj), (obj, []))

@@ -44,6 +44,7 @@ def _hpa(hpa: DeclaredHPA | None) -> dict[str, Any] | None:
             for t in hpa.targets
         ],
         "otherMetrics": hpa.other_metrics,
+        "containerResource": hpa.container_resource,
         "locations": _locations(hpa.locations),
     }
 

@@ -28,7 +28,11 @@ from bot.manifests.sources import MERGE_KEYS, Inline, Obj, Origin, Path_
 from bot.manifests.textedit import (
     NewTree,
     TextEdit,
+    after_line,
     delete_key,
+    indent_style,
+    last_end,
+    render_item,
     replace_scalar,
 )
 from bot.manifests.workloads import RESOURCE_FIELDS, Entry, Slot
@@ -43,7 +47,13 @@ from bot.model import (
 PATCH_FILE = "tortoise-bot-patch.yaml"
 """Strategic-merge patch the editor adds to an overlay when the value lives in a shared base."""
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
-"""A string that YAML reads back as the same string without quotes."""
+"""A string that YAML reads back as the same string without quotes (unless ``_NOT_STRING``)."""
+_NOT_STRING = re.compile(
+    r"^([-+]?(\d[\d_]*(\.\d*)?([eE][-+]?\d+)?|0[xo][0-9a-fA-F]+)|true|false|yes|no|on|off|y|n"
+    r"|null)$",
+    re.IGNORECASE,
+)
+"""Plain texts YAML 1.1 or 1.2 reads as a number, boolean or null: such strings are quoted."""
 FIELDS = (
     *RESOURCE_FIELDS,
     "replicas",
@@ -53,6 +63,18 @@ FIELDS = (
     "hpa.target.memory",
 )
 """``FieldChange.field`` names the editor accepts."""
+
+
+METRIC_KEYS = {"Resource": "resource", "ContainerResource": "containerResource"}
+"""HPA metric ``type`` -> the key of its body."""
+
+
+@dataclass(frozen=True, slots=True)
+class Splice:
+    """A list item replaced by several (a pod-level ``Resource`` metric by ``ContainerResource``
+    metrics); ``items`` are mappings whose planned scalars are ``_Text``."""
+
+    items: tuple[dict[str, Any], ...]
 
 
 @dataclass(eq=False, slots=True)
@@ -75,8 +97,9 @@ class Plan:
     ref: WorkloadRef
     edits: list[tuple[str, TextEdit]] = field(default_factory=list)
     inserts: list[Insert] = field(default_factory=list)
-    patches: list[tuple[str, Obj, Path_, str]] = field(default_factory=list)
-    """(overlay directory, object, path, text) for values the overlay patch file must add."""
+    patches: list[tuple[str, Obj, Path_, str | Splice]] = field(default_factory=list)
+    """(overlay directory, object, path, text or list splice) for what the overlay patch file
+    must set."""
     appends: list[tuple[str, NewTree]] = field(default_factory=list)
     """(values file, tree) for an environment values file with no mapping to insert into."""
     notes: list[Note] = field(default_factory=list)
@@ -115,6 +138,54 @@ def _slot_for(entry: Entry, change: FieldChange) -> tuple[tuple[str | None, str]
             "anywhere the editor can change it",
         )
     return key, slot
+
+
+def _replaces_metric(entry: Entry, change: FieldChange) -> bool:
+    """A per-container target change where the HPA only has the pod-level ``Resource`` metric
+    in ``spec.metrics`` (a values mapping or ``autoscaling/v1`` keeps its single pod-level field,
+    which such a change sets, as before)."""
+    pod_level = entry.slots.get((None, change.field))
+    return (
+        change.field.startswith("hpa.target.")
+        and change.container is not None
+        and (change.container, change.field) not in entry.slots
+        and pod_level is not None
+        and pod_level.path[:2] == ("spec", "metrics")
+    )
+
+
+def container_metric(resource: str, container: str, text: str) -> dict[str, Any]:
+    """One ``ContainerResource`` utilisation metric (``text``: the planned percent)."""
+    return {
+        "type": "ContainerResource",
+        "containerResource": {
+            "name": resource,
+            "container": container,
+            "target": {"type": "Utilization", "averageUtilization": _Text(text)},
+        },
+    }
+
+
+def replace_item(file: YamlFile, item: YMap, items: Sequence[dict[str, Any]]) -> TextEdit:
+    """The edit replacing the block sequence item ``item`` (whole lines, from its dash to its
+    last line) by ``items``, written at the same dash column with the item's own indentation
+    step; the lines around it (comments included) are kept."""
+    text = file.text
+    line_start = text.rfind("\n", 0, item.start) + 1
+    dash = text.rfind("-", line_start, item.start)
+    if dash < 0 or text[line_start:dash].strip():
+        raise EditError(file.path, item.line + 1, "cannot replace this list item")
+    end = after_line(text, last_end(item))
+    step, seq = indent_style(item)
+    if not any(isinstance(v, YMap) and not v.flow for _, v in item.items):
+        step, seq = indent_style(file.documents[0].root if file.documents else None)
+    column = dash - line_start
+    block = "".join(
+        render_item(_as_tree(entry), column, step, seq, file.newline) for entry in items
+    )
+    if end == len(text) and not text.endswith("\n"):
+        block = block.removesuffix(file.newline)
+    return TextEdit(line_start, end, block)
 
 
 def _text(slot: Slot, value: float | int, like: YNode | None) -> tuple[str, float | int]:
@@ -173,7 +244,7 @@ def _scalar(value: Any) -> str:
     if isinstance(value, int | float):
         return repr(value)
     text = str(value)
-    return text if _PLAIN.match(text) else json.dumps(text)
+    return text if _PLAIN.match(text) and not _NOT_STRING.match(text) else json.dumps(text)
 
 
 def _as_tree(value: Any) -> NewTree:
@@ -190,11 +261,26 @@ def _as_tree(value: Any) -> NewTree:
     return out
 
 
-def patch_tree(data: dict[str, Any], leaves: list[tuple[Path_, str]]) -> NewTree:
+def _splice(data: Any, leaves: list[tuple[Path_, str | Splice]]) -> None:
+    """Replace the spliced list items of ``data`` in place, highest index first so the others'
+    indices still hold."""
+    splices = [(path, leaf) for path, leaf in leaves if isinstance(leaf, Splice)]
+    for path, leaf in sorted(splices, key=lambda pl: pl[0], reverse=True):
+        items = _get(data, path[:-1])
+        index = path[-1]
+        if not isinstance(items, list) or not isinstance(index, int) or index >= len(items):
+            raise EditError("", 0, f"cannot replace {'.'.join(map(str, path))}")
+        items[index : index + 1] = [copy.deepcopy(item) for item in leaf.items]
+
+
+def patch_tree(data: dict[str, Any], leaves: list[tuple[Path_, str | Splice]]) -> NewTree:
     """A strategic-merge patch body setting every (path, text): lists with a merge key get one
-    item per named element; other lists (HPA ``metrics``) are copied whole, with the new values."""
+    item per named element; other lists (HPA ``metrics``) are copied whole, with the new values
+    and splices (scalars first, then splices, so scalar paths keep their indices)."""
     modified = copy.deepcopy(data)
     for path, text in leaves:
+        if isinstance(text, Splice):
+            continue
         target: Any = modified
         for part in path[:-1]:
             if isinstance(target, dict):
@@ -206,6 +292,7 @@ def patch_tree(data: dict[str, Any], leaves: list[tuple[Path_, str]]) -> NewTree
         if not isinstance(target, dict):
             raise EditError("", 0, f"cannot patch {'.'.join(map(str, path))}")
         target[path[-1]] = _Text(text)
+    _splice(modified, leaves)
     tree: NewTree = {}
     for path, _ in leaves:
         node: NewTree = tree
@@ -275,10 +362,77 @@ class Planner:
         if entry is None:
             raise EditError("", 0, f"{ref} is not declared in this repository")
         plan = Plan(ref)
+        replacing: dict[str, list[FieldChange]] = {}
         for change in changes:
+            if _replaces_metric(entry, change):
+                replacing.setdefault(change.field, []).append(change)
+                continue
             key, slot = _slot_for(entry, change)
             self.change(plan, entry, key, slot, change)
+        for name, group in replacing.items():
+            self.replace_metric(plan, entry, name, group)
         return plan
+
+    def replace_metric(
+        self, plan: Plan, entry: Entry, name: str, changes: Sequence[FieldChange]
+    ) -> None:
+        """Replace the pod-level ``Resource`` metric of ``name`` (``hpa.target.cpu``) by one
+        ``ContainerResource`` metric per changed container, in container order, at the same
+        place in ``spec.metrics``: as a text edit of the item where only this environment reads
+        its file, else as an overlay patch carrying the whole list (lists without a merge key
+        are replaced whole by a strategic merge)."""
+        slot = entry.slots[(None, name)]
+        resource = name.removeprefix("hpa.target.")
+        where = entry.workload.files[0] if entry.workload.files else ""
+        item_path = slot.path[:3]
+        order = {c.name: i for i, c in enumerate(entry.workload.containers)}
+        ordered = sorted(changes, key=lambda c: order.get(c.container or "", len(order)))
+        items: list[dict[str, Any]] = []
+        for change in ordered:
+            if change.container not in order or change.proposed is None:
+                raise EditError(
+                    where,
+                    0,
+                    f"{plan.ref}: no container {change.container!r} to scale on {resource}",
+                )
+            text, readback = _text(slot, change.proposed, None)
+            plan.expected[(change.container, name)] = readback
+            items.append(container_metric(resource, str(change.container), text))
+        plan.expected[(None, name)] = None
+        origin = slot.obj.origin(item_path)
+        env = entry.environment
+        if (
+            origin is not None
+            and origin.inline is None
+            and isinstance(origin.node, YMap)
+            and not origin.node.flow
+            and self.exclusive(origin, env.name)
+        ):
+            file = self.disc.files.parse(origin.file)
+            plan.edits.append((origin.file, replace_item(file, origin.node, items)))
+            return
+        if env.kind == "kustomize" and env.directory is not None and slot.obj.name:
+            if slot.obj.root.inline is not None:
+                raise EditError(
+                    slot.obj.root.file, slot.obj.root.line, f"{plan.ref}: cannot patch this object"
+                )
+            splice = Splice(tuple(items))
+            patch_tree(slot.obj.data, [(item_path, splice)])
+            plan.patches.append((env.directory, slot.obj, item_path, splice))
+            plan.notes.append(
+                Note(
+                    "overlay-patch",
+                    f"{plan.ref}: added a patch in {env.directory} replacing the HPA metrics of "
+                    f"the shared {origin.file if origin else slot.obj.root.file}",
+                )
+            )
+            return
+        raise EditError(
+            origin.file if origin else where,
+            origin.line if origin else 0,
+            f"{plan.ref}: ContainerResource not expressible here (no file of environment "
+            f"{env.name!r} can hold the replaced metric)",
+        )
 
     def change(
         self,

@@ -80,7 +80,7 @@ def _line_start(text: str, offset: int) -> int:
     return text.rfind("\n", 0, offset) + 1
 
 
-def _after_line(text: str, offset: int) -> int:
+def after_line(text: str, offset: int) -> int:
     """Offset of the start of the line after the one holding ``offset``."""
     if offset > 0 and text[offset - 1] == "\n":
         return offset
@@ -96,12 +96,12 @@ def _lines_at(text: str, at: int, block: str, newline: str) -> TextEdit:
     return TextEdit(at, at, newline + block.removesuffix(newline))
 
 
-def _last_end(node: YNode) -> int:
+def last_end(node: YNode) -> int:
     """End offset of the last scalar or flow collection inside a block node."""
     if isinstance(node, YMap) and not node.flow and node.items:
-        return _last_end(node.items[-1][1])
+        return last_end(node.items[-1][1])
     if isinstance(node, YSeq) and not node.flow and node.items:
-        return _last_end(node.items[-1])
+        return last_end(node.items[-1])
     return node.end
 
 
@@ -180,7 +180,7 @@ def insert_into_map(
     if not ymap.items:
         raise EditError(file.path, ymap.line + 1, "cannot add keys to an empty block mapping")
     indent = ymap.items[0][0].column
-    at = _after_line(text, _last_end(ymap))
+    at = after_line(text, last_end(ymap))
     return [_lines_at(text, at, render_block(tree, indent, step, seq, file.newline), file.newline)]
 
 
@@ -204,7 +204,7 @@ def insert_under_key(
                 value.start - 1 if text[value.start - 1] == " " else value.start, value.end, ""
             )
         )
-    at = _after_line(text, max(value.end, key.end))
+    at = after_line(text, max(value.end, key.end))
     block = render_block(tree, key.column + step, step, seq, file.newline)
     edits.append(_lines_at(text, at, block, file.newline))
     return edits
@@ -221,7 +221,7 @@ def append_to_seq(
     if dash < 0:
         raise EditError(file.path, first.line + 1, "cannot find this sequence's dash")
     column = dash - _line_start(text, dash)
-    at = _after_line(text, _last_end(yseq))
+    at = after_line(text, last_end(yseq))
     return [_lines_at(text, at, render_item(item, column, step, seq, file.newline), file.newline)]
 
 
@@ -234,10 +234,10 @@ def delete_key(file: YamlFile, text: str, ymap: YMap, key: str) -> TextEdit:
             if index + 1 < len(ymap.items):
                 return TextEdit(knode.start, ymap.items[index + 1][0].start, "")
             if index > 0:
-                return TextEdit(_last_end(ymap.items[index - 1][1]), value.end, "")
+                return TextEdit(last_end(ymap.items[index - 1][1]), value.end, "")
             return TextEdit(knode.start, value.end, "")
         start = _line_start(text, knode.start)
         if text[start : knode.start].strip():
             raise EditError(file.path, knode.line + 1, f"cannot remove {key!r} from this line")
-        return TextEdit(start, _after_line(text, _last_end(value)), "")
+        return TextEdit(start, after_line(text, last_end(value)), "")
     raise EditError(file.path, ymap.line + 1, f"no key {key!r} here")

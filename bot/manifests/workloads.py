@@ -275,6 +275,7 @@ class WorkloadBuilder:
                     locations={
                         k.removeprefix("hpa."): v for k, v in locs.items() if k.startswith("hpa.")
                     },
+                    container_resource=False,  # a mapping names pod-level targets only
                 )
             workload = DeclaredWorkload(
                 ref,
@@ -398,6 +399,7 @@ class WorkloadBuilder:
             tuple(targets),
             others,
             locations,
+            container_resource=not obj.api_version.startswith("autoscaling/v1"),
         )
         self._replace(entry, hpa=hpa, files=obj.files)
 

@@ -4,7 +4,9 @@
 are those of ``bot.model.FieldChange``: ``requests.cpu``, ``requests.memory``, ``limits.cpu``,
 ``limits.memory`` (with ``container``), ``hpa.minReplicas``, ``hpa.maxReplicas``,
 ``hpa.target.cpu`` / ``hpa.target.memory`` (with ``container``; None for the pod-level
-``Resource`` metric, container ``*`` in the recommendation). A limit proposed as None where one
+``Resource`` metric, container ``*`` in the recommendation). A per-container target that replaces
+the pod-level ``Resource`` metric (``inputs["metric"] == "Resource"``) is a change even when its
+number stays: the metric itself becomes ``ContainerResource``. A limit proposed as None where one
 exists is a removal (``proposed`` None).
 """
 
@@ -68,7 +70,8 @@ def field_changes(rec: Recommendation) -> tuple[FieldChange, ...]:
                 )
         for target in rec.hpa.targets:
             value = target.value
-            if value.proposed is not None and _changed(value):
+            replacing = target.container != "*" and value.inputs.get("metric") == "Resource"
+            if value.proposed is not None and (_changed(value) or replacing):
                 pod_level = target.container == "*"
                 suffix = "; pod-level Resource metric" if pod_level else ""
                 out.append(

@@ -17,7 +17,7 @@ Order, per workload (``docs/recommendations.md`` has the formulas):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -381,17 +381,30 @@ def _targets(
     hold: str | None,
     at_max: bool,
 ) -> tuple[HpaTargetRecommendation, ...]:
-    """HPA targets as Tortoise manages them (C3, C4), one per horizontal (container, resource)
-    with a ``ContainerResource`` metric.
+    """HPA targets as Tortoise manages them (C3, C4), one per horizontal (container, resource).
 
-    The bot edits values, not metric blocks, so where the HPA scales a resource on the pod-level
-    ``Resource`` metric (which Tortoise would replace) that one target is tuned with the same
-    formula from the pod's summed VPA values and requests (container ``*``); a horizontal
-    container without any metric is reported (Tortoise would add one at 70 %), not edited.
+    Where the HPA scales a resource on the pod-level ``Resource`` metric, Tortoise replaces it by
+    one ``ContainerResource`` metric per horizontal container
+    (``pkg/hpa/service.go: syncHPAMetricsWithTortoiseAutoscalingPolicy``). The bot does the same
+    when the repository can express such metrics (``WorkloadInput.container_resource_metrics``):
+    each container's target starts from the pod-level target it replaces (not from Tortoise's
+    70 % for a new metric, which would move scaling for no reason) and goes through C3/C4; the
+    proposal carries ``inputs["metric"] = "Resource"`` and is written even when the number stays,
+    since the metric itself changes. When any container lacks an estimate or request, or the
+    targets are held, the pod-level target is kept as one value. Where the repository cannot
+    express ``ContainerResource`` (a Helm chart without it, ``autoscaling/v1``), the pod-level
+    target is tuned with the same formula from the pod's summed VPA values and requests
+    (container ``*``) and the reason says so. A horizontal container without any metric is
+    reported (Tortoise would add one at 70 %), not edited.
     """
     admin = settings.admin
     targets = []
     pod_level_done: set[Resource] = set()
+    replaced = {
+        resource
+        for resource in RESOURCES
+        if _replaces_pod_level(inp, estimates, resource, hold=hold)
+    }
     for container in inp.containers:
         for resource in RESOURCES:
             if container.policy(resource) != "horizontal":
@@ -399,6 +412,24 @@ def _targets(
             current, kind = _hpa_target_current(inp, container.name, resource)
             name = container.name
             inputs: dict[str, Number | str | None] = {"metric": kind}
+            if kind == "Resource" and resource in replaced:
+                targets.append(
+                    HpaTargetRecommendation(
+                        name,
+                        resource,
+                        _replacement(
+                            inp,
+                            container,
+                            resource,
+                            current,
+                            estimates,
+                            admin=admin,
+                            now_s=now_s,
+                            at_max=at_max,
+                        ),
+                    )
+                )
+                continue
             if kind == "Resource":
                 if resource in pod_level_done:
                     continue
@@ -458,8 +489,88 @@ def _targets(
                     admin=admin,
                     now_s=now_s,
                 )
+                if kind == "Resource" and not inp.container_resource_metrics:
+                    value = replace(value, reason=f"{value.reason}; {NOT_EXPRESSIBLE}")
             targets.append(HpaTargetRecommendation(name, resource, value))
     return tuple(targets)
+
+
+NOT_EXPRESSIBLE = "ContainerResource not expressible here: the pod-level Resource target is tuned"
+"""Reason suffix (and note) where the repository cannot hold per-container HPA metrics."""
+
+
+def _horizontal(inp: WorkloadInput, resource: Resource) -> list[ContainerInput]:
+    return [c for c in inp.containers if c.policy(resource) == "horizontal"]
+
+
+def _replaces_pod_level(
+    inp: WorkloadInput,
+    estimates: dict[str, dict[Resource, ResourceEstimate]],
+    resource: Resource,
+    *,
+    hold: str | None,
+) -> bool:
+    """Whether the pod-level ``Resource`` metric of ``resource`` becomes per-container metrics:
+    the repository can express them, the HPA scales on it, nothing holds the targets, and every
+    horizontal container has a request and an estimate (a partial set would stop scaling on the
+    others)."""
+    if hold or inp.hpa is None or not inp.container_resource_metrics:
+        return False
+    if not any(t.resource == resource and t.container is None for t in inp.hpa.targets):
+        return False
+    horizontal = _horizontal(inp, resource)
+    return bool(horizontal) and all(
+        c.requests.get(resource) and estimates.get(c.name, {}).get(resource) is not None
+        for c in horizontal
+    )
+
+
+def _replacement(
+    inp: WorkloadInput,
+    container: ContainerInput,
+    resource: Resource,
+    pod_target: int,
+    estimates: dict[str, dict[Resource, ResourceEstimate]],
+    *,
+    admin: AdminSettings,
+    now_s: float,
+    at_max: bool,
+) -> Explained:
+    """One container's ``ContainerResource`` target replacing the pod-level ``Resource`` target
+    ``pod_target``: C3/C4 from that starting point (tortoise.md B4 starts a new metric at 70 %;
+    the bot starts from the value the pod scaled on and says so)."""
+    est = estimates[container.name][resource]
+    req_m = milli(float(container.requests.get(resource) or 0), resource)
+    rec_m = milli(est.rec, resource)
+    inputs: dict[str, Number | str | None] = {
+        "metric": "Resource",
+        "replaces": pod_target,
+        "rec": rec_m / 1000,
+        "request": req_m / 1000,
+    }
+    start = (
+        f"replaces the pod-level Resource metric, starting from its target {pod_target}% "
+        f"(Tortoise starts a new metric at {INITIAL_TARGET_PERCENT}%)"
+    )
+    if at_max:
+        return Explained(
+            pod_target,
+            pod_target,
+            "tortoise.target.at_max_replicas",
+            f"{start}; replicas at maximum_max_replicas: target kept",
+            inputs,
+        )
+    key = (container.name, resource)
+    if key not in inp.target_changed_s and (POD_LEVEL, resource) in inp.target_changed_s:
+        inp = replace(
+            inp,
+            target_changed_s={
+                **inp.target_changed_s,
+                key: inp.target_changed_s[(POD_LEVEL, resource)],
+            },
+        )
+    value = _target_value(pod_target, rec_m, req_m, key, inputs, inp=inp, admin=admin, now_s=now_s)
+    return replace(value, reason=f"{start}; {value.reason}")
 
 
 def _request(
@@ -769,6 +880,12 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
         containers.append(ContainerRecommendation(container.name, per["cpu"], per["memory"]))
 
     notes = tuple(inp.history.quality) + ((hpa_part.note,) if hpa_part.note else ())
+    if (
+        inp.hpa is not None
+        and not inp.container_resource_metrics
+        and any(t.container is None for t in inp.hpa.targets)
+    ):
+        notes += (Note("container-resource-unsupported", NOT_EXPRESSIBLE),)
     draft = Recommendation(
         inp.ref,
         "no-change",

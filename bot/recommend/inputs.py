@@ -117,15 +117,18 @@ def build_input(
     emergency: EmergencyState | None = None,
     target_changed_s: Mapping[tuple[str, Resource], float] | None = None,
     excluded_intervals_s: tuple[tuple[float, float], ...] = (),
-    container_resource_metrics: bool = True,
+    container_resource_metrics: bool | None = None,
 ) -> WorkloadInput:
     """A ``WorkloadInput`` from discovery and metrics output.
 
     ``policies`` maps a container name (or ``*`` for all) to per-resource policies from the
     repository config; ``min_allocated`` / ``max_allocated`` likewise (``*`` allowed); when
     absent, a declared VPA's ``minAllowed`` / ``maxAllowed`` for the container (or ``*``) is
-    used. Init containers are left out.
+    used. Init containers are left out. ``container_resource_metrics`` defaults to what
+    discovery found (``DeclaredHPA.container_resource``).
     """
+    if container_resource_metrics is None:
+        container_resource_metrics = workload.hpa.container_resource if workload.hpa else True
     policies = policies or {}
     vpa_policies = {
         p.container: p for p in (workload.vpa.container_policies if workload.vpa else ())

@@ -91,8 +91,11 @@ def test_recommend_json_output_matches_the_plan_schema(cli, tmp_path, document):
     assert app["cpu"]["policy"] == "horizontal"
     assert app["cpu"]["vpa"]["confidence"] > 1
     assert app["memory"]["request"]["rule"]
-    # The HPA scales on the pod-level Resource metric: one target, tuned from the pod's sums.
-    assert [t["container"] for t in out["hpa"]["targets"]] == ["*"]
+    # The HPA scales on the pod-level Resource metric: Tortoise replaces it by one
+    # ContainerResource target per horizontal container, each starting from the pod-level value.
+    targets = out["hpa"]["targets"]
+    assert [t["container"] for t in targets] == ["app", "istio-proxy"]
+    assert {t["current"] for t in targets} == {document["hpa"]["targets"][0]["utilization"]}
     assert len(out["hpa"]["slots"]) == 168
 
 

@@ -8,17 +8,21 @@ from pathlib import Path
 import bot.demo
 from bot.config.bot import load_bot_settings
 from bot.metrics.snapshot import SnapshotSource
-from bot.pipeline import plan_repository
+from bot.pipeline import RepositoryPlan, plan_repository
 
 DEMO_DIR = Path(bot.demo.__file__).resolve().parent
 
 
-def test_demo_proposes_the_istio_proxy_rebalance(tmp_path):
+def _demo_plan(tmp_path: Path) -> RepositoryPlan:
     root = tmp_path / "demo-shop"
     shutil.copytree(DEMO_DIR / "repo", root)
     source = SnapshotSource(DEMO_DIR / "snapshot.zip")
     settings = load_bot_settings(DEMO_DIR / "bot.yaml")
-    plan = plan_repository(root, source, settings, now_s=source.end_s)
+    return plan_repository(root, source, settings, now_s=source.end_s)
+
+
+def test_demo_proposes_the_istio_proxy_rebalance(tmp_path):
+    plan = _demo_plan(tmp_path)
     [frontend] = [o for o in plan.outcomes if o.ref.name == "frontend"]
     assert frontend.status == "changes"
     assert frontend.recommendation is not None
@@ -37,3 +41,22 @@ def test_demo_proposes_the_istio_proxy_rebalance(tmp_path):
     # The edit lands in the manifest.
     assert frontend.ref not in plan.edit.failed
     assert f"+            cpu: {round(request.proposed * 1000)}m" in plan.edit.diff
+
+
+def test_demo_replaces_pod_level_metrics_per_container(tmp_path):
+    plan = _demo_plan(tmp_path)
+    targets = {
+        o.ref.name: {c.container for c in o.changes if c.field == "hpa.target.cpu"}
+        for o in plan.outcomes
+    }
+    # raw YAML and Kustomize: one ContainerResource target per container; the chart keeps its
+    # pod-level target and says why.
+    assert targets["frontend"] == {"app", "istio-proxy"}
+    assert targets["cart"] == {"cart"}
+    assert targets["checkout"] == {None}
+    [checkout] = [o for o in plan.outcomes if o.ref.name == "checkout"]
+    assert any("ContainerResource not expressible here" in c.reason for c in checkout.changes)
+    assert plan.edit.diff.count("+  - type: ContainerResource") == 2
+    assert "+      container: istio-proxy" in plan.edit.diff
+    assert "+        container: cart" in plan.edit.diff
+    assert "-  - type: Resource" in plan.edit.diff

@@ -12,8 +12,10 @@ from bot.config.repo import ResourcePolicy
 from bot.model import (
     ContainerHistory,
     DeclaredContainer,
+    DeclaredHPA,
     DeclaredVPA,
     DeclaredWorkload,
+    HpaTarget,
     ResourceValues,
     VpaContainerPolicy,
 )
@@ -300,18 +302,72 @@ def test_missing_container_metric_is_reported_not_edited():
     assert ("hpa.target.cpu", "istio-proxy") not in changes
 
 
-def test_pod_level_resource_target_is_tuned_from_the_pod_sums():
+def _pod_level(**kwargs):
+    inp = _hpa_workload()
+    return workload(*inp.containers, hist=inp.history, hpa=hpa(3, 30, (None, "cpu", 60)), **kwargs)
+
+
+def test_pod_level_resource_target_is_tuned_from_the_pod_sums_where_not_expressible():
     # app rec 0.92 of 1 core + istio-proxy 0.063 of 0.1 core: 0.983/1.1 = 89.4 % -> upper 90;
     # 100 - (90 - 60) = 70, at most +5 -> 65; one change, on the pod-level metric.
-    inp = _hpa_workload()
-    pod = workload(*inp.containers, hist=inp.history, hpa=hpa(3, 30, (None, "cpu", 60)))
-    rec, changes = _run(pod)
+    rec, changes = _run(_pod_level(container_resource_metrics=False))
     assert rec.hpa is not None
     assert [t.container for t in rec.hpa.targets] == ["*"]
     target = rec.hpa.targets[0].value
     assert target.inputs["unlimited"] == 70
     assert target.proposed == 65
     assert changes[("hpa.target.cpu", None)].proposed == 65
+    assert "ContainerResource not expressible here" in changes[("hpa.target.cpu", None)].reason
+    assert "container-resource-unsupported" in {n.code for n in rec.notes}
+
+
+def test_pod_level_resource_metric_is_replaced_per_container():
+    # Each container starts from the pod-level 60 % it replaces (tortoise.md B4 would start at
+    # 70 %): app 0.92/1 = 92 % -> 100 - (92 - 60) = 68; istio-proxy 0.063/0.1 = 63 % ->
+    # 100 - (63 - 60) = 97, clamped to the maximum 90; both at most +5 -> 65.
+    rec, changes = _run(_pod_level())
+    assert rec.hpa is not None
+    assert [t.container for t in rec.hpa.targets] == ["app", "istio-proxy"]
+    app, proxy = (t.value for t in rec.hpa.targets)
+    assert (app.current, app.inputs["replaces"], app.inputs["metric"]) == (60, 60, "Resource")
+    assert app.inputs["unlimited"] == 68
+    assert proxy.inputs["unlimited"] == 90
+    assert (app.proposed, proxy.proposed) == (65, 65)
+    assert "replaces the pod-level Resource metric" in app.reason
+    assert ("hpa.target.cpu", None) not in changes
+    assert changes[("hpa.target.cpu", "app")].proposed == 65
+    assert changes[("hpa.target.cpu", "istio-proxy")].current == 60
+
+
+def test_replacing_the_metric_is_a_change_even_when_the_targets_stay():
+    # The pod-level target changed an hour ago: +5 waits 24 h, so both containers keep 60 %,
+    # yet the metric still becomes per-container (the number is written, the type changes).
+    rec, changes = _run(_pod_level(target_changed_s={("*", "cpu"): NOW_S - 3600}))
+    assert rec.hpa is not None
+    assert [t.value.proposed for t in rec.hpa.targets] == [60, 60]
+    assert {c for f, c in changes if f == "hpa.target.cpu"} == {"app", "istio-proxy"}
+    assert rec.status == "changes"
+
+
+def test_held_targets_keep_the_pod_level_metric():
+    # emergency freezes targets: no partial replacement, the pod-level metric stays as it is.
+    rec, changes = _run(_pod_level(emergency=EmergencyState(requested=True)))
+    assert rec.hpa is not None
+    assert [t.container for t in rec.hpa.targets] == ["*"]
+    assert not any(f.startswith("hpa.target") for f, _ in changes)
+
+
+def test_build_input_reads_expressibility_from_discovery():
+    h = history(container_history("app", 0.5, 300e6))
+    app = DeclaredContainer("app", ResourceValues(1.0, 512 * MIB))
+    chart_hpa = DeclaredHPA("app", 2, 10, (HpaTarget("cpu", 70),), container_resource=False)
+    chart = DeclaredWorkload(REF, None, (app,), hpa=chart_hpa)
+    assert not build_input(chart, h).container_resource_metrics
+    raw = DeclaredWorkload(
+        REF, None, (app,), hpa=DeclaredHPA("app", 2, 10, (HpaTarget("cpu", 70),))
+    )
+    assert build_input(raw, h).container_resource_metrics
+    assert not build_input(raw, h, container_resource_metrics=False).container_resource_metrics
 
 
 def test_container_resource_unsupported_holds_targets_with_a_reason():

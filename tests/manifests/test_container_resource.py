@@ -1,0 +1,382 @@
+"""A pod-level ``Resource`` metric replaced by one ``ContainerResource`` metric per container.
+
+Golden bytes: the metric is replaced in place (same position, other metrics and comments kept) in
+the file's own indentation; a shared Kustomize base gets a patch in the overlay instead.
+"""
+
+from __future__ import annotations
+
+from bot.config.repo import RepoConfig
+from bot.manifests import PATCH_FILE, discover
+from bot.manifests.inventory_json import workload_json
+from tests.conftest import require_binary
+from tests.manifests.conftest import edit, snapshot, workload
+
+TWO_CONTAINERS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      containers:
+        - name: app
+          resources:
+            requests: {cpu: "1", memory: 1Gi}
+        - name: istio-proxy
+          resources:
+            requests: {cpu: 500m, memory: 256Mi}
+"""
+
+HPA_2 = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 3 # floor
+  maxReplicas: 20
+  metrics:
+    # queue depth first
+    - type: Pods
+      pods:
+        metric: {name: queue_depth}
+        target: {type: AverageValue, averageValue: "10"}
+    # scale on CPU
+    - type: Resource
+      resource:
+        name: cpu
+        target:
+          type: Utilization
+          averageUtilization: 60 # tuned by hand
+    - type: Resource  # memory stays pod-level
+      resource:
+        name: memory
+        target:
+          type: Utilization
+          averageUtilization: 80
+  # end of metrics
+"""
+
+HPA_2_REPLACED = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 4 # floor
+  maxReplicas: 20
+  metrics:
+    # queue depth first
+    - type: Pods
+      pods:
+        metric: {name: queue_depth}
+        target: {type: AverageValue, averageValue: "10"}
+    # scale on CPU
+    - type: ContainerResource
+      containerResource:
+        name: cpu
+        container: app
+        target:
+          type: Utilization
+          averageUtilization: 65
+    - type: ContainerResource
+      containerResource:
+        name: cpu
+        container: istio-proxy
+        target:
+          type: Utilization
+          averageUtilization: 60
+    - type: Resource  # memory stays pod-level
+      resource:
+        name: memory
+        target:
+          type: Utilization
+          averageUtilization: 80
+  # end of metrics
+"""
+
+HPA_4 = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+    name: web
+spec:
+    scaleTargetRef:
+        apiVersion: apps/v1
+        kind: Deployment
+        name: web
+    maxReplicas: 20
+    metrics:
+    - type: Resource
+      resource:
+          name: cpu
+          target:
+              type: Utilization
+              averageUtilization: 70
+"""
+
+HPA_4_REPLACED = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+    name: web
+spec:
+    scaleTargetRef:
+        apiVersion: apps/v1
+        kind: Deployment
+        name: web
+    maxReplicas: 20
+    metrics:
+    - type: ContainerResource
+      containerResource:
+          name: cpu
+          container: app
+          target:
+              type: Utilization
+              averageUtilization: 75
+    - type: ContainerResource
+      containerResource:
+          name: cpu
+          container: istio-proxy
+          target:
+              type: Utilization
+              averageUtilization: 70"""
+
+CHANGES: list[tuple[str, str, float | int | None, str | None]] = [
+    # given out of container order: the metrics follow the workload's containers
+    ("web", "hpa.target.cpu", 60, "istio-proxy"),
+    ("web", "hpa.target.cpu", 65, "app"),
+]
+
+
+def test_resource_metric_is_replaced_in_place_two_space_with_comments(repo):
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_2})
+    result = edit(root, [*CHANGES, ("web", "hpa.minReplicas", 4, None)])
+    assert not result.errors and not result.failed, result.errors
+    assert (root / "hpa.yaml").read_text() == HPA_2_REPLACED
+    assert (root / "web.yaml").read_text() == TWO_CONTAINERS
+    hpa = workload(discover(root, RepoConfig()), "web").hpa
+    assert hpa is not None and hpa.other_metrics == 1
+    assert [(t.container, t.resource, t.utilization_percent) for t in hpa.targets] == [
+        ("app", "cpu", 65),
+        ("istio-proxy", "cpu", 60),
+        (None, "memory", 80),
+    ]
+
+
+def test_four_space_indentless_sequence_without_final_newline(repo):
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_4.removesuffix("\n")})
+    result = edit(
+        root,
+        [("web", "hpa.target.cpu", 75, "app"), ("web", "hpa.target.cpu", 70, "istio-proxy")],
+    )
+    assert not result.errors and not result.failed, result.errors
+    assert (root / "hpa.yaml").read_text() == HPA_4_REPLACED
+
+
+def test_crlf_line_endings_are_kept(repo):
+    crlf = HPA_2.replace("\n", "\r\n").encode()
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": crlf})
+    result = edit(root, CHANGES)
+    assert not result.errors, result.errors
+    expected = HPA_2_REPLACED.replace("minReplicas: 4", "minReplicas: 3")
+    assert (root / "hpa.yaml").read_bytes() == expected.replace("\n", "\r\n").encode()
+
+
+def test_a_chart_keeps_its_pod_level_target(repo):
+    # Helm values name one pod-level target: discovery says ContainerResource cannot be written.
+    chart = "apiVersion: v2\nname: web\nversion: 1.0.0\n"
+    values = (
+        "autoscaling:\n  enabled: true\n  maxReplicas: 5\n  targetCPUUtilizationPercentage: 80\n"
+    )
+    root = repo({"chart/Chart.yaml": chart, "chart/values.yaml": values})
+    shop = workload(discover(root, RepoConfig()), "web")
+    assert shop.hpa is not None and not shop.hpa.container_resource
+    assert workload_json(shop)["hpa"]["containerResource"] is False
+
+
+def test_raw_yaml_can_express_container_resource(repo):
+    raw = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_2})
+    assert workload(discover(raw, RepoConfig()), "web").hpa.container_resource
+
+
+def test_autoscaling_v1_cannot_express_container_resource(repo):
+    v1 = (
+        "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: web\n"
+        "spec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"
+        "  maxReplicas: 5\n  targetCPUUtilizationPercentage: 70\n"
+    )
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": v1})
+    hpa = workload(discover(root, RepoConfig()), "web").hpa
+    assert hpa is not None and not hpa.container_resource
+
+
+KUSTOMIZE_BASE_HPA = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: web
+  maxReplicas: 10
+  metrics:
+  - type: Pods
+    pods:
+      metric:
+        name: queue_depth
+      target:
+        type: AverageValue
+        averageValue: "10"
+  - type: Resource
+    resource:
+      name: cpu
+      target:
+        type: Utilization
+        averageUtilization: 70
+"""
+
+OVERLAY_PATCH = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+spec:
+  maxReplicas: 8
+  metrics:
+    - pods:
+        metric:
+          name: queue_depth
+        target:
+          averageValue: "10"
+          type: AverageValue
+      type: Pods
+    - type: ContainerResource
+      containerResource:
+        name: cpu
+        container: app
+        target:
+          type: Utilization
+          averageUtilization: 75
+    - type: ContainerResource
+      containerResource:
+        name: cpu
+        container: istio-proxy
+        target:
+          type: Utilization
+          averageUtilization: 70
+"""
+
+
+def test_shared_kustomize_base_gets_an_overlay_patch(repo):
+    require_binary("kubectl")
+    files: dict[str, str | bytes] = {
+        "base/kustomization.yaml": "resources:\n- web.yaml\n- hpa.yaml\n",
+        "base/web.yaml": TWO_CONTAINERS,
+        "base/hpa.yaml": KUSTOMIZE_BASE_HPA,
+        "overlays/prod/kustomization.yaml": "resources:\n- ../../base\n",
+        "overlays/dev/kustomization.yaml": "resources:\n- ../../base\n",
+    }
+    root = repo(files)
+    before = snapshot(root)
+    result = edit(
+        root,
+        [
+            ("web", "hpa.target.cpu", 75, "app"),
+            ("web", "hpa.maxReplicas", 8, None),
+            ("web", "hpa.target.cpu", 70, "istio-proxy"),
+        ],
+        environment="overlays/prod",
+    )
+    assert not result.errors and not result.failed, result.errors
+    assert sorted(f.path for f in result.files) == [
+        "overlays/prod/kustomization.yaml",
+        f"overlays/prod/{PATCH_FILE}",
+    ]
+    assert (root / "base/hpa.yaml").read_bytes() == before["base/hpa.yaml"]
+    assert (root / f"overlays/prod/{PATCH_FILE}").read_text() == OVERLAY_PATCH
+    assert any("replacing the HPA metrics" in n.message for n in result.notes)
+    inventory = discover(root, RepoConfig())
+    prod = workload(inventory, "web", "overlays/prod").hpa
+    dev = workload(inventory, "web", "overlays/dev").hpa
+    assert [(t.container, t.utilization_percent) for t in prod.targets] == [
+        ("app", 75),
+        ("istio-proxy", 70),
+    ]
+    assert prod.other_metrics == 1  # the Pods metric, kept (as kubectl renders it: keys sorted)
+    assert (prod.max_replicas, dev.max_replicas) == (8, 10)
+    assert [(t.container, t.utilization_percent) for t in dev.targets] == [(None, 70)]
+
+
+def test_a_flow_style_metric_is_refused_and_nothing_written(repo):
+    flow = HPA_4.split("    metrics:", maxsplit=1)[0] + (
+        "    metrics:\n"
+        "    - {type: Resource, resource: {name: cpu, target: {type: Utilization, "
+        "averageUtilization: 70}}}\n"
+    )
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": flow})
+    before = snapshot(root)
+    result = edit(root, CHANGES)
+    assert result.failed and not result.files
+    assert "ContainerResource not expressible here" in result.errors[0].message
+    assert snapshot(root) == before
+
+
+OVERLAY_OWN_METRICS = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+spec:
+  metrics:
+  - type: Resource
+    resource:
+      name: cpu
+      target:
+        type: Utilization
+        averageUtilization: 65 # prod
+"""
+
+
+def test_metrics_an_overlay_patch_sets_are_replaced_in_that_patch(repo):
+    require_binary("kubectl")
+    root = repo(
+        {
+            "base/kustomization.yaml": "resources:\n- web.yaml\n- hpa.yaml\n",
+            "base/web.yaml": TWO_CONTAINERS,
+            "base/hpa.yaml": KUSTOMIZE_BASE_HPA,
+            "overlays/prod/kustomization.yaml": (
+                "resources:\n- ../../base\npatches:\n- path: hpa.yaml\n"
+            ),
+            "overlays/prod/hpa.yaml": OVERLAY_OWN_METRICS,
+            "overlays/dev/kustomization.yaml": "resources:\n- ../../base\n",
+        }
+    )
+    result = edit(
+        root,
+        [("web", "hpa.target.cpu", 70, "app"), ("web", "hpa.target.cpu", 65, "istio-proxy")],
+        environment="overlays/prod",
+    )
+    assert not result.errors and not result.failed, result.errors
+    assert [f.path for f in result.files] == ["overlays/prod/hpa.yaml"]
+    replaced = OVERLAY_OWN_METRICS.split("  - type:", maxsplit=1)[0] + (
+        "  - type: ContainerResource\n    containerResource:\n      name: cpu\n"
+        "      container: app\n      target:\n        type: Utilization\n"
+        "        averageUtilization: 70\n"
+        "  - type: ContainerResource\n    containerResource:\n      name: cpu\n"
+        "      container: istio-proxy\n      target:\n        type: Utilization\n"
+        "        averageUtilization: 65\n"
+    )
+    assert (root / "overlays/prod/hpa.yaml").read_text() == replaced
+    inventory = discover(root, RepoConfig())
+    prod = workload(inventory, "web", "overlays/prod").hpa
+    assert [(t.container, t.utilization_percent) for t in prod.targets] == [
+        ("app", 70),
+        ("istio-proxy", 65),
+    ]
