@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from bot.config.bot import BotSettings
 from bot.config.errors import ConfigError, ConfigProblem
@@ -26,6 +26,7 @@ from bot.config.repo import RepoConfig, WorkloadConfig, find_repo_config, load_r
 from bot.forge.branches import group_change_sets, group_key
 from bot.forge.errors import ForgeError
 from bot.forge.github import GitHubForge, KeyResult, PublishReport, WorkloadStatus
+from bot.forge.lifecycle import ThresholdCheck, within_per_value
 from bot.forge.previous import WorkloadMemory
 from bot.manifests import apply_changes, discover
 from bot.manifests.errors import ManifestError
@@ -433,38 +434,20 @@ def build_proposals(plan: RepositoryPlan) -> list[Proposal]:
     return proposals
 
 
-def proposals_within_thresholds(
-    noise: NoiseSettings,
-) -> Callable[[Mapping[str, Any], Mapping[str, Any]], bool]:
-    """The check that keeps a rejected proposal closed: True when every proposed value of the
-    new proposal is within minChange (``bot.recommend.noise``) of the rejected one, and HPA
-    replica counts and targets are equal. Falls back to digest equality when a state holds no
-    per-value changes (too large to embed)."""
+def proposals_within_thresholds(noise: NoiseSettings) -> ThresholdCheck:
+    """The check that keeps a rejected proposal closed: True when every proposed request or
+    limit of the new proposal is within minChange (``bot.recommend.noise``) of the rejected one
+    and every other value (replica counts, targets) is equal (``lifecycle.within_per_value``)."""
 
-    def within(rejected: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-        old_changes: Mapping[str, Any] = rejected.get("changes") or {}
-        new_changes: Mapping[str, Any] = new.get("changes") or {}
-        if not old_changes or not new_changes:
-            return bool(rejected.get("proposal") == new.get("proposal"))
-        if set(old_changes) != set(new_changes):
+    def close(change_id: str, rejected: float, proposed: float) -> bool:
+        field_name = change_id.rsplit("/", 1)[-1]
+        if not field_name.startswith(("requests.", "limits.")):
             return False
-        for key, value in new_changes.items():
-            old = old_changes[key]
-            if old is None or value is None:
-                if old != value:
-                    return False
-                continue
-            field_name = key.rsplit("/", 1)[-1]
-            if field_name.startswith(("requests.", "limits.")):
-                resource: Resource = "cpu" if field_name.endswith("cpu") else "memory"
-                moved, _ = passes_min_change(float(old), float(value), resource, noise)
-                if moved:
-                    return False
-            elif old != value:
-                return False
-        return True
+        resource: Resource = "cpu" if field_name.endswith("cpu") else "memory"
+        moved, _ = passes_min_change(rejected, proposed, resource, noise)
+        return not moved
 
-    return within
+    return within_per_value(close)
 
 
 def emergency_phases(plan: RepositoryPlan) -> dict[str, str]:

@@ -85,12 +85,13 @@ def same_proposal(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     return old.get("proposal") == new.get("proposal")
 
 
-def within_fraction(fraction: float) -> ThresholdCheck:
-    """A threshold check: the new proposal is "within" the rejected one when both set the same
-    values and each proposed value differs from the rejected one by less than ``fraction``.
+def within_per_value(close: Callable[[str, float, float], bool]) -> ThresholdCheck:
+    """A threshold check comparing the two states value by value.
 
-    ``|new - old| < fraction * |old|`` per value (``old == 0``: only an equal value is within);
-    a state without ``changes`` (too large to keep) falls back to ``same_proposal``.
+    The new proposal is "within" the rejected one when both set the same values, absences
+    (``None``: a removed field) match, and ``close(change_id, rejected, proposed)`` holds for
+    every other value. A state without ``changes`` (too large to keep) falls back to
+    ``same_proposal``.
     """
 
     def check(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
@@ -104,14 +105,17 @@ def within_fraction(fraction: float) -> ThresholdCheck:
             if value is None or before is None:
                 if value != before:
                     return False
-            elif (
-                abs(float(value) - float(before)) >= fraction * abs(float(before))
-                and value != before
-            ):
+            elif value != before and not close(key, float(before), float(value)):
                 return False
         return True
 
     return check
+
+
+def within_fraction(fraction: float) -> ThresholdCheck:
+    """Within when each proposed value differs from the rejected one by less than ``fraction``:
+    ``|new - old| < fraction * |old|`` (``old == 0``: only an equal value is within)."""
+    return within_per_value(lambda _key, old, new: abs(new - old) < fraction * abs(old))
 
 
 def decide(
