@@ -82,14 +82,12 @@ def summary_markdown(summary: RunSummary) -> str:
 def execute(
     settings: BotSettings,
     *,
-    config_path: Path | None = None,
     dry_run: bool = False,
     shard: Shard | None = None,
     now_s: float | None = None,
     env: Mapping[str, str] | None = None,
 ) -> int:
     """One run over every repository; the exit code of ``tortoise-bot run``."""
-    del config_path
     env = os.environ if env is None else env
     if env.get(PROMETHEUS_URL_ENV):
         settings = settings.model_copy(
@@ -153,7 +151,6 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from exc
     return execute(
         load_bot_settings(args.config),
-        config_path=args.config,
         dry_run=args.dry_run,
         shard=shard,
         now_s=parse_now(args.now),

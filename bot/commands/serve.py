@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     settings = load_bot_settings(args.config)
 
     def job() -> int:
-        return run_command.execute(settings, config_path=args.config)
+        return run_command.execute(settings)
 
     service = Service(
         job,
