@@ -154,6 +154,20 @@ def _replaces_metric(entry: Entry, change: FieldChange) -> bool:
     )
 
 
+def _adds_metric(entry: Entry, change: FieldChange) -> bool:
+    """A new per-container target (``current`` None) for a container the HPA has no metric
+    for, where no pod-level metric of that resource exists either."""
+    return (
+        change.field.startswith("hpa.target.")
+        and change.container is not None
+        and change.current is None
+        and change.proposed is not None
+        and (change.container, change.field) not in entry.slots
+        and (None, change.field) not in entry.slots
+        and (None, "hpa.maxReplicas") in entry.slots
+    )
+
+
 def container_metric(resource: str, container: str, text: str) -> dict[str, Any]:
     """One ``ContainerResource`` utilisation metric (``text``: the planned percent)."""
     return {
@@ -170,6 +184,23 @@ def replace_item(file: YamlFile, item: YMap, items: Sequence[dict[str, Any]]) ->
     """The edit replacing the block sequence item ``item`` (whole lines, from its dash to its
     last line) by ``items``, written at the same dash column with the item's own indentation
     step; the lines around it (comments included) are kept."""
+    line_start, end, block = _item_block(file, item, items)
+    return TextEdit(line_start, end, block)
+
+
+def insert_after_item(file: YamlFile, item: YMap, items: Sequence[dict[str, Any]]) -> TextEdit:
+    """The edit adding ``items`` right after the block sequence item ``item``, at its dash
+    column and in its indentation step (a file without a final newline keeps none)."""
+    _, end, block = _item_block(file, item, items)
+    if end == len(file.text) and not file.text.endswith("\n"):
+        block = file.newline + block
+    return TextEdit(end, end, block)
+
+
+def _item_block(
+    file: YamlFile, item: YMap, items: Sequence[dict[str, Any]]
+) -> tuple[int, int, str]:
+    """(start of the item's first line, end of its last line, ``items`` rendered like it)."""
     text = file.text
     line_start = text.rfind("\n", 0, item.start) + 1
     dash = text.rfind("-", line_start, item.start)
@@ -185,7 +216,7 @@ def replace_item(file: YamlFile, item: YMap, items: Sequence[dict[str, Any]]) ->
     )
     if end == len(text) and not text.endswith("\n"):
         block = block.removesuffix(file.newline)
-    return TextEdit(line_start, end, block)
+    return line_start, end, block
 
 
 def _text(slot: Slot, value: float | int, like: YNode | None) -> tuple[str, float | int]:
@@ -363,43 +394,109 @@ class Planner:
             raise EditError("", 0, f"{ref} is not declared in this repository")
         plan = Plan(ref)
         replacing: dict[str, list[FieldChange]] = {}
+        adding: list[FieldChange] = []
         for change in changes:
             if _replaces_metric(entry, change):
                 replacing.setdefault(change.field, []).append(change)
                 continue
+            if _adds_metric(entry, change):
+                adding.append(change)
+                continue
             key, slot = _slot_for(entry, change)
             self.change(plan, entry, key, slot, change)
+        added = self.add_metrics(plan, entry, adding, replacing=bool(replacing))
+        last = max(replacing, key=lambda n: entry.slots[(None, n)].path[2], default=None)
         for name, group in replacing.items():
-            self.replace_metric(plan, entry, name, group)
+            self.replace_metric(plan, entry, name, group, added if name == last else ())
         return plan
 
-    def replace_metric(
-        self, plan: Plan, entry: Entry, name: str, changes: Sequence[FieldChange]
-    ) -> None:
-        """Replace the pod-level ``Resource`` metric of ``name`` (``hpa.target.cpu``) by one
-        ``ContainerResource`` metric per changed container, in container order, at the same
-        place in ``spec.metrics``: as a text edit of the item where only this environment reads
-        its file, else as an overlay patch carrying the whole list (lists without a merge key
-        are replaced whole by a strategic merge)."""
-        slot = entry.slots[(None, name)]
-        resource = name.removeprefix("hpa.target.")
+    def _metric_items(
+        self, plan: Plan, entry: Entry, obj: Obj, changes: Sequence[FieldChange]
+    ) -> list[dict[str, Any]]:
+        """One ``ContainerResource`` item per change, in container order (the planned values
+        go to ``plan.expected``)."""
         where = entry.workload.files[0] if entry.workload.files else ""
-        item_path = slot.path[:3]
         order = {c.name: i for i, c in enumerate(entry.workload.containers)}
         ordered = sorted(changes, key=lambda c: order.get(c.container or "", len(order)))
         items: list[dict[str, Any]] = []
         for change in ordered:
+            resource = change.field.removeprefix("hpa.target.")
             if change.container not in order or change.proposed is None:
                 raise EditError(
                     where,
                     0,
                     f"{plan.ref}: no container {change.container!r} to scale on {resource}",
                 )
-            text, readback = _text(slot, change.proposed, None)
-            plan.expected[(change.container, name)] = readback
+            text, readback = _text(Slot(obj, (), "percent"), change.proposed, None)
+            plan.expected[(change.container, change.field)] = readback
             items.append(container_metric(resource, str(change.container), text))
+        return items
+
+    def replace_metric(
+        self,
+        plan: Plan,
+        entry: Entry,
+        name: str,
+        changes: Sequence[FieldChange],
+        added: Sequence[dict[str, Any]] = (),
+    ) -> None:
+        """Replace the pod-level ``Resource`` metric of ``name`` (``hpa.target.cpu``) by one
+        ``ContainerResource`` metric per changed container, in container order, at the same
+        place in ``spec.metrics`` (followed by ``added``, new metrics of containers that had
+        none): as a text edit of the item where only this environment reads its file, else as
+        an overlay patch carrying the whole list (lists without a merge key are replaced whole
+        by a strategic merge)."""
+        slot = entry.slots[(None, name)]
+        items = [*self._metric_items(plan, entry, slot.obj, changes), *added]
         plan.expected[(None, name)] = None
-        origin = slot.obj.origin(item_path)
+        self._write_items(plan, entry, slot.obj, slot.path[:3], items, keep=False)
+
+    def add_metrics(
+        self, plan: Plan, entry: Entry, changes: Sequence[FieldChange], *, replacing: bool
+    ) -> list[dict[str, Any]]:
+        """New ``ContainerResource`` metrics for containers the HPA has none for (Tortoise adds
+        them at 70 %, ``syncHPAMetricsWithTortoiseAutoscalingPolicy``): written after the last
+        ``ContainerResource`` item of ``spec.metrics``, else at its end. When a pod-level
+        metric is being replaced and there is no such item, the items are returned for the
+        replacement to write after its own; otherwise they are planned here and ``[]`` is
+        returned."""
+        if not changes:
+            return []
+        obj = entry.slots[(None, "hpa.maxReplicas")].obj
+        metrics = _get(obj.data, ("spec", "metrics"))
+        where = entry.workload.files[0] if entry.workload.files else ""
+        if obj.kind != "HorizontalPodAutoscaler" or not isinstance(metrics, list) or not metrics:
+            raise EditError(
+                where,
+                0,
+                f"{plan.ref}: ContainerResource not expressible here (the HPA has no "
+                "spec.metrics list to add a metric to)",
+            )
+        items = self._metric_items(plan, entry, obj, changes)
+        kinds = [m.get("type") if isinstance(m, dict) else None for m in metrics]
+        if "ContainerResource" not in kinds and replacing:
+            return items
+        last = max(
+            (i for i, kind in enumerate(kinds) if kind == "ContainerResource"),
+            default=len(metrics) - 1,
+        )
+        self._write_items(plan, entry, obj, ("spec", "metrics", last), items, keep=True)
+        return []
+
+    def _write_items(
+        self,
+        plan: Plan,
+        entry: Entry,
+        obj: Obj,
+        item_path: Path_,
+        items: Sequence[dict[str, Any]],
+        *,
+        keep: bool,
+    ) -> None:
+        """Write ``items`` in place of (``keep``: after) the metric at ``item_path``: a text
+        edit where only this environment reads the item's file, else an overlay patch."""
+        where = entry.workload.files[0] if entry.workload.files else ""
+        origin = obj.origin(item_path)
         env = entry.environment
         if (
             origin is not None
@@ -409,21 +506,24 @@ class Planner:
             and self.exclusive(origin, env.name)
         ):
             file = self.disc.files.parse(origin.file)
-            plan.edits.append((origin.file, replace_item(file, origin.node, items)))
+            write = insert_after_item if keep else replace_item
+            plan.edits.append((origin.file, write(file, origin.node, items)))
             return
-        if env.kind == "kustomize" and env.directory is not None and slot.obj.name:
-            if slot.obj.root.inline is not None:
+        if env.kind == "kustomize" and env.directory is not None and obj.name:
+            if obj.root.inline is not None:
                 raise EditError(
-                    slot.obj.root.file, slot.obj.root.line, f"{plan.ref}: cannot patch this object"
+                    obj.root.file, obj.root.line, f"{plan.ref}: cannot patch this object"
                 )
-            splice = Splice(tuple(items))
-            patch_tree(slot.obj.data, [(item_path, splice)])
-            plan.patches.append((env.directory, slot.obj, item_path, splice))
+            kept = [copy.deepcopy(_get(obj.data, item_path))] if keep else []
+            splice = Splice((*kept, *items))
+            patch_tree(obj.data, [(item_path, splice)])
+            plan.patches.append((env.directory, obj, item_path, splice))
             plan.notes.append(
                 Note(
                     "overlay-patch",
-                    f"{plan.ref}: added a patch in {env.directory} replacing the HPA metrics of "
-                    f"the shared {origin.file if origin else slot.obj.root.file}",
+                    f"{plan.ref}: added a patch in {env.directory} "
+                    f"{'adding to' if keep else 'replacing'} the HPA metrics of "
+                    f"the shared {origin.file if origin else obj.root.file}",
                 )
             )
             return
@@ -431,7 +531,7 @@ class Planner:
             origin.file if origin else where,
             origin.line if origin else 0,
             f"{plan.ref}: ContainerResource not expressible here (no file of environment "
-            f"{env.name!r} can hold the replaced metric)",
+            f"{env.name!r} can hold the {'added' if keep else 'replaced'} metric)",
         )
 
     def change(

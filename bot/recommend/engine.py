@@ -394,8 +394,8 @@ def _targets(
     targets are held, the pod-level target is kept as one value. Where the repository cannot
     express ``ContainerResource`` (a Helm chart without it, ``autoscaling/v1``), the pod-level
     target is tuned with the same formula from the pod's summed VPA values and requests
-    (container ``*``) and the reason says so. A horizontal container without any metric is
-    reported (Tortoise would add one at 70 %), not edited.
+    (container ``*``) and the reason says so. A horizontal container without any metric gets a
+    new ``ContainerResource`` metric at Tortoise's initial 70 % (``_added``).
     """
     admin = settings.admin
     targets = []
@@ -450,14 +450,7 @@ def _targets(
                 rec_m = milli(est.rec, resource) if est is not None else 0
                 req_m = milli(float(req or 0), resource)
             if kind == "added":
-                value = Explained(
-                    None,
-                    None,
-                    "tortoise.target.missing_metric",
-                    f"no metric for this container: Tortoise would add one at "
-                    f"{INITIAL_TARGET_PERCENT}%; the bot edits values, add it by hand",
-                    inputs,
-                )
+                value = _added(inp, resource, replaced, inputs)
             elif not inp.container_resource_metrics and kind == "ContainerResource":
                 value = Explained(
                     current,
@@ -497,6 +490,50 @@ def _targets(
 
 NOT_EXPRESSIBLE = "ContainerResource not expressible here: the pod-level Resource target is tuned"
 """Reason suffix (and note) where the repository cannot hold per-container HPA metrics."""
+
+
+def _added(
+    inp: WorkloadInput,
+    resource: Resource,
+    replaced: set[Resource],
+    inputs: dict[str, Number | str | None],
+) -> Explained:
+    """A horizontal container resource the HPA has no metric for. Tortoise adds a
+    ``ContainerResource`` metric at ``INITIAL_TARGET_PERCENT`` (tortoise.md B4,
+    ``pkg/hpa/service.go: syncHPAMetricsWithTortoiseAutoscalingPolicy``); the bot proposes the
+    same (current None) where the HPA already scales on ``ContainerResource`` metrics or its
+    pod-level metric is being replaced by them, and the repository can express them. Otherwise
+    the gap is reported with no proposal."""
+    assert inp.hpa is not None
+    per_container = replaced or any(t.container is not None for t in inp.hpa.targets)
+    if not inp.container_resource_metrics:
+        return Explained(
+            None,
+            None,
+            "tortoise.target.missing_metric",
+            f"no metric for this container (Tortoise would add one at "
+            f"{INITIAL_TARGET_PERCENT}%); {NOT_EXPRESSIBLE}",
+            inputs,
+        )
+    if not per_container:
+        return Explained(
+            None,
+            None,
+            "tortoise.target.missing_metric",
+            f"no metric for this container: Tortoise would add one at "
+            f"{INITIAL_TARGET_PERCENT}%; the HPA has no ContainerResource metric to add it "
+            f"next to, add it by hand",
+            inputs,
+        )
+    return Explained(
+        None,
+        INITIAL_TARGET_PERCENT,
+        "tortoise.target.new_metric",
+        f"new ContainerResource metric at Tortoise's initial {INITIAL_TARGET_PERCENT}% "
+        f"(syncHPAMetricsWithTortoiseAutoscalingPolicy adds one for every horizontal "
+        f"container resource the HPA lacks)",
+        inputs,
+    )
 
 
 def _horizontal(inp: WorkloadInput, resource: Resource) -> list[ContainerInput]:

@@ -380,3 +380,192 @@ def test_metrics_an_overlay_patch_sets_are_replaced_in_that_patch(repo):
         ("app", 70),
         ("istio-proxy", 65),
     ]
+
+
+HPA_APP_ONLY = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 20
+  metrics:
+    - type: ContainerResource # the app
+      containerResource:
+        name: cpu
+        container: app
+        target:
+          type: Utilization
+          averageUtilization: 60
+    # memory stays pod-level
+    - type: Resource
+      resource:
+        name: memory
+        target:
+          type: Utilization
+          averageUtilization: 80
+"""
+
+HPA_APP_ONLY_ADDED = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 20
+  metrics:
+    - type: ContainerResource # the app
+      containerResource:
+        name: cpu
+        container: app
+        target:
+          type: Utilization
+          averageUtilization: 60
+    - type: ContainerResource
+      containerResource:
+        name: cpu
+        container: istio-proxy
+        target:
+          type: Utilization
+          averageUtilization: 70
+    # memory stays pod-level
+    - type: Resource
+      resource:
+        name: memory
+        target:
+          type: Utilization
+          averageUtilization: 80
+"""
+
+ADD_PROXY: list[tuple[str, str, float | int | None, str | None]] = [
+    ("web", "hpa.target.cpu", 70, "istio-proxy"),
+]
+
+
+def test_missing_metric_is_added_after_the_last_container_resource_item(repo):
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_APP_ONLY})
+    result = edit(root, ADD_PROXY)
+    assert not result.errors and not result.failed, result.errors
+    assert (root / "hpa.yaml").read_text() == HPA_APP_ONLY_ADDED
+    hpa = workload(discover(root, RepoConfig()), "web").hpa
+    assert [(t.container, t.resource, t.utilization_percent) for t in hpa.targets] == [
+        ("app", "cpu", 60),
+        ("istio-proxy", "cpu", 70),
+        (None, "memory", 80),
+    ]
+
+
+def test_missing_metric_is_added_with_crlf_and_no_final_newline(repo):
+    crlf = HPA_APP_ONLY.removesuffix("\n").replace("\n", "\r\n").encode()
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": crlf})
+    result = edit(root, ADD_PROXY)
+    assert not result.errors and not result.failed, result.errors
+    expected = HPA_APP_ONLY_ADDED.removesuffix("\n").replace("\n", "\r\n").encode()
+    assert (root / "hpa.yaml").read_bytes() == expected
+
+
+def test_missing_metric_is_added_at_the_end_of_a_four_space_list(repo):
+    # Only the app's metric is last: the new item goes after it, at the end of the file (no final
+    # newline kept), in the file's indentless four-space style.
+    app_only = HPA_4.replace(
+        "- type: Resource\n      resource:", "- type: ContainerResource\n      containerResource:"
+    ).replace("          name: cpu\n", "          name: cpu\n          container: app\n")
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": app_only.removesuffix("\n")})
+    result = edit(root, ADD_PROXY)
+    assert not result.errors and not result.failed, result.errors
+    assert (root / "hpa.yaml").read_text() == HPA_4_REPLACED.replace(
+        "averageUtilization: 75", "averageUtilization: 70"
+    )
+
+
+def test_added_memory_metric_follows_the_replaced_cpu_metric(repo):
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_4})
+    result = edit(
+        root,
+        [
+            ("web", "hpa.target.memory", 70, "app"),
+            ("web", "hpa.target.cpu", 75, "app"),
+            ("web", "hpa.target.cpu", 70, "istio-proxy"),
+        ],
+    )
+    assert not result.errors and not result.failed, result.errors
+    assert (root / "hpa.yaml").read_text() == HPA_4_REPLACED + (
+        "\n    - type: ContainerResource\n      containerResource:\n          name: memory\n"
+        "          container: app\n          target:\n              type: Utilization\n"
+        "              averageUtilization: 70\n"
+    )
+
+
+def test_added_metric_where_the_hpa_has_no_metrics_list_fails_and_writes_nothing(repo):
+    bare = HPA_4.split("    metrics:", maxsplit=1)[0]
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": bare})
+    before = snapshot(root)
+    result = edit(root, ADD_PROXY)
+    assert result.failed and not result.files
+    assert "ContainerResource not expressible here" in result.errors[0].message
+    assert snapshot(root) == before
+
+
+KUSTOMIZE_BASE_APP_ONLY = KUSTOMIZE_BASE_HPA.replace(
+    "  - type: Resource\n    resource:\n      name: cpu\n",
+    "  - type: ContainerResource\n    containerResource:\n      name: cpu\n      container: app\n",
+)
+
+OVERLAY_PATCH_ADDED = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+spec:
+  metrics:
+    - pods:
+        metric:
+          name: queue_depth
+        target:
+          averageValue: "10"
+          type: AverageValue
+      type: Pods
+    - containerResource:
+        container: app
+        name: cpu
+        target:
+          averageUtilization: 70
+          type: Utilization
+      type: ContainerResource
+    - type: ContainerResource
+      containerResource:
+        name: cpu
+        container: istio-proxy
+        target:
+          type: Utilization
+          averageUtilization: 70
+"""
+
+
+def test_shared_kustomize_base_gets_an_overlay_patch_adding_the_metric(repo):
+    require_binary("kubectl")
+    root = repo(
+        {
+            "base/kustomization.yaml": "resources:\n- web.yaml\n- hpa.yaml\n",
+            "base/web.yaml": TWO_CONTAINERS,
+            "base/hpa.yaml": KUSTOMIZE_BASE_APP_ONLY,
+            "overlays/prod/kustomization.yaml": "resources:\n- ../../base\n",
+            "overlays/dev/kustomization.yaml": "resources:\n- ../../base\n",
+        }
+    )
+    before = snapshot(root)
+    result = edit(root, ADD_PROXY, environment="overlays/prod")
+    assert not result.errors and not result.failed, result.errors
+    assert (root / "base/hpa.yaml").read_bytes() == before["base/hpa.yaml"]
+    assert (root / f"overlays/prod/{PATCH_FILE}").read_text() == OVERLAY_PATCH_ADDED
+    assert any("adding to the HPA metrics" in n.message for n in result.notes)
+    inventory = discover(root, RepoConfig())
+    prod = workload(inventory, "web", "overlays/prod").hpa
+    dev = workload(inventory, "web", "overlays/dev").hpa
+    assert [(t.container, t.utilization_percent) for t in prod.targets] == [
+        ("app", 70),
+        ("istio-proxy", 70),
+    ]
+    assert [(t.container, t.utilization_percent) for t in dev.targets] == [("app", 70)]

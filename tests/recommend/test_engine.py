@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from bot.model import (
 from bot.recommend.changes import field_changes, next_emergency_phase
 from bot.recommend.engine import recommend
 from bot.recommend.inputs import EmergencyState, build_input
+from bot.recommend.tortoise.constants import INITIAL_TARGET_PERCENT
 from tests.recommend.factories import (
     DAY_S,
     NOW_S,
@@ -291,15 +293,56 @@ def test_build_input_policies_and_vpa_bounds():
     assert app.min_allocated.cpu_cores == 0.05
 
 
-def test_missing_container_metric_is_reported_not_edited():
+def test_missing_container_metric_is_added_at_tortoise_initial_70():
+    # Tortoise's metric sync adds a ContainerResource metric at 70 % (tortoise.md B4).
     inp = _hpa_workload()
     only_app = workload(*inp.containers, hist=inp.history, hpa=hpa(3, 30, ("app", "cpu", 60)))
     rec, changes = _run(only_app)
     assert rec.hpa is not None
     proxy = next(t for t in rec.hpa.targets if t.container == "istio-proxy")
+    assert (proxy.value.current, proxy.value.proposed) == (None, INITIAL_TARGET_PERCENT)
+    assert proxy.value.rule == "tortoise.target.new_metric"
+    change = changes[("hpa.target.cpu", "istio-proxy")]
+    assert (change.current, change.proposed) == (None, 70)
+    assert "new ContainerResource metric at Tortoise's initial 70%" in change.reason
+
+
+def test_missing_container_metric_is_reported_where_not_expressible():
+    inp = _hpa_workload()
+    only_app = workload(
+        *inp.containers,
+        hist=inp.history,
+        hpa=hpa(3, 30, ("app", "cpu", 60)),
+        container_resource_metrics=False,
+    )
+    rec, changes = _run(only_app)
+    assert rec.hpa is not None
+    proxy = next(t for t in rec.hpa.targets if t.container == "istio-proxy")
     assert (proxy.value.current, proxy.value.proposed) == (None, None)
     assert proxy.value.rule == "tortoise.target.missing_metric"
+    assert "ContainerResource not expressible here" in proxy.value.reason
     assert ("hpa.target.cpu", "istio-proxy") not in changes
+
+
+def test_missing_metric_without_any_per_container_metric_is_only_reported():
+    # No ContainerResource metric and no pod-level one being replaced: nothing to add it next to.
+    inp = _hpa_workload()
+    bare = workload(*inp.containers, hist=inp.history, hpa=hpa(3, 30))
+    rec, changes = _run(bare)
+    assert rec.hpa is not None
+    assert {t.value.rule for t in rec.hpa.targets} == {"tortoise.target.missing_metric"}
+    assert not [key for key in changes if key[0].startswith("hpa.target.")]
+
+
+def test_missing_memory_metric_is_added_when_the_pod_level_cpu_metric_is_replaced():
+    inp = _hpa_workload()
+    app, proxy = inp.containers
+    app = replace(app, memory_policy="horizontal")
+    both = workload(app, proxy, hist=inp.history, hpa=hpa(3, 30, (None, "cpu", 60)))
+    _, changes = _run(both)
+    assert changes[("hpa.target.cpu", "app")].current == 60  # the replaced pod-level target
+    memory = changes[("hpa.target.memory", "app")]
+    assert (memory.current, memory.proposed) == (None, 70)
 
 
 def _pod_level(**kwargs):
