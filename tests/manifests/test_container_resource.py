@@ -276,14 +276,7 @@ spec:
 
 def test_shared_kustomize_base_gets_an_overlay_patch(repo):
     require_binary("kubectl")
-    files: dict[str, str | bytes] = {
-        "base/kustomization.yaml": "resources:\n- web.yaml\n- hpa.yaml\n",
-        "base/web.yaml": TWO_CONTAINERS,
-        "base/hpa.yaml": KUSTOMIZE_BASE_HPA,
-        "overlays/prod/kustomization.yaml": "resources:\n- ../../base\n",
-        "overlays/dev/kustomization.yaml": "resources:\n- ../../base\n",
-    }
-    root = repo(files)
+    root = _shared_base(repo, KUSTOMIZE_BASE_HPA)
     before = snapshot(root)
     result = edit(
         root,
@@ -305,10 +298,7 @@ def test_shared_kustomize_base_gets_an_overlay_patch(repo):
     inventory = discover(root, RepoConfig())
     prod = workload(inventory, "web", "overlays/prod").hpa
     dev = workload(inventory, "web", "overlays/dev").hpa
-    assert [(t.container, t.utilization_percent) for t in prod.targets] == [
-        ("app", 75),
-        ("istio-proxy", 70),
-    ]
+    assert _targets(root, "overlays/prod") == [("app", 75), ("istio-proxy", 70)]
     assert prod.other_metrics == 1  # the Pods metric, kept (as kubectl renders it: keys sorted)
     assert (prod.max_replicas, dev.max_replicas) == (8, 10)
     assert [(t.container, t.utilization_percent) for t in dev.targets] == [(None, 70)]
@@ -407,22 +397,7 @@ spec:
           averageUtilization: 80
 """
 
-HPA_APP_ONLY_ADDED = """\
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata:
-  name: web
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  maxReplicas: 20
-  metrics:
-    - type: ContainerResource # the app
-      containerResource:
-        name: cpu
-        container: app
-        target:
-          type: Utilization
-          averageUtilization: 60
+PROXY_METRIC = """\
     - type: ContainerResource
       containerResource:
         name: cpu
@@ -430,14 +405,11 @@ spec:
         target:
           type: Utilization
           averageUtilization: 70
-    # memory stays pod-level
-    - type: Resource
-      resource:
-        name: memory
-        target:
-          type: Utilization
-          averageUtilization: 80
 """
+
+HPA_APP_ONLY_ADDED = HPA_APP_ONLY.replace(
+    "    # memory stays pod-level\n", PROXY_METRIC + "    # memory stays pod-level\n"
+)
 
 ADD_PROXY: list[tuple[str, str, float | int | None, str | None]] = [
     ("web", "hpa.target.cpu", 70, "istio-proxy"),
@@ -513,7 +485,8 @@ KUSTOMIZE_BASE_APP_ONLY = KUSTOMIZE_BASE_HPA.replace(
     "  - type: ContainerResource\n    containerResource:\n      name: cpu\n      container: app\n",
 )
 
-OVERLAY_PATCH_ADDED = """\
+OVERLAY_PATCH_ADDED = (
+    """\
 apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
 metadata:
@@ -534,38 +507,39 @@ spec:
           averageUtilization: 70
           type: Utilization
       type: ContainerResource
-    - type: ContainerResource
-      containerResource:
-        name: cpu
-        container: istio-proxy
-        target:
-          type: Utilization
-          averageUtilization: 70
 """
+    + PROXY_METRIC
+)
 
 
 def test_shared_kustomize_base_gets_an_overlay_patch_adding_the_metric(repo):
     require_binary("kubectl")
-    root = repo(
-        {
-            "base/kustomization.yaml": "resources:\n- web.yaml\n- hpa.yaml\n",
-            "base/web.yaml": TWO_CONTAINERS,
-            "base/hpa.yaml": KUSTOMIZE_BASE_APP_ONLY,
-            "overlays/prod/kustomization.yaml": "resources:\n- ../../base\n",
-            "overlays/dev/kustomization.yaml": "resources:\n- ../../base\n",
-        }
-    )
+    root = _shared_base(repo, KUSTOMIZE_BASE_APP_ONLY)
     before = snapshot(root)
     result = edit(root, ADD_PROXY, environment="overlays/prod")
     assert not result.errors and not result.failed, result.errors
     assert (root / "base/hpa.yaml").read_bytes() == before["base/hpa.yaml"]
     assert (root / f"overlays/prod/{PATCH_FILE}").read_text() == OVERLAY_PATCH_ADDED
     assert any("adding to the HPA metrics" in n.message for n in result.notes)
-    inventory = discover(root, RepoConfig())
-    prod = workload(inventory, "web", "overlays/prod").hpa
-    dev = workload(inventory, "web", "overlays/dev").hpa
-    assert [(t.container, t.utilization_percent) for t in prod.targets] == [
-        ("app", 70),
-        ("istio-proxy", 70),
-    ]
-    assert [(t.container, t.utilization_percent) for t in dev.targets] == [("app", 70)]
+    assert _targets(root, "overlays/prod") == [("app", 70), ("istio-proxy", 70)]
+    assert _targets(root, "overlays/dev") == [("app", 70)]
+
+
+def _shared_base(repo, base_hpa: str):
+    """A Kustomize base with the two-container Deployment and ``base_hpa``, shared by two
+    overlays."""
+    return repo(
+        {
+            "base/kustomization.yaml": "resources:\n- web.yaml\n- hpa.yaml\n",
+            "base/web.yaml": TWO_CONTAINERS,
+            "base/hpa.yaml": base_hpa,
+            "overlays/prod/kustomization.yaml": "resources:\n- ../../base\n",
+            "overlays/dev/kustomization.yaml": "resources:\n- ../../base\n",
+        }
+    )
+
+
+def _targets(root, environment: str) -> list[tuple[str | None, int]]:
+    hpa = workload(discover(root, RepoConfig()), "web", environment).hpa
+    assert hpa is not None
+    return [(t.container, t.utilization_percent) for t in hpa.targets]
