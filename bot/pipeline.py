@@ -28,7 +28,7 @@ from bot.forge.errors import ForgeError
 from bot.forge.github import GitHubForge, KeyResult, PublishReport, WorkloadStatus
 from bot.forge.lifecycle import ThresholdCheck, within_per_value
 from bot.forge.previous import WorkloadMemory
-from bot.manifests import apply_changes, discover
+from bot.manifests import apply_changes, discover, environment_config
 from bot.manifests.errors import ManifestError
 from bot.manifests.quantities import bytes_from_quantity, cores_from_quantity
 from bot.metrics.errors import MetricsError
@@ -186,14 +186,16 @@ def workload_settings(
 
 def history_requests(inventory: Inventory, config: RepoConfig) -> list[HistoryRequest]:
     """One request per workload, with its environment's Prometheus selector."""
-    selectors: Mapping[str, Mapping[str, str]] = {
-        env.name: env.selector for env in config.environments
-    }
+
+    def selector(environment: str) -> dict[str, str]:
+        env = environment_config(config, environment)
+        return dict(env.selector) if env is not None else {}
+
     return [
         HistoryRequest(
             ref=w.ref,
             containers=tuple(c.name for c in w.containers if not c.init),
-            selector=dict(selectors.get(w.ref.environment, {})),
+            selector=selector(w.ref.environment),
         )
         for w in inventory.workloads
     ]

@@ -24,7 +24,7 @@ import os
 import tempfile
 import zipfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -314,23 +314,11 @@ class SnapshotSource:
                 continue
             history = recorded if same_window else _window(recorded, start_s, end_s)
             if start_s < snap.start_s or end_s > snap.end_s:
-                history = WorkloadHistory(
-                    ref=history.ref,
-                    start_s=history.start_s,
-                    end_s=history.end_s,
-                    pods=history.pods,
-                    containers=history.containers,
-                    replicas_t=history.replicas_t,
-                    replicas=history.replicas,
-                    crash_loops_s=history.crash_loops_s,
-                    quality=(
-                        *history.quality,
-                        Note(
-                            "snapshot-window",
-                            f"the snapshot covers {snap.start_s:.0f}..{snap.end_s:.0f} only",
-                        ),
-                    ),
+                note = Note(
+                    "snapshot-window",
+                    f"the snapshot covers {snap.start_s:.0f}..{snap.end_s:.0f} only",
                 )
+                history = replace(history, quality=(*history.quality, note))
             histories[ref] = history
         return FetchResult(
             histories=histories,
