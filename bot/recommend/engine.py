@@ -39,7 +39,7 @@ from bot.model import (
     Usage,
     VpaEstimate,
 )
-from bot.recommend import hvpa, noise
+from bot.recommend import hvpa, noise, units
 from bot.recommend.changes import field_changes
 from bot.recommend.inputs import ContainerInput, WorkloadInput
 from bot.recommend.tortoise.constants import (
@@ -663,7 +663,9 @@ def _request(
             inputs | {"vpa_weight": weight},
         )
     if policy == "vertical":
-        new, rule, reason = vertical_request(req_m, rec_m, admin.buffer_ratio_on_vertical_resource)
+        new, rule, reason = vertical_request(
+            req_m, rec_m, admin.buffer_ratio_on_vertical_resource, resource=resource
+        )
         if new is None:
             return Explained(current, current, rule, reason, inputs)
         value_m, clamp_rule = justify(
@@ -761,9 +763,9 @@ def _noise(
             current,
             current,
             "noise.min_change",
-            f"wants {noise.describe(rounded, resource, float(current))}: a move of "
-            f"{noise.show(abs(rounded - float(current)), resource)} is below minChange "
-            f"{noise.show(threshold, resource)}",
+            f"wants {units.describe(rounded, resource, float(current))}: a move of "
+            f"{units.amount(abs(rounded - float(current)), resource)} is below minChange "
+            f"{units.amount(threshold, resource)}",
             inputs,
         )
     ratio = 0.0 if raw.rule == "hvpa.weighted" else admin.max_allowed_scaling_down_ratio
@@ -772,8 +774,8 @@ def _noise(
         inputs |= {"wanted": rounded, "wanted_rule": rule}
         rule = "tortoise.request.step_down"
         reason = (
-            f"{reason}; wants {noise.describe(rounded, resource, float(current))}, "
-            f"step-limited to {noise.describe(stepped, resource, float(current))}"
+            f"{reason}; wants {units.describe(rounded, resource, float(current))}, "
+            f"step-limited to {units.describe(stepped, resource, float(current))}"
         )
         rounded = stepped
     value: Number = rounded if resource == "cpu" else int(rounded)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from bot.config.recommend import MIB, NoiseSettings
+from bot.config.recommend import NoiseSettings
 from bot.model import Resource
 from bot.recommend.hvpa import min_change_threshold
 
@@ -64,18 +64,3 @@ def step_limited(
     floor_milli = math.trunc(round(current * 1000) * ratio)
     floor = round_up_to_step(floor_milli / 1000, resource, noise)
     return wanted if floor >= current else max(wanted, floor)
-
-
-def show(value: float, resource: Resource) -> str:
-    """``0.143`` (cores) or ``125Mi`` (bytes, in MiB to 0.1)."""
-    return f"{value:g}" if resource == "cpu" else f"{round(value / MIB, 1):g}Mi"
-
-
-def describe(value: float, resource: Resource, current: float) -> str:
-    """``0.143 (−71 %)`` or ``125Mi (−51 %)``: a value and its change from ``current``."""
-    shown = show(value, resource)
-    if not current:
-        return shown
-    percent = round((value - current) / current * 100)
-    sign = "−" if percent < 0 else "+"
-    return f"{shown} ({sign}{abs(percent)} %)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -60,3 +61,30 @@ def test_demo_replaces_pod_level_metrics_per_container(tmp_path):
     assert "+      container: istio-proxy" in plan.edit.diff
     assert "+        container: cart" in plan.edit.diff
     assert "-  - type: Resource" in plan.edit.diff
+
+
+RAW_NUMBER = re.compile(r"\d[eE][+-]?\d|\d{7,}")
+"""An exponent (``7.64047e+08``) or a raw byte count (``764047000``) in a reason."""
+
+
+def _reasons(plan: RepositoryPlan) -> list[str]:
+    out = []
+    for outcome in plan.outcomes:
+        out += outcome.reasons
+        rec = outcome.recommendation
+        if rec is None:
+            continue
+        values = [t.value for t in rec.hpa.targets] if rec.hpa else []
+        if rec.hpa:
+            values += [rec.hpa.min_replicas, rec.hpa.max_replicas]
+        for container in rec.containers:
+            for res in (container.cpu, container.memory):
+                values += [res.request, res.limit]
+        out += [v.reason for v in values]
+    return out
+
+
+def test_demo_reasons_print_amounts_in_their_unit(tmp_path):
+    reasons = _reasons(_demo_plan(tmp_path))
+    assert any(re.search(r"\d(m|Mi|Gi)\b", r) for r in reasons)  # amounts are there, in units
+    assert [r for r in reasons if RAW_NUMBER.search(r)] == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -495,7 +496,8 @@ def test_min_change_judges_the_full_move_then_the_step_limit_applies():
     assert cpu.request.inputs["wanted_rule"] == "tortoise.vertical.down"
     assert cpu.request.proposed == pytest.approx(0.4)
     pct = round((wanted - 0.5) / 0.5 * 100)
-    assert f"wants {wanted:g} (−{-pct} %), step-limited to 0.4 (−20 %)" in cpu.request.reason
+    shown = f"{wanted * 1000:.1f}".rstrip("0").rstrip(".")  # millicores, e.g. 133m
+    assert f"wants {shown}m (−{-pct} %), step-limited to 400m (−20 %)" in cpu.request.reason
     assert changes[("requests.cpu", "app")].proposed == pytest.approx(0.4)
     assert changes[("limits.cpu", "app")].proposed == pytest.approx(0.8)
     # Applied, the next run steps again (0.4 -> 0.32); then the rest (0.32 -> ~0.13) is below
@@ -505,8 +507,8 @@ def test_min_change_judges_the_full_move_then_the_step_limit_applies():
     rec, changes = _run(workload(container("app", 0.32, 512 * MIB, cpu_limit=0.64), hist=h))
     assert rec.containers[0].cpu.request.rule == "noise.min_change"
     assert rec.containers[0].cpu.request.inputs["unfiltered"] == pytest.approx(wanted)
-    assert f"wants {wanted:g} (−" in rec.containers[0].cpu.request.reason
-    assert "below minChange 0.2" in rec.containers[0].cpu.request.reason
+    assert f"wants {shown}m (−" in rec.containers[0].cpu.request.reason
+    assert "below minChange 200m" in rec.containers[0].cpu.request.reason
     assert ("requests.cpu", "app") not in changes
 
 
@@ -518,3 +520,21 @@ def test_step_limit_never_goes_above_the_ceiling():
     )
     rec, _ = _run(inp)
     assert rec.containers[0].cpu.request.proposed == pytest.approx(2.0)
+
+
+def test_memory_reasons_print_mebibytes_not_byte_counts():
+    # 700 MB used against 256 MiB requested: a vertical scale-up whose reason names the VPA
+    # value; with a 2 GiB limit the limit keeps its ratio 8.
+    h = history(container_history("app", 0.2, 700e6))
+    inp = workload(container("app", 0.2, 256 * MIB, mem_limit=2048 * MIB), hist=h)
+    rec, _ = _run(inp)
+    memory = rec.containers[0].memory
+    assert memory.request.rule == "tortoise.vertical.up"
+    assert re.fullmatch(
+        r"VPA \d+(\.\d)?Mi × \(1 \+ 0\.1\)² \(scale-up buffer\)", memory.request.reason
+    )
+    assert memory.limit.reason == "limit/request ratio 8 kept"
+    reasons = [
+        v.reason for c in rec.containers for r in (c.cpu, c.memory) for v in (r.request, r.limit)
+    ]
+    assert not [r for r in reasons if re.search(r"\d[eE][+-]?\d|\d{7,}", r)]

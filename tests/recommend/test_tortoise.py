@@ -263,18 +263,19 @@ def test_at_minimum_shrinks_to_the_vpa_value():
     ids=["no-buffer", "scale-up", "scale-down"],
 )
 def test_vertical_requests(req, rec, buffer, expected):
-    new, _rule, _reason = vertical_request(m(req), m(rec), buffer)
+    new, _rule, _reason = vertical_request(m(req), m(rec), buffer, resource="cpu")
     assert new == m(expected)
 
 
 def test_vertical_hysteresis_band_keeps_memory():
     # H3 #12 memory: ideal 121Mi is not below 145.2/1.1 × 0.9 = 118.8Mi -> kept.
-    new, rule, _ = vertical_request(m(145.2 * MI), m(110 * MI), 0.1)
+    new, rule, _ = vertical_request(m(145.2 * MI), m(110 * MI), 0.1, resource="memory")
     assert new is None
     assert rule == "tortoise.vertical.keep"
     # H3 #11 memory: 120Mi × 1.21 = 145.2Mi in milli-bytes.
-    new, _, _ = vertical_request(m(130 * MI), m(120 * MI), 0.1)
+    new, _, reason = vertical_request(m(130 * MI), m(120 * MI), 0.1, resource="memory")
     assert new == pytest.approx(m(145.2 * MI), abs=1)
+    assert reason == "VPA 120Mi × (1 + 0.1)² (scale-up buffer)"
 
 
 @pytest.mark.parametrize(

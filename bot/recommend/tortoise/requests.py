@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from bot.config.recommend import AdminSettings
 from bot.model import Resource
 from bot.recommend.tortoise.constants import IMBALANCE_THRESHOLD, PREFERRED_MAX_GROWTH
+from bot.recommend.units import amount
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +125,9 @@ def justify(
     return new_milli, None
 
 
-def vertical_request(req_milli: int, rec_milli: int, buffer: float) -> tuple[int | None, str, str]:
+def vertical_request(
+    req_milli: int, rec_milli: int, buffer: float, *, resource: Resource
+) -> tuple[int | None, str, str]:
     """Vertical policy: (new size before clamping or None to keep, rule, reason).
 
     ``ideal = rec × (1 + b)``; scale up when ``ideal > req`` to ``ideal × (1 + b)``; scale down
@@ -138,7 +141,7 @@ def vertical_request(req_milli: int, rec_milli: int, buffer: float) -> tuple[int
         return (
             math.trunc(ideal * (1 + buffer)),
             "tortoise.vertical.up",
-            f"VPA {rec_milli / 1000:g} × (1 + {buffer:g})² (scale-up buffer)",
+            f"VPA {amount(rec_milli / 1000, resource)} × (1 + {buffer:g})² (scale-up buffer)",
         )
     prev_ideal = req_milli / (1 + buffer)
     if prev_ideal * (1 - buffer) > ideal:

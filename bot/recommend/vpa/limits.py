@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from bot.config.recommend import AdminSettings, LimitsSettings
 from bot.model import Resource
+from bot.recommend.units import ratio
 
 MAX_INT64 = 2**63 - 1
 """Largest int64: the proportional limit saturates there (``getProportionalResourceLimit``)."""
@@ -57,7 +58,10 @@ def proportional_limit(
         )
     lim, req, new = (_milli(x, resource) for x in (orig_limit, orig_request, new_request))
     out = lim * new // req
-    rule, reason = "limits.keep_ratio", f"limit/request ratio {orig_limit / orig_request:.3g} kept"
+    rule, reason = (
+        "limits.keep_ratio",
+        f"limit/request ratio {ratio(orig_limit / orig_request)} kept",
+    )
     if out > MAX_INT64:
         out, rule, reason = MAX_INT64, "limits.keep_ratio_capped", "proportional limit capped"
     return LimitProposal(out / 1000.0 if resource == "cpu" else float(out), rule, reason)
