@@ -21,7 +21,7 @@ from bot.model import (
 )
 from bot.pipeline import RepositoryPlan, WorkloadOutcome
 from bot.report.markdown import escape
-from bot.report.numbers import amount
+from bot.report.numbers import amount, target
 from bot.report.plan_json import workload_json
 
 PLAN_FORMAT_VERSION = 1
@@ -130,15 +130,15 @@ def resource_rows(plan: RepositoryPlan) -> list[tuple[str, ...]]:
                     f"{value.current} → {value.proposed}" if value.changed else str(value.current)
                 )
                 rows.append((name, "(hpa)", label, "", shown, "", "", value.rule))
-            for target in rec.hpa.targets:
-                v = target.value
-                shown = f"{v.current}% → {v.proposed}%" if v.changed else f"{v.current}%"
+            for hpa_target in rec.hpa.targets:
+                v = hpa_target.value
+                shown = target(v.current, v.proposed)
                 rows.append(
                     (
                         name,
-                        target.container,
-                        target.resource,
-                        "horizontal",
+                        hpa_target.container,
+                        hpa_target.resource,
+                        str(v.inputs.get("policy", "horizontal")),
                         f"target {shown}",
                         "",
                         "",

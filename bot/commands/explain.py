@@ -22,7 +22,7 @@ from bot.metrics.errors import MetricsError
 from bot.model import Explained, Resource
 from bot.pipeline import WorkloadOutcome, plan_repository
 from bot.planview import outcome_json
-from bot.report.numbers import amount
+from bot.report.numbers import amount, target
 
 HELP = "Every number for one workload and the rule behind it."
 
@@ -63,9 +63,12 @@ def _line(label: str, value: Explained, unit: Resource | str) -> str:
         )
 
     inputs = ", ".join(f"{k}={v}" for k, v in value.inputs.items())
-    arrow = (
-        f"{show(value.current)} → {show(value.proposed)}" if value.changed else show(value.current)
-    )
+    if unit == "%":
+        arrow = target(value.current, value.proposed)
+    elif value.changed:
+        arrow = f"{show(value.current)} → {show(value.proposed)}"
+    else:
+        arrow = show(value.current)
     text = f"  {label:<22} {arrow:<26} [{value.rule}] {value.reason}"
     return text + (f"\n  {'':<22} inputs: {inputs}" if inputs else "")
 

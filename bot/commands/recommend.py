@@ -65,6 +65,10 @@ def _fmt(value: float | int | None, resource: str) -> str:
     return str(value)
 
 
+def _percent(value: float | int | None) -> str:
+    return "-" if value is None else f"{value}%"
+
+
 def table(rec: Recommendation) -> str:
     """A plain-text table of every value, its proposal and rule."""
     ref = rec.ref
@@ -109,8 +113,10 @@ def table(rec: Recommendation) -> str:
                     t.container,
                     f"hpa.target.{t.resource}",
                     "",
-                    f"{t.value.current}%",
-                    f"{t.value.proposed}%",
+                    _percent(t.value.current),
+                    "removed"
+                    if t.value.proposed is None and t.value.current is not None
+                    else _percent(t.value.proposed),
                     "",
                     t.value.rule,
                 )

@@ -7,7 +7,9 @@ are those of ``bot.model.FieldChange``: ``requests.cpu``, ``requests.memory``, `
 ``Resource`` metric, container ``*`` in the recommendation). A per-container target that replaces
 the pod-level ``Resource`` metric (``inputs["metric"] == "Resource"``) is a change even when its
 number stays: the metric itself becomes ``ContainerResource``. A limit proposed as None where one
-exists is a removal (``proposed`` None).
+exists is a removal (``proposed`` None), and so is a per-container target proposed as None (rule
+``tortoise.target.remove_metric``): its ``ContainerResource`` metric is removed. A removal is
+structural: no noise threshold applies to it.
 """
 
 from __future__ import annotations
@@ -70,8 +72,12 @@ def field_changes(rec: Recommendation) -> tuple[FieldChange, ...]:
                 )
         for target in rec.hpa.targets:
             value = target.value
-            replacing = target.container != "*" and value.inputs.get("metric") == "Resource"
-            if value.proposed is not None and (_changed(value) or replacing):
+            replacing = (
+                target.container != "*"
+                and value.inputs.get("metric") == "Resource"
+                and value.proposed is not None
+            )
+            if _changed(value) or replacing:
                 pod_level = target.container == "*"
                 suffix = "; pod-level Resource metric" if pod_level else ""
                 out.append(

@@ -17,6 +17,7 @@ Order, per workload (``docs/recommendations.md`` has the formulas):
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -485,7 +486,7 @@ def _targets(
                 if kind == "Resource" and not inp.container_resource_metrics:
                     value = replace(value, reason=f"{value.reason}; {NOT_EXPRESSIBLE}")
             targets.append(HpaTargetRecommendation(name, resource, value))
-    return tuple(targets)
+    return (*targets, *_removed(inp, targets))
 
 
 NOT_EXPRESSIBLE = "ContainerResource not expressible here: the pod-level Resource target is tuned"
@@ -534,6 +535,76 @@ def _added(
         f"container resource the HPA lacks)",
         inputs,
     )
+
+
+REMOVE_METRIC = "tortoise.target.remove_metric"
+"""Rule of a ``ContainerResource`` metric removed because its resource is not horizontal."""
+
+
+def _removed(
+    inp: WorkloadInput, targets: Sequence[HpaTargetRecommendation]
+) -> list[HpaTargetRecommendation]:
+    """``ContainerResource`` metrics of a (container, resource) whose policy is not horizontal
+    (vertical, or off): Tortoise removes them
+    (``pkg/hpa/service.go: syncHPAMetricsWithTortoiseAutoscalingPolicy``, tortoise.md A5), and
+    so does the bot: proposed None (``REMOVE_METRIC``). Only containers of the workload count (a
+    metric naming a container the manifest does not declare, such as an injected sidecar, is
+    left alone); pod-level ``Resource`` metrics and every other metric type are never touched.
+
+    Guard: an HPA keeps at least one metric. Where no metric would remain (counting the
+    metrics added in this proposal), Tortoise "disables" the HPA (``disableHPA``: metrics nil,
+    min = max = replicas); the bot cannot write an HPA without metrics, so it keeps them all
+    (``tortoise.target.keep_last_metric``) and says why. Where the repository cannot express
+    ``ContainerResource`` metrics, the metric is kept with a skip reason."""
+    assert inp.hpa is not None
+    stale: list[tuple[str, Resource, int, str]] = []
+    for target in inp.hpa.targets:
+        container = inp.container(target.container) if target.container is not None else None
+        if container is not None and container.policy(target.resource) != "horizontal":
+            stale.append(
+                (
+                    container.name,
+                    target.resource,
+                    target.utilization_percent,
+                    container.policy(target.resource),
+                )
+            )
+    added = sum(1 for t in targets if t.value.rule == "tortoise.target.new_metric")
+    remaining = len(inp.hpa.targets) + inp.hpa.other_metrics + added - len(stale)
+    out = []
+    for name, resource, current, how in stale:
+        inputs: dict[str, Number | str | None] = {"metric": "ContainerResource", "policy": how}
+        why = f"{resource} of {name} is {how}"
+        if not inp.container_resource_metrics:
+            value = Explained(
+                current,
+                current,
+                "hpa.container_resource_unsupported",
+                f"{why}: Tortoise would remove its ContainerResource metric; the repository "
+                "cannot express ContainerResource metrics here, remove it by hand",
+                inputs,
+            )
+        elif remaining <= 0:
+            value = Explained(
+                current,
+                current,
+                "tortoise.target.keep_last_metric",
+                f"{why}, but no other metric would remain: Tortoise would disable the HPA "
+                "(no metrics, minReplicas = maxReplicas = replicas); the bot keeps the metric, "
+                "an HPA needs at least one",
+                inputs,
+            )
+        else:
+            value = Explained(
+                current,
+                None,
+                REMOVE_METRIC,
+                f"{why}: ContainerResource metric removed, as Tortoise does "
+                "(syncHPAMetricsWithTortoiseAutoscalingPolicy)",
+                inputs,
+            )
+        out.append(HpaTargetRecommendation(name, resource, value))
+    return out
 
 
 def _horizontal(inp: WorkloadInput, resource: Resource) -> list[ContainerInput]:

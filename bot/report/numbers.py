@@ -28,6 +28,20 @@ def amount(resource: Resource, value: Number | None) -> str:
     return cores(value) if resource == "cpu" else memory(value)
 
 
+def target(current: Number | None, proposed: Number | None) -> str:
+    """An HPA target utilisation and its proposal: ``60% → 65%``, ``60%`` (unchanged),
+    ``60% → removed`` (proposed None: the metric is removed), ``— → 70%`` (a new metric)."""
+
+    def percent(value: Number | None) -> str:
+        return "—" if value is None else f"{value}%"
+
+    if proposed == current:
+        return percent(current)
+    if proposed is None:
+        return f"{percent(current)} → removed"
+    return f"{percent(current)} → {percent(proposed)}"
+
+
 def change_percent(current: Number | None, proposed: Number | None) -> str:
     """``(proposed - current) / current * 100`` with a sign, ``new`` or ``removed`` at the ends."""
     if current is None and proposed is None:

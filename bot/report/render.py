@@ -161,7 +161,9 @@ def _change_rows(changes: Iterable[FieldChange]) -> list[dict[str, str]]:
             "container": escape(c.container or "—"),
             "field": code(c.field),
             "current": _change_value(c, c.current),
-            "proposed": _change_value(c, c.proposed),
+            "proposed": "removed"
+            if c.proposed is None and c.current is not None
+            else _change_value(c, c.proposed),
             "change": numbers.change_percent(c.current, c.proposed),
             "reason": escape(c.reason),
         }
@@ -215,7 +217,7 @@ def _hpa_view(proposal: Proposal, rec: Recommendation) -> dict[str, Any] | None:
             {
                 "container": escape(t.container),
                 "resource": t.resource,
-                "value": f"{t.value.current}% → {t.value.proposed}%",
+                "value": numbers.target(t.value.current, t.value.proposed),
                 "rule": f"{code(t.value.rule)} {escape(t.value.reason)}",
             }
             for t in hpa.targets

@@ -109,6 +109,38 @@ def test_recommend_table_output(cli, tmp_path, document):
     assert "hpa.minReplicas" in done.stdout
 
 
+def test_recommend_removes_the_metric_of_a_container_made_vertical(cli, tmp_path, document):
+    # The HPA scales on both containers' cpu; istio-proxy's cpu is now vertical: Tortoise
+    # removes its ContainerResource metric, and so does the proposal (proposed null).
+    doc = copy.deepcopy(document)
+    doc["containers"][1]["policy"] = {"cpu": "vertical", "memory": "vertical"}
+    doc["hpa"]["targets"] = [
+        {"container": "app", "resource": "cpu", "utilization": 70},
+        {"container": "istio-proxy", "resource": "cpu", "utilization": 70},
+    ]
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(doc))
+    done = cli("recommend", "--input", str(path), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    jsonschema.validate({"workloads": [out], "diff": ""}, _schema("plan.schema.json"))
+    [proxy] = [t for t in out["hpa"]["targets"] if t["container"] == "istio-proxy"]
+    assert (proxy["current"], proxy["proposed"]) == (70, None)
+    assert proxy["rule"] == "tortoise.target.remove_metric"
+    assert out["status"] == "changes"
+    assert any("ContainerResource metric removed" in r for r in out["reasons"])
+    table = cli("recommend", "--input", str(path))
+    assert table.returncode == 0, table.stderr
+    rows = [line.split() for line in table.stdout.splitlines()]
+    assert [
+        "istio-proxy",
+        "hpa.target.cpu",
+        "70%",
+        "removed",
+        "tortoise.target.remove_metric",
+    ] in rows
+
+
 @pytest.mark.parametrize(
     ("mutate", "field"),
     [

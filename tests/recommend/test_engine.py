@@ -346,6 +346,119 @@ def test_missing_memory_metric_is_added_when_the_pod_level_cpu_metric_is_replace
     assert (memory.current, memory.proposed) == (None, 70)
 
 
+def _with_policy(inp, name, **policy):
+    """``inp`` with container ``name``'s policies replaced (``cpu_policy="vertical"``)."""
+    containers = tuple(replace(c, **policy) if c.name == name else c for c in inp.containers)
+    return replace(inp, containers=containers)
+
+
+@pytest.mark.parametrize("policy", ["vertical", "off"])
+def test_container_metric_of_a_resource_no_longer_horizontal_is_removed(policy):
+    # Tortoise's metric sync removes a ContainerResource metric whose (container, resource) is
+    # not Horizontal (tortoise.md A5): istio-proxy cpu set vertical/off -> its metric goes.
+    rec, changes = _run(_with_policy(_hpa_workload(), "istio-proxy", cpu_policy=policy))
+    assert rec.hpa is not None
+    proxy = [t for t in rec.hpa.targets if t.container == "istio-proxy"]
+    assert [(t.resource, t.value.current, t.value.proposed) for t in proxy] == [("cpu", 60, None)]
+    assert proxy[0].value.rule == "tortoise.target.remove_metric"
+    change = changes[("hpa.target.cpu", "istio-proxy")]
+    assert (change.current, change.proposed) == (60, None)
+    assert f"cpu of istio-proxy is {policy}: ContainerResource metric removed" in change.reason
+    assert change.reason.endswith("[tortoise.target.remove_metric]")
+    assert rec.status == "changes"
+    # The app's metric is still tuned as before.
+    assert [t.value.rule for t in rec.hpa.targets if t.container == "app"] != []
+
+
+def test_removal_is_structural_whatever_the_targets_hold():
+    # In emergency targets are frozen; the removal still goes (like an added metric).
+    inp = replace(
+        _with_policy(_hpa_workload(), "istio-proxy", cpu_policy="vertical"),
+        emergency=EmergencyState(requested=True),
+    )
+    rec, changes = _run(inp)
+    assert rec.hpa is not None
+    [app] = [t.value for t in rec.hpa.targets if t.container == "app"]
+    assert (app.rule, app.proposed) == ("tortoise.target.hold", 60)
+    assert changes[("hpa.target.cpu", "istio-proxy")].proposed is None
+
+
+def test_last_metric_of_an_hpa_is_kept():
+    # Both cpu metrics belong to resources that are now vertical: removing both would leave an
+    # HPA without metrics (Tortoise disables the HPA there). Both stay, with a reason.
+    inp = _with_policy(_hpa_workload(), "istio-proxy", cpu_policy="vertical")
+    inp = _with_policy(inp, "app", cpu_policy="vertical")
+    rec, changes = _run(inp)
+    assert rec.hpa is not None
+    kept = [t.value for t in rec.hpa.targets]
+    assert [(v.current, v.proposed, v.rule) for v in kept] == [
+        (60, 60, "tortoise.target.keep_last_metric")
+    ] * 2
+    assert "no other metric would remain" in kept[0].reason
+    assert not [key for key in changes if key[0].startswith("hpa.target.")]
+
+
+def test_an_external_metric_keeps_the_hpa_so_the_last_resource_metric_goes():
+    # One more metric (External) that the bot never touches: nothing stops the removal.
+    inp = _with_policy(_hpa_workload(), "istio-proxy", cpu_policy="vertical")
+    inp = _with_policy(inp, "app", cpu_policy="vertical")
+    inp = replace(inp, hpa=replace(inp.hpa, other_metrics=1))
+    _, changes = _run(inp)
+    removed = {k[1] for k, c in changes.items() if k[0] == "hpa.target.cpu" and c.proposed is None}
+    assert removed == {"app", "istio-proxy"}
+
+
+def test_horizontal_metrics_and_pod_level_metrics_are_never_removed():
+    # Every metric horizontal: nothing removed. A pod-level Resource metric of a resource no
+    # container scales on horizontally is not a ContainerResource metric: left as is.
+    _, changes = _run(_hpa_workload())
+    assert not [
+        c for c in changes.values() if c.field.startswith("hpa.target.") and c.proposed is None
+    ]
+    inp = _hpa_workload()
+    inp = replace(
+        inp, hpa=hpa(3, 30, ("app", "cpu", 60), ("istio-proxy", "cpu", 60), (None, "memory", 80))
+    )
+    rec, changes = _run(inp)
+    assert rec.hpa is not None
+    assert not [t for t in rec.hpa.targets if t.resource == "memory"]
+    assert not [key for key in changes if key[0] == "hpa.target.memory"]
+
+
+def test_metric_of_a_container_the_manifest_does_not_declare_is_left_alone():
+    # An injected sidecar the manifest does not list: the bot does not know its policy.
+    inp = _hpa_workload()
+    inp = replace(
+        inp, hpa=hpa(3, 30, ("app", "cpu", 60), ("istio-proxy", "cpu", 60), ("envoy", "cpu", 70))
+    )
+    rec, changes = _run(inp)
+    assert rec.hpa is not None
+    assert "envoy" not in {t.container for t in rec.hpa.targets}
+    assert ("hpa.target.cpu", "envoy") not in changes
+
+
+def test_removal_where_container_resource_is_not_expressible_is_a_skip():
+    inp = replace(
+        _with_policy(_hpa_workload(), "istio-proxy", cpu_policy="vertical"),
+        container_resource_metrics=False,
+    )
+    rec, changes = _run(inp)
+    assert rec.hpa is not None
+    [proxy] = [t.value for t in rec.hpa.targets if t.container == "istio-proxy"]
+    assert (proxy.current, proxy.proposed) == (60, 60)
+    assert "remove it by hand" in proxy.reason
+    assert ("hpa.target.cpu", "istio-proxy") not in changes
+
+
+def test_removal_with_a_new_metric_in_the_same_proposal():
+    # app cpu becomes vertical and app memory horizontal: the memory metric is added at 70 %
+    # and the cpu metric removed; with istio-proxy cpu still there, the HPA keeps metrics.
+    inp = _with_policy(_hpa_workload(), "app", cpu_policy="vertical", memory_policy="horizontal")
+    _, changes = _run(inp)
+    assert changes[("hpa.target.cpu", "app")].proposed is None
+    assert changes[("hpa.target.memory", "app")].proposed == 70
+
+
 def _pod_level(**kwargs):
     inp = _hpa_workload()
     return workload(*inp.containers, hist=inp.history, hpa=hpa(3, 30, (None, "cpu", 60)), **kwargs)
