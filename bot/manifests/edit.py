@@ -233,6 +233,7 @@ def _fingerprint(workload: DeclaredWorkload) -> dict[tuple[str | None, str], flo
     if workload.hpa is not None:
         out[(None, "hpa.minReplicas")] = workload.hpa.min_replicas
         out[(None, "hpa.maxReplicas")] = workload.hpa.max_replicas
+        out[(None, "hpa.otherMetrics")] = workload.hpa.other_metrics
         for t in workload.hpa.targets:
             out[(t.container, f"hpa.target.{t.resource}")] = t.utilization_percent
     return out

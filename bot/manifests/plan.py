@@ -168,6 +168,15 @@ def _adds_metric(entry: Entry, change: FieldChange) -> bool:
     )
 
 
+def _removes_metric(change: FieldChange) -> bool:
+    """A per-container target proposed as None: its ``ContainerResource`` metric goes."""
+    return (
+        change.field.startswith("hpa.target.")
+        and change.container is not None
+        and change.proposed is None
+    )
+
+
 def container_metric(resource: str, container: str, text: str) -> dict[str, Any]:
     """One ``ContainerResource`` utilisation metric (``text``: the planned percent)."""
     return {
@@ -195,6 +204,17 @@ def insert_after_item(file: YamlFile, item: YMap, items: Sequence[dict[str, Any]
     if end == len(file.text) and not file.text.endswith("\n"):
         block = file.newline + block
     return TextEdit(end, end, block)
+
+
+def remove_item(file: YamlFile, item: YMap) -> TextEdit:
+    """The edit deleting the block sequence item ``item``: its whole lines, from its dash to its
+    last line (comments on those lines go with it, the lines around it stay). At the end of a
+    file without a final newline the line break before the item goes instead, so the file still
+    ends without one."""
+    start, end, _ = _item_block(file, item, ())
+    if end == len(file.text) and not file.text.endswith("\n") and start > 0:
+        start -= len(file.newline) if file.text.endswith(file.newline, 0, start) else 1
+    return TextEdit(start, end, "")
 
 
 def _item_block(
@@ -395,7 +415,11 @@ class Planner:
         plan = Plan(ref)
         replacing: dict[str, list[FieldChange]] = {}
         adding: list[FieldChange] = []
+        removing: list[FieldChange] = []
         for change in changes:
+            if _removes_metric(change):
+                removing.append(change)
+                continue
             if _replaces_metric(entry, change):
                 replacing.setdefault(change.field, []).append(change)
                 continue
@@ -404,11 +428,51 @@ class Planner:
                 continue
             key, slot = _slot_for(entry, change)
             self.change(plan, entry, key, slot, change)
-        added = self.add_metrics(plan, entry, adding, replacing=bool(replacing))
+        removed = self.metric_removals(plan, entry, removing, adding=bool(adding))
+        added = self.add_metrics(plan, entry, adding, replacing=bool(replacing), removed=removed)
         last = max(replacing, key=lambda n: entry.slots[(None, n)].path[2], default=None)
         for name, group in replacing.items():
             self.replace_metric(plan, entry, name, group, added if name == last else ())
+        if removed:
+            obj = entry.slots[(None, "hpa.maxReplicas")].obj
+            for index in sorted(removed):
+                self._write_items(plan, entry, obj, ("spec", "metrics", index), (), keep=False)
         return plan
+
+    def metric_removals(
+        self, plan: Plan, entry: Entry, changes: Sequence[FieldChange], *, adding: bool
+    ) -> set[int]:
+        """The ``spec.metrics`` indices of the ``ContainerResource`` metrics ``changes`` remove
+        (Tortoise removes the metric of a resource no longer horizontal,
+        ``syncHPAMetricsWithTortoiseAutoscalingPolicy``); their expected value after the edit
+        is None. A metric the repository does not hold as an item of an HPA's ``spec.metrics``
+        (Helm values, ``autoscaling/v1``) cannot be removed: the workload fails with a reason.
+        An HPA keeps at least one metric (``adding``: new metrics come in the same edit)."""
+        where = entry.workload.files[0] if entry.workload.files else ""
+        indices: set[int] = set()
+        for change in changes:
+            resource = change.field.removeprefix("hpa.target.")
+            slot = entry.slots.get((change.container, change.field))
+            if (
+                slot is None
+                or slot.obj.kind != "HorizontalPodAutoscaler"
+                or slot.path[:2] != ("spec", "metrics")
+                or not isinstance(slot.path[2], int)
+            ):
+                raise EditError(
+                    where,
+                    0,
+                    f"{plan.ref}: no ContainerResource metric of {change.container!r} on "
+                    f"{resource} to remove here (a values file or autoscaling/v1 cannot hold "
+                    "one): remove it by hand",
+                )
+            plan.expected[(change.container, change.field)] = None
+            indices.add(slot.path[2])
+        if indices:
+            metrics = _get(entry.slots[(None, "hpa.maxReplicas")].obj.data, ("spec", "metrics"))
+            if isinstance(metrics, list) and len(indices) >= len(metrics) and not adding:
+                raise EditError(where, 0, f"{plan.ref}: removing every HPA metric would leave none")
+        return indices
 
     def _metric_items(
         self, plan: Plan, entry: Entry, obj: Obj, changes: Sequence[FieldChange]
@@ -452,14 +516,23 @@ class Planner:
         self._write_items(plan, entry, slot.obj, slot.path[:3], items, keep=False)
 
     def add_metrics(
-        self, plan: Plan, entry: Entry, changes: Sequence[FieldChange], *, replacing: bool
+        self,
+        plan: Plan,
+        entry: Entry,
+        changes: Sequence[FieldChange],
+        *,
+        replacing: bool,
+        removed: set[int] | None = None,
     ) -> list[dict[str, Any]]:
         """New ``ContainerResource`` metrics for containers the HPA has none for (Tortoise adds
         them at 70 %, ``syncHPAMetricsWithTortoiseAutoscalingPolicy``): written after the last
-        ``ContainerResource`` item of ``spec.metrics``, else at its end. When a pod-level
+        kept ``ContainerResource`` item of ``spec.metrics``, else at its end. When a pod-level
         metric is being replaced and there is no such item, the items are returned for the
         replacement to write after its own; otherwise they are planned here and ``[]`` is
-        returned."""
+        returned. ``removed``: indices of items being removed, never used as an anchor; when
+        every item is being removed, the new items take the place of the last one (its index
+        leaves ``removed``)."""
+        removed = removed if removed is not None else set()
         if not changes:
             return []
         obj = entry.slots[(None, "hpa.maxReplicas")].obj
@@ -473,12 +546,21 @@ class Planner:
                 "spec.metrics list to add a metric to)",
             )
         items = self._metric_items(plan, entry, obj, changes)
-        kinds = [m.get("type") if isinstance(m, dict) else None for m in metrics]
-        if "ContainerResource" not in kinds and replacing:
+        kinds = {
+            i: m.get("type") if isinstance(m, dict) else None
+            for i, m in enumerate(metrics)
+            if i not in removed
+        }
+        if "ContainerResource" not in kinds.values() and replacing:
             return items
+        if not kinds:
+            last = max(removed)
+            removed.discard(last)
+            self._write_items(plan, entry, obj, ("spec", "metrics", last), items, keep=False)
+            return []
         last = max(
-            (i for i, kind in enumerate(kinds) if kind == "ContainerResource"),
-            default=len(metrics) - 1,
+            (i for i, kind in kinds.items() if kind == "ContainerResource"),
+            default=max(kinds),
         )
         self._write_items(plan, entry, obj, ("spec", "metrics", last), items, keep=True)
         return []
@@ -493,9 +575,11 @@ class Planner:
         *,
         keep: bool,
     ) -> None:
-        """Write ``items`` in place of (``keep``: after) the metric at ``item_path``: a text
-        edit where only this environment reads the item's file, else an overlay patch."""
+        """Write ``items`` in place of (``keep``: after) the metric at ``item_path`` (no items
+        and not ``keep``: remove it): a text edit where only this environment reads the item's
+        file, else an overlay patch carrying the whole list."""
         where = entry.workload.files[0] if entry.workload.files else ""
+        verb = "adding to" if keep else "replacing" if items else "removing from"
         origin = obj.origin(item_path)
         env = entry.environment
         if (
@@ -506,8 +590,15 @@ class Planner:
             and self.exclusive(origin, env.name)
         ):
             file = self.disc.files.parse(origin.file)
-            write = insert_after_item if keep else replace_item
-            plan.edits.append((origin.file, write(file, origin.node, items)))
+            if keep:
+                edit = insert_after_item(file, origin.node, items)
+            else:
+                edit = (
+                    replace_item(file, origin.node, items)
+                    if items
+                    else remove_item(file, origin.node)
+                )
+            plan.edits.append((origin.file, edit))
             return
         if env.kind == "kustomize" and env.directory is not None and obj.name:
             if obj.root.inline is not None:
@@ -521,17 +612,20 @@ class Planner:
             plan.notes.append(
                 Note(
                     "overlay-patch",
-                    f"{plan.ref}: added a patch in {env.directory} "
-                    f"{'adding to' if keep else 'replacing'} the HPA metrics of "
-                    f"the shared {origin.file if origin else obj.root.file}",
+                    f"{plan.ref}: added a patch in {env.directory} {verb} the HPA metrics "
+                    f"of the shared {origin.file if origin else obj.root.file}",
                 )
             )
             return
+        what = (
+            "ContainerResource not expressible here (no file of environment "
+            f"{env.name!r} can hold the {'added' if keep else 'replaced'} metric)"
+            if items
+            else f"the metric cannot be removed here (no file of environment {env.name!r} "
+            "can hold the change): remove it by hand"
+        )
         raise EditError(
-            origin.file if origin else where,
-            origin.line if origin else 0,
-            f"{plan.ref}: ContainerResource not expressible here (no file of environment "
-            f"{env.name!r} can hold the {'added' if keep else 'replaced'} metric)",
+            origin.file if origin else where, origin.line if origin else 0, f"{plan.ref}: {what}"
         )
 
     def change(

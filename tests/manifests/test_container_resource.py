@@ -9,6 +9,8 @@ from __future__ import annotations
 from bot.config.repo import RepoConfig
 from bot.manifests import PATCH_FILE, discover
 from bot.manifests.inventory_json import workload_json
+from bot.manifests.kustomize import render
+from bot.manifests.yamldoc import load_plain
 from tests.conftest import require_binary
 from tests.manifests.conftest import edit, snapshot, workload
 
@@ -543,3 +545,213 @@ def _targets(root, environment: str) -> list[tuple[str | None, int]]:
     hpa = workload(discover(root, RepoConfig()), "web", environment).hpa
     assert hpa is not None
     return [(t.container, t.utilization_percent) for t in hpa.targets]
+
+
+# --------------------------------------------------------------------------- removed metrics
+# Tortoise removes the ContainerResource metric of a resource no longer horizontal: a proposal
+# of None for a per-container target deletes that metric's item, and only it.
+
+REMOVE_PROXY: list[tuple[str, str, float | int | None, str | None]] = [
+    ("web", "hpa.target.cpu", None, "istio-proxy"),
+]
+
+APP_METRIC = """\
+    - type: ContainerResource # the app
+      containerResource:
+        name: cpu
+        container: app
+        target:
+          type: Utilization
+          averageUtilization: 60
+"""
+
+HPA_CPU_BOTH = HPA_APP_ONLY_ADDED.split("    # memory stays pod-level\n", maxsplit=1)[0]
+"""The app's and istio-proxy's cpu metrics, nothing else."""
+
+
+def _metrics(root) -> list[tuple[str | None, str, int]]:
+    hpa = workload(discover(root, RepoConfig()), "web").hpa
+    assert hpa is not None
+    return [(t.container, t.resource, t.utilization_percent) for t in hpa.targets]
+
+
+def test_removed_metric_loses_its_lines_and_the_comments_around_stay(repo):
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_APP_ONLY_ADDED})
+    result = edit(root, REMOVE_PROXY)
+    assert not result.errors and not result.failed, result.errors
+    assert (root / "hpa.yaml").read_text() == HPA_APP_ONLY
+    assert (root / "web.yaml").read_text() == TWO_CONTAINERS
+    assert _metrics(root) == [("app", "cpu", 60), (None, "memory", 80)]
+
+
+def test_a_comment_on_the_removed_lines_goes_with_them(repo):
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_APP_ONLY_ADDED})
+    result = edit(root, [("web", "hpa.target.cpu", None, "app")])
+    assert not result.errors and not result.failed, result.errors
+    assert APP_METRIC in HPA_APP_ONLY_ADDED
+    assert (root / "hpa.yaml").read_text() == HPA_APP_ONLY_ADDED.replace(APP_METRIC, "")
+
+
+def test_removal_keeps_crlf_line_endings(repo):
+    crlf = HPA_APP_ONLY_ADDED.replace("\n", "\r\n").encode()
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": crlf})
+    result = edit(root, REMOVE_PROXY)
+    assert not result.errors and not result.failed, result.errors
+    assert (root / "hpa.yaml").read_bytes() == HPA_APP_ONLY.replace("\n", "\r\n").encode()
+
+
+def test_removing_the_last_item_of_a_crlf_file_without_final_newline_keeps_none(repo):
+    crlf = HPA_4_REPLACED.replace("\n", "\r\n").encode()
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": crlf})
+    result = edit(root, REMOVE_PROXY)
+    assert not result.errors and not result.failed, result.errors
+    app_only = HPA_4_REPLACED.split("\n    - type: ContainerResource\n", maxsplit=2)
+    expected = "\n    - type: ContainerResource\n".join(app_only[:2])
+    assert expected.endswith("averageUtilization: 75")
+    assert (root / "hpa.yaml").read_bytes() == expected.replace("\n", "\r\n").encode()
+
+
+def test_removal_and_a_new_metric_in_one_edit(repo):
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_CPU_BOTH})
+    result = edit(root, [*REMOVE_PROXY, ("web", "hpa.target.memory", 70, "app")])
+    assert not result.errors and not result.failed, result.errors
+    memory = PROXY_METRIC.replace("name: cpu", "name: memory").replace("istio-proxy", "app")
+    assert (root / "hpa.yaml").read_text() == HPA_CPU_BOTH.replace(PROXY_METRIC, memory)
+    assert _metrics(root) == [("app", "cpu", 60), ("app", "memory", 70)]
+
+
+def test_removal_of_every_item_with_a_new_metric_puts_the_new_one_in_its_place(repo):
+    # app cpu becomes vertical, app memory horizontal: the one metric is swapped, never none.
+    only_app = HPA_CPU_BOTH.replace(PROXY_METRIC, "")
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": only_app})
+    result = edit(
+        root, [("web", "hpa.target.cpu", None, "app"), ("web", "hpa.target.memory", 70, "app")]
+    )
+    assert not result.errors and not result.failed, result.errors
+    memory = PROXY_METRIC.replace("name: cpu", "name: memory").replace("istio-proxy", "app")
+    assert (root / "hpa.yaml").read_text() == only_app.replace(APP_METRIC, memory)
+
+
+def test_removal_and_the_pod_level_metric_replaced_in_one_edit(repo):
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_APP_ONLY_ADDED})
+    result = edit(root, [*REMOVE_PROXY, ("web", "hpa.target.memory", 75, "app")])
+    assert not result.errors and not result.failed, result.errors
+    memory = (
+        "    - type: ContainerResource\n      containerResource:\n        name: memory\n"
+        "        container: app\n        target:\n          type: Utilization\n"
+        "          averageUtilization: 75\n"
+    )
+    pod_level = HPA_APP_ONLY.split("    # memory stays pod-level\n", maxsplit=1)[1]
+    expected = HPA_APP_ONLY.replace(pod_level, memory)
+    assert (root / "hpa.yaml").read_text() == expected
+    assert _metrics(root) == [("app", "cpu", 60), ("app", "memory", 75)]
+
+
+def test_removal_and_another_containers_target_change_in_one_edit(repo):
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_APP_ONLY_ADDED})
+    result = edit(root, [("web", "hpa.target.cpu", 65, "app"), *REMOVE_PROXY])
+    assert not result.errors and not result.failed, result.errors
+    expected = HPA_APP_ONLY.replace("averageUtilization: 60", "averageUtilization: 65")
+    assert (root / "hpa.yaml").read_text() == expected
+
+
+def test_removing_the_only_metric_is_refused_and_nothing_written(repo):
+    only_app = HPA_CPU_BOTH.replace(PROXY_METRIC, "")
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": only_app})
+    before = snapshot(root)
+    result = edit(root, [("web", "hpa.target.cpu", None, "app")])
+    assert result.failed and not result.files
+    assert "would leave none" in result.errors[0].message
+    assert snapshot(root) == before
+
+
+def test_a_metric_autoscaling_v1_cannot_hold_is_a_reason_not_an_edit(repo):
+    v1 = (
+        "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: web\n"
+        "spec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"
+        "  maxReplicas: 5\n  targetCPUUtilizationPercentage: 70\n"
+    )
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": v1})
+    before = snapshot(root)
+    result = edit(root, REMOVE_PROXY)
+    assert result.failed and not result.files
+    assert "remove it by hand" in result.errors[0].message
+    assert snapshot(root) == before
+
+
+def test_verification_rejects_a_removal_that_takes_another_metric_too(repo, monkeypatch):
+    # Make the planner also delete the queue-depth Pods metric: the targets still read as
+    # planned, but the rediscovered HPA lost a metric the bot never touches -> refused.
+    from bot.manifests.plan import Planner
+
+    planned = Planner.metric_removals
+
+    def greedy(self, plan, entry, changes, *, adding):
+        return planned(self, plan, entry, changes, adding=adding) | {0}
+
+    monkeypatch.setattr(Planner, "metric_removals", greedy)
+    hpa = HPA_2_REPLACED  # Pods, app cpu, istio-proxy cpu, pod-level memory
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": hpa})
+    before = snapshot(root)
+    result = edit(root, REMOVE_PROXY)
+    assert result.failed and not result.files
+    assert "hpa.otherMetrics reads 0 after the edit, expected 1" in result.errors[0].message
+    assert snapshot(root) == before
+
+
+def test_verification_accepts_the_planned_removal_only(repo):
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_2_REPLACED})
+    result = edit(root, REMOVE_PROXY)
+    assert not result.errors and not result.failed, result.errors
+    hpa = workload(discover(root, RepoConfig()), "web").hpa
+    assert hpa is not None and hpa.other_metrics == 1
+    assert _metrics(root) == [("app", "cpu", 65), (None, "memory", 80)]
+
+
+KUSTOMIZE_BASE_BOTH = KUSTOMIZE_BASE_APP_ONLY + (
+    "  - type: ContainerResource\n    containerResource:\n      name: cpu\n"
+    "      container: istio-proxy\n      target:\n        type: Utilization\n"
+    "        averageUtilization: 70\n"
+)
+
+
+def test_shared_kustomize_base_gets_an_overlay_patch_removing_the_metric(repo):
+    require_binary("kubectl")
+    root = _shared_base(repo, KUSTOMIZE_BASE_BOTH)
+    before = snapshot(root)
+    result = edit(root, REMOVE_PROXY, environment="overlays/prod")
+    assert not result.errors and not result.failed, result.errors
+    assert (root / "base/hpa.yaml").read_bytes() == before["base/hpa.yaml"]
+    assert any("removing from the HPA metrics" in n.message for n in result.notes)
+    # kubectl renders prod with exactly the base's metrics minus istio-proxy's; dev unchanged.
+    [base_hpa] = load_plain(KUSTOMIZE_BASE_BOTH)
+    prod, dev = (_rendered_metrics(root, env) for env in ("overlays/prod", "overlays/dev"))
+    assert dev == base_hpa["spec"]["metrics"]
+    assert prod == base_hpa["spec"]["metrics"][:2]
+    assert base_hpa["spec"]["metrics"][2]["containerResource"]["container"] == "istio-proxy"
+
+
+def _rendered_metrics(root, environment: str) -> list[dict]:
+    [hpa] = [
+        d
+        for d in render(root, environment, f"{environment}/kustomization.yaml")
+        if d.get("kind") == "HorizontalPodAutoscaler"
+    ]
+    metrics: list[dict] = hpa["spec"]["metrics"]
+    return metrics
+
+
+def test_overlay_patch_removing_one_metric_and_changing_another(repo):
+    # One patch: the app's new target (a scalar of the copied list) and istio-proxy's item
+    # gone (a splice): scalars apply on the base's indices first, then the removal.
+    require_binary("kubectl")
+    root = _shared_base(repo, KUSTOMIZE_BASE_BOTH)
+    result = edit(
+        root, [("web", "hpa.target.cpu", 75, "app"), *REMOVE_PROXY], environment="overlays/prod"
+    )
+    assert not result.errors and not result.failed, result.errors
+    [base_hpa] = load_plain(KUSTOMIZE_BASE_BOTH)
+    expected = base_hpa["spec"]["metrics"][:2]
+    expected[1]["containerResource"]["target"]["averageUtilization"] = 75
+    assert _rendered_metrics(root, "overlays/prod") == expected
+    assert _targets(root, "overlays/dev") == [("app", 70), ("istio-proxy", 70)]
