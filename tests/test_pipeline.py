@@ -17,12 +17,14 @@ from bot.metrics.snapshot import SnapshotSource
 from bot.metrics.source import FetchResult, HistoryRequest
 from bot.model import WorkloadRef
 from bot.pipeline import (
+    build_proposals,
     container_policies,
     history_requests,
     plan_repository,
     workload_rules,
     workload_settings,
 )
+from tests.manifests.conftest import changed_lines
 
 DEMO = Path(__file__).resolve().parent.parent / "bot" / "demo"
 
@@ -250,3 +252,58 @@ def test_bot_prices_apply_unless_the_repository_sets_its_own():
     assert effective_pull_requests(plain, settings).labels == ("x",)
     assert effective_pull_requests(own, settings).cost.cpu_core_month == 31
     assert effective_pull_requests(own, settings).cost.memory_gib_month == 0
+
+
+def test_a_container_made_vertical_loses_its_hpa_metric_end_to_end(
+    demo_repo, demo_source, demo_settings
+):
+    # First the demo's own proposal: frontend's pod-level cpu metric becomes one
+    # ContainerResource metric per container. Then the repository makes istio-proxy's cpu
+    # vertical: Tortoise would remove its metric, and so does the next plan.
+    from bot.planview import plan_document, plan_markdown
+    from bot.report.render import render_pull_request
+
+    now_s = demo_source.end_s
+    plan_repository(demo_repo, demo_source, demo_settings, now_s=now_s, write=True)
+    manifest = demo_repo / "apps/raw/frontend.yaml"
+    assert "container: istio-proxy" in manifest.read_text()
+    config = demo_repo / ".tortoise-bot.yaml"
+    config.write_text(
+        config.read_text().replace(
+            "workloads:\n",
+            "workloads:\n  - match: Deployment/shop/frontend\n"
+            "    containers:\n      istio-proxy: {cpu: vertical}\n",
+        )
+    )
+    plan = plan_repository(demo_repo, demo_source, demo_settings, now_s=now_s)
+    [frontend] = [o for o in plan.outcomes if o.ref.name == "frontend"]
+    assert frontend.status == "changes"
+    targets = {(c.field, c.container): c for c in frontend.changes if c.field.startswith("hpa.")}
+    removal = targets[("hpa.target.cpu", "istio-proxy")]
+    assert removal.proposed is None and removal.current is not None
+    assert "cpu of istio-proxy is vertical: ContainerResource metric removed" in removal.reason
+    assert frontend.ref not in plan.edit.failed
+    # The diff deletes the sidecar's metric item and adds no metric.
+    frontend_diff = plan.edit.diff.split("+++ b/apps/raw/frontend.yaml", 1)[1].split("--- a/")[0]
+    removed, added = changed_lines(frontend_diff)
+    assert "      container: istio-proxy" in removed
+    assert "  - type: ContainerResource" in removed
+    assert not [line for line in added if "type:" in line or "container:" in line]
+    # Plan JSON, markdown and the pull-request body say "removed".
+    document = plan_document(plan, repository="demo-shop")
+    [proxy] = [
+        t
+        for w in document["workloads"]
+        if w["name"] == "frontend"
+        for t in w["hpa"]["targets"]
+        if t["container"] == "istio-proxy"
+    ]
+    assert (proxy["proposed"], proxy["rule"]) == (None, "tortoise.target.remove_metric")
+    assert "→ removed" in plan_markdown(plan, repository="demo-shop")
+    [proposal] = [p for p in build_proposals(plan) if "frontend" in p.key]
+    _, body = render_pull_request(proposal)
+    row = next(line for line in body.splitlines() if "istio-proxy" in line and "hpa.target" in line)
+    assert "| removed | removed |" in row
+    # Written, the manifest reads back without the metric.
+    plan_repository(demo_repo, demo_source, demo_settings, now_s=now_s, write=True)
+    assert "container: istio-proxy" not in manifest.read_text().split("HorizontalPodAutoscaler")[1]
