@@ -221,8 +221,21 @@ def test_a_bad_quantity_names_its_key():
         ({"w/-/hpa.target.cpu": 70}, {"w/-/hpa.target.cpu": 70}, True),
         # removing a limit vs keeping it differs
         ({"w/app/limits.cpu": None}, {"w/app/limits.cpu": 1.0}, False),
+        # a rejected metric removal stays rejected; a target proposed instead is new
+        ({"w/proxy/hpa.target.cpu": None}, {"w/proxy/hpa.target.cpu": None}, True),
+        ({"w/proxy/hpa.target.cpu": None}, {"w/proxy/hpa.target.cpu": 70}, False),
     ],
-    ids=["cpu-close", "cpu-far", "memory-close", "new-field", "replicas", "target-same", "removal"],
+    ids=[
+        "cpu-close",
+        "cpu-far",
+        "memory-close",
+        "new-field",
+        "replicas",
+        "target-same",
+        "removal",
+        "metric-removal-again",
+        "metric-kept",
+    ],
 )
 def test_a_rejected_proposal_stays_closed_while_within_min_change(rejected, new, within):
     from bot.pipeline import proposals_within_thresholds

@@ -7,7 +7,8 @@ Order, per workload (``docs/recommendations.md`` has the formulas):
    uncapped target, confidence) and Tortoise's sticky maximum of the target (``rec``);
    no CPU or memory sample for a container -> ``gathering-data``, nothing proposed;
 3. HPA: replica slots -> minReplicas/maxReplicas (maximum over the slots), emergency, and the
-   per-container targets with the +5 / 24 h limits; missing slots hold the HPA (gathering);
+   per-container targets with the +5 / 24 h limits; metrics added and removed as Tortoise
+   syncs them with the policies; missing slots hold the HPA (gathering);
 4. requests per container resource: ``off`` keeps, ``vertical`` follows the VPA (Tortoise's
    buffer and hysteresis, or HVPA blending), ``horizontal`` is right-sized;
 5. noise control (memory floor at the peak, OOM increase, rounding, minChange), then limits;
@@ -396,7 +397,8 @@ def _targets(
     express ``ContainerResource`` (a Helm chart without it, ``autoscaling/v1``), the pod-level
     target is tuned with the same formula from the pod's summed VPA values and requests
     (container ``*``) and the reason says so. A horizontal container without any metric gets a
-    new ``ContainerResource`` metric at Tortoise's initial 70 % (``_added``).
+    new ``ContainerResource`` metric at Tortoise's initial 70 % (``_added``); the
+    ``ContainerResource`` metric of a resource no longer horizontal is removed (``_removed``).
     """
     admin = settings.admin
     targets = []
