@@ -206,13 +206,15 @@ def test_raw_yaml_can_express_container_resource(repo):
     assert workload(discover(raw, RepoConfig()), "web").hpa.container_resource
 
 
+HPA_V1 = (
+    "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: web\n"
+    "spec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"
+    "  maxReplicas: 5\n  targetCPUUtilizationPercentage: 70\n"
+)
+
+
 def test_autoscaling_v1_cannot_express_container_resource(repo):
-    v1 = (
-        "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: web\n"
-        "spec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"
-        "  maxReplicas: 5\n  targetCPUUtilizationPercentage: 70\n"
-    )
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": v1})
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_V1})
     hpa = workload(discover(root, RepoConfig()), "web").hpa
     assert hpa is not None and not hpa.container_resource
 
@@ -313,11 +315,7 @@ def test_a_flow_style_metric_is_refused_and_nothing_written(repo):
         "averageUtilization: 70}}}\n"
     )
     root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": flow})
-    before = snapshot(root)
-    result = edit(root, CHANGES)
-    assert result.failed and not result.files
-    assert "ContainerResource not expressible here" in result.errors[0].message
-    assert snapshot(root) == before
+    _refused(root, CHANGES, "ContainerResource not expressible here")
 
 
 OVERLAY_OWN_METRICS = """\
@@ -475,11 +473,7 @@ def test_added_memory_metric_follows_the_replaced_cpu_metric(repo):
 def test_added_metric_where_the_hpa_has_no_metrics_list_fails_and_writes_nothing(repo):
     bare = HPA_4.split("    metrics:", maxsplit=1)[0]
     root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": bare})
-    before = snapshot(root)
-    result = edit(root, ADD_PROXY)
-    assert result.failed and not result.files
-    assert "ContainerResource not expressible here" in result.errors[0].message
-    assert snapshot(root) == before
+    _refused(root, ADD_PROXY, "ContainerResource not expressible here")
 
 
 KUSTOMIZE_BASE_APP_ONLY = KUSTOMIZE_BASE_HPA.replace(
@@ -515,16 +509,32 @@ spec:
 
 
 def test_shared_kustomize_base_gets_an_overlay_patch_adding_the_metric(repo):
-    require_binary("kubectl")
-    root = _shared_base(repo, KUSTOMIZE_BASE_APP_ONLY)
-    before = snapshot(root)
-    result = edit(root, ADD_PROXY, environment="overlays/prod")
-    assert not result.errors and not result.failed, result.errors
-    assert (root / "base/hpa.yaml").read_bytes() == before["base/hpa.yaml"]
+    root = _edit_prod_overlay(repo, KUSTOMIZE_BASE_APP_ONLY, ADD_PROXY, "adding to")
     assert (root / f"overlays/prod/{PATCH_FILE}").read_text() == OVERLAY_PATCH_ADDED
-    assert any("adding to the HPA metrics" in n.message for n in result.notes)
     assert _targets(root, "overlays/prod") == [("app", 70), ("istio-proxy", 70)]
     assert _targets(root, "overlays/dev") == [("app", 70)]
+
+
+def _refused(root, changes, message: str) -> None:
+    """The edit of ``changes`` fails with ``message`` and writes nothing."""
+    before = snapshot(root)
+    result = edit(root, changes)
+    assert result.failed and not result.files
+    assert message in result.errors[0].message
+    assert snapshot(root) == before
+
+
+def _edit_prod_overlay(repo, base_hpa: str, changes, verb: str):
+    """``changes`` edited into the prod overlay of ``_shared_base(repo, base_hpa)``: the shared
+    base stays byte for byte and a note says the patch is ``verb`` (``adding to``) its metrics."""
+    require_binary("kubectl")
+    root = _shared_base(repo, base_hpa)
+    before = snapshot(root)
+    result = edit(root, changes, environment="overlays/prod")
+    assert not result.errors and not result.failed, result.errors
+    assert (root / "base/hpa.yaml").read_bytes() == before["base/hpa.yaml"]
+    assert any(f"{verb} the HPA metrics" in n.message for n in result.notes)
+    return root
 
 
 def _shared_base(repo, base_hpa: str):
@@ -555,15 +565,8 @@ REMOVE_PROXY: list[tuple[str, str, float | int | None, str | None]] = [
     ("web", "hpa.target.cpu", None, "istio-proxy"),
 ]
 
-APP_METRIC = """\
-    - type: ContainerResource # the app
-      containerResource:
-        name: cpu
-        container: app
-        target:
-          type: Utilization
-          averageUtilization: 60
-"""
+APP_METRIC = HPA_APP_ONLY.split("  metrics:\n", maxsplit=1)[1].split("    # memory", maxsplit=1)[0]
+"""The app's cpu metric item, with the comment on its dash line."""
 
 HPA_CPU_BOTH = HPA_APP_ONLY_ADDED.split("    # memory stays pod-level\n", maxsplit=1)[0]
 """The app's and istio-proxy's cpu metrics, nothing else."""
@@ -658,25 +661,12 @@ def test_removal_and_another_containers_target_change_in_one_edit(repo):
 def test_removing_the_only_metric_is_refused_and_nothing_written(repo):
     only_app = HPA_CPU_BOTH.replace(PROXY_METRIC, "")
     root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": only_app})
-    before = snapshot(root)
-    result = edit(root, [("web", "hpa.target.cpu", None, "app")])
-    assert result.failed and not result.files
-    assert "would leave none" in result.errors[0].message
-    assert snapshot(root) == before
+    _refused(root, [("web", "hpa.target.cpu", None, "app")], "would leave none")
 
 
 def test_a_metric_autoscaling_v1_cannot_hold_is_a_reason_not_an_edit(repo):
-    v1 = (
-        "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: web\n"
-        "spec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"
-        "  maxReplicas: 5\n  targetCPUUtilizationPercentage: 70\n"
-    )
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": v1})
-    before = snapshot(root)
-    result = edit(root, REMOVE_PROXY)
-    assert result.failed and not result.files
-    assert "remove it by hand" in result.errors[0].message
-    assert snapshot(root) == before
+    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_V1})
+    _refused(root, REMOVE_PROXY, "remove it by hand")
 
 
 def test_verification_rejects_a_removal_that_takes_another_metric_too(repo, monkeypatch):
@@ -692,11 +682,7 @@ def test_verification_rejects_a_removal_that_takes_another_metric_too(repo, monk
     monkeypatch.setattr(Planner, "metric_removals", greedy)
     hpa = HPA_2_REPLACED  # Pods, app cpu, istio-proxy cpu, pod-level memory
     root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": hpa})
-    before = snapshot(root)
-    result = edit(root, REMOVE_PROXY)
-    assert result.failed and not result.files
-    assert "hpa.otherMetrics reads 0 after the edit, expected 1" in result.errors[0].message
-    assert snapshot(root) == before
+    _refused(root, REMOVE_PROXY, "hpa.otherMetrics reads 0 after the edit, expected 1")
 
 
 def test_verification_accepts_the_planned_removal_only(repo):
@@ -716,13 +702,7 @@ KUSTOMIZE_BASE_BOTH = KUSTOMIZE_BASE_APP_ONLY + (
 
 
 def test_shared_kustomize_base_gets_an_overlay_patch_removing_the_metric(repo):
-    require_binary("kubectl")
-    root = _shared_base(repo, KUSTOMIZE_BASE_BOTH)
-    before = snapshot(root)
-    result = edit(root, REMOVE_PROXY, environment="overlays/prod")
-    assert not result.errors and not result.failed, result.errors
-    assert (root / "base/hpa.yaml").read_bytes() == before["base/hpa.yaml"]
-    assert any("removing from the HPA metrics" in n.message for n in result.notes)
+    root = _edit_prod_overlay(repo, KUSTOMIZE_BASE_BOTH, REMOVE_PROXY, "removing from")
     # kubectl renders prod with exactly the base's metrics minus istio-proxy's; dev unchanged.
     [base_hpa] = load_plain(KUSTOMIZE_BASE_BOTH)
     prod, dev = (_rendered_metrics(root, env) for env in ("overlays/prod", "overlays/dev"))
@@ -744,12 +724,8 @@ def _rendered_metrics(root, environment: str) -> list[dict]:
 def test_overlay_patch_removing_one_metric_and_changing_another(repo):
     # One patch: the app's new target (a scalar of the copied list) and istio-proxy's item
     # gone (a splice): scalars apply on the base's indices first, then the removal.
-    require_binary("kubectl")
-    root = _shared_base(repo, KUSTOMIZE_BASE_BOTH)
-    result = edit(
-        root, [("web", "hpa.target.cpu", 75, "app"), *REMOVE_PROXY], environment="overlays/prod"
-    )
-    assert not result.errors and not result.failed, result.errors
+    changes = [("web", "hpa.target.cpu", 75, "app"), *REMOVE_PROXY]
+    root = _edit_prod_overlay(repo, KUSTOMIZE_BASE_BOTH, changes, "removing from")
     [base_hpa] = load_plain(KUSTOMIZE_BASE_BOTH)
     expected = base_hpa["spec"]["metrics"][:2]
     expected[1]["containerResource"]["target"]["averageUtilization"] = 75
