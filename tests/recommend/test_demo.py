@@ -68,7 +68,7 @@ RAW_NUMBER = re.compile(r"\d[eE][+-]?\d|\d{7,}")
 
 
 def _reasons(plan: RepositoryPlan) -> list[str]:
-    out = []
+    out: list[str] = []
     for outcome in plan.outcomes:
         out += outcome.reasons
         rec = outcome.recommendation
