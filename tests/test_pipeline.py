@@ -273,6 +273,7 @@ def test_a_container_made_vertical_loses_its_hpa_metric_end_to_end(
     # First the demo's own proposal: frontend's pod-level cpu metric becomes one
     # ContainerResource metric per container. Then the repository makes istio-proxy's cpu
     # vertical: Tortoise would remove its metric, and so does the next plan.
+    from bot.commands.explain import describe
     from bot.planview import plan_document, plan_markdown
     from bot.report.render import render_pull_request
 
@@ -313,6 +314,9 @@ def test_a_container_made_vertical_loses_its_hpa_metric_end_to_end(
     ]
     assert (proxy["proposed"], proxy["rule"]) == (None, "tortoise.target.remove_metric")
     assert "→ removed" in plan_markdown(plan, repository="demo-shop")
+    explained = describe(frontend)
+    assert f"{removal.current}% → removed" in explained
+    assert "[tortoise.target.remove_metric]" in explained
     [proposal] = [p for p in build_proposals(plan) if "frontend" in p.key]
     _, body = render_pull_request(proposal)
     row = next(line for line in body.splitlines() if "istio-proxy" in line and "hpa.target" in line)

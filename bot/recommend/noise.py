@@ -12,6 +12,10 @@
   ``max(full move, round_up(trunc(current × ratio)))``, never above the ceiling
   (``step_limited``). A container far above its need therefore shrinks step by step instead of
   being held forever because each single step is below minChange.
+
+Only requests pass through here. HPA metric changes (a metric added, a pod-level metric
+replaced, a metric removed because its resource is no longer horizontal) are structural: no
+threshold holds them back.
 """
 
 from __future__ import annotations
