@@ -56,6 +56,7 @@ from bot.report import (
     ticked_keys,
 )
 from bot.report.markdown import code, escape
+from bot.report.numbers import field_change
 from bot.report.proposal import DashboardStatus
 
 LOG = logging.getLogger(__name__)
@@ -552,11 +553,8 @@ class RepositorySession:
         lines = [f"{self.config.commit_prefix} {proposal.title}".strip(), ""]
         for c in proposal.change_set.changes:
             where = f"{c.ref.kind}/{c.ref.namespace}/{c.ref.name}@{c.ref.environment}"
-            lines.append(
-                f"- {where} {c.container or ''} {c.field}: {c.current} -> {c.proposed}".replace(
-                    "  ", " "
-                )
-            )
+            change = field_change(c.field, c.current, c.proposed)
+            lines.append(f"- {where} {c.container or ''} {c.field}: {change}".replace("  ", " "))
         return "\n".join(lines) + "\n"
 
     def _push_proposal(self, proposal: Proposal, ref: str, expected: str | None) -> str:

@@ -42,6 +42,20 @@ def target(current: Number | None, proposed: Number | None) -> str:
     return f"{percent(current)} → {percent(proposed)}"
 
 
+def field_change(field: str, current: Number | None, proposed: Number | None) -> str:
+    """A ``FieldChange`` as one line reads it: ``0.5 → 0.4`` (``requests.cpu``, cores),
+    ``512 MiB → 640 MiB`` (``limits.memory``), ``60% → removed`` (``hpa.target.*``),
+    ``3 → 4`` (replicas); ``—`` for a missing value."""
+    if field.startswith("hpa.target."):
+        return target(current, proposed)
+    resource = field.rpartition(".")[2]
+    if field.startswith(("requests.", "limits.")) and resource in ("cpu", "memory"):
+        res: Resource = "cpu" if resource == "cpu" else "memory"
+        return f"{amount(res, current)} → {amount(res, proposed)}"
+    shown = ["—" if v is None else str(v) for v in (current, proposed)]
+    return " → ".join(shown)
+
+
 def change_percent(current: Number | None, proposed: Number | None) -> str:
     """``(proposed - current) / current * 100`` with a sign, ``new`` or ``removed`` at the ends."""
     if current is None and proposed is None:
