@@ -26,14 +26,16 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import shutil
 import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import requests
 
@@ -135,14 +137,19 @@ def fetch_ours(
     concurrency: int,
     gzip: bool,
     memory_step_s: int | None,
+    raw_api: Literal["auto", "remote_read", "query"] = "auto",
 ) -> dict[str, Any]:
     """Stream the fetch namespace batch by namespace batch, as a pipeline would, keeping counts."""
     config = PrometheusConfig(
-        url=url, gzip=gzip, concurrency=concurrency, memory_step_s=memory_step_s
+        url=url,
+        gzip=gzip,
+        concurrency=concurrency,
+        memory_step_s=memory_step_s,
+        raw_api=raw_api,
     )
     source = PrometheusSource(config)
     queries = received = samples = errors = 0
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     for part in source.iter_fetch(reqs, start_s=start, end_s=end):
         queries += part.stats.queries
         received += part.stats.bytes_received
@@ -156,6 +163,7 @@ def fetch_ours(
         "queries": queries,
         "bytes": received,
         "seconds": time.perf_counter() - began,
+        "client_cpu_s": time.process_time() - cpu,
         "peak_rss_mib": _own_peak_rss_mib(),
         "samples": samples,
         "errors": errors,
@@ -206,13 +214,14 @@ def fetch_krr(url: str, workloads: list[Workload], start: float, end: float) -> 
                 instant(f"max_over_time({mem}[{window}:{KRR_STEP}])")
                 instant(f"count_over_time({mem}[{window}:{KRR_STEP}])")
 
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     with ThreadPoolExecutor(KRR_PARALLEL) as pool:
         list(pool.map(workload, workloads))
     return {
         "queries": counters["queries"],
         "bytes": counters["bytes"],
         "seconds": time.perf_counter() - began,
+        "client_cpu_s": time.process_time() - cpu,
         "peak_rss_mib": _own_peak_rss_mib(),
     }
 
@@ -230,11 +239,25 @@ def _own_peak_rss_mib() -> float:
     return peak_rss_mib()
 
 
-def _in_child(fn: Any, *args: Any) -> dict[str, Any]:
+def _process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (``/proc/PID/stat``)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _in_child(server_pid: int, fn: Any, *args: Any) -> dict[str, Any]:
+    """``fn(*args)`` in a fresh process (its own peak RSS), plus the server's CPU seconds."""
     ctx = multiprocessing.get_context("spawn")
+    before = _process_cpu_s(server_pid)
     with ctx.Pool(1) as pool:
         result: dict[str, Any] = pool.apply(fn, args)
+    result["server_cpu_s"] = _process_cpu_s(server_pid) - before
     return result
+
+
+def _cpu(result: dict[str, Any]) -> str:
+    return f"{result['client_cpu_s']:.1f} s / {result['server_cpu_s']:.1f} s"
 
 
 def _report_ours(title: str, ours: dict[str, Any]) -> None:
@@ -244,6 +267,7 @@ def _report_ours(title: str, ours: dict[str, Any]) -> None:
             ("HTTP queries", f"{ours['queries']:,}"),
             ("bytes received", f"{ours['bytes'] / 1e6:,.1f} MB"),
             ("wall time", f"{ours['seconds']:.1f} s"),
+            ("CPU: client / Prometheus", _cpu(ours)),
             ("peak RSS (process)", f"{ours['peak_rss_mib']:,.0f} MiB"),
             ("samples returned", f"{ours['samples']:,}"),
             ("workload errors", str(ours["errors"])),
@@ -268,7 +292,15 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--backfill-workers", type=int, default=2)
     parser.add_argument("--no-krr", action="store_true", help="skip the krr-pattern comparison")
-    parser.add_argument("--workdir", type=Path, default=None, help="keep the TSDB here")
+    parser.add_argument(
+        "--no-query-api", action="store_true", help="skip the fetch through the JSON query API"
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="keep the TSDB here; reused when it exists (same --workloads/--days/--step-s)",
+    )
     args = parser.parse_args(argv)
     spec = bench_spec(args.workloads, args.days, args.step_s)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="tortoise-bench-"))
@@ -279,7 +311,12 @@ def main(argv: list[str] | None = None) -> None:
         ("workloads / containers", f"{args.workloads} / {containers}"),
         ("simulate s", f"{t.seconds:.1f}"),
     ]
-    url, server, times = set_up(cluster, workdir, args.backfill_workers)
+    if args.workdir is not None and (workdir / "data").is_dir():
+        with timed() as t:  # a TSDB kept by an earlier run of the same size: no backfill
+            server = start_prometheus(workdir / "data", workdir=workdir)
+        url, times = server.url, {"start (kept TSDB) s": t.seconds}
+    else:
+        url, server, times = set_up(cluster, workdir, args.backfill_workers)
     reqs = _requests(cluster)
     start, end = float(cluster.t_s[0]), float(cluster.t_s[-1])
     workloads: list[Workload] = [
@@ -295,21 +332,27 @@ def main(argv: list[str] | None = None) -> None:
     setup_rows += [(k, f"{v:,.1f}" if isinstance(v, float) else f"{v:,}") for k, v in times.items()]
     report(f"set-up ({args.days:g} days at {args.step_s} s)", setup_rows)
     try:
-        ours = _in_child(fetch_ours, url, reqs, start, end, args.concurrency, args.gzip, None)
-        _report_ours("PrometheusSource.iter_fetch (tortoise-bot, exact samples)", ours)
-        if args.memory_step_s:
-            coarse = _in_child(
-                fetch_ours, url, reqs, start, end, args.concurrency, args.gzip, args.memory_step_s
+        fetch = partial(
+            _in_child, server.process.pid, fetch_ours, url, reqs, start, end, args.concurrency
+        )
+        ours = fetch(args.gzip, None)
+        _report_ours("PrometheusSource.iter_fetch (tortoise-bot, exact samples, remote read)", ours)
+        if not args.no_query_api:
+            _report_ours(
+                "same through the JSON query API (raw_api: query)", fetch(args.gzip, None, "query")
             )
+        if args.memory_step_s:
+            coarse = fetch(args.gzip, args.memory_step_s)
             _report_ours(f"same with memory_step_s={args.memory_step_s} (peaks kept)", coarse)
         if not args.no_krr:
-            krr = _in_child(fetch_krr, url, workloads, start, end)
+            krr = _in_child(server.process.pid, fetch_krr, url, workloads, start, end)
             report(
                 "krr query pattern (aggregates only, for comparison)",
                 [
                     ("HTTP queries", f"{krr['queries']:,}"),
                     ("bytes received", f"{krr['bytes'] / 1e6:,.1f} MB"),
                     ("wall time", f"{krr['seconds']:.1f} s"),
+                    ("CPU: client / Prometheus", _cpu(krr)),
                     ("peak RSS (process)", f"{krr['peak_rss_mib']:,.0f} MiB"),
                     ("speed-up of tortoise-bot", f"{krr['seconds'] / ours['seconds']:.1f}x"),
                 ],

@@ -166,6 +166,14 @@ class PrometheusConfig(ConfigModel):
         "(about 3x less server time); ``range``: server-side ``rate()``/``max_over_time()`` "
         "range queries (for backends that limit raw sample reads).",
     )
+    raw_api: Literal["auto", "remote_read", "query"] = Field(
+        "auto",
+        description="Where ``query_mode: raw`` reads raw samples: ``remote_read`` "
+        "(``/api/v1/read``, protobuf: about 10x cheaper to decode than JSON; Prometheus, Mimir), "
+        "``query`` (instant queries of range vectors, JSON: any Prometheus-compatible API), "
+        "``auto``: remote read, and the query API from the first answer that is not a remote "
+        "read answer on. Both give the same samples.",
+    )
     replicas_source: Literal["workload", "hpa"] = Field(
         "workload",
         description="Replica history from the workload's status (``workload``) or from the "

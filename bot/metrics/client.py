@@ -20,7 +20,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -33,11 +34,23 @@ from urllib3.util.retry import Retry
 
 from bot.config.metrics import PrometheusConfig
 from bot.metrics.decode import decode_matrix
-from bot.metrics.errors import MetricsError, PrometheusUnavailableError, QueryError
+from bot.metrics.errors import (
+    MetricsError,
+    PrometheusUnavailableError,
+    QueryError,
+    RemoteReadUnsupportedError,
+)
+from bot.metrics.promql import LabelMatch
+from bot.metrics.remote_read import HEADERS as REMOTE_READ_HEADERS
+from bot.metrics.remote_read import RemoteReadError, decode_read_response, encode_read_request
 from bot.model import FloatArray
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 """HTTP statuses retried with backoff (Too Many Requests and server errors)."""
+
+REMOTE_READ_PATH = "/api/v1/read"
+"""Prometheus' remote read endpoint, under the same base URL as the query API (Mimir:
+``<base>/prometheus``)."""
 
 AUTH_STATUSES = frozenset({401, 403})
 """HTTP statuses that mean the credentials are wrong: an outage of the whole fetch."""
@@ -156,8 +169,18 @@ class PrometheusClient:
             ),
         )
         self.session = own
+        self._local = threading.local()
         self._headers = headers
         self._auth = basic
+
+    @contextmanager
+    def counting(self, stats: ClientStats) -> Iterator[None]:
+        """Also count this thread's requests into ``stats`` while inside the block."""
+        self._local.sink = stats
+        try:
+            yield
+        finally:
+            self._local.sink = None
 
     def check(self) -> bool:
         """Whether the server answers at all (prometheus-api-client's connection check)."""
@@ -190,11 +213,47 @@ class PrometheusClient:
         form = {"query": query, "time": f"{time_s:.3f}"}
         return self._post("/api/v1/query", form, matrix=matrix)
 
+    def remote_read(
+        self, matchers: Sequence[LabelMatch], *, start_ms: int, end_ms: int, describe: str
+    ) -> ApiResponse:
+        """Raw samples of the series ``matchers`` select in ``[start_ms, end_ms]`` through
+        ``/api/v1/read`` (``bot/metrics/remote_read.py``), as a matrix answer; ``describe`` (the
+        equivalent PromQL selector) names the request in errors.
+
+        Any answer but a ``ReadResponse`` (404 on an API without remote read, a 400 over the
+        server's sample limit, another body) raises ``RemoteReadUnsupportedError``: the caller
+        reads the same samples through the query API instead.
+        """
+        url = self.url + REMOTE_READ_PATH
+        body = encode_read_request(matchers, start_ms, end_ms)
+        status, content = self._send(url, body, {**self._headers, **REMOTE_READ_HEADERS}, describe)
+        if status != 200:
+            raise RemoteReadUnsupportedError(
+                f"remote read refused: {content[:200]!r}", query=describe, url=url, status=status
+            )
+        try:
+            series = decode_read_response(content)
+        except RemoteReadError as exc:
+            raise RemoteReadUnsupportedError(
+                f"remote read answer unreadable: {exc}", query=describe, url=url, status=status
+            ) from exc
+        return ApiResponse({"resultType": "matrix"}, (), series)
+
     def _post(self, path: str, form: dict[str, str], *, matrix: bool = False) -> ApiResponse:
         url = self.url + path
-        config = self.config
-        body = {**form, **config.extra_params, "timeout": f"{config.timeout_s:g}s"}
+        body = {**form, **self.config.extra_params, "timeout": f"{self.config.timeout_s:g}s"}
         query = form["query"]
+        status, content = self._send(url, body, self._headers, query)
+        decoded = decode_matrix(content) if matrix and status == 200 else None
+        if decoded is not None:
+            return ApiResponse({"resultType": "matrix"}, decoded.warnings, decoded.series)
+        return self._decode(content, status, query=query, url=url)
+
+    def _send(
+        self, url: str, body: Mapping[str, str] | bytes, headers: Mapping[str, str], query: str
+    ) -> tuple[int, bytes]:
+        """POST ``body``, retried as the module doc says; (status, content) of the answer."""
+        config = self.config
         attempt = 0
         while True:
             wait: float | None = None
@@ -203,7 +262,7 @@ class PrometheusClient:
                 response = self.session.post(
                     url,
                     data=body,
-                    headers=self._headers,
+                    headers=headers,
                     auth=self._auth,
                     timeout=(config.connect_timeout_s, config.timeout_s),
                 )
@@ -213,7 +272,7 @@ class PrometheusClient:
                 failure = PrometheusUnavailableError(f"cannot connect: {exc}", query=query, url=url)
             else:
                 content = response.content
-                self.stats.add(requests_=1, bytes_=len(content))
+                self._count(requests_=1, bytes_=len(content))
                 status = response.status_code
                 if status in RETRY_STATUSES:
                     wait = _retry_after_s(response)
@@ -225,20 +284,21 @@ class PrometheusClient:
                         "authentication refused", query=query, url=url, status=status
                     )
                 else:
-                    decoded = decode_matrix(content) if matrix and status == 200 else None
-                    if decoded is not None:
-                        return ApiResponse(
-                            {"resultType": "matrix"}, decoded.warnings, decoded.series
-                        )
-                    return self._decode(content, status, query=query, url=url)
+                    return status, content
             if attempt >= config.retries:
                 raise failure
             delay = min(config.max_backoff_s, config.backoff_s * 2**attempt)
             if wait is not None:
                 delay = min(config.max_backoff_s, wait)
             attempt += 1
-            self.stats.add(retries=1)
+            self._count(retries=1)
             self._sleep(delay)
+
+    def _count(self, **counts: int) -> None:
+        self.stats.add(**counts)
+        sink: ClientStats | None = getattr(self._local, "sink", None)
+        if sink is not None:
+            sink.add(**counts)
 
     @staticmethod
     def _decode(content: bytes, status: int, *, query: str, url: str) -> ApiResponse:

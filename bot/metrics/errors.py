@@ -8,6 +8,8 @@ Hierarchy::
     ├── QueryError                   Prometheus refused or failed one query (4xx ``bad_data``,
     │                                ``execution`` errors, unreadable JSON); an error for the
     │                                workloads that query was for
+    │   └── RemoteReadUnsupportedError  the server does not answer remote read (the same
+    │                                samples are then read through the query API)
     └── SnapshotError                a snapshot file is missing, corrupt or of another version
 """
 
@@ -45,6 +47,10 @@ class PrometheusUnavailableError(MetricsError):
 
 class QueryError(MetricsError):
     """The server answered one query with an error."""
+
+
+class RemoteReadUnsupportedError(QueryError):
+    """``/api/v1/read`` did not answer with a ``ReadResponse`` (not offered, over a limit)."""
 
 
 class SnapshotError(MetricsError):

@@ -24,12 +24,14 @@ fails the whole fetch and stops every other query.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -38,14 +40,21 @@ import requests
 
 from bot.config.metrics import PrometheusConfig
 from bot.metrics.assemble import NamespaceData, PodKey, Series, assemble, merge_chunks
-from bot.metrics.client import ApiResponse, PrometheusClient
-from bot.metrics.errors import MetricsError, PrometheusUnavailableError, QueryError
+from bot.metrics.client import ApiResponse, ClientStats, PrometheusClient
+from bot.metrics.errors import (
+    MetricsError,
+    PrometheusUnavailableError,
+    QueryError,
+    RemoteReadUnsupportedError,
+)
 from bot.metrics.mapping import PodOwner
-from bot.metrics.promql import NamespaceQueries
+from bot.metrics.promql import NamespaceQueries, RawSelector
 from bot.metrics.raw import combine_max, counter_rates, step_max
 from bot.metrics.restarts import restart_events
 from bot.metrics.source import FetchResult, FetchStats, HistoryRequest
 from bot.model import FloatArray, WorkloadHistory, WorkloadRef
+
+LOG = logging.getLogger(__name__)
 
 SUPPORTED_KINDS = ("Deployment", "StatefulSet")
 """Workload kinds whose pods and replicas the source can find."""
@@ -148,6 +157,24 @@ class _Plan:
         return self.windows[-1][1]
 
 
+@dataclass(eq=False)
+class _GroupRun:
+    """One namespace group in flight: its answers so far and its own request counts."""
+
+    batch: Sequence[HistoryRequest]
+    began: float
+    results: dict[tuple[str, int], Any] = field(default_factory=dict)
+    failed: MetricsError | None = None
+    pending: int = 0
+    first: bool = True
+    stats: ClientStats = field(default_factory=ClientStats)
+
+    def restarted(self) -> list[str]:
+        """Pods whose containers restarted in the window (they get the OOM queries)."""
+        counts = self.results.get(("restarts", 0), ([], ()))[0]
+        return sorted({key[0] for key, count in counts if count > 0})
+
+
 class PrometheusSource:
     """A ``HistorySource`` reading a Prometheus-compatible HTTP API (see the module doc)."""
 
@@ -161,6 +188,10 @@ class PrometheusSource:
     ) -> None:
         self.config = config
         self.client = PrometheusClient(config, session=session, env=env, sleep=sleep)
+        self._remote_read = threading.Event()
+        """Set while raw samples are read through remote read (``raw_api``)."""
+        if config.raw_api != "query":
+            self._remote_read.set()
 
     def close(self) -> None:
         """Release the HTTP session."""
@@ -198,30 +229,36 @@ class PrometheusSource:
         step = self.config.step_s
         pod_labels = (labels.pod, labels.container)
         raw = self.config.query_mode == "raw"
+        read: Callable[[], Any]
         for index, (a, b) in enumerate(plan.windows):
+            span = b - a + step
             if raw:
                 lead = self._rate_window_s if index == 0 else 0.0
-                cpu = q.cpu_raw(b - a + step + lead)
-                yield _Task(group, "cpu", index, partial(self._raw, cpu, b, pod_labels))
+                yield _Task(
+                    group, "cpu", index, partial(self._raw, q.cpu_raw(), span + lead, b, pod_labels)
+                )
                 if not self._memory_by_range:
-                    memory = q.memory_raw(b - a + step)
-                    yield _Task(group, "memory", index, partial(self._raw, memory, b, pod_labels))
+                    read = partial(self._raw, q.memory_raw(), span, b, pod_labels)
+                    yield _Task(group, "memory", index, read)
             else:
                 yield _Task(group, "cpu", index, partial(self._range, q.cpu(), a, b, pod_labels))
             if self.config.replicas_source == "hpa":
-                yield _Task(
-                    group,
-                    "replicas:hpa",
-                    index,
-                    partial(self._range, q.hpa_replicas(), a, b, (labels.hpa,)),
+                hpa_labels = (labels.hpa, labels.namespace)
+                read = (
+                    partial(self._raw, q.hpa_replicas_raw(), span, b, hpa_labels)
+                    if raw
+                    else partial(self._range, q.hpa_replicas(), a, b, (labels.hpa,))
                 )
+                yield _Task(group, "replicas:hpa", index, read)
                 continue
             for kind in sorted({r.ref.kind for r in batch}):
                 label = labels.statefulset if kind == "StatefulSet" else labels.deployment
-                query = q.replicas(kind)
-                yield _Task(
-                    group, f"replicas:{kind}", index, partial(self._range, query, a, b, (label,))
+                read = (
+                    partial(self._raw, q.replicas_raw(kind), span, b, (label, labels.namespace))
+                    if raw
+                    else partial(self._range, q.replicas(kind), a, b, (label,))
                 )
+                yield _Task(group, f"replicas:{kind}", index, read)
         if self._memory_by_range:
             mstep = self._memory_step_s
             memory = q.memory(mstep)
@@ -280,13 +317,36 @@ class PrometheusSource:
             raise QueryError(f"unreadable answer: {exc}", query=query, url=self.client.url) from exc
 
     def _raw(
-        self, query: str, at: float, key_labels: tuple[str, ...]
+        self, raw: RawSelector, range_s: float, at: float, key_labels: tuple[str, ...]
     ) -> tuple[RawPart, tuple[str, ...]]:
-        response = self.client.query(query, time_s=at, matrix=True)
+        response = self._read_raw(raw, range_s, at)
         try:
             return _raw_matrix(response, key_labels), response.warnings
         except (QueryError, KeyError, TypeError, ValueError, IndexError) as exc:
+            query = raw.promql(range_s)
             raise QueryError(f"unreadable answer: {exc}", query=query, url=self.client.url) from exc
+
+    def _read_raw(self, raw: RawSelector, range_s: float, at: float) -> ApiResponse:
+        """The raw samples of ``raw`` in ``(at - range_s, at]``: through remote read while the
+        server answers it (``raw_api``), else through an instant query of a range vector."""
+        query = raw.promql(range_s)
+        if self._remote_read.is_set():
+            start_ms, end_ms = RawSelector.window_ms(at, range_s)
+            try:
+                return self.client.remote_read(
+                    raw.remote_matchers(), start_ms=start_ms, end_ms=end_ms, describe=query
+                )
+            except RemoteReadUnsupportedError as exc:
+                if self.config.raw_api == "remote_read":
+                    raise
+                if self._remote_read.is_set():
+                    self._remote_read.clear()
+                    LOG.warning(
+                        "%s: reading raw samples through the query API instead (%s)",
+                        self.client.url,
+                        exc.message if exc.status is None else f"{exc.message}, HTTP {exc.status}",
+                    )
+        return self.client.query(query, time_s=at, matrix=True)
 
     def _instant(
         self, query: str, at: float, key_labels: tuple[str, ...]
@@ -296,45 +356,6 @@ class PrometheusSource:
             return _vector(response, key_labels), response.warnings
         except (QueryError, KeyError, TypeError, ValueError, IndexError) as exc:
             raise QueryError(f"unreadable answer: {exc}", query=query, url=self.client.url) from exc
-
-    def _run(
-        self, tasks: Sequence[_Task]
-    ) -> tuple[dict[GroupKey, dict[tuple[str, int], Any]], dict[GroupKey, MetricsError]]:
-        """Run ``tasks`` on the worker pool; an outage cancels the rest and raises."""
-        results: dict[GroupKey, dict[tuple[str, int], Any]] = {}
-        failed: dict[GroupKey, MetricsError] = {}
-        outage = threading.Event()
-
-        def run(task: _Task) -> Any:
-            if outage.is_set():  # another query found the server down: stop asking
-                return None
-            try:
-                return task.run()
-            except PrometheusUnavailableError:
-                outage.set()
-                raise
-
-        with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
-            futures: dict[Future[Any], _Task] = {pool.submit(run, t): t for t in tasks}
-            pending = set(futures)
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_EXCEPTION)
-                for future in done:
-                    task = futures[future]
-                    exc = future.exception()
-                    if isinstance(exc, PrometheusUnavailableError):
-                        for other in pending:
-                            other.cancel()
-                        raise exc
-                    if isinstance(exc, MetricsError):
-                        failed.setdefault(task.group, exc)
-                    elif exc is not None:
-                        raise exc
-                    else:
-                        results.setdefault(task.group, {})[(task.kind, task.chunk)] = (
-                            future.result()
-                        )
-        return results, failed
 
     # ------------------------------------------------------------------ fetching
 
@@ -369,10 +390,11 @@ class PrometheusSource:
         end_s: float,
         groups_per_batch: int | None = None,
     ) -> Iterator[FetchResult]:
-        """``fetch``, one ``FetchResult`` per batch of namespaces, as each batch completes.
+        """``fetch``, one ``FetchResult`` per namespace group, as each group completes.
 
-        A batch holds ``groups_per_batch`` (default ``concurrency``) namespace groups, so memory
-        holds one batch's answers, not the whole cluster's. An outage raises from the iterator.
+        At most ``groups_per_batch`` (default ``concurrency``) groups are in flight, so memory
+        holds their answers, not the whole cluster's; with 1, groups come in request order.
+        An outage raises from the iterator.
         """
         if end_s <= start_s:
             raise MetricsError(f"empty window: start {start_s} >= end {end_s}")
@@ -394,44 +416,89 @@ class PrometheusSource:
             groups.setdefault(key, []).append(request)
         if invalid:
             yield FetchResult(errors=invalid)
-        keys = list(groups)
         size = max(1, groups_per_batch or self.config.concurrency)
-        for first in range(0, len(keys), size):
-            yield self._fetch_groups({k: groups[k] for k in keys[first : first + size]}, plan)
+        with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
+            yield from self._stream(pool, groups, plan, size)
 
-    def _fetch_groups(
-        self, groups: Mapping[GroupKey, Sequence[HistoryRequest]], plan: _Plan
-    ) -> FetchResult:
-        began = time.perf_counter()
-        stats = self.client.stats
-        before = (stats.requests, stats.retries, stats.bytes_received)
-        results, failed = self._run(
-            [t for g, batch in groups.items() for t in self._tasks(g, batch, plan)]
-        )
-        second: list[_Task] = []
-        for group, batch in groups.items():
-            counts = results.get(group, {}).get(("restarts", 0), ([], ()))[0]
-            restarted = sorted({key[0] for key, count in counts if count > 0})
-            if group not in failed and restarted:
-                second.extend(self._oom_tasks(group, batch, restarted, plan))
-        more, more_failed = self._run(second)
-        for group, parts in more.items():
-            results.setdefault(group, {}).update(parts)
-        for group, error in more_failed.items():
-            failed.setdefault(group, error)
+    def _stream(
+        self,
+        pool: ThreadPoolExecutor,
+        groups: Mapping[GroupKey, Sequence[HistoryRequest]],
+        plan: _Plan,
+        size: int,
+    ) -> Iterator[FetchResult]:
+        """Run the groups' queries on ``pool``, ``size`` groups at a time, and turn each group's
+        answers into histories as soon as they are all in, while the other groups' queries keep
+        the server busy. A group whose pods restarted gets its OOM and restart-counter queries
+        once its first queries are answered. An outage cancels every query and raises."""
+        waiting = deque(groups.items())
+        active: dict[GroupKey, _GroupRun] = {}
+        futures: dict[Future[Any], _Task] = {}
+        outage = threading.Event()
+
+        def submit(run: _GroupRun, tasks: Iterator[_Task]) -> None:
+            for task in tasks:
+                futures[pool.submit(self._task, task, run.stats, outage)] = task
+                run.pending += 1
+
+        while waiting or active:
+            while waiting and len(active) < size:
+                group, batch = waiting.popleft()
+                run = active[group] = _GroupRun(batch, time.perf_counter())
+                submit(run, self._tasks(group, batch, plan))
+            done, _ = wait(futures, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: f.exception() is None):  # outages first
+                task = futures.pop(future)
+                run = active[task.group]
+                run.pending -= 1
+                exc = future.exception()
+                if isinstance(exc, PrometheusUnavailableError):
+                    outage.set()
+                    for other in futures:
+                        other.cancel()
+                    raise exc
+                if outage.is_set():
+                    continue  # skipped after an outage: the outage's own query raises
+                if isinstance(exc, MetricsError):
+                    run.failed = run.failed or exc
+                elif exc is not None:
+                    raise exc
+                else:
+                    run.results[(task.kind, task.chunk)] = future.result()
+                if run.pending:
+                    continue
+                restarted = run.restarted()
+                if run.first and run.failed is None and restarted:
+                    run.first = False
+                    submit(run, self._oom_tasks(task.group, run.batch, restarted, plan))
+                    continue
+                del active[task.group]
+                yield self._finish(task.group, run, plan)
+
+    def _task(self, task: _Task, stats: ClientStats, outage: threading.Event) -> Any:
+        """Run one query, counting its requests into its group's ``stats``."""
+        if outage.is_set():  # another query found the server down: stop asking
+            return None
+        try:
+            with self.client.counting(stats):
+                return task.run()
+        except PrometheusUnavailableError:
+            outage.set()  # before this worker takes the next query
+            raise
+
+    def _finish(self, group: GroupKey, run: _GroupRun, plan: _Plan) -> FetchResult:
+        """The histories (or the error) of one group from its answers."""
         histories: dict[WorkloadRef, WorkloadHistory] = {}
         errors: dict[WorkloadRef, MetricsError] = {}
         warnings: list[str] = []
-        for group, batch in groups.items():
-            if group in failed:
-                for request in batch:
-                    errors[request.ref] = failed[group]
-                continue
-            data = self._namespace_data(results.pop(group, {}), plan)
+        if run.failed is not None:
+            errors = {request.ref: run.failed for request in run.batch}
+        else:
+            data = self._namespace_data(run.results, plan)
             warnings.extend(data.warnings)
             histories.update(
                 assemble(
-                    batch,
+                    run.batch,
                     data,
                     start_s=plan.start_s,
                     end_s=plan.end_s,
@@ -444,10 +511,10 @@ class PrometheusSource:
             errors=errors,
             warnings=tuple(dict.fromkeys(warnings)),
             stats=FetchStats(
-                queries=stats.requests - before[0],
-                retries=stats.retries - before[1],
-                bytes_received=stats.bytes_received - before[2],
-                seconds=time.perf_counter() - began,
+                queries=run.stats.requests,
+                retries=run.stats.retries,
+                bytes_received=run.stats.bytes_received,
+                seconds=time.perf_counter() - run.began,
             ),
         )
 
@@ -506,6 +573,21 @@ class PrometheusSource:
                 out[key] = Series(t_, v_)
         return out
 
+    def _replicas(
+        self, kind: str, parts: Sequence[Any], plan: _Plan
+    ) -> dict[tuple[str, str], Series]:
+        """``{(workload kind, name): replicas}`` from the chunks of one ``replicas:*`` task:
+        raw chunks keyed (name, namespace) in raw mode, else range answers keyed (name,)."""
+        if self.config.query_mode == "raw":
+            per_name = {
+                key[0]: series for key, series in self._from_raw(parts, plan, counter=False).items()
+            }
+        else:
+            per_name = {key[0]: series for key, series in merge_chunks(parts).items()}
+        workload_kind = kind.split(":", 1)[1]
+        kinds = SUPPORTED_KINDS if workload_kind == "hpa" else (workload_kind,)
+        return {(k, name): series for name, series in per_name.items() for k in kinds}
+
     def _namespace_data(self, parts: dict[tuple[str, int], Any], plan: _Plan) -> NamespaceData:
         data = NamespaceData()
         by_kind: dict[str, list[Any]] = {}
@@ -525,15 +607,6 @@ class PrometheusSource:
                 for (pod, container), count in payload:
                     if count > 0:
                         data.cpu_reset_counts[(pod, container)] = round(count)
-            elif kind == "replicas:hpa":
-                by_kind.setdefault(kind, []).append(
-                    {(k, key[0]): s for key, s in payload.items() for k in SUPPORTED_KINDS}
-                )
-            elif kind.startswith("replicas:"):
-                workload_kind = kind.split(":", 1)[1]
-                by_kind.setdefault(kind, []).append(
-                    {(workload_kind, key[0]): s for key, s in payload.items()}
-                )
             else:
                 by_kind.setdefault(kind, []).append(payload)
         if self.config.query_mode == "raw":
@@ -552,5 +625,5 @@ class PrometheusSource:
             if len(events):
                 data.restart_events[key] = events
         for kind in [k for k in by_kind if k.startswith("replicas:")]:
-            data.replicas.update(merge_chunks(by_kind[kind]))
+            data.replicas.update(self._replicas(kind, by_kind[kind], plan))
         return data

@@ -65,6 +65,28 @@ def duration(seconds: float) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class RawSelector:
+    """The raw samples of one metric's series, as a PromQL range selector (query API) or as
+    remote read matchers (``__name__`` first): the same series and samples either way."""
+
+    metric: str
+    matchers: tuple[LabelMatch, ...]
+
+    def promql(self, range_s: float) -> str:
+        """``metric{...}[range_s - 1ms]``: the samples in ``(t - range_s, t]`` at time ``t``."""
+        return f"{selector(self.metric, self.matchers)}[{duration(range_s - 0.001)}]"
+
+    def remote_matchers(self) -> tuple[LabelMatch, ...]:
+        return (LabelMatch("__name__", "=", self.metric), *self.matchers)
+
+    @staticmethod
+    def window_ms(at_s: float, range_s: float) -> tuple[int, int]:
+        """``[start, end]`` in ms that ``promql(range_s)`` covers at ``at_s`` (closed, 2.x)."""
+        end = round(at_s * 1000)
+        return end - round(range_s * 1000 - 1) + 1, end
+
+
+@dataclass(frozen=True, slots=True)
 class NamespaceQueries:
     """The queries for one namespace and selector: one per metric, whatever the workload count.
 
@@ -130,15 +152,13 @@ class NamespaceQueries:
         window = duration((step_s or self.config.step_s) - 0.001)
         return f"max by ({self._by}) (max_over_time({inner}[{window}]))"
 
-    def cpu_raw(self, range_s: float) -> str:
-        """Raw CPU counter samples in ``(t - range_s, t]`` (instant query of a range vector)."""
-        inner = selector(self.config.metrics.cpu_usage, self._cadvisor())
-        return f"{inner}[{duration(range_s - 0.001)}]"
+    def cpu_raw(self) -> RawSelector:
+        """Raw CPU counter samples of the requested containers."""
+        return RawSelector(self.config.metrics.cpu_usage, tuple(self._cadvisor()))
 
-    def memory_raw(self, range_s: float) -> str:
-        """Raw working-set samples in ``(t - range_s, t]`` (instant query of a range vector)."""
-        inner = selector(self.config.metrics.memory_working_set, self._cadvisor())
-        return f"{inner}[{duration(range_s - 0.001)}]"
+    def memory_raw(self) -> RawSelector:
+        """Raw working-set samples of the requested containers."""
+        return RawSelector(self.config.metrics.memory_working_set, tuple(self._cadvisor()))
 
     def _restarts_selector(self, pods: Sequence[str] | None = None) -> str:
         labels = self.config.labels
@@ -211,20 +231,34 @@ class NamespaceQueries:
         ``kubectl autoscale`` does): kube-state-metrics' HPA series carry no target label.
         """
         labels = self.config.labels
-        names = LabelMatch(labels.hpa, "=~", regex_alternatives(self.workload_names))
-        inner = selector(self.config.metrics.hpa_current_replicas, self._ksm(names, pods=False))
+        raw = self.hpa_replicas_raw()
+        inner = selector(raw.metric, raw.matchers)
         return f"max by ({labels.namespace}, {labels.hpa}) (max_over_time({inner}[{self._step_range}]))"
+
+    def hpa_replicas_raw(self) -> RawSelector:
+        """Raw current-replica samples of the HPAs named like a requested workload."""
+        names = LabelMatch(self.config.labels.hpa, "=~", regex_alternatives(self.workload_names))
+        return RawSelector(
+            self.config.metrics.hpa_current_replicas, tuple(self._ksm(names, pods=False))
+        )
 
     def replicas(self, kind: str) -> str:
         """Replica count per workload of ``kind`` (Deployment or StatefulSet) in this namespace."""
+        labels = self.config.labels
+        raw = self.replicas_raw(kind)
+        label = labels.statefulset if kind == "StatefulSet" else labels.deployment
+        inner = selector(raw.metric, raw.matchers)
+        return f"max by ({labels.namespace}, {label}) (max_over_time({inner}[{self._step_range}]))"
+
+    def replicas_raw(self, kind: str) -> RawSelector:
+        """Raw replica samples of the requested workloads of ``kind``."""
         labels = self.config.labels
         if kind == "StatefulSet":
             metric, label = self.config.metrics.statefulset_replicas, labels.statefulset
         else:
             metric, label = self.config.metrics.deployment_replicas, labels.deployment
         names = LabelMatch(label, "=~", regex_alternatives(self.workload_names))
-        inner = selector(metric, self._ksm(names, pods=False))
-        return f"max by ({labels.namespace}, {label}) (max_over_time({inner}[{self._step_range}]))"
+        return RawSelector(metric, tuple(self._ksm(names, pods=False)))
 
     # ------------------------------------------------------------------ instant queries
 

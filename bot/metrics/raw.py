@@ -26,16 +26,29 @@ import numpy as np
 
 from bot.model import FloatArray
 
+Index = np.ndarray[tuple[int], np.dtype[np.int64]]
+"""Step numbers of samples."""
+
 EPSILON_S = 1e-6
 """Tolerance on timestamps (Prometheus stores milliseconds)."""
 
 
 def _buckets(
     t: FloatArray, first_s: float, last_s: float, step_s: float
-) -> tuple[np.ndarray[tuple[int], np.dtype[np.int64]], np.ndarray[tuple[int], np.dtype[np.bool_]]]:
+) -> tuple[Index, np.ndarray[tuple[int], np.dtype[np.bool_]]]:
     index = np.ceil((t - first_s) / step_s - EPSILON_S).astype(np.int64)
     inside = (index >= 0) & (first_s + index * step_s <= last_s + EPSILON_S)
     return index, inside
+
+
+def _runs(index: Index, *arrays: FloatArray) -> tuple[Index, Index, list[FloatArray]]:
+    """(distinct step indices, where each run starts, ``arrays``) with equal indices adjacent:
+    already so for samples in time order (one pass), else after a stable sort."""
+    if not bool(np.all(index[1:] >= index[:-1])):
+        order = np.argsort(index, kind="stable")
+        index, arrays = index[order], tuple(a[order] for a in arrays)
+    starts = np.flatnonzero(np.concatenate(([True], index[1:] != index[:-1])))
+    return index[starts], starts, list(arrays)
 
 
 def counter_rates(
@@ -59,7 +72,7 @@ def counter_rates(
     index, increase, dt = index[keep], increase[keep], dt[keep]
     if not len(index):
         return np.zeros(0), np.zeros(0)
-    unique, starts = np.unique(index, return_index=True)
+    unique, starts, (increase, dt) = _runs(index, increase, dt)
     rate = np.add.reduceat(increase, starts) / np.add.reduceat(dt, starts)
     return (first_s + unique * step_s).astype(np.float64), rate.astype(np.float64)
 
@@ -72,7 +85,7 @@ def step_max(
     index, values = index[inside], v[inside]
     if not len(index):
         return np.zeros(0), np.zeros(0)
-    unique, starts = np.unique(index, return_index=True)
+    unique, starts, (values,) = _runs(index, values)
     times = (first_s + unique * step_s).astype(np.float64)
     return times, np.maximum.reduceat(values, starts).astype(np.float64)
 

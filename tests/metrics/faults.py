@@ -2,7 +2,8 @@
 
 ``FaultProxy(upstream, rule)``: for every request ``rule(n, seen)`` (``n`` counts from 0) returns
 ``None`` to forward it unchanged, a ``Reply`` to answer instead, or a function that rewrites the
-upstream JSON. Every request is recorded (method, path, URL query, form, headers).
+upstream JSON. Every request is recorded (method, path, URL query, form, headers, body); remote
+read requests (protobuf) have no form.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class Seen:
     url_query: str
     form: dict[str, str]
     headers: dict[str, str]
+    body: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -63,8 +65,13 @@ class FaultProxy:
 
             def _handle(self, body: bytes) -> None:
                 parts = urlsplit(self.path)
-                form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
-                seen = Seen(self.command, parts.path, parts.query, form, dict(self.headers))
+                ctype = self.headers.get("Content-Type", "")
+                form = (
+                    {k: v[0] for k, v in parse_qs(body.decode()).items()}
+                    if ctype.startswith("application/x-www-form-urlencoded")
+                    else {}
+                )
+                seen = Seen(self.command, parts.path, parts.query, form, dict(self.headers), body)
                 with proxy._lock:
                     n = len(proxy.seen)
                     proxy.seen.append(seen)
@@ -78,13 +85,18 @@ class FaultProxy:
                     self.command,
                     proxy.upstream + self.path,
                     data=body,
-                    headers={"Content-Type": self.headers.get("Content-Type", "")},
+                    headers={
+                        k: v
+                        for k, v in self.headers.items()
+                        if k.lower() in ("content-type", "content-encoding")
+                    },
                     timeout=30,
                 )
                 content = upstream.content
                 if action is not None:
                     content = json.dumps(action(upstream.json())).encode()
-                self._send(upstream.status_code, content, {"Content-Type": "application/json"})
+                headers = {"Content-Type": upstream.headers.get("Content-Type", "application/json")}
+                self._send(upstream.status_code, content, headers)
 
             def _send(self, status: int, body: bytes, headers: dict[str, str]) -> None:
                 try:

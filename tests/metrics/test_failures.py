@@ -142,8 +142,8 @@ def test_warnings_are_surfaced(sim_cluster, sim_prometheus):
     def rule(n, seen):
         return lambda payload: {**payload, "warnings": ["partial response: store b is down"]}
 
-    with FaultProxy(sim_prometheus.url, rule) as proxy:
-        result = _source(proxy.url).fetch(
+    with FaultProxy(sim_prometheus.url, rule) as proxy:  # JSON answers carry the warnings
+        result = _source(proxy.url, raw_api="query").fetch(
             requests_for(sim_cluster, TEST_LABELS), **_window(sim_cluster)
         )
     assert result.warnings == ("partial response: store b is down",)
@@ -167,7 +167,7 @@ def test_nan_and_inf_samples_are_dropped_and_counted(sim_cluster, sim_prometheus
 
     service = sim_cluster.services[1]
     with FaultProxy(sim_prometheus.url, rule) as proxy:
-        result = _source(proxy.url).fetch(
+        result = _source(proxy.url, raw_api="query").fetch(
             requests_for(sim_cluster, TEST_LABELS), **_window(sim_cluster)
         )
     history = result.history(service.ref)
@@ -228,10 +228,15 @@ def test_queries_are_post_form_bodies_with_auth_headers(sim_cluster, sim_prometh
                 extra_params={"dedup": "true"},
             ).fetch(requests_for(sim_cluster, TEST_LABELS)[:1], **_window(sim_cluster))
         assert not result.errors
+        assert {seen.path for seen in proxy.seen} >= {"/api/v1/read", "/api/v1/query"}
         for seen in proxy.seen:
             assert seen.method == "POST"
             assert seen.url_query == ""  # nothing in the URL: no length limit
-            assert "query" in seen.form and seen.form["dedup"] == "true"
+            if seen.path == "/api/v1/read":  # raw samples: a snappy protobuf body, no form
+                assert seen.headers["Content-Type"] == "application/x-protobuf"
+                assert not seen.form and seen.body
+            else:
+                assert "query" in seen.form and seen.form["dedup"] == "true"
             assert seen.headers["Authorization"] == expected
             assert seen.headers["X-Scope-OrgID"] == "tenant-1"
             assert seen.headers["X-Extra"] == "team-a"
@@ -246,3 +251,46 @@ def test_gzip_switch_and_missing_secret(sim_cluster, sim_prometheus):
         assert proxy.seen[0].headers["Accept-Encoding"] == "gzip"
     with pytest.raises(PrometheusUnavailableError, match="PROM_TOKEN unset"):
         _source(sim_prometheus.url, env={}, auth=PrometheusAuth(bearer_token_env="PROM_TOKEN"))
+
+
+def _without_remote_read(n, seen):
+    return Reply(404, b"404 page not found") if seen.path == "/api/v1/read" else None
+
+
+def test_without_remote_read_raw_samples_come_from_the_query_api(sim_cluster, sim_prometheus):
+    with FaultProxy(sim_prometheus.url, _without_remote_read) as proxy:
+        result = _source(proxy.url, concurrency=1).fetch(
+            requests_for(sim_cluster, TEST_LABELS), **_window(sim_cluster)
+        )
+    assert not result.errors
+    paths = [seen.path for seen in proxy.seen]
+    assert paths[0] == "/api/v1/read" and paths.count("/api/v1/read") == 1  # asked once
+    assert any(seen.form.get("query", "").endswith("ms]") for seen in proxy.seen)
+    for history in result.histories.values():
+        assert_matches_truth(sim_cluster, history)
+
+
+def test_remote_read_required_but_refused_is_a_query_error(sim_cluster, sim_prometheus):
+    with FaultProxy(sim_prometheus.url, _without_remote_read) as proxy:
+        result = _source(proxy.url, raw_api="remote_read").fetch(
+            requests_for(sim_cluster, TEST_LABELS), **_window(sim_cluster)
+        )
+    assert set(result.errors) == {s.ref for s in sim_cluster.services}
+    error = next(iter(result.errors.values()))
+    assert isinstance(error, QueryError) and error.status == 404
+    assert "remote read refused" in str(error) and "/api/v1/read" in str(error)
+
+
+def test_remote_read_5xx_is_retried(sim_cluster, sim_prometheus):
+    def rule(n, seen):
+        return Reply(503, b"overloaded") if n == 0 and seen.path == "/api/v1/read" else None
+
+    sleeps = Sleeps()
+    with FaultProxy(sim_prometheus.url, rule) as proxy:
+        result = _source(proxy.url, sleeps, concurrency=1, raw_api="remote_read").fetch(
+            requests_for(sim_cluster, TEST_LABELS), **_window(sim_cluster)
+        )
+    assert not result.errors and sleeps == [0.01]
+    assert [s.path for s in proxy.seen[:2]] == ["/api/v1/read", "/api/v1/read"]
+    for history in result.histories.values():
+        assert_matches_truth(sim_cluster, history)

@@ -26,9 +26,11 @@ def _window(cluster):
     return {"start_s": float(cluster.t_s[0]), "end_s": float(cluster.t_s[-1])}
 
 
-@pytest.mark.parametrize("mode", ["raw", "range"])
-def test_fetched_equals_generated(sim_cluster, sim_prometheus, mode):
-    result = _source(sim_prometheus, query_mode=mode).fetch(
+@pytest.mark.parametrize(
+    ("mode", "raw_api"), [("raw", "remote_read"), ("raw", "query"), ("range", "auto")]
+)
+def test_fetched_equals_generated(sim_cluster, sim_prometheus, mode, raw_api):
+    result = _source(sim_prometheus, query_mode=mode, raw_api=raw_api).fetch(
         requests_for(sim_cluster, TEST_LABELS), **_window(sim_cluster)
     )
     assert not result.errors
@@ -39,6 +41,36 @@ def test_fetched_equals_generated(sim_cluster, sim_prometheus, mode):
     assert oom > 0
     sidecar = result.histories[sim_cluster.services[0].ref].containers["istio-proxy"]
     assert len(sidecar.cpu_t) > 1000
+
+
+def test_remote_read_and_query_api_give_identical_histories(sim_cluster, sim_prometheus):
+    requests, window = requests_for(sim_cluster, TEST_LABELS), _window(sim_cluster)
+    fetched = [
+        _source(sim_prometheus, raw_api=api).fetch(requests, **window)
+        for api in ("remote_read", "query")
+    ]
+    remote, query = (f.histories for f in fetched)
+    assert set(remote) == set(query) == {s.ref for s in sim_cluster.services}
+    assert fetched[0].stats.bytes_received < fetched[1].stats.bytes_received / 2
+    for ref, history in remote.items():
+        other = query[ref]
+        assert history.pods == other.pods and history.quality == other.quality
+        assert history.crash_loops_s == other.crash_loops_s
+        np.testing.assert_array_equal(history.replicas_t, other.replicas_t)
+        np.testing.assert_array_equal(history.replicas, other.replicas)
+        for name, container in history.containers.items():
+            for field in (
+                "cpu_t",
+                "cpu_pod",
+                "cpu_cores",
+                "mem_t",
+                "mem_pod",
+                "mem_bytes",
+                "oom_t",
+            ):
+                np.testing.assert_array_equal(
+                    getattr(container, field), getattr(other.containers[name], field)
+                )
 
 
 def test_query_count_does_not_grow_with_workloads_or_containers(sim_cluster, sim_prometheus):

@@ -92,7 +92,7 @@ def test_queries_group_by_pod_and_container_with_escaped_values():
     oom = q.oom(["web-abc-x2b4c"])
     assert 'reason="OOMKilled"' in oom and 'resource="memory"' in oom
     assert 'pod=~"web\\\\-abc\\\\-x2b4c"' in oom
-    assert q.cpu_raw(3600).endswith("[3599999ms]")
+    assert q.cpu_raw().promql(3600).endswith("[3599999ms]")
 
 
 def test_relabelled_names_and_matchers_are_used():

@@ -60,3 +60,14 @@ def test_combine_max_takes_the_highest_value_per_time():
     t, v = combine_max([a, b, (np.zeros(0), np.zeros(0))])
     np.testing.assert_array_equal(t, _t(0, 1, 2, 3))
     np.testing.assert_array_equal(v, [1.0, 5.0, 4.0, 6.0])
+
+
+def test_samples_out_of_time_order_give_the_same_steps():
+    t = np.arange(0.0, 600.0, 15.0) + 1.0
+    v = np.cumsum(np.linspace(0.5, 3.0, t.size))
+    window = {"first_s": 60.0, "last_s": 600.0, "step_s": 60.0}
+    order = np.random.default_rng(0).permutation(t.size)
+    sorted_max, shuffled_max = (step_max(t[o], v[o], **window) for o in (slice(None), order))
+    np.testing.assert_array_equal(sorted_max[0], shuffled_max[0])
+    np.testing.assert_array_equal(sorted_max[1], shuffled_max[1])
+    assert sorted_max[1].tolist() == [v[t <= e][t[t <= e] > e - 60].max() for e in sorted_max[0]]
