@@ -150,17 +150,15 @@ def percentiles(
     has_any = nonempty.any(axis=1)
     first = np.argmax(nonempty, axis=1)
     last = n - 1 - np.argmax(nonempty[:, ::-1], axis=1)
-    in_walk = np.arange(n)[None, :] >= first[:, None]
-    cum = np.cumsum(np.where(in_walk, w, 0.0), axis=1)
-    edges = options.upper_edges()
-    tot = np.atleast_1d(totals).astype(np.float64)
-    out = []
-    for q in p if isinstance(p, tuple) else (p,):
-        reached = cum >= (q * tot)[:, None]
-        reached &= in_walk
-        hit = np.where(reached.any(axis=1), np.argmax(reached, axis=1), last)
-        out.append(np.where(has_any, edges[np.minimum(hit, last)], 0.0))
-    return np.stack(out) if isinstance(p, tuple) else out[0]
+    cum = np.cumsum(np.where(np.arange(n)[None, :] >= first[:, None], w, 0.0), axis=1)
+    qs = np.atleast_1d(np.asarray(p, dtype=np.float64))
+    wanted = qs[:, None] * np.atleast_1d(totals).astype(np.float64)[None, :]  # (p, rows)
+    # Weights are >= 0, so each row of ``cum`` never decreases: the first bucket reaching the
+    # wanted weight is the number of buckets below it (n when none does, then ``last``).
+    hit = np.count_nonzero(cum[None, :, :] < wanted[:, :, None], axis=2)
+    hit = np.minimum(np.maximum(hit, first), last)
+    out = np.where(has_any, options.upper_edges()[hit], 0.0)
+    return out if isinstance(p, tuple) else out[0]
 
 
 def _percentiles_1d(
