@@ -105,9 +105,9 @@ class _Family:
         if not self.t:
             return _empty_f(), np.zeros(0, np.int32), _empty_f()
         return (
-            np.concatenate(self.t).astype(np.float64),
-            np.concatenate(self.pod).astype(np.int32),
-            np.concatenate(self.v).astype(np.float64),
+            np.concatenate(self.t).astype(np.float64, copy=False),
+            np.concatenate(self.pod).astype(np.int32, copy=False),
+            np.concatenate(self.v).astype(np.float64, copy=False),
         )
 
 

@@ -20,6 +20,7 @@ are combined by taking the maximum per evaluation time, as ``max by`` does.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -29,22 +30,28 @@ from bot.model import FloatArray
 Index = np.ndarray[tuple[int], np.dtype[np.int64]]
 """Step numbers of samples."""
 
+Mask = np.ndarray[tuple[int], np.dtype[np.bool_]]
+
 EPSILON_S = 1e-6
 """Tolerance on timestamps (Prometheus stores milliseconds)."""
 
 
-def _buckets(
-    t: FloatArray, first_s: float, last_s: float, step_s: float
-) -> tuple[Index, np.ndarray[tuple[int], np.dtype[np.bool_]]]:
+def _buckets(t: FloatArray, first_s: float, last_s: float, step_s: float) -> tuple[Index, Mask]:
     index = np.ceil((t - first_s) / step_s - EPSILON_S).astype(np.int64)
-    inside = (index >= 0) & (first_s + index * step_s <= last_s + EPSILON_S)
+    steps = math.floor((last_s - first_s) / step_s + EPSILON_S / step_s)  # the last step's number
+    inside = (index >= 0) & (index <= steps)
     return index, inside
 
 
-def _runs(index: Index, *arrays: FloatArray) -> tuple[Index, Index, list[FloatArray]]:
+def _runs(index: Index, *arrays: FloatArray) -> tuple[Index, Index | None, list[FloatArray]]:
     """(distinct step indices, where each run starts, ``arrays``) with equal indices adjacent:
-    already so for samples in time order (one pass), else after a stable sort."""
-    if not bool(np.all(index[1:] >= index[:-1])):
+    already so for samples in time order (one pass), else after a stable sort. ``starts`` is
+    ``None`` when every index is distinct and in order (one sample per step, the usual case):
+    then the arrays are the per-step values as they are."""
+    step = np.diff(index)
+    if bool(np.all(step > 0)):
+        return index, None, list(arrays)
+    if not bool(np.all(step >= 0)):
         order = np.argsort(index, kind="stable")
         index, arrays = index[order], tuple(a[order] for a in arrays)
     starts = np.flatnonzero(np.concatenate(([True], index[1:] != index[:-1])))
@@ -69,11 +76,14 @@ def counter_rates(
     ok = (dt > 0) & (dt <= max_gap_s + EPSILON_S)
     index, inside = _buckets(t[1:], first_s, last_s, step_s)
     keep = ok & inside
-    index, increase, dt = index[keep], increase[keep], dt[keep]
+    if not bool(keep.all()):
+        index, increase, dt = index[keep], increase[keep], dt[keep]
     if not len(index):
         return np.zeros(0), np.zeros(0)
     unique, starts, (increase, dt) = _runs(index, increase, dt)
-    rate = np.add.reduceat(increase, starts) / np.add.reduceat(dt, starts)
+    if starts is not None:
+        increase, dt = np.add.reduceat(increase, starts), np.add.reduceat(dt, starts)
+    rate = increase / dt
     return (first_s + unique * step_s).astype(np.float64), rate.astype(np.float64)
 
 
@@ -82,12 +92,16 @@ def step_max(
 ) -> tuple[FloatArray, FloatArray]:
     """(evaluation times, highest sample of each step) of one gauge series."""
     index, inside = _buckets(t, first_s, last_s, step_s)
-    index, values = index[inside], v[inside]
+    values = v
+    if not bool(inside.all()):
+        index, values = index[inside], v[inside]
     if not len(index):
         return np.zeros(0), np.zeros(0)
     unique, starts, (values,) = _runs(index, values)
     times = (first_s + unique * step_s).astype(np.float64)
-    return times, np.maximum.reduceat(values, starts).astype(np.float64)
+    if starts is not None:
+        values = np.maximum.reduceat(values, starts)
+    return times, values.astype(np.float64, copy=False)
 
 
 def combine_max(parts: Sequence[tuple[FloatArray, FloatArray]]) -> tuple[FloatArray, FloatArray]:
