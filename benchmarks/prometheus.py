@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks.prometheus                    # 50 workloads / 150 containers
     .venv/bin/python -m benchmarks.prometheus --workloads 1000   # the 3,000-container set-up
+    .venv/bin/python -m benchmarks.prometheus --workloads 1000 --workdir /tmp/w1000  # keep the TSDB
 
 Set-up (reported apart): the simulator generates ``--workloads`` Deployments with one pod each
 and three containers (app, istio-proxy, log-shipper) over ``--days`` at ``--step-s``; the
@@ -12,9 +13,11 @@ still sent and answered (empty), so the query pattern and count are the real one
 
 Measured, each in a fresh process so peak memory is the fetch's own:
 
-- ``PrometheusSource.iter_fetch`` of every container over the window, consumed batch by batch
-  as the pipeline does (``fetch`` is the same queries, all results kept): HTTP queries, bytes
-  received, wall time, peak RSS;
+- ``PrometheusSource.iter_fetch`` of every container over the window, consumed namespace by
+  namespace (``fetch`` is the same queries, all results kept): HTTP queries, bytes received,
+  wall time, the client's and Prometheus' CPU seconds, peak RSS; once with the default
+  ``raw_api: auto`` (remote read) and once through the JSON query API (``--no-query-api``
+  skips it);
 - the krr pattern (``robusta_krr/core/integrations/prometheus``): per workload the owner
   look-ups through ``kube_replicaset_owner`` and ``kube_pod_owner`` and a running-pods check,
   then per container and per batch of 50 pods four instant subqueries over the window
