@@ -16,6 +16,7 @@ minReplicas, so the proposal is the maximum over the slots; every slot's pair is
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -50,11 +51,55 @@ class SlotTable:
 
 def slot_labels(admin: AdminSettings) -> list[str]:
     """Labels of every slot in upstream order (weekday Sunday first, then hour)."""
-    width = admin.range_of_min_max_replicas_recommendation_hours
+    return list(
+        _labels(
+            admin.range_of_min_max_replicas_recommendation_hours, admin.gathering_data_period_type
+        )
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _labels(width: int, period: str) -> tuple[str, ...]:
     hours = [f"{h:02d}-{h + width:02d}" for h in range(0, 24, width)]
-    if admin.gathering_data_period_type == "daily":
-        return hours
-    return [f"{day} {h}" for day in WEEKDAYS for h in hours]
+    if period == "daily":
+        return tuple(hours)
+    return tuple(f"{day} {h}" for day in WEEKDAYS for h in hours)
+
+
+def _fixed_offset_s(times_s: FloatArray, admin: AdminSettings) -> float | None:
+    """The admin zone's UTC offset (s) when it is the same at the first and the last time."""
+    zone = _zone(admin.time_zone) or UTC
+    first = datetime.fromtimestamp(float(times_s.min()), tz=zone).utcoffset()
+    last = datetime.fromtimestamp(float(times_s.max()), tz=zone).utcoffset()
+    return first.total_seconds() if first is not None and first == last else None
+
+
+def _window_runs(
+    times_s: FloatArray, offset_s: float, width: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """For times in non-decreasing order at a fixed UTC offset: where each run of one slot
+    window starts and that window (``local hour // width``), as ``replica_slots`` computes them
+    per sample; None when the shortcut cannot be shown.
+
+    The window never decreases along sorted times, so a binary search on the window edges finds
+    the candidate starts, and the formula itself, applied to the two times around each, decides.
+    """
+
+    def window(x: FloatArray) -> np.ndarray:
+        hours: np.ndarray = np.floor((x + offset_s) / 3600.0).astype(np.int64)
+        return hours // width
+
+    n = times_s.size
+    w_first, w_last = window(times_s[[0, -1]]).tolist()
+    ws = np.arange(w_first + 1, w_last + 1, dtype=np.int64)
+    pos = np.searchsorted(times_s, ws * (width * 3600.0) - offset_s)
+    below = window(times_s[np.maximum(pos - 1, 0)])
+    above = window(times_s[np.minimum(pos, n - 1)])
+    if not bool(np.all((pos > 0) & (below < ws) & ((pos == n) | (above >= ws)))):
+        return None
+    nonempty = pos < np.r_[pos[1:], n]
+    starts = np.r_[np.zeros(1, dtype=np.intp), pos[nonempty]]
+    return starts, np.r_[np.array([w_first], dtype=np.int64), ws[nonempty]]
 
 
 def _zone(name: str) -> ZoneInfo | None:
@@ -126,7 +171,9 @@ def update_slot(old: int, old_updated_s: float | None, candidate: int, now_s: fl
 
 def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSettings) -> SlotTable:
     """Replay the replica history into the slot table (see module doc)."""
-    labels = slot_labels(admin)
+    labels = _labels(
+        admin.range_of_min_max_replicas_recommendation_hours, admin.gathering_data_period_type
+    )
     ok = np.isfinite(times_s) & np.isfinite(replicas) & (replicas >= 0)
     t, r = (times_s, replicas) if bool(ok.all()) else (times_s[ok], replicas[ok])
     if t.size > 1 and not bool(np.all(t[1:] >= t[:-1])):
@@ -136,12 +183,18 @@ def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSetting
     if t.size:
         # One run per occurrence of a slot: consecutive samples in the same local slot window.
         width = admin.range_of_min_max_replicas_recommendation_hours
-        window = local_hours(t, admin) // width
-        starts = np.flatnonzero(np.r_[True, window[1:] != window[:-1]])
+        offset_s = _fixed_offset_s(t, admin)
+        runs = None if offset_s is None else _window_runs(t, offset_s, width)
+        if runs is not None:
+            starts, run_window = runs
+        else:
+            window = local_hours(t, admin) // width
+            starts = np.flatnonzero(np.r_[True, window[1:] != window[:-1]])
+            run_window = window[starts]
         ends = np.r_[starts[1:] - 1, t.size - 1]
         # ceil(r × m) is monotone in r: the run's largest candidate is that of its largest r.
         run_min, run_max = candidates(np.maximum.reduceat(r, starts), admin)
-        run_slot = slot_of_hours(window[starts] * width, admin)
+        run_slot = slot_of_hours(run_window * width, admin)
         first_t, last_t = t[starts], t[ends]
         order = np.argsort(run_slot, kind="stable")
         run_slot, run_min, run_max = run_slot[order], run_min[order], run_max[order]
