@@ -258,7 +258,7 @@ class _HpaPart:
 
 
 def _fraction(mask: np.ndarray) -> float:
-    return float(mask.mean()) if mask.size else 0.0
+    return np.count_nonzero(mask) / mask.size if mask.size else 0.0
 
 
 def _hpa_target_current(inp: WorkloadInput, container: str, resource: Resource) -> tuple[int, str]:
@@ -284,8 +284,14 @@ def _hpa_part(
 ) -> _HpaPart:
     admin = settings.admin
     hist = inp.history
-    keep = _keep(hist.replicas_t, now_s, inp.excluded_intervals_s) & np.isfinite(hist.replicas)
-    t, r = hist.replicas_t[keep], hist.replicas[keep]
+    r = hist.replicas
+    if _all_kept(hist.replicas_t, now_s, inp.excluded_intervals_s) and (
+        r.size == 0 or (bool(np.isfinite(r.min())) and bool(np.isfinite(r.max())))
+    ):
+        t = hist.replicas_t
+    else:
+        keep = _keep(hist.replicas_t, now_s, inp.excluded_intervals_s) & np.isfinite(r)
+        t, r = hist.replicas_t[keep], r[keep]
     hpa = inp.hpa
     hpa_min = (hpa.min_replicas if hpa and hpa.min_replicas is not None else 1) if hpa else 1
     frac = settings.right_sizing.bound_time_fraction

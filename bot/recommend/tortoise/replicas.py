@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -39,14 +39,14 @@ class SlotTable:
     values: dict[str, tuple[int, int]]
     missing: tuple[str, ...]
     """Slots never observed (value 0 upstream: still gathering data)."""
+    max_min: int = field(init=False)
+    """The largest minReplicas over the slots (0 without any)."""
+    max_max: int = field(init=False)
+    """The largest maxReplicas over the slots (0 without any)."""
 
-    @property
-    def max_min(self) -> int:
-        return max((v[0] for v in self.values.values()), default=0)
-
-    @property
-    def max_max(self) -> int:
-        return max((v[1] for v in self.values.values()), default=0)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "max_min", max((v[0] for v in self.values.values()), default=0))
+        object.__setattr__(self, "max_max", max((v[1] for v in self.values.values()), default=0))
 
 
 def slot_labels(admin: AdminSettings) -> list[str]:
@@ -97,9 +97,9 @@ def _window_runs(
     above = window(times_s[np.minimum(pos, n - 1)])
     if not bool(np.all((pos > 0) & (below < ws) & ((pos == n) | (above >= ws)))):
         return None
-    nonempty = pos < np.r_[pos[1:], n]
-    starts = np.r_[np.zeros(1, dtype=np.intp), pos[nonempty]]
-    return starts, np.r_[np.array([w_first], dtype=np.int64), ws[nonempty]]
+    nonempty = pos < np.append(pos[1:], n)
+    starts = np.concatenate((np.zeros(1, dtype=np.intp), pos[nonempty]))
+    return starts, np.concatenate((np.array([w_first], dtype=np.int64), ws[nonempty]))
 
 
 def _zone(name: str) -> ZoneInfo | None:
@@ -174,8 +174,16 @@ def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSetting
     labels = _labels(
         admin.range_of_min_max_replicas_recommendation_hours, admin.gathering_data_period_type
     )
-    ok = np.isfinite(times_s) & np.isfinite(replicas) & (replicas >= 0)
-    t, r = (times_s, replicas) if bool(ok.all()) else (times_s[ok], replicas[ok])
+    if times_s.size == 0 or (
+        bool(np.isfinite(times_s.min()))
+        and bool(np.isfinite(times_s.max()))
+        and bool(replicas.min() >= 0)
+        and bool(np.isfinite(replicas.max()))
+    ):
+        t, r = times_s, replicas  # all finite and >= 0 (NaN fails these reductions)
+    else:
+        ok = np.isfinite(times_s) & np.isfinite(replicas) & (replicas >= 0)
+        t, r = times_s[ok], replicas[ok]
     if t.size > 1 and not bool(np.all(t[1:] >= t[:-1])):
         order = np.argsort(t, kind="stable")
         t, r = t[order], r[order]
@@ -191,7 +199,7 @@ def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSetting
             window = local_hours(t, admin) // width
             starts = np.flatnonzero(np.r_[True, window[1:] != window[:-1]])
             run_window = window[starts]
-        ends = np.r_[starts[1:] - 1, t.size - 1]
+        ends = np.append(starts[1:] - 1, t.size - 1)
         # ceil(r × m) is monotone in r: the run's largest candidate is that of its largest r.
         run_min, run_max = candidates(np.maximum.reduceat(r, starts), admin)
         run_slot = slot_of_hours(run_window * width, admin)
@@ -199,10 +207,12 @@ def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSetting
         order = np.argsort(run_slot, kind="stable")
         run_slot, run_min, run_max = run_slot[order], run_min[order], run_max[order]
         first_t, last_t = first_t[order], last_t[order]
-        same_slot = np.r_[False, run_slot[1:] == run_slot[:-1]]
+        same_slot = np.concatenate(([False], run_slot[1:] == run_slot[:-1]))
         # A later run of the same slot starts a new occurrence (decay) when the slot's previous
         # update is >= 23 h old; otherwise it continues the same running maximum.
-        decays = same_slot & np.r_[False, first_t[1:] - last_t[:-1] >= SLOT_DECAY_AGE_S]
+        decays = same_slot & np.concatenate(
+            ([False], first_t[1:] - last_t[:-1] >= SLOT_DECAY_AGE_S)
+        )
         first_run = ~same_slot
         occurrence = np.cumsum(decays | first_run) - 1
         occurrence -= np.maximum.accumulate(np.where(first_run, occurrence, 0))
@@ -228,7 +238,7 @@ def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSetting
                 np.maximum.at(cur_hi, slots_j, run_max[sel])
         seen = np.zeros(len(labels), dtype=bool)
         seen[run_slot] = True
-        for slot in np.flatnonzero(seen).tolist():
-            values[labels[slot]] = (int(cur_lo[slot]), int(cur_hi[slot]))
+        pairs = zip(labels, seen.tolist(), cur_lo.tolist(), cur_hi.tolist(), strict=True)
+        values = {label: (lo, hi) for label, was_seen, lo, hi in pairs if was_seen}
     missing = tuple(label for label in labels if label not in values)
-    return SlotTable({label: values[label] for label in labels if label in values}, missing)
+    return SlotTable(values, missing)

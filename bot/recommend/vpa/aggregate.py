@@ -120,16 +120,16 @@ class SampleOrder:
     """Times never decrease over the whole series (NaN-free)."""
 
 
-def _clean(times_s: FloatArray, values: FloatArray) -> bool:
-    """Every value finite and >= 0 and every time finite; NaN propagates through min/max."""
+def _clean(times_s: FloatArray, values: FloatArray, *, times_sorted: bool = False) -> bool:
+    """Every value finite and >= 0 and every time finite; NaN propagates through min/max.
+    Sorted times (a NaN fails every comparison) are finite when both ends are."""
     if values.size == 0:
         return True
-    return (
-        bool(values.min() >= 0)
-        and bool(np.isfinite(values.max()))
-        and bool(np.isfinite(times_s.min()))
-        and bool(np.isfinite(times_s.max()))
-    )
+    if not (bool(values.min() >= 0) and bool(np.isfinite(values.max()))):
+        return False
+    if times_sorted:
+        return bool(np.isfinite(times_s[0])) and bool(np.isfinite(times_s[-1]))
+    return bool(np.isfinite(times_s.min())) and bool(np.isfinite(times_s.max()))
 
 
 def sample_order(
@@ -137,11 +137,12 @@ def sample_order(
 ) -> SampleOrder:
     """``SampleOrder`` of one series in a few passes (``accepted`` rules, see there)."""
     n = times_s.size
-    clean = _clean(times_s, values)
     if n < 2:
+        clean = _clean(times_s, values)
         return SampleOrder(clean, clean, clean)
     later = times_s[1:] > times_s[:-1] if strict else times_s[1:] >= times_s[:-1]
     in_time_order = bool(later.all())
+    clean = _clean(times_s, values, times_sorted=in_time_order)
     if not clean:
         return SampleOrder(False, False, False)
     if in_time_order:
@@ -207,7 +208,12 @@ def replay_rows(
     flat += options.find_buckets(values) if buckets is None else buckets
     inc = np.bincount(flat, weights=weights, minlength=grid.steps * n).reshape(grid.steps, n)
     totals = np.bincount(step_index, weights=weights, minlength=grid.steps)
-    return ReplayedHistogram(options, np.cumsum(inc, axis=0), np.cumsum(totals), ref, half_life_s)
+    # Buckets no sample reached stay 0 in every step: accumulate only the others.
+    used = np.flatnonzero(inc.any(axis=0))
+    lo, hi = (int(used[0]), int(used[-1]) + 1) if used.size else (0, 0)
+    cum = np.zeros(inc.shape)
+    np.cumsum(inc[:, lo:hi], axis=0, out=cum[:, lo:hi])
+    return ReplayedHistogram(options, cum, np.cumsum(totals), ref, half_life_s)
 
 
 def cpu_counters(
@@ -381,7 +387,7 @@ def _peaks_in_order(
         firsts = np.flatnonzero(np.r_[True, pods[1:] != pods[:-1]])
         if firsts.size > MAX_POD_RUNS:
             return None
-    ends = np.r_[firsts[1:], n]
+    ends = np.append(firsts[1:], n)
     pod_ids = pods[firsts].astype(np.intp)
     n_pods = int(pod_ids.max()) + 1
     t0 = np.full(n_pods, np.inf)
@@ -400,7 +406,7 @@ def _peaks_in_order(
         above = np.floor((t[np.minimum(pos, e - 1)] - first_t) / interval_s)
         if not bool(np.all((pos > a) & (below < js) & ((pos == e) | (above >= js)))):
             return None
-        nonempty = pos < np.r_[pos[1:], e]
+        nonempty = pos < np.append(pos[1:], e)
         starts_parts += [np.array([a], dtype=np.intp), pos[nonempty]]
         keys_parts += [np.array([pod * n_windows]), pod * n_windows + js[nonempty]]
     starts = np.concatenate(starts_parts)
@@ -421,21 +427,17 @@ def usage_from_counts(
     Without ``buckets`` the percentiles come from order statistics, with the same result: every
     sample weighs 1, so the first bucket whose running count reaches ``p × n`` is the bucket of
     the ``ceil(p × n)``-th smallest value (``find_buckets`` never decreases: it is the exact
-    comparison with the bucket starts wherever the logarithm could be off).
+    comparison with the bucket starts wherever the logarithm could be off). A sort costs less
+    than bucketing every sample and, unlike a partial sort, the same whatever the data.
     """
     if values.size == 0:
         return None
     if buckets is None:
         n = values.size
-        ks = sorted({min(max(math.ceil(p * n), 1), n) - 1 for p in USAGE_PERCENTILES})
-        ordered = np.partition(values, ks)
-        at = {k: b for k, b in zip(ks, options.find_buckets(ordered[ks]).tolist(), strict=True)}
-        edges = options.upper_edges()
+        ks = [min(max(math.ceil(p * n), 1), n) - 1 for p in USAGE_PERCENTILES]
+        edges = options.upper_edges()[options.find_buckets(np.sort(values)[ks])].tolist()
         top = float(values.max())
-        p50, p90, p99 = (
-            min(float(edges[at[min(max(math.ceil(p * n), 1), n) - 1]]), top)
-            for p in USAGE_PERCENTILES
-        )
+        p50, p90, p99 = (min(edge, top) for edge in edges)
         return Usage(p50, p90, p99, top, int(n))
     b = options.find_buckets(values) if buckets is None else buckets
     counts = np.bincount(b, minlength=options.num_buckets).astype(np.float64)
