@@ -183,7 +183,7 @@ def estimate_container(
     )
     if peaks.values.size == 0:
         return f"no memory samples for container {container.name}"
-    cpu_steps = grid.bins(cpu_t, bounds)
+    cpu_steps = None if bounds is not None else grid.bins(cpu_t)
     cpu_buckets = CPU_OPTIONS.find_buckets(cpu_v)
     per_sample = 1.0
     if vpa_s.confidence_per_minute:
@@ -202,6 +202,7 @@ def estimate_container(
         options=CPU_OPTIONS,
         half_life_s=vpa_s.cpu_half_life_s,
         buckets=cpu_buckets,
+        bounds=bounds,
     )
     mem_rows = replay_rows(
         peaks.values,

@@ -185,17 +185,19 @@ def replay_rows(
     values: FloatArray,
     base_weights: FloatArray | float,
     times_s: FloatArray,
-    step_index: np.ndarray,
+    step_index: np.ndarray | None,
     *,
     grid: ReplayGrid,
     options: HistogramOptions,
     half_life_s: float,
     buckets: np.ndarray | None = None,
+    bounds: np.ndarray | None = None,
 ) -> ReplayedHistogram:
     """Histogram of ``values`` after each replay step: one bincount, one cumulative sum.
 
     A sample's weight is ``base × 2^((t - ref)/half_life)`` with ``ref`` the reference time the
     recommender would hold after feeding these samples (``decaying_histogram.go``).
+    ``step_index`` None: ``grid.bins(times_s, bounds)``.
     """
     n = options.num_buckets
     if values.size == 0:
@@ -204,10 +206,17 @@ def replay_rows(
     ref = final_reference_s(times_s, GO_ZERO_TIME_UNIX_S, half_life_s)
     weights = decay_weights(times_s, ref, half_life_s)
     weights *= base_weights
-    flat = step_index * n
+    own = step_index is None
+    if step_index is None:
+        step_index = grid.bins(times_s, bounds)
+    totals = np.bincount(step_index, weights=weights, minlength=grid.steps)
+    if own:
+        flat = step_index  # an array of our own: becomes the flat index in place
+        flat *= n
+    else:
+        flat = step_index * n
     flat += options.find_buckets(values) if buckets is None else buckets
     inc = np.bincount(flat, weights=weights, minlength=grid.steps * n).reshape(grid.steps, n)
-    totals = np.bincount(step_index, weights=weights, minlength=grid.steps)
     # Buckets no sample reached stay 0 in every step: accumulate only the others.
     used = np.flatnonzero(inc.any(axis=0))
     lo, hi = (int(used[0]), int(used[-1]) + 1) if used.size else (0, 0)
@@ -218,19 +227,22 @@ def replay_rows(
 
 def cpu_counters(
     times_s: FloatArray,
-    step_index: np.ndarray,
+    step_index: np.ndarray | None,
     grid: ReplayGrid,
     bounds: np.ndarray | None = None,
 ) -> CpuCounters:
     """``TotalSamplesCount``, ``FirstSampleStart``, ``LastSampleStart`` after each step.
 
     With ``bounds`` (``ReplayGrid.step_bounds`` of times in order) the counts are the bounds and
-    the latest start after a step is the time just before its bound.
+    the latest start after a step is the time just before its bound; ``step_index`` None:
+    ``grid.bins(times_s, bounds)``.
     """
     if bounds is not None and times_s.size:
         ends = bounds[1:]
         last = np.where(ends > 0, times_s[np.maximum(ends - 1, 0)], -np.inf)
         return CpuCounters(ends.astype(np.float64), float(times_s[0]), last)
+    if step_index is None:
+        step_index = grid.bins(times_s, bounds)
     counts = np.cumsum(np.bincount(step_index, minlength=grid.steps)).astype(np.float64)
     last = np.full(grid.steps, -np.inf)
     if step_index.size and bool(np.all(step_index[1:] >= step_index[:-1])):

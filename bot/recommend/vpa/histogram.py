@@ -100,6 +100,11 @@ class HistogramOptions:
                 whole = np.minimum(np.rint(idx[near]), n - 1).astype(np.intp)
                 below = np.maximum(whole - 1, 0)
                 idx[near] = np.where(vals[near] >= self.starts[whole], whole, below)
+            np.minimum(idx, n - 1, out=idx)
+            # The indices go into the scratch array's memory (the same cast as ``astype``).
+            out: IndexArray = whole_idx.view(np.intp)
+            np.copyto(out, idx, casting="unsafe")
+            return out
         np.minimum(idx, n - 1, out=idx)
         return idx.astype(np.intp)
 
