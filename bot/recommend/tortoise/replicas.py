@@ -66,6 +66,12 @@ def _labels(width: int, period: str) -> tuple[str, ...]:
     return tuple(f"{day} {h}" for day in WEEKDAYS for h in hours)
 
 
+def _hours(times_s: FloatArray, offset_s: float) -> np.ndarray:
+    """Local hours since the epoch at a fixed UTC offset."""
+    hours: np.ndarray = np.floor((times_s + offset_s) / 3600.0).astype(np.int64)
+    return hours
+
+
 def _fixed_offset_s(times_s: FloatArray, admin: AdminSettings) -> float | None:
     """The admin zone's UTC offset (s) when it is the same at the first and the last time."""
     zone = _zone(admin.time_zone) or UTC
@@ -86,8 +92,7 @@ def _window_runs(
     """
 
     def window(x: FloatArray) -> np.ndarray:
-        hours: np.ndarray = np.floor((x + offset_s) / 3600.0).astype(np.int64)
-        return hours // width
+        return _hours(x, offset_s) // width
 
     n = times_s.size
     w_first, w_last = window(times_s[[0, -1]]).tolist()
@@ -117,11 +122,10 @@ def local_hours(times_s: FloatArray, admin: AdminSettings) -> np.ndarray:
     """
     if times_s.size == 0:
         return np.zeros(0, dtype=np.int64)
+    offset_s = _fixed_offset_s(times_s, admin)
+    if offset_s is not None:
+        return _hours(times_s, offset_s)
     zone = _zone(admin.time_zone) or UTC
-    first = datetime.fromtimestamp(float(times_s.min()), tz=zone).utcoffset()
-    last = datetime.fromtimestamp(float(times_s.max()), tz=zone).utcoffset()
-    if first is not None and first == last:
-        return np.floor((times_s + first.total_seconds()) / 3600.0).astype(np.int64)
     quarters, inverse = np.unique(np.floor(times_s / QUARTER_HOUR_S), return_inverse=True)
     hours = np.empty(quarters.size, dtype=np.int64)
     for i, q in enumerate(quarters.tolist()):

@@ -396,7 +396,7 @@ def _peaks_in_order(
     if int(pods.min()) == int(pods.max()):
         firsts = np.zeros(1, dtype=np.intp)
     else:
-        firsts = np.flatnonzero(np.r_[True, pods[1:] != pods[:-1]])
+        firsts = np.flatnonzero(np.concatenate(([True], pods[1:] != pods[:-1])))
         if firsts.size > MAX_POD_RUNS:
             return None
     ends = np.append(firsts[1:], n)
@@ -451,8 +451,7 @@ def usage_from_counts(
         top = float(values.max())
         p50, p90, p99 = (min(edge, top) for edge in edges)
         return Usage(p50, p90, p99, top, int(n))
-    b = options.find_buckets(values) if buckets is None else buckets
-    counts = np.bincount(b, minlength=options.num_buckets).astype(np.float64)
+    counts = np.bincount(buckets, minlength=options.num_buckets).astype(np.float64)
     total = np.array([float(values.size)])
     p50, p90, p99 = percentiles(counts, total, USAGE_PERCENTILES, options)[:, 0].tolist()
     top = float(values.max())
