@@ -67,11 +67,12 @@ from bot.recommend.vpa.aggregate import (
     cpu_counters,
     memory_peaks,
     replay_rows,
+    sample_order,
     sample_step_s,
     usage_from_counts,
 )
 from bot.recommend.vpa.constants import MIN_SAMPLE_WEIGHT
-from bot.recommend.vpa.estimator import estimate
+from bot.recommend.vpa.estimator import confidence_factors, estimate
 from bot.recommend.vpa.histogram import CPU_OPTIONS, MEMORY_OPTIONS
 from bot.recommend.vpa.limits import propose_limit
 
@@ -105,11 +106,19 @@ def _select(mask: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
     return tuple(a[mask] for a in arrays)
 
 
+def _all_kept(times_s: FloatArray, now_s: float, excluded: tuple[tuple[float, float], ...]) -> bool:
+    """``_keep`` keeps every time: nothing excluded, none after ``now`` (NaN fails the test)."""
+    return not excluded and (times_s.size == 0 or bool(times_s.max() <= now_s))
+
+
 def _first_cpu_time(inp: WorkloadInput, now_s: float) -> float | None:
     firsts = []
     for container in inp.containers:
         ch = inp.history.containers.get(container.name)
         if ch is not None and ch.cpu_t.size:
+            if _all_kept(ch.cpu_t, now_s, inp.excluded_intervals_s):
+                firsts.append(float(ch.cpu_t.min()))
+                continue
             t = ch.cpu_t[_keep(ch.cpu_t, now_s, inp.excluded_intervals_s)]
             if t.size:
                 firsts.append(float(t.min()))
@@ -126,22 +135,37 @@ def estimate_container(
     now_s: float,
     excluded: tuple[tuple[float, float], ...] = (),
 ) -> dict[Resource, ResourceEstimate] | str:
-    """VPA estimates and sticky maxima for both resources, or why there is too little data."""
+    """VPA estimates and sticky maxima for both resources, or why there is too little data.
+
+    Series that are clean, grouped by pod and in time order (the usual case) skip the masks and
+    copies and take the shortcuts of ``vpa.aggregate``, with the same results.
+    """
     vpa_s = settings.vpa
-    keep = _keep(ch.cpu_t, now_s, excluded)
-    keep &= accepted(ch.cpu_t, ch.cpu_pod, ch.cpu_cores, strict=True)
-    cpu_t, cpu_v = _select(keep, ch.cpu_t, ch.cpu_cores)
+    cpu_order = sample_order(ch.cpu_t, ch.cpu_pod, ch.cpu_cores, strict=True)
+    if _all_kept(ch.cpu_t, now_s, excluded) and cpu_order.all_accepted:
+        cpu_t, cpu_v, cpu_pods = ch.cpu_t, ch.cpu_cores, ch.cpu_pod
+    else:
+        keep = _keep(ch.cpu_t, now_s, excluded)
+        keep &= accepted(ch.cpu_t, ch.cpu_pod, ch.cpu_cores, strict=True)
+        cpu_t, cpu_v, cpu_pods = _select(keep, ch.cpu_t, ch.cpu_cores, ch.cpu_pod)
     if cpu_t.size == 0:
         return f"no CPU samples for container {container.name}"
-    span_s = float(cpu_t.max() - cpu_t.min())
+    # A subset of times in order is in order: the bounds of each replay step follow.
+    bounds = grid.step_bounds(cpu_t) if cpu_order.sorted else None
+    span_s = float(cpu_t[-1] - cpu_t[0] if cpu_order.sorted else cpu_t.max() - cpu_t.min())
     if span_s < settings.min_history_s:
         return (
             f"container {container.name}: {span_s / 3600:.1f} h of CPU history, "
             f"{settings.min_history_s / 3600:g} h needed"
         )
-    mem_t, mem_pod, mem_used = _select(
-        _keep(ch.mem_t, now_s, excluded), ch.mem_t, ch.mem_pod, ch.mem_bytes
-    )
+    mem_order = None
+    if _all_kept(ch.mem_t, now_s, excluded):
+        mem_t, mem_pod, mem_used = ch.mem_t, ch.mem_pod, ch.mem_bytes
+        mem_order = sample_order(mem_t, mem_pod, mem_used, strict=False)
+    else:
+        mem_t, mem_pod, mem_used = _select(
+            _keep(ch.mem_t, now_s, excluded), ch.mem_t, ch.mem_pod, ch.mem_bytes
+        )
     oom_t, oom_pod, oom_req = _select(
         _keep(ch.oom_t, now_s, excluded), ch.oom_t, ch.oom_pod, ch.oom_request_bytes
     )
@@ -155,17 +179,17 @@ def estimate_container(
         interval_s=vpa_s.memory_aggregation_interval_s,
         oom_bump_up_ratio=vpa_s.oom_bump_up_ratio,
         oom_min_bump_up_bytes=vpa_s.oom_min_bump_up_bytes,
+        order=mem_order,
     )
     if peaks.values.size == 0:
         return f"no memory samples for container {container.name}"
-    cpu_steps = grid.bins(cpu_t)
+    cpu_steps = None if bounds is not None else grid.bins(cpu_t)
     cpu_buckets = CPU_OPTIONS.find_buckets(cpu_v)
     per_sample = 1.0
     if vpa_s.confidence_per_minute:
-        cpu_pods = _select(keep, ch.cpu_pod)[0]
         per_sample = max(1.0, sample_step_s(cpu_t, cpu_pods) / 60.0)
     conf = confidence(
-        cpu_counters(cpu_t, cpu_steps, grid),
+        cpu_counters(cpu_t, cpu_steps, grid, bounds),
         vpa_s.confidence_interval_s,
         samples_per_sample=per_sample,
     )
@@ -178,6 +202,7 @@ def estimate_container(
         options=CPU_OPTIONS,
         half_life_s=vpa_s.cpu_half_life_s,
         buckets=cpu_buckets,
+        bounds=bounds,
     )
     mem_rows = replay_rows(
         peaks.values,
@@ -188,10 +213,16 @@ def estimate_container(
         options=MEMORY_OPTIONS,
         half_life_s=vpa_s.memory_half_life_s,
     )
+    finite_mem = (
+        mem_used
+        if mem_order is not None and mem_order.clean
+        else _select(np.isfinite(mem_used), mem_used)[0]
+    )
     usages = {
         "cpu": usage_from_counts(cpu_v, CPU_OPTIONS, cpu_buckets),
-        "memory": usage_from_counts(_select(np.isfinite(mem_used), mem_used)[0], MEMORY_OPTIONS),
+        "memory": usage_from_counts(finite_mem, MEMORY_OPTIONS),
     }
+    factors = confidence_factors(conf)
     out: dict[Resource, ResourceEstimate] = {}
     for resource, rows in (("cpu", cpu_rows), ("memory", mem_rows)):
         res: Resource = "cpu" if resource == "cpu" else "memory"
@@ -203,6 +234,7 @@ def estimate_container(
             n_containers=n_containers,
             min_allowed=container.min_allocated.get(res),
             max_allowed=container.max_allocated.get(res),
+            factors=factors,
         )
         out[res] = ResourceEstimate(
             vpa=est.final(),
@@ -227,7 +259,7 @@ class _HpaPart:
 
 
 def _fraction(mask: np.ndarray) -> float:
-    return float(mask.mean()) if mask.size else 0.0
+    return np.count_nonzero(mask) / mask.size if mask.size else 0.0
 
 
 def _hpa_target_current(inp: WorkloadInput, container: str, resource: Resource) -> tuple[int, str]:
@@ -253,8 +285,14 @@ def _hpa_part(
 ) -> _HpaPart:
     admin = settings.admin
     hist = inp.history
-    keep = _keep(hist.replicas_t, now_s, inp.excluded_intervals_s) & np.isfinite(hist.replicas)
-    t, r = hist.replicas_t[keep], hist.replicas[keep]
+    r = hist.replicas
+    if _all_kept(hist.replicas_t, now_s, inp.excluded_intervals_s) and (
+        r.size == 0 or (bool(np.isfinite(r.min())) and bool(np.isfinite(r.max())))
+    ):
+        t = hist.replicas_t
+    else:
+        keep = _keep(hist.replicas_t, now_s, inp.excluded_intervals_s) & np.isfinite(r)
+        t, r = hist.replicas_t[keep], r[keep]
     hpa = inp.hpa
     hpa_min = (hpa.min_replicas if hpa and hpa.min_replicas is not None else 1) if hpa else 1
     frac = settings.right_sizing.bound_time_fraction

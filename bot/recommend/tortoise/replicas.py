@@ -16,8 +16,9 @@ minReplicas, so the proposal is the maximum over the slots; every slot's pair is
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -38,23 +39,72 @@ class SlotTable:
     values: dict[str, tuple[int, int]]
     missing: tuple[str, ...]
     """Slots never observed (value 0 upstream: still gathering data)."""
+    max_min: int = field(init=False)
+    """The largest minReplicas over the slots (0 without any)."""
+    max_max: int = field(init=False)
+    """The largest maxReplicas over the slots (0 without any)."""
 
-    @property
-    def max_min(self) -> int:
-        return max((v[0] for v in self.values.values()), default=0)
-
-    @property
-    def max_max(self) -> int:
-        return max((v[1] for v in self.values.values()), default=0)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "max_min", max((v[0] for v in self.values.values()), default=0))
+        object.__setattr__(self, "max_max", max((v[1] for v in self.values.values()), default=0))
 
 
 def slot_labels(admin: AdminSettings) -> list[str]:
     """Labels of every slot in upstream order (weekday Sunday first, then hour)."""
-    width = admin.range_of_min_max_replicas_recommendation_hours
+    return list(
+        _labels(
+            admin.range_of_min_max_replicas_recommendation_hours, admin.gathering_data_period_type
+        )
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _labels(width: int, period: str) -> tuple[str, ...]:
     hours = [f"{h:02d}-{h + width:02d}" for h in range(0, 24, width)]
-    if admin.gathering_data_period_type == "daily":
-        return hours
-    return [f"{day} {h}" for day in WEEKDAYS for h in hours]
+    if period == "daily":
+        return tuple(hours)
+    return tuple(f"{day} {h}" for day in WEEKDAYS for h in hours)
+
+
+def _hours(times_s: FloatArray, offset_s: float) -> np.ndarray:
+    """Local hours since the epoch at a fixed UTC offset."""
+    hours: np.ndarray = np.floor((times_s + offset_s) / 3600.0).astype(np.int64)
+    return hours
+
+
+def _fixed_offset_s(times_s: FloatArray, admin: AdminSettings) -> float | None:
+    """The admin zone's UTC offset (s) when it is the same at the first and the last time."""
+    zone = _zone(admin.time_zone) or UTC
+    first = datetime.fromtimestamp(float(times_s.min()), tz=zone).utcoffset()
+    last = datetime.fromtimestamp(float(times_s.max()), tz=zone).utcoffset()
+    return first.total_seconds() if first is not None and first == last else None
+
+
+def _window_runs(
+    times_s: FloatArray, offset_s: float, width: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """For times in non-decreasing order at a fixed UTC offset: where each run of one slot
+    window starts and that window (``local hour // width``), as ``replica_slots`` computes them
+    per sample; None when the shortcut cannot be shown.
+
+    The window never decreases along sorted times, so a binary search on the window edges finds
+    the candidate starts, and the formula itself, applied to the two times around each, decides.
+    """
+
+    def window(x: FloatArray) -> np.ndarray:
+        return _hours(x, offset_s) // width
+
+    n = times_s.size
+    w_first, w_last = window(times_s[[0, -1]]).tolist()
+    ws = np.arange(w_first + 1, w_last + 1, dtype=np.int64)
+    pos = np.searchsorted(times_s, ws * (width * 3600.0) - offset_s)
+    below = window(times_s[np.maximum(pos - 1, 0)])
+    above = window(times_s[np.minimum(pos, n - 1)])
+    if not bool(np.all((pos > 0) & (below < ws) & ((pos == n) | (above >= ws)))):
+        return None
+    nonempty = pos < np.append(pos[1:], n)
+    starts = np.concatenate((np.zeros(1, dtype=np.intp), pos[nonempty]))
+    return starts, np.concatenate((np.array([w_first], dtype=np.int64), ws[nonempty]))
 
 
 def _zone(name: str) -> ZoneInfo | None:
@@ -72,11 +122,10 @@ def local_hours(times_s: FloatArray, admin: AdminSettings) -> np.ndarray:
     """
     if times_s.size == 0:
         return np.zeros(0, dtype=np.int64)
+    offset_s = _fixed_offset_s(times_s, admin)
+    if offset_s is not None:
+        return _hours(times_s, offset_s)
     zone = _zone(admin.time_zone) or UTC
-    first = datetime.fromtimestamp(float(times_s.min()), tz=zone).utcoffset()
-    last = datetime.fromtimestamp(float(times_s.max()), tz=zone).utcoffset()
-    if first is not None and first == last:
-        return np.floor((times_s + first.total_seconds()) / 3600.0).astype(np.int64)
     quarters, inverse = np.unique(np.floor(times_s / QUARTER_HOUR_S), return_inverse=True)
     hours = np.empty(quarters.size, dtype=np.int64)
     for i, q in enumerate(quarters.tolist()):
@@ -126,9 +175,19 @@ def update_slot(old: int, old_updated_s: float | None, candidate: int, now_s: fl
 
 def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSettings) -> SlotTable:
     """Replay the replica history into the slot table (see module doc)."""
-    labels = slot_labels(admin)
-    ok = np.isfinite(times_s) & np.isfinite(replicas) & (replicas >= 0)
-    t, r = (times_s, replicas) if bool(ok.all()) else (times_s[ok], replicas[ok])
+    labels = _labels(
+        admin.range_of_min_max_replicas_recommendation_hours, admin.gathering_data_period_type
+    )
+    if times_s.size == 0 or (
+        bool(np.isfinite(times_s.min()))
+        and bool(np.isfinite(times_s.max()))
+        and bool(replicas.min() >= 0)
+        and bool(np.isfinite(replicas.max()))
+    ):
+        t, r = times_s, replicas  # all finite and >= 0 (NaN fails these reductions)
+    else:
+        ok = np.isfinite(times_s) & np.isfinite(replicas) & (replicas >= 0)
+        t, r = times_s[ok], replicas[ok]
     if t.size > 1 and not bool(np.all(t[1:] >= t[:-1])):
         order = np.argsort(t, kind="stable")
         t, r = t[order], r[order]
@@ -136,20 +195,28 @@ def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSetting
     if t.size:
         # One run per occurrence of a slot: consecutive samples in the same local slot window.
         width = admin.range_of_min_max_replicas_recommendation_hours
-        window = local_hours(t, admin) // width
-        starts = np.flatnonzero(np.r_[True, window[1:] != window[:-1]])
-        ends = np.r_[starts[1:] - 1, t.size - 1]
+        offset_s = _fixed_offset_s(t, admin)
+        runs = None if offset_s is None else _window_runs(t, offset_s, width)
+        if runs is not None:
+            starts, run_window = runs
+        else:
+            window = local_hours(t, admin) // width
+            starts = np.flatnonzero(np.r_[True, window[1:] != window[:-1]])
+            run_window = window[starts]
+        ends = np.append(starts[1:] - 1, t.size - 1)
         # ceil(r × m) is monotone in r: the run's largest candidate is that of its largest r.
         run_min, run_max = candidates(np.maximum.reduceat(r, starts), admin)
-        run_slot = slot_of_hours(window[starts] * width, admin)
+        run_slot = slot_of_hours(run_window * width, admin)
         first_t, last_t = t[starts], t[ends]
         order = np.argsort(run_slot, kind="stable")
         run_slot, run_min, run_max = run_slot[order], run_min[order], run_max[order]
         first_t, last_t = first_t[order], last_t[order]
-        same_slot = np.r_[False, run_slot[1:] == run_slot[:-1]]
+        same_slot = np.concatenate(([False], run_slot[1:] == run_slot[:-1]))
         # A later run of the same slot starts a new occurrence (decay) when the slot's previous
         # update is >= 23 h old; otherwise it continues the same running maximum.
-        decays = same_slot & np.r_[False, first_t[1:] - last_t[:-1] >= SLOT_DECAY_AGE_S]
+        decays = same_slot & np.concatenate(
+            ([False], first_t[1:] - last_t[:-1] >= SLOT_DECAY_AGE_S)
+        )
         first_run = ~same_slot
         occurrence = np.cumsum(decays | first_run) - 1
         occurrence -= np.maximum.accumulate(np.where(first_run, occurrence, 0))
@@ -175,7 +242,7 @@ def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSetting
                 np.maximum.at(cur_hi, slots_j, run_max[sel])
         seen = np.zeros(len(labels), dtype=bool)
         seen[run_slot] = True
-        for slot in np.flatnonzero(seen).tolist():
-            values[labels[slot]] = (int(cur_lo[slot]), int(cur_hi[slot]))
+        pairs = zip(labels, seen.tolist(), cur_lo.tolist(), cur_hi.tolist(), strict=True)
+        values = {label: (lo, hi) for label, was_seen, lo, hi in pairs if was_seen}
     missing = tuple(label for label in labels if label not in values)
-    return SlotTable({label: values[label] for label in labels if label in values}, missing)
+    return SlotTable(values, missing)

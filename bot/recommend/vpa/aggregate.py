@@ -41,9 +41,39 @@ class ReplayGrid:
         steps = max(1, math.ceil((now_s - first_s) / step_s))
         return cls(first_s, step_s, steps)
 
-    def bins(self, times_s: FloatArray) -> np.ndarray:
+    def _index(self, times_s: FloatArray) -> FloatArray:
         idx = np.floor((times_s - self.start_s) * (1.0 / self.step_s))
-        return np.clip(idx, 0, self.steps - 1).astype(np.intp)
+        return np.clip(idx, 0, self.steps - 1)
+
+    def bins(self, times_s: FloatArray, bounds: np.ndarray | None = None) -> np.ndarray:
+        """Replay step of each time; from ``step_bounds(times_s)`` when given (same result)."""
+        if bounds is not None:
+            return np.repeat(np.arange(self.steps, dtype=np.intp), np.diff(bounds))
+        return self._index(times_s).astype(np.intp)
+
+    def step_bounds(self, times_s: FloatArray) -> np.ndarray | None:
+        """For times in non-decreasing order: ``bounds[s]`` is the number of times in steps
+        before ``s`` (``steps + 1`` positions), so step ``s`` holds ``times_s[bounds[s]:
+        bounds[s + 1]]``; None when that cannot be shown.
+
+        Candidate positions come from a binary search on the step edges, then the two times
+        around each position are put through the very formula of ``bins``: the step of sorted
+        times never decreases, so positions whose neighbours straddle the step are exact.
+        """
+        n = times_s.size
+        if n == 0:
+            return np.zeros(self.steps + 1, dtype=np.intp)
+        s = np.arange(1, self.steps, dtype=np.intp)
+        pos = np.searchsorted(times_s, self.start_s + self.step_s * s)
+        below = self._index(times_s[np.maximum(pos - 1, 0)])
+        above = self._index(times_s[np.minimum(pos, n - 1)])
+        exact = ((pos == 0) | (below < s)) & ((pos == n) | (above >= s))
+        if not bool(exact.all()):
+            return None
+        bounds = np.empty(self.steps + 1, dtype=np.intp)
+        bounds[0], bounds[-1] = 0, n
+        bounds[1:-1] = pos
+        return bounds
 
     def step_ends(self) -> FloatArray:
         return self.start_s + self.step_s * np.arange(1, self.steps + 1, dtype=np.float64)
@@ -78,6 +108,51 @@ class CpuCounters:
     last_s: FloatArray
 
 
+@dataclass(frozen=True, slots=True)
+class SampleOrder:
+    """What one series' layout allows: shortcuts that give the same results."""
+
+    clean: bool
+    """Every value finite and >= 0, every time finite."""
+    all_accepted: bool
+    """``accepted`` keeps every sample: clean values, grouped by pod, in time order per pod."""
+    sorted: bool
+    """Times never decrease over the whole series (NaN-free)."""
+
+
+def _clean(times_s: FloatArray, values: FloatArray, *, times_sorted: bool = False) -> bool:
+    """Every value finite and >= 0 and every time finite; NaN propagates through min/max.
+    Sorted times (a NaN fails every comparison) are finite when both ends are."""
+    if values.size == 0:
+        return True
+    if not (bool(values.min() >= 0) and bool(np.isfinite(values.max()))):
+        return False
+    if times_sorted:
+        return bool(np.isfinite(times_s[0])) and bool(np.isfinite(times_s[-1]))
+    return bool(np.isfinite(times_s.min())) and bool(np.isfinite(times_s.max()))
+
+
+def sample_order(
+    times_s: FloatArray, pods: IntArray, values: FloatArray, *, strict: bool
+) -> SampleOrder:
+    """``SampleOrder`` of one series in a few passes (``accepted`` rules, see there)."""
+    n = times_s.size
+    if n < 2:
+        clean = _clean(times_s, values)
+        return SampleOrder(clean, clean, clean)
+    later = times_s[1:] > times_s[:-1] if strict else times_s[1:] >= times_s[:-1]
+    in_time_order = bool(later.all())
+    clean = _clean(times_s, values, times_sorted=in_time_order)
+    if not clean:
+        return SampleOrder(False, False, False)
+    if in_time_order:
+        grouped = bool(pods.min() == pods.max())
+        return SampleOrder(True, grouped or bool(np.all(pods[1:] >= pods[:-1])), True)
+    same_pod = pods[1:] == pods[:-1]
+    ok = bool(np.all(pods[1:] >= pods[:-1])) and bool(np.all(later | ~same_pod))
+    return SampleOrder(True, ok, False)
+
+
 def accepted(
     times_s: FloatArray, pods: IntArray, values: FloatArray, *, strict: bool
 ) -> np.ndarray:
@@ -87,14 +162,12 @@ def accepted(
     (``strict``: CPU, ``addCPUSample``) or is before (memory, ``addMemorySample``) the latest
     accepted time of the same pod.
     """
-    ok = np.isfinite(values) & (values >= 0) & np.isfinite(times_s)
     n = times_s.size
+    if n >= 2 and sample_order(times_s, pods, values, strict=strict).all_accepted:
+        return np.ones(n, dtype=bool)  # grouped by pod and in time order: the common case
+    ok = np.isfinite(values) & (values >= 0) & np.isfinite(times_s)
     if n < 2:
         return ok
-    same_pod = pods[1:] == pods[:-1]
-    later = times_s[1:] > times_s[:-1] if strict else times_s[1:] >= times_s[:-1]
-    if bool(ok.all()) and bool(np.all(pods[1:] >= pods[:-1])) and bool(np.all(later | ~same_pod)):
-        return ok  # grouped by pod and in time order: the common case, no sort needed
     order = np.argsort(pods, kind="stable")
     t = times_s[order]
     p = pods[order].astype(np.float64)
@@ -112,17 +185,19 @@ def replay_rows(
     values: FloatArray,
     base_weights: FloatArray | float,
     times_s: FloatArray,
-    step_index: np.ndarray,
+    step_index: np.ndarray | None,
     *,
     grid: ReplayGrid,
     options: HistogramOptions,
     half_life_s: float,
     buckets: np.ndarray | None = None,
+    bounds: np.ndarray | None = None,
 ) -> ReplayedHistogram:
     """Histogram of ``values`` after each replay step: one bincount, one cumulative sum.
 
     A sample's weight is ``base × 2^((t - ref)/half_life)`` with ``ref`` the reference time the
     recommender would hold after feeding these samples (``decaying_histogram.go``).
+    ``step_index`` None: ``grid.bins(times_s, bounds)``.
     """
     n = options.num_buckets
     if values.size == 0:
@@ -131,14 +206,43 @@ def replay_rows(
     ref = final_reference_s(times_s, GO_ZERO_TIME_UNIX_S, half_life_s)
     weights = decay_weights(times_s, ref, half_life_s)
     weights *= base_weights
-    flat = step_index * n + (options.find_buckets(values) if buckets is None else buckets)
-    inc = np.bincount(flat, weights=weights, minlength=grid.steps * n).reshape(grid.steps, n)
+    own = step_index is None
+    if step_index is None:
+        step_index = grid.bins(times_s, bounds)
     totals = np.bincount(step_index, weights=weights, minlength=grid.steps)
-    return ReplayedHistogram(options, np.cumsum(inc, axis=0), np.cumsum(totals), ref, half_life_s)
+    if own:
+        flat = step_index  # an array of our own: becomes the flat index in place
+        flat *= n
+    else:
+        flat = step_index * n
+    flat += options.find_buckets(values) if buckets is None else buckets
+    inc = np.bincount(flat, weights=weights, minlength=grid.steps * n).reshape(grid.steps, n)
+    # Buckets no sample reached stay 0 in every step: accumulate only the others.
+    used = np.flatnonzero(inc.any(axis=0))
+    lo, hi = (int(used[0]), int(used[-1]) + 1) if used.size else (0, 0)
+    cum = np.zeros(inc.shape)
+    np.cumsum(inc[:, lo:hi], axis=0, out=cum[:, lo:hi])
+    return ReplayedHistogram(options, cum, np.cumsum(totals), ref, half_life_s)
 
 
-def cpu_counters(times_s: FloatArray, step_index: np.ndarray, grid: ReplayGrid) -> CpuCounters:
-    """``TotalSamplesCount``, ``FirstSampleStart``, ``LastSampleStart`` after each step."""
+def cpu_counters(
+    times_s: FloatArray,
+    step_index: np.ndarray | None,
+    grid: ReplayGrid,
+    bounds: np.ndarray | None = None,
+) -> CpuCounters:
+    """``TotalSamplesCount``, ``FirstSampleStart``, ``LastSampleStart`` after each step.
+
+    With ``bounds`` (``ReplayGrid.step_bounds`` of times in order) the counts are the bounds and
+    the latest start after a step is the time just before its bound; ``step_index`` None:
+    ``grid.bins(times_s, bounds)``.
+    """
+    if bounds is not None and times_s.size:
+        ends = bounds[1:]
+        last = np.where(ends > 0, times_s[np.maximum(ends - 1, 0)], -np.inf)
+        return CpuCounters(ends.astype(np.float64), float(times_s[0]), last)
+    if step_index is None:
+        step_index = grid.bins(times_s, bounds)
     counts = np.cumsum(np.bincount(step_index, minlength=grid.steps)).astype(np.float64)
     last = np.full(grid.steps, -np.inf)
     if step_index.size and bool(np.all(step_index[1:] >= step_index[:-1])):
@@ -199,6 +303,7 @@ def memory_peaks(
     interval_s: float,
     oom_bump_up_ratio: float,
     oom_min_bump_up_bytes: float,
+    order: SampleOrder | None = None,
 ) -> MemoryPeaks:
     """Per-pod window peaks with OOM bumps (``model/container.go``, ``addMemorySample``,
     ``RecordOOM``).
@@ -209,13 +314,22 @@ def memory_peaks(
     ``needed = max(used + min_bump, trunc(used × ratio))`` where ``used = max(request at the OOM,
     usage peak of that window up to the OOM)``; OOM samples never feed ``used`` (no runaway).
     Deviation: the rare "first sample of a window is 0 bytes" quirk is not reproduced.
+
+    ``order`` (``sample_order(..., strict=False)`` of the usage series) may be passed when known.
     """
+    ok_oom = np.isfinite(oom_request_bytes) & (oom_request_bytes >= 0)
+    if not ok_oom.any() and times_s.size:
+        if order is None:
+            order = sample_order(times_s, pods, usage_bytes, strict=False)
+        if order.all_accepted:
+            fast = _peaks_in_order(times_s, pods, usage_bytes, interval_s)
+            if fast is not None:
+                return fast
     keep = accepted(times_s, pods, usage_bytes, strict=False)
     if bool(keep.all()):
         t, p, v = times_s, pods.astype(np.intp), usage_bytes
     else:
         t, p, v = times_s[keep], pods[keep].astype(np.intp), usage_bytes[keep]
-    ok_oom = np.isfinite(oom_request_bytes) & (oom_request_bytes >= 0)
     ot, op, orq = oom_times_s[ok_oom], oom_pods[ok_oom].astype(np.intp), oom_request_bytes[ok_oom]
     if t.size == 0 and ot.size == 0:
         empty = np.zeros(0)
@@ -248,6 +362,13 @@ def memory_peaks(
         bumps[i] = needed
     if ot.size:
         np.maximum.at(peak, op * n_windows + ok_k, bumps)
+    return _window_peaks(peak, t0, n_windows, interval_s, bumps)
+
+
+def _window_peaks(
+    peak: FloatArray, t0: FloatArray, n_windows: int, interval_s: float, bumps: FloatArray
+) -> MemoryPeaks:
+    """``MemoryPeaks`` from the (pod × window) peak table (-1: no sample), by window end."""
     present = np.flatnonzero(peak >= 0)
     pod_of = present // n_windows
     win_of = present % n_windows
@@ -256,15 +377,82 @@ def memory_peaks(
     return MemoryPeaks(peak[present][order], starts[order], (starts + interval_s)[order], bumps)
 
 
+MAX_POD_RUNS = 64
+"""``_peaks_in_order`` searches window edges pod by pod, up to this many pods."""
+
+
+def _peaks_in_order(
+    t: FloatArray, pods: IntArray, v: FloatArray, interval_s: float
+) -> MemoryPeaks | None:
+    """``memory_peaks`` for accepted samples grouped by pod in time order without OOM kills:
+    the same peak table, found from window edges instead of a window index per sample.
+
+    Each pod's window index ``floor((t - t0) / I)`` never decreases along its samples, so a
+    binary search on the edges ``t0 + j·I`` finds where each window starts; the positions are
+    kept only when the formula itself, applied to the two samples around each, agrees (else
+    None, and the caller takes the general path).
+    """
+    n = t.size
+    if int(pods.min()) == int(pods.max()):
+        firsts = np.zeros(1, dtype=np.intp)
+    else:
+        firsts = np.flatnonzero(np.concatenate(([True], pods[1:] != pods[:-1])))
+        if firsts.size > MAX_POD_RUNS:
+            return None
+    ends = np.append(firsts[1:], n)
+    pod_ids = pods[firsts].astype(np.intp)
+    n_pods = int(pod_ids.max()) + 1
+    t0 = np.full(n_pods, np.inf)
+    t0[pod_ids] = t[firsts]
+    last_k = np.floor((t[ends - 1] - t0[pod_ids]) / interval_s).astype(np.intp)
+    n_windows = max(int(last_k.max()), 0) + 1
+    starts_parts: list[np.ndarray] = []
+    keys_parts: list[np.ndarray] = []
+    for a, e, pod, k_max in zip(
+        firsts.tolist(), ends.tolist(), pod_ids.tolist(), last_k.tolist(), strict=True
+    ):
+        first_t = t0[pod]
+        js = np.arange(1, k_max + 1, dtype=np.intp)
+        pos = a + np.searchsorted(t[a:e], first_t + js * interval_s)
+        below = np.floor((t[np.maximum(pos - 1, a)] - first_t) / interval_s)
+        above = np.floor((t[np.minimum(pos, e - 1)] - first_t) / interval_s)
+        if not bool(np.all((pos > a) & (below < js) & ((pos == e) | (above >= js)))):
+            return None
+        nonempty = pos < np.append(pos[1:], e)
+        starts_parts += [np.array([a], dtype=np.intp), pos[nonempty]]
+        keys_parts += [np.array([pod * n_windows]), pod * n_windows + js[nonempty]]
+    starts = np.concatenate(starts_parts)
+    peak = np.full(n_pods * n_windows, -1.0)
+    peak[np.concatenate(keys_parts)] = np.maximum.reduceat(v, starts)
+    return _window_peaks(peak, t0, n_windows, interval_s, np.zeros(0))
+
+
+USAGE_PERCENTILES = (0.5, 0.9, 0.99)
+"""The observed usage percentiles shown next to each proposal."""
+
+
 def usage_from_counts(
     values: FloatArray, options: HistogramOptions, buckets: np.ndarray | None = None
 ) -> Usage | None:
-    """Observed p50/p90/p99 (bucket upper edges, about 5 % resolution) and the exact maximum."""
+    """Observed p50/p90/p99 (bucket upper edges, about 5 % resolution) and the exact maximum.
+
+    Without ``buckets`` the percentiles come from order statistics, with the same result: every
+    sample weighs 1, so the first bucket whose running count reaches ``p × n`` is the bucket of
+    the ``ceil(p × n)``-th smallest value (``find_buckets`` never decreases: it is the exact
+    comparison with the bucket starts wherever the logarithm could be off). A sort costs less
+    than bucketing every sample and, unlike a partial sort, the same whatever the data.
+    """
     if values.size == 0:
         return None
-    b = options.find_buckets(values) if buckets is None else buckets
-    counts = np.bincount(b, minlength=options.num_buckets).astype(np.float64)
+    if buckets is None:
+        n = values.size
+        ks = [min(max(math.ceil(p * n), 1), n) - 1 for p in USAGE_PERCENTILES]
+        edges = options.upper_edges()[options.find_buckets(np.sort(values)[ks])].tolist()
+        top = float(values.max())
+        p50, p90, p99 = (min(edge, top) for edge in edges)
+        return Usage(p50, p90, p99, top, int(n))
+    counts = np.bincount(buckets, minlength=options.num_buckets).astype(np.float64)
     total = np.array([float(values.size)])
-    p50, p90, p99 = percentiles(counts, total, (0.5, 0.9, 0.99), options)[:, 0].tolist()
+    p50, p90, p99 = percentiles(counts, total, USAGE_PERCENTILES, options)[:, 0].tolist()
     top = float(values.max())
     return Usage(min(p50, top), min(p90, top), min(p99, top), top, int(values.size))

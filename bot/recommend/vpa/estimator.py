@@ -70,6 +70,17 @@ def confidence_factor(conf: FloatArray, multiplier: float, exponent: float) -> F
     return np.where(conf > 0, np.power(base, exponent), np.inf if exponent > 0 else 0.0)
 
 
+def confidence_factors(conf: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """(upper, lower) bound multipliers of ``conf``; both resources of a container share them."""
+    return (
+        confidence_factor(conf, *UPPER_BOUND_CONFIDENCE),
+        confidence_factor(conf, *LOWER_BOUND_CONFIDENCE),
+    )
+
+
+_POD_MINIMUM: dict[tuple[Resource, float, int], float] = {}
+
+
 def pod_minimum_amount(resource: Resource, settings: VpaSettings, n_containers: int) -> float:
     """The per-pod minimum split across ``n`` containers: ``trunc(amount × (1/n))``.
 
@@ -77,8 +88,14 @@ def pod_minimum_amount(resource: Resource, settings: VpaSettings, n_containers: 
     ``ScaleResource(250 × 1024 × 1024, 1/n)``; two containers get 12 m and 131,072,000 bytes.
     """
     pod = settings.pod_min_cpu_cores if resource == "cpu" else float(settings.pod_min_memory_bytes)
-    amount = amount_from_value(np.array([pod]), resource)
-    return float(scale_amount(amount, 1.0 / max(n_containers, 1))[0])
+    key = (resource, pod, n_containers)
+    cached = _POD_MINIMUM.get(key)
+    if cached is None:
+        amount = amount_from_value(np.array([pod]), resource)
+        cached = float(scale_amount(amount, 1.0 / max(n_containers, 1))[0])
+        if len(_POD_MINIMUM) < 1024:
+            _POD_MINIMUM[key] = cached
+    return cached
 
 
 def cap_amounts(
@@ -102,19 +119,22 @@ def estimate(
     n_containers: int,
     min_allowed: float | None = None,
     max_allowed: float | None = None,
+    factors: tuple[FloatArray, FloatArray] | None = None,
 ) -> EstimateRows:
-    """Target, bounds and uncapped target at the end of each replay step (see module doc)."""
+    """Target, bounds and uncapped target at the end of each replay step (see module doc).
+
+    ``factors``: ``confidence_factors(conf)`` when already computed. Target, lower and upper
+    bound go through each step as the rows of one array.
+    """
     target_p, lower_p, upper_p = percentiles_for(resource, settings)
 
     rows = amount_from_value(histogram.percentiles((target_p, lower_p, upper_p)), resource)
-    target, lower, upper = rows[0], rows[1], rows[2]
-    target, lower, upper = (
-        x + scale_amount(x, settings.margin_fraction) for x in (target, lower, upper)
-    )
-    upper = scale_amount(upper, confidence_factor(conf, *UPPER_BOUND_CONFIDENCE))
-    lower = scale_amount(lower, confidence_factor(conf, *LOWER_BOUND_CONFIDENCE))
-    floor = pod_minimum_amount(resource, settings, n_containers)
-    target, lower, upper = (np.maximum(x, floor) for x in (target, lower, upper))
+    rows += scale_amount(rows, settings.margin_fraction)
+    upper_factor, lower_factor = confidence_factors(conf) if factors is None else factors
+    rows[2] = scale_amount(rows[2], upper_factor)
+    rows[1] = scale_amount(rows[1], lower_factor)
+    np.maximum(rows, pod_minimum_amount(resource, settings, n_containers), out=rows)
+    target = rows[0]
     global_max = (
         settings.max_allowed_cpu_cores if resource == "cpu" else settings.max_allowed_memory_bytes
     )
@@ -123,16 +143,17 @@ def estimate(
         float(amount_from_value(np.array([min_allowed]), resource)[0]) if min_allowed else None
     )
     max_amt = float(amount_from_value(np.array([cap_max]), resource)[0]) if cap_max else None
-    capped = cap_amounts(target, min_amt, max_amt)
+    capped = cap_amounts(rows, min_amt, max_amt)
     capped_by = None
-    if capped[-1] > target[-1]:
+    if capped[0, -1] > target[-1]:
         capped_by = "minAllowed"
-    elif capped[-1] < target[-1]:
+    elif capped[0, -1] < target[-1]:
         capped_by = "maxAllowed"
+    values = value_from_amount(capped, resource)
     return EstimateRows(
-        target=value_from_amount(capped, resource),
-        lower=value_from_amount(cap_amounts(lower, min_amt, max_amt), resource),
-        upper=value_from_amount(cap_amounts(upper, min_amt, max_amt), resource),
+        target=values[0],
+        lower=values[1],
+        upper=values[2],
         uncapped_target=value_from_amount(target, resource),
         confidence=conf,
         capped_by=capped_by,

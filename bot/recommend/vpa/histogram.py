@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -61,9 +61,16 @@ class HistogramOptions:
         """Start value of ``bucket`` (``GetBucketStart``)."""
         return float(self.starts[bucket])
 
+    _upper_edges: FloatArray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        edges = np.append(self.starts[1:], self.starts[-1])
+        edges.flags.writeable = False
+        object.__setattr__(self, "_upper_edges", edges)
+
     def upper_edges(self) -> FloatArray:
         """What a percentile landing in each bucket returns: ``start(b+1)``, last: ``start(b)``."""
-        return np.append(self.starts[1:], self.starts[-1])
+        return self._upper_edges
 
     def find_buckets(self, values: FloatArray) -> IndexArray:
         """Bucket index of each value (``FindBucket``), vectorised, clamped to ``[0, N-1]``.
@@ -93,6 +100,11 @@ class HistogramOptions:
                 whole = np.minimum(np.rint(idx[near]), n - 1).astype(np.intp)
                 below = np.maximum(whole - 1, 0)
                 idx[near] = np.where(vals[near] >= self.starts[whole], whole, below)
+            np.minimum(idx, n - 1, out=idx)
+            # The indices go into the scratch array's memory (the same cast as ``astype``).
+            out: IndexArray = whole_idx.view(np.intp)
+            np.copyto(out, idx, casting="unsafe")
+            return out
         np.minimum(idx, n - 1, out=idx)
         return idx.astype(np.intp)
 
@@ -150,12 +162,19 @@ def percentiles(
     has_any = nonempty.any(axis=1)
     first = np.argmax(nonempty, axis=1)
     last = n - 1 - np.argmax(nonempty[:, ::-1], axis=1)
-    cum = np.cumsum(np.where(np.arange(n)[None, :] >= first[:, None], w, 0.0), axis=1)
+    # Only buckets from the lowest ``first`` to the highest ``last`` of the non-empty rows can
+    # decide: below, every row's running sum is 0 (counted below a positive wanted weight, and
+    # ``first`` is the answer otherwise); above, the answer is clamped to ``last`` anyway.
+    lo, hi = (int(first[has_any].min()), int(last[has_any].max()) + 1) if has_any.any() else (0, n)
+    cols = np.arange(lo, hi)
+    cum = np.cumsum(np.where(cols[None, :] >= first[:, None], w[:, lo:hi], 0.0), axis=1)
     qs = np.atleast_1d(np.asarray(p, dtype=np.float64))
     wanted = qs[:, None] * np.atleast_1d(totals).astype(np.float64)[None, :]  # (p, rows)
     # Weights are >= 0, so each row of ``cum`` never decreases: the first bucket reaching the
     # wanted weight is the number of buckets below it (n when none does, then ``last``).
     hit = np.count_nonzero(cum[None, :, :] < wanted[:, :, None], axis=2)
+    if lo:
+        hit += np.where(wanted > 0, lo, 0)
     hit = np.minimum(np.maximum(hit, first), last)
     out = np.where(has_any, options.upper_edges()[hit], 0.0)
     return out if isinstance(p, tuple) else out[0]
@@ -293,7 +312,9 @@ def final_reference_s(times_s: FloatArray, reference_s: float, half_life_s: floa
 
 def decay_weights(times_s: FloatArray, reference_s: float, half_life_s: float) -> FloatArray:
     """``2^((t - ref)/half_life)`` for every sample time (``decaying_histogram.go``)."""
-    return np.exp2((times_s - reference_s) * (1.0 / half_life_s))
+    w = np.subtract(times_s, reference_s, dtype=np.float64)
+    w *= 1.0 / half_life_s
+    return np.exp2(w, out=w)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
