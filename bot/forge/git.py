@@ -126,29 +126,15 @@ class Git:
 
     def push(self, checkout: Path, sha: str, branch: str, *, expected: str | None) -> None:
         """Set remote ``branch`` to ``sha`` only if it is still ``expected`` (None = absent)."""
-        lease = f"--force-with-lease=refs/heads/{branch}:{expected or ''}"
-        self.run(
-            "push",
-            "--quiet",
-            "--no-verify",
-            lease,
-            self.remote_url,
-            f"{sha}:refs/heads/{branch}",
-            cwd=checkout,
-        )
+        self._push_with_lease(checkout, f"{sha}:refs/heads/{branch}", branch, expected or "")
 
     def delete(self, checkout: Path, branch: str, *, expected: str) -> None:
         """Delete remote ``branch`` only if it still points at ``expected``."""
+        self._push_with_lease(checkout, f":refs/heads/{branch}", branch, expected)
+
+    def _push_with_lease(self, checkout: Path, refspec: str, branch: str, expected: str) -> None:
         lease = f"--force-with-lease=refs/heads/{branch}:{expected}"
-        self.run(
-            "push",
-            "--quiet",
-            "--no-verify",
-            lease,
-            self.remote_url,
-            f":refs/heads/{branch}",
-            cwd=checkout,
-        )
+        self.run("push", "--quiet", "--no-verify", lease, self.remote_url, refspec, cwd=checkout)
 
     # ------------------------------------------------------------------ local objects
 

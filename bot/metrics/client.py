@@ -123,7 +123,6 @@ class PrometheusClient:
         environ = os.environ if env is None else env
         self.config = config
         self.url = config.url.rstrip("/")
-        self.stats = ClientStats()
         self._sleep = sleep
         headers = dict(config.headers)
         for header, variable in config.headers_from_env.items():
@@ -175,7 +174,7 @@ class PrometheusClient:
 
     @contextmanager
     def counting(self, stats: ClientStats) -> Iterator[None]:
-        """Also count this thread's requests into ``stats`` while inside the block."""
+        """Count this thread's requests, retries and bytes into ``stats`` inside the block."""
         self._local.sink = stats
         try:
             yield
@@ -295,7 +294,6 @@ class PrometheusClient:
             self._sleep(delay)
 
     def _count(self, **counts: int) -> None:
-        self.stats.add(**counts)
         sink: ClientStats | None = getattr(self._local, "sink", None)
         if sink is not None:
             sink.add(**counts)

@@ -40,6 +40,11 @@ def _files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
+def _run(cli, config: Path, now: str, **env: str):
+    """``tortoise-bot run --config CONFIG --now NOW`` with the test token (and ``env``)."""
+    return cli("run", "--config", str(config), "--now", now, env={"GITHUB_TOKEN": TOKEN, **env})
+
+
 def _bot_config(path: Path, prom_url: str, api_url: str) -> Path:
     config = {
         "repositories": ["octo/shop"],
@@ -86,14 +91,7 @@ def test_run_opens_one_verified_pull_request_per_workload(
     assert len(changed) >= 3, planned.stdout[-2000:]
 
     summary = tmp_path / "summary.md"
-    run = cli(
-        "run",
-        "--config",
-        str(config),
-        "--now",
-        now,
-        env={"GITHUB_TOKEN": TOKEN, "GITHUB_STEP_SUMMARY": str(summary)},
-    )
+    run = _run(cli, config, now, GITHUB_STEP_SUMMARY=str(summary))
     assert run.returncode == 0, run.stdout + run.stderr
     assert TOKEN not in run.stdout + run.stderr
 
@@ -129,7 +127,7 @@ def test_run_opens_one_verified_pull_request_per_workload(
 
     # An unchanged second run touches nothing.
     gh.reset_calls()
-    again = cli("run", "--config", str(config), "--now", now, env={"GITHUB_TOKEN": TOKEN})
+    again = _run(cli, config, now)
     assert again.returncode == 0, again.stderr
     assert gh.writes() == [], [str(c) for c in gh.writes()]
     assert not [c for c in gh.git_calls() if "receive-pack" in c.path]
@@ -163,14 +161,7 @@ def test_a_bad_opt_in_file_is_reported_on_its_dashboard_and_the_others_run(
     text = config.read_text().replace("repositories:\n- octo/shop\n", "repositories: []\n")
     config.write_text(text)
 
-    run = cli(
-        "run",
-        "--config",
-        str(config),
-        "--now",
-        demo_prometheus.extra["now"],
-        env={"GITHUB_TOKEN": TOKEN},
-    )
+    run = _run(cli, config, demo_prometheus.extra["now"])
     assert run.returncode == 1, run.stdout + run.stderr
     lines = {line.split()[1]: line for line in run.stdout.splitlines() if line.strip()}
     assert lines["octo/bad"].lstrip().startswith("FAILED")
@@ -197,14 +188,7 @@ def test_outside_the_schedule_window_only_the_dashboard_changes(
     gh.create_repository("octo", "shop", files)
     gh.add_token(TOKEN, "tortoise-bot")
     config = _bot_config(tmp_path / "bot.yaml", demo_prometheus.url, gh.api_url)
-    run = cli(
-        "run",
-        "--config",
-        str(config),
-        "--now",
-        demo_prometheus.extra["now"],
-        env={"GITHUB_TOKEN": TOKEN},
-    )
+    run = _run(cli, config, demo_prometheus.extra["now"])
     assert run.returncode == 0, run.stdout + run.stderr
     assert gh.pulls("octo/shop") == []
     (dashboard,) = gh.issues("octo/shop")
