@@ -8,6 +8,7 @@ Exit codes: see ``bot.errors``.
 from __future__ import annotations
 
 import argparse
+import difflib
 import logging
 import sys
 from collections.abc import Sequence
@@ -21,6 +22,63 @@ from bot.logs import redact, setup_logging
 log = logging.getLogger("bot.cli")
 
 
+GLOBAL_DEFAULTS = {"log_format": "text", "log_level": "WARNING", "color": "auto"}
+"""Defaults of the global options (see ``add_global_options``)."""
+
+
+def add_global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    """``--log-format``, ``--log-level`` and ``--color``, accepted before or after the command.
+
+    The top-level parser holds the defaults; each command's parser declares the same options
+    without a default (``SUPPRESS``), so a value given before the command is kept unless the
+    same option is given again after it.
+    """
+
+    def default(dest: str) -> str:
+        return GLOBAL_DEFAULTS[dest] if defaults else argparse.SUPPRESS
+
+    group = parser.add_argument_group("global options")
+    group.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default=default("log_format"),
+        help="Log format on stderr.",
+    )
+    group.add_argument(
+        "--log-level",
+        type=str.upper,
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        default=default("log_level"),
+        help="Log level.",
+    )
+    group.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default=default("color"),
+        help="Colours and rich tables: auto (on a terminal), always or never (plain text).",
+    )
+
+
+class CommandParser(argparse.ArgumentParser):
+    """A command's parser: an unknown argument is reported with this command's usage (not the
+    top-level one), with the closest option it may have meant."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extra = super().parse_known_args(args, namespace)
+        if extra:
+            message = f"unrecognized arguments: {' '.join(extra)}"
+            options = [o for a in self._actions for o in a.option_strings]
+            for word in extra:
+                close = difflib.get_close_matches(word.split("=")[0], options, n=1)
+                if word.startswith("-") and close:
+                    message += f" (did you mean {close[0]}?)"
+                    break
+            self.error(message)
+        return parsed, extra
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser with one sub-command per entry of ``COMMANDS``."""
     parser = argparse.ArgumentParser(
@@ -28,16 +86,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Right-size Kubernetes workloads in GitOps repositories, one pull request at a time.",
     )
     parser.add_argument("--version", action="version", version=f"tortoise-bot {__version__}")
-    parser.add_argument(
-        "--log-format", choices=("text", "json"), default="text", help="Log format on stderr."
+    add_global_options(parser, defaults=True)
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=CommandParser
     )
-    parser.add_argument("--log-level", default="WARNING", help="DEBUG, INFO, WARNING or ERROR.")
-    parser.add_argument(
-        "--color", choices=("auto", "always", "never"), default="auto", help="Coloured output."
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, command in COMMANDS.items():
-        command.configure(sub.add_parser(name, help=command.HELP, description=command.HELP))
+        command_parser = sub.add_parser(name, help=command.HELP, description=command.HELP)
+        command.configure(command_parser)
+        add_global_options(command_parser, defaults=False)
     return parser
 
 

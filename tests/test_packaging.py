@@ -88,23 +88,46 @@ def test_action_declares_every_input_it_uses():
     assert used <= set(data["inputs"]), used - set(data["inputs"])
 
 
-def test_kubernetes_examples_render(tmp_path):
-    kubectl = require_binary("kubectl")
-    out = subprocess.run(
-        [kubectl, "kustomize", str(PROJECT / "config" / "deploy")],
+DEPLOY = PROJECT / "config" / "deploy"
+WAYS_OF_RUNNING = {"serve": "Deployment", "cronjob": "CronJob", "sharded": "Job"}
+"""``config/deploy/<directory>`` -> the one workload ``kubectl apply -k`` on it creates."""
+
+
+def _kustomize(directory: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [require_binary("kubectl"), "kustomize", str(directory)],
         capture_output=True,
         text=True,
         check=False,
     )
+
+
+@pytest.mark.parametrize("way", sorted(WAYS_OF_RUNNING))
+def test_each_kustomization_gives_one_way_of_running(way):
+    out = _kustomize(DEPLOY / way)
     assert out.returncode == 0, out.stderr
     docs = list(YAML(typ="safe").load_all(out.stdout))
-    kinds = sorted(d["kind"] for d in docs)
-    assert kinds == ["CronJob", "Deployment", "Job"]
-    job = next(d for d in docs if d["kind"] == "Job")
-    assert job["spec"]["completionMode"] == "Indexed"
-    assert "JOB_COMPLETION_INDEX" in " ".join(
-        job["spec"]["template"]["spec"]["containers"][0]["command"]
-    )
+    assert sorted(d["kind"] for d in docs) == sorted(["Namespace", WAYS_OF_RUNNING[way]])
+    assert {d["metadata"].get("namespace", "tortoise-bot") for d in docs} == {"tortoise-bot"}
+    if way == "sharded":
+        (job,) = (d for d in docs if d["kind"] == "Job")
+        assert job["spec"]["completionMode"] == "Indexed"
+        assert "JOB_COMPLETION_INDEX" in " ".join(
+            job["spec"]["template"]["spec"]["containers"][0]["command"]
+        )
+
+
+def test_every_deploy_example_belongs_to_one_kustomization():
+    """No kustomization applies several ways of running at once; every manifest is used."""
+    assert not (DEPLOY / "kustomization.yaml").exists()
+    assert _kustomize(DEPLOY).returncode != 0
+    listed = set()
+    for directory in DEPLOY.iterdir():
+        data = YAML(typ="safe").load((directory / "kustomization.yaml").read_text())
+        listed |= {(directory / r).resolve() for r in data["resources"]}
+    manifests = {p.resolve() for p in DEPLOY.rglob("*.yaml") if p.name != "kustomization.yaml"}
+    assert manifests <= listed
+    assert set(WAYS_OF_RUNNING) == {d.name for d in DEPLOY.iterdir()} - {"base"}
 
 
 @pytest.mark.slow
