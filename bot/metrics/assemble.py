@@ -170,8 +170,9 @@ def assemble(
                     requests_bytes = np.where(series.v > 0, series.v, np.nan)
                     unknown += int(np.isnan(requests_bytes).sum())
                     oom.add(series.t, index[pod], requests_bytes)
-                restarts += data.restarts.get(key, 0)
                 events = data.restart_events.get(key, _empty_f())
+                # changes() counts one per scrape that saw restarts; the events count each restart
+                restarts += max(data.restarts.get(key, 0), len(events))
                 mine_loops.extend(crash_loops(events))
                 if key in data.cpu_resets:
                     unexplained += unexplained_resets(data.cpu_resets[key], events, step_s=step_s)

@@ -11,8 +11,10 @@ containers or pods, the source sends:
   workload``), or one of the HPAs' current replicas (``replicas_source: hpa``);
 - three instant queries over the window: pod owners, ReplicaSet owners, restart counts (plus,
   in range mode, CPU counter resets);
-- then, only for pods whose containers restarted, two range queries per chunk: OOM kills and
-  the restart counter (restart times, for crash loops and counter-reset checks).
+- then, only for pods whose containers restarted, two range queries per chunk: the restart
+  counter (restart times, for crash loops and counter-reset checks) and the steps at which the
+  last termination reason is ``OOMKilled`` with the memory request; the client pairs them into
+  OOM kills (``bot/metrics/restarts.py``, ``oom_kills``), whatever the scrape interval.
 
 So ``queries = groups * ((2 + kinds) * chunks + 3) + groups_with_restarts * 2 * chunks`` in raw
 mode (``kinds`` is 1 with ``replicas_source: hpa``): it grows with namespaces, never with
@@ -50,7 +52,7 @@ from bot.metrics.errors import (
 from bot.metrics.mapping import PodOwner
 from bot.metrics.promql import NamespaceQueries, RawSelector
 from bot.metrics.raw import combine_max, counter_rates, step_max
-from bot.metrics.restarts import restart_events
+from bot.metrics.restarts import oom_kills, restart_events
 from bot.metrics.source import FetchResult, FetchStats, HistoryRequest
 from bot.model import FloatArray, WorkloadHistory, WorkloadRef
 
@@ -292,7 +294,7 @@ class PrometheusSource:
         labels = self.config.labels
         q = self._queries(group, batch)
         key_labels = (labels.pod, labels.container)
-        oom, restarts = q.oom(pods), q.restart_series(pods)
+        oom, restarts = q.oom_reasons(pods), q.restart_series(pods)
         for index, (a, b) in enumerate(plan.windows):
             yield _Task(group, "oom", index, partial(self._range, oom, a, b, key_labels))
             yield _Task(
@@ -619,11 +621,15 @@ class PrometheusSource:
             data.memory = merge_chunks(by_kind.get("memory", []))
         else:
             data.memory = self._from_raw(by_kind.get("memory", []), plan, counter=False)
-        data.oom = merge_chunks(by_kind.get("oom", []))
+        reasons = merge_chunks(by_kind.get("oom", []))
         for key, series in merge_chunks(by_kind.get("restart-series", [])).items():
             events = restart_events(series.t, series.v)
             if len(events):
                 data.restart_events[key] = events
+            if key in reasons:
+                kills = Series(*oom_kills(series.t, series.v, reasons[key].t, reasons[key].v))
+                if len(kills.t):
+                    data.oom[key] = kills
         for kind in [k for k in by_kind if k.startswith("replicas:")]:
             data.replicas.update(self._replicas(kind, by_kind[kind], plan))
         return data

@@ -176,26 +176,23 @@ class NamespaceQueries:
         inner = self._restarts_selector()
         return f"max by ({self._by}) (changes({inner}[{duration(window_s)}])) > 0"
 
-    def oom(self, pods: Sequence[str]) -> str:
-        """At each OOM kill of ``pods``, the memory request in force (0 when unknown).
+    def oom_reasons(self, pods: Sequence[str]) -> str:
+        """At each step where kube-state-metrics reports ``pods``' last termination as
+        ``OOMKilled``, the memory request reported in that step (0 when unknown).
 
-        An OOM kill is a step where the restart count changed while the last termination reason
-        is ``OOMKilled``. Sent only for pods whose containers restarted (``restart_counts``), so
-        its cost follows the restarts, not the pods.
+        No restart-count condition: which restart was the OOM kill is decided on the client from
+        this series and ``restart_series`` (``bot/metrics/restarts.py``, ``oom_kills``), so a
+        restart is seen whatever the scrape interval relative to the step. Sent only for pods
+        whose containers restarted (``restart_counts``), so its cost follows the restarts.
         """
         labels = self.config.labels
         containers = LabelMatch(labels.container, "=~", regex_alternatives(self.containers))
         only = LabelMatch(labels.pod, "=~", regex_alternatives(pods))
-        restarts = self._restarts_selector(pods)
-        changed = f"(max by ({self._by}) (changes({restarts}[{duration(self.config.step_s)}])) > 0)"
         reason = selector(
             self.config.metrics.last_terminated_reason,
             self._ksm(containers, only, LabelMatch("reason", "=", "OOMKilled")),
         )
-        killed = (
-            f"({changed} and on ({self._by}) "
-            f"(max by ({self._by}) (max_over_time({reason}[{self._step_range}])) == 1))"
-        )
+        killed = f"(max by ({self._by}) (max_over_time({reason}[{self._step_range}])) == 1)"
         request = selector(
             self.config.metrics.resource_requests,
             self._ksm(containers, only, LabelMatch("resource", "=", "memory")),

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
+import numpy.typing as npt
 
 from bot.model import FloatArray
 
@@ -36,20 +37,67 @@ CRASH_LOOP_WINDOW_S = 600.0
 CRASH_LOOP_PAD_S = 300.0
 """Added before the first and after the last restart of a loop (the kubelet's longest back-off)."""
 
+Counts = npt.NDArray[np.int64]
+"""Sample indices or restart counts."""
+
 RESET_TOLERANCE_STEPS = 2.0
 """A counter reset this many steps or fewer from a restart event is explained by it."""
 
 
-def restart_events(t: FloatArray, counts: FloatArray) -> FloatArray:
-    """Times of the restarts seen in one step-aligned restart-counter series, one per restart."""
+def _rises(t: FloatArray, counts: FloatArray) -> tuple[FloatArray, Counts, Counts]:
+    """(finite sample times, index of each sample where the counter rose, restarts it added)."""
     finite = np.isfinite(counts)
     t, counts = t[finite], counts[finite]
     if len(t) < 2:
-        return np.zeros(0, np.float64)
+        return t, np.zeros(0, np.int64), np.zeros(0, np.int64)
     rise = np.diff(counts)
-    added = np.where(rise >= 0, rise, counts[1:])
-    added = np.round(added).astype(np.int64)
-    return np.repeat(t[1:], np.clip(added, 0, None)).astype(np.float64)
+    added = np.round(np.where(rise >= 0, rise, counts[1:])).astype(np.int64)
+    at = np.flatnonzero(added > 0)
+    return t, at + 1, added[at]
+
+
+def restart_events(t: FloatArray, counts: FloatArray) -> FloatArray:
+    """Times of the restarts seen in one step-aligned restart-counter series, one per restart."""
+    t, at, added = _rises(t, counts)
+    return np.repeat(t[at], added).astype(np.float64)
+
+
+def oom_kills(
+    t: FloatArray, counts: FloatArray, oom_t: FloatArray, oom_request: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """(time, memory request) of each OOM kill of one container, one row per restart.
+
+    ``t``/``counts``: its step-aligned restart counter, sampled however often kube-state-metrics
+    was scraped (gaps allowed); ``oom_t``/``oom_request``: the steps at which kube-state-metrics
+    reported its last termination reason as ``OOMKilled``, with the memory request reported in
+    that step (0 when unknown). A rise of the counter at ``t_i`` (the first sample showing it,
+    see ``restart_events``) is an OOM kill when the reason was reported ``OOMKilled`` between
+    that rise and the next one ``t_j``: in ``(t_i, t_j)`` when the counter has a sample there
+    (later samples hold only scrapes after the restart, so an earlier OOM's reason still
+    reported in the step of a restart for another reason does not count), else in
+    ``[t_i, t_j)``. The last termination reason only changes with a restart, so any sample in
+    that span tells the reason of that restart. The request is the one reported at the first
+    ``OOMKilled`` step in ``[t_i, t_j)``. A rise by ``n`` gives ``n`` rows at ``t_i``
+    (kube-state-metrics keeps only the last reason; those restarts came between two scrapes).
+    """
+    t, at, added = _rises(t, counts)
+    order = np.argsort(oom_t, kind="stable")
+    oom_t, oom_request = oom_t[order], oom_request[order]
+    if not len(at) or not len(oom_t):
+        return np.zeros(0, np.float64), np.zeros(0, np.float64)
+    rise_t = t[at]
+    next_t = np.append(rise_t[1:], np.inf)
+    settled = t[np.append(at[1:], len(t)) - 1] > rise_t  # a sample after the rise, before the next
+    low = np.where(
+        settled, np.searchsorted(oom_t, rise_t, "right"), np.searchsorted(oom_t, rise_t, "left")
+    )
+    high = np.searchsorted(oom_t, next_t, "left")
+    killed = high > low
+    first = np.searchsorted(oom_t, rise_t, "left")[killed]
+    return (
+        np.repeat(rise_t[killed], added[killed]).astype(np.float64),
+        np.repeat(oom_request[first], added[killed]).astype(np.float64),
+    )
 
 
 def crash_loops(

@@ -13,7 +13,7 @@ Typical use::
 from bot.sim.cluster import ContainerRun, PodLife, SimulatedCluster, SimulatedService, simulate
 from bot.sim.errors import SimError
 from bot.sim.manifests import service_yaml, write_manifests
-from bot.sim.openmetrics import write_openmetrics
+from bot.sim.openmetrics import KsmScrape, write_openmetrics
 from bot.sim.spec import (
     SIDECAR_NAME,
     ClusterSpec,
@@ -30,6 +30,7 @@ __all__ = [
     "ContainerSpec",
     "CrashLoopSpec",
     "HpaSpec",
+    "KsmScrape",
     "PodLife",
     "ServiceSpec",
     "SimError",

@@ -172,6 +172,55 @@ def _runs(alive: npt.NDArray[np.bool_], cuts: npt.NDArray[np.int64]) -> list[tup
     return out
 
 
+def _memory_and_ooms(
+    spec: ContainerSpec, base: FloatArray, *, start: int, step_s: int
+) -> tuple[FloatArray, IntArray, list[int]]:
+    """Working set, restart count and OOM-kill samples (relative to ``start``) of one container run.
+
+    Memory is ``base + growth_per_day * age``, the age starting again at each kill: a burst of
+    ``spec.oom_kill_days``, or the first sample above ``spec.memory_limit_bytes``.
+    """
+    n = len(base)
+    memory = np.empty(n, dtype=np.float64)
+    bursts = sorted(
+        {
+            at
+            for day in spec.oom_kill_days
+            if 0 < (at := round(day * SECONDS_PER_DAY / step_s) - start) < n
+        }
+    )
+
+    def grow(at: int) -> None:
+        """Memory from ``at`` on, its age starting again at ``at`` and at every later burst."""
+        points = [at, *(b for b in bursts if b > at), n]
+        for a, b in itertools.pairwise(points):
+            age = np.arange(b - a, dtype=np.float64) * step_s / SECONDS_PER_DAY
+            memory[a:b] = base[a:b] + spec.memory_growth_bytes_per_day * age
+
+    grow(0)
+    restarts = np.zeros(n, dtype=np.int32)
+    ooms: list[int] = list(bursts)
+    for at in bursts:
+        restarts[at:] += 1
+    if spec.memory_limit_bytes is not None:
+        offset = 0
+        while True:
+            over = np.flatnonzero(memory[offset:] > spec.memory_limit_bytes)
+            if not len(over):
+                break
+            at = offset + int(over[0])
+            if at == 0:  # born above the limit: the simulated container keeps its memory
+                memory[0] = spec.memory_limit_bytes
+                offset = 1
+                continue
+            if at not in bursts:  # a burst restarted it there already
+                ooms.append(at)
+                restarts[at:] += 1
+                grow(at)
+            offset = at + 1
+    return memory, restarts, ooms
+
+
 def _container_run(
     spec: ContainerSpec,
     service: ServiceSpec,
@@ -191,26 +240,7 @@ def _container_run(
     load = demand[start:stop] / max(service.peak_cores, 1e-9)
     mem_noise = spec.memory_base_bytes * MEMORY_NOISE_FRACTION * rng.standard_normal(n)
     base = spec.memory_base_bytes + spec.memory_load_bytes * load + mem_noise
-    age_days = np.arange(n, dtype=np.float64) * step_s / SECONDS_PER_DAY
-    memory = base + spec.memory_growth_bytes_per_day * age_days
-    restarts = np.zeros(n, dtype=np.int32)
-    ooms: list[int] = []
-    if spec.memory_limit_bytes is not None:
-        offset = 0
-        while True:
-            over = np.flatnonzero(memory[offset:] > spec.memory_limit_bytes)
-            if not len(over):
-                break
-            at = offset + int(over[0])
-            if at == 0:  # born above the limit: the simulated container keeps its memory
-                memory[0] = spec.memory_limit_bytes
-                offset = 1
-                continue
-            ooms.append(at)
-            restarts[at:] += 1
-            age = np.arange(n - at, dtype=np.float64) * step_s / SECONDS_PER_DAY
-            memory[at:] = base[at:] + spec.memory_growth_bytes_per_day * age
-            offset = at + 1
+    memory, restarts, ooms = _memory_and_ooms(spec, base, start=start, step_s=step_s)
     crashes = [
         int(k) - start for k in (crash_steps if crash_steps is not None else ()) if start < k < stop
     ]
@@ -226,7 +256,7 @@ def _container_run(
         memory_bytes=np.round(np.clip(memory, 1.0, None)).astype(np.float64),
         cpu_counter_s=counter,
         restarts=restarts,
-        oom_steps=(np.asarray(ooms, dtype=np.int32) + start).astype(np.int32),
+        oom_steps=(np.asarray(sorted(ooms), dtype=np.int32) + start).astype(np.int32),
         memory_request_bytes=spec.memory_request_bytes,
     )
 

@@ -10,10 +10,17 @@ Series written, with kube-prometheus-stack's names and labels:
 - cAdvisor (``job="kubelet"``): ``container_cpu_usage_seconds_total`` (counter, CPU seconds),
   ``container_memory_working_set_bytes`` (gauge, bytes), per ``namespace``/``pod``/``container``;
 - kube-state-metrics (``job="kube-state-metrics"``): ``kube_pod_container_status_restarts_total``,
-  ``kube_pod_container_status_last_terminated_reason{reason="OOMKilled"}`` (1 from the first OOM
-  kill of that container on), ``kube_pod_container_resource_requests{resource="memory"}``,
-  ``kube_pod_owner``, ``kube_replicaset_owner``, ``kube_deployment_status_replicas``,
+  ``kube_pod_container_status_last_terminated_reason{reason="OOMKilled"}`` (1 from each OOM
+  kill of that container until a restart for another reason, absent otherwise, as
+  kube-state-metrics 2 reports the last reason only),
+  ``kube_pod_container_resource_requests{resource="memory"}``, ``kube_pod_owner``,
+  ``kube_replicaset_owner``, ``kube_deployment_status_replicas``,
   ``kube_statefulset_status_replicas`` and ``kube_horizontalpodautoscaler_status_current_replicas``.
+
+cAdvisor is scraped at every sample of the grid. kube-state-metrics is too by default;
+``KsmScrape(every=k, jitter_s=j)`` scrapes it at every ``k``-th sample only (grid index
+``i % k == 0``), each scrape late by a seeded whole number of seconds in ``[0, j]``: one
+timestamp for every series of one scrape, as Prometheus stamps a scrape.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import numpy as np
 
 from bot.model import FloatArray
 from bot.sim.cluster import ContainerRun, PodLife, SimulatedCluster, SimulatedService
+from bot.sim.errors import SimError
 
 CADVISOR_JOB = "kubelet"
 """``job`` label of cAdvisor series in kube-prometheus-stack."""
@@ -41,6 +49,29 @@ def escape_label_value(value: str) -> str:
 
 def _labels(pairs: Mapping[str, str]) -> str:
     return ",".join(f'{k}="{escape_label_value(v)}"' for k, v in pairs.items())
+
+
+@dataclass(frozen=True, slots=True)
+class KsmScrape:
+    """How kube-state-metrics is scraped: every ``every`` samples of the grid, each scrape late
+    by a whole number of seconds drawn from ``[0, jitter_s]`` (seed ``seed``)."""
+
+    every: int = 1
+    jitter_s: int = 0
+    seed: int = 0
+
+    def scrape_s(self, t_s: FloatArray, step_s: int) -> FloatArray:
+        """The scrape time of each sample of the grid ``t_s`` (unix seconds; every ``every``-th
+        sample is written)."""
+        if self.every < 1 or self.jitter_s < 0:
+            raise SimError(f"kube-state-metrics every {self.every}, jitter {self.jitter_s} s")
+        if self.jitter_s >= self.every * step_s:
+            raise SimError(
+                f"jitter {self.jitter_s} s must stay below the scrape interval "
+                f"{self.every * step_s} s (samples would go out of order)"
+            )
+        late = np.random.default_rng(self.seed).integers(0, self.jitter_s + 1, len(t_s))
+        return (t_s + late).astype(np.float64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,18 +119,15 @@ def _families(cluster: SimulatedCluster) -> Iterator[tuple[str, Iterator[_Series
         ),
     )
 
-    def oom(s: SimulatedService, p: PodLife, c: ContainerRun) -> _Series | None:
-        if not len(c.oom_steps):
-            return None
-        first = int(c.oom_steps[0])
-        return _Series(
-            {**ids(s, p, c, KSM_JOB), "reason": "OOMKilled"},
-            first,
-            np.ones(p.stop - first, dtype=np.float64),
-            True,
-        )
+    def oom_reasons() -> Iterator[_Series]:
+        for s in cluster.services:
+            for p in s.pods:
+                for c in p.containers:
+                    labels = {**ids(s, p, c, KSM_JOB), "reason": "OOMKilled"}
+                    for a, b in _oom_reason_spans(p, c):
+                        yield _Series(labels, a, np.ones(b - a, dtype=np.float64), True)
 
-    yield "kube_pod_container_status_last_terminated_reason", per_container(oom)
+    yield "kube_pod_container_status_last_terminated_reason", oom_reasons()
     yield (
         "kube_pod_container_resource_requests",
         per_container(
@@ -159,6 +187,24 @@ def _families(cluster: SimulatedCluster) -> Iterator[tuple[str, Iterator[_Series
     )
 
 
+def _oom_reason_spans(pod: PodLife, run: ContainerRun) -> Iterator[tuple[int, int]]:
+    """``[a, b)`` sample ranges during which the container's last termination was an OOM kill:
+    from each OOM kill to the next restart for another reason (or the pod's end)."""
+    if not len(run.oom_steps):
+        return
+    rises = (np.flatnonzero(np.diff(run.restarts) > 0) + 1 + pod.start).tolist()
+    ooms = set(run.oom_steps.tolist())
+    begin: int | None = None
+    for at in rises:
+        if at in ooms and begin is None:
+            begin = at
+        elif at not in ooms and begin is not None:
+            yield begin, at
+            begin = None
+    if begin is not None:
+        yield begin, pod.stop
+
+
 def write_openmetrics(
     cluster: SimulatedCluster,
     out: TextIO,
@@ -166,16 +212,24 @@ def write_openmetrics(
     window: tuple[int, int] | None = None,
     labels: Mapping[str, str] | None = None,
     families: Collection[str] | None = None,
+    ksm: KsmScrape | None = None,
 ) -> int:
     """Write every series of ``cluster`` to ``out``; return the number of samples written.
 
     ``window`` = ``(first, stop)`` sample indices restricts the output to that part of the time
     grid (to backfill aligned windows in parallel); ``labels`` are added to every series (e.g.
     ``{"cluster": "prod"}``, as an external label would be); ``families`` keeps only the
-    metric families named (all by default). Ends with ``# EOF``.
+    metric families named (all by default); ``ksm`` is how kube-state-metrics is scraped (every
+    sample by default, see the module doc). Ends with ``# EOF``.
     """
     first, stop = window if window is not None else (0, len(cluster.t_s))
     times = [str(int(t)) for t in cluster.t_s.tolist()]
+    ksm = ksm or KsmScrape()
+    ksm_times = (
+        times
+        if ksm == KsmScrape()
+        else [str(int(t)) for t in ksm.scrape_s(cluster.t_s, cluster.spec.step_s).tolist()]
+    )
     extra = dict(labels or {})
     written = 0
     for family, series_iter in _families(cluster):
@@ -184,16 +238,22 @@ def write_openmetrics(
         for series in series_iter:
             a = max(first, series.start)
             b = min(stop, series.start + len(series.values))
+            every, stamps = 1, times
+            if series.labels.get("job") == KSM_JOB:
+                every, stamps = ksm.every, ksm_times
+                a += -a % every
             if a >= b:
                 continue
             prefix = f"{family}{{{_labels({**series.labels, **extra})}}} "
-            chunk = series.values[a - series.start : b - series.start]
+            chunk = series.values[a - series.start : b - series.start : every]
             texts = (
                 [str(int(v)) for v in chunk.tolist()]
                 if series.integer
                 else [repr(v) for v in chunk.tolist()]
             )
-            out.write("".join(f"{prefix}{v} {t}\n" for v, t in zip(texts, times[a:b], strict=True)))
-            written += b - a
+            out.write(
+                "".join(f"{prefix}{v} {t}\n" for v, t in zip(texts, stamps[a:b:every], strict=True))
+            )
+            written += len(texts)
     out.write("# EOF\n")
     return written

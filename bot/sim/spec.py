@@ -33,7 +33,9 @@ class ContainerSpec:
     takes most, the sidecar follows the traffic); ``cpu_floor_cores`` is burnt per pod even idle.
     Memory starts at ``memory_base_bytes``, follows the load by ``memory_load_bytes`` and grows
     ``memory_growth_bytes_per_day`` until the container restarts; above ``memory_limit_bytes``
-    it is OOM-killed.
+    it is OOM-killed. ``oom_kill_days`` (days after the first sample) are OOM kills by an
+    allocation burst shorter than one sample: the container restarts there while its sampled
+    working set stays where the load puts it, however far below the limit.
     """
 
     name: str
@@ -46,6 +48,7 @@ class ContainerSpec:
     memory_growth_bytes_per_day: float = 0.0
     memory_limit_bytes: int | None = None
     cpu_limit_cores: float | None = None
+    oom_kill_days: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable, Sequence
+
 import numpy as np
 
-from bot.metrics import HistoryRequest
+from bot.metrics import FetchResult, HistoryRequest, HistorySource
 from bot.model import ContainerHistory, WorkloadHistory
 from bot.sim import SimulatedCluster, SimulatedService
 
@@ -61,3 +64,19 @@ def assert_matches_truth(cluster: SimulatedCluster, fetched: WorkloadHistory) ->
             assert np.all(np.diff(times) > 0), "samples of a pod must be in time order"
     np.testing.assert_array_equal(fetched.replicas_t, truth.replicas_t)
     np.testing.assert_array_equal(fetched.replicas, truth.replicas)
+
+
+class EditedSource:
+    """A source whose histories are changed by ``edit``: what the engine would see otherwise."""
+
+    def __init__(
+        self, inner: HistorySource, edit: Callable[[WorkloadHistory], WorkloadHistory]
+    ) -> None:
+        self.inner, self.edit = inner, edit
+
+    def fetch(
+        self, requests: Sequence[HistoryRequest], *, start_s: float, end_s: float
+    ) -> FetchResult:
+        got = self.inner.fetch(requests, start_s=start_s, end_s=end_s)
+        edited = {ref: self.edit(h) for ref, h in got.histories.items()}
+        return dataclasses.replace(got, histories=edited)

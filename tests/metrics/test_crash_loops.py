@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import zipfile
-from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -18,7 +17,7 @@ import pytest
 from bot.config.bot import BotSettings
 from bot.config.metrics import PrometheusConfig
 from bot.config.recommend import AdminSettings, RecommendSettings
-from bot.metrics import FetchResult, HistoryRequest, HistorySource, PrometheusSource
+from bot.metrics import FetchResult, HistorySource, PrometheusSource
 from bot.metrics.restarts import CRASH_LOOP_PAD_S
 from bot.metrics.snapshot import SnapshotSource, record_snapshot
 from bot.model import WorkloadHistory
@@ -33,7 +32,7 @@ from bot.sim import (
     simulate,
     write_manifests,
 )
-from tests.metrics.helpers import assert_matches_truth, requests_for
+from tests.metrics.helpers import EditedSource, assert_matches_truth, requests_for
 from tests.support.prometheus import TEST_LABELS, prometheus_from_cluster
 
 pytestmark = pytest.mark.prometheus
@@ -180,20 +179,6 @@ def test_crash_loops_survive_a_snapshot(crash_cluster, crash_prometheus, tmp_pat
     assert set(replayed_old.histories) == set(recorded.histories)
 
 
-class _Edited:
-    """A source whose histories are changed by ``edit`` (what the engine would see otherwise)."""
-
-    def __init__(self, inner: HistorySource, edit) -> None:
-        self.inner, self.edit = inner, edit
-
-    def fetch(
-        self, requests: Sequence[HistoryRequest], *, start_s: float, end_s: float
-    ) -> FetchResult:
-        got = self.inner.fetch(requests, start_s=start_s, end_s=end_s)
-        edited = {ref: self.edit(h) for ref, h in got.histories.items()}
-        return dataclasses.replace(got, histories=edited)
-
-
 def _forget_loops(history: WorkloadHistory) -> WorkloadHistory:
     return dataclasses.replace(history, crash_loops_s=())
 
@@ -233,11 +218,11 @@ def test_the_plan_leaves_the_crash_loop_out_of_max_replicas(
 
     excluded = max_replicas(source)
     # the same as if the loop's replica samples had never been there...
-    assert excluded == max_replicas(_Edited(source, _drop_loop_replicas))
+    assert excluded == max_replicas(EditedSource(source, _drop_loop_replicas))
     # ...and within what replicas outside the loop (at most 6) drive: ceil(6 x 2) = 12, while
     # the loop's 12 replicas, were they kept, drive it above that (ceil(12 x 2) = 24, decayed)
     assert excluded <= 6 * 2
-    assert max_replicas(_Edited(source, _forget_loops)) > 6 * 2
+    assert max_replicas(EditedSource(source, _forget_loops)) > 6 * 2
 
 
 def test_hpa_replica_source_reads_the_hpa_series(sim_cluster, sim_prometheus):

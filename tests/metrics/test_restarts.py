@@ -9,6 +9,7 @@ from bot.metrics.restarts import (
     CRASH_LOOP_PAD_S,
     crash_loops,
     merge_intervals,
+    oom_kills,
     restart_events,
     unexplained_resets,
 )
@@ -25,6 +26,51 @@ def test_restart_events_repeat_each_rise_and_skip_restarts_before_the_window():
 def test_restart_events_ignore_nan():
     t = np.array([0.0, 60, 120])
     assert restart_events(t, np.array([0.0, np.nan, 1])).tolist() == [120]
+
+
+R = 512.0 * 2**20
+"""A memory request."""
+
+
+def _kills(t, counts, oom_t, requests=None):
+    oom_t = np.array(oom_t, dtype=np.float64)
+    requests = np.full(len(oom_t), R) if requests is None else np.array(requests, np.float64)
+    times, got = oom_kills(np.array(t, np.float64), np.array(counts, np.float64), oom_t, requests)
+    return list(zip(times.tolist(), got.tolist(), strict=True))
+
+
+@pytest.mark.parametrize(
+    ("t", "counts", "oom_t", "kills"),
+    [
+        # kube-state-metrics every 2 steps: no step holds two samples, the rise is still seen
+        ([0, 120, 240, 360], [0, 0, 1, 1], [240, 360], [(240, R)]),
+        # every 5 steps with jitter: samples where the scrapes fell
+        ([0, 300, 660, 900], [0, 0, 1, 1], [660, 900], [(660, R)]),
+        # a restart for another reason after an OOM: the reason is no longer OOMKilled
+        ([0, 60, 120, 180, 240], [0, 1, 1, 2, 2], [60, 120], [(60, R)]),
+        # the step of that restart still holds the earlier scrape's OOMKilled (scrapes faster
+        # than the step): the samples after it, before the next rise, decide
+        ([0, 60, 120, 180], [0, 1, 2, 2], [60, 120], [(60, R)]),
+        # the rise is the last sample: its own step decides
+        ([0, 300], [0, 1], [300], [(300, R)]),
+        # two restarts between scrapes, the last an OOM kill: one row per restart
+        ([0, 300, 600], [0, 2, 2], [300, 600], [(300, R), (300, R)]),
+        # OOMKilled from a restart before the window: no rise, no kill
+        ([0, 60, 120], [1, 1, 1], [0, 60, 120], []),
+        # a new pod with the same name (counter back to 1) killed by OOM
+        ([0, 60, 120], [3, 3, 1], [120], [(120, R)]),
+        ([0, 60, 120], [0, np.nan, 1], [120], [(120, R)]),
+        ([0, 60], [0, 1], [], []),
+    ],
+)
+def test_oom_kills_pair_each_restart_with_the_reason_reported_after_it(t, counts, oom_t, kills):
+    assert _kills(t, counts, oom_t) == kills
+
+
+def test_oom_kill_request_is_the_first_reported_after_the_restart():
+    # the request reported with the OOM reason at the rise (0: unknown), not a later one
+    assert _kills([0, 120, 240], [0, 1, 1], [120, 240], [0.0, R]) == [(120, 0.0)]
+    assert _kills([0, 120, 240], [0, 1, 1], [240, 120], [2 * R, R]) == [(120, R)]
 
 
 def test_three_restarts_within_ten_minutes_make_a_loop_padded_by_the_back_off():

@@ -16,7 +16,9 @@ from bot.sim import (
     SIDECAR_NAME,
     ClusterSpec,
     ContainerSpec,
+    CrashLoopSpec,
     HpaSpec,
+    KsmScrape,
     ServiceSpec,
     SimError,
     simulate,
@@ -158,6 +160,81 @@ def test_openmetrics_window_splits_without_losing_samples():
         write_openmetrics(cluster, io.StringIO(), window=w) for w in ((0, n // 2), (n // 2, n))
     )
     assert halves == whole
+
+
+def _parsed(text: str) -> dict[str, list[tuple[int, str]]]:
+    """``{family{labels}: [(time, value)]}`` of OpenMetrics text."""
+    out: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for line in text.splitlines()[:-1]:
+        found = OM_LINE.match(line)
+        assert found, line
+        out[f"{found.group(1)}{{{found.group(2)}}}"].append((int(found.group(4)), found.group(3)))
+    return out
+
+
+def test_kube_state_metrics_scraped_every_k_samples_with_jitter():
+    cluster = simulate(TEST_SPEC)
+    default = io.StringIO()
+    written = write_openmetrics(cluster, default)
+    same = io.StringIO()
+    assert write_openmetrics(cluster, same, ksm=KsmScrape()) == written
+    assert same.getvalue() == default.getvalue()
+    sparse = io.StringIO()
+    ksm = KsmScrape(every=5, jitter_s=40, seed=3)
+    fewer = write_openmetrics(cluster, sparse, ksm=ksm)
+    assert fewer < written
+    grid = {int(t): i for i, t in enumerate(cluster.t_s.tolist())}
+    scrape_s = ksm.scrape_s(cluster.t_s, TEST_SPEC.step_s)
+    late: set[int] = set()
+    for key, samples in _parsed(sparse.getvalue()).items():
+        times = [t for t, _ in samples]
+        assert times == sorted(set(times))
+        if 'job="kubelet"' in key:  # cAdvisor: every sample, on the grid
+            assert all(t in grid for t in times) and len(times) > 5
+            continue
+        for t in times:  # kube-state-metrics: every 5th sample, up to 40 s late, one time a scrape
+            index = int((t - cluster.t_s[0]) // TEST_SPEC.step_s)
+            assert index % 5 == 0 and t == scrape_s[index]
+            late.add(t - int(cluster.t_s[index]))
+    assert min(late) == 0 and max(late) == 40
+    with pytest.raises(SimError, match="below the scrape interval"):
+        write_openmetrics(cluster, io.StringIO(), ksm=KsmScrape(every=2, jitter_s=120))
+
+
+def test_oom_kills_between_samples_and_the_last_termination_reason():
+    app = ContainerSpec(
+        "app", 0.5, 256 * MIB, 1.0, memory_limit_bytes=1024 * MIB, oom_kill_days=(0.1, 0.12)
+    )
+    spec = ClusterSpec(
+        seed=2,
+        days=0.25,
+        services=(
+            ServiceSpec(
+                "s",
+                "ns",
+                "StatefulSet",
+                (app,),
+                replicas=1,
+                crash_loop=CrashLoopSpec(start_day=0.15, hours=0.1, restart_every_s=120),
+            ),
+        ),
+    )
+    cluster = simulate(spec)
+    ((run,),) = [p.containers for p in cluster.services[0].pods]
+    assert run.oom_steps.tolist() == [144, 173]  # 0.1 and 0.12 days at 60 s
+    assert run.memory_bytes.max() < 200 * MIB  # never near the 1 GiB limit
+    assert run.restarts[-1] == 2 + 3  # then three restarts of the crash loop (216, 218, 220)
+    assert run.cpu_counter_s[144] == pytest.approx(run.cpu_cores[144] * 60)
+    out = io.StringIO()
+    write_openmetrics(cluster, out)
+    (reason,) = [
+        v
+        for k, v in _parsed(out.getvalue()).items()
+        if k.startswith("kube_pod_container_status_last")
+    ]
+    # OOMKilled from the first kill until the first restart for another reason, then absent
+    first = int(cluster.t_s[0])
+    assert [t for t, _ in reason] == [first + 60 * i for i in range(144, 216)]
 
 
 def test_promtool_stores_every_sample_written(tmp_path: Path):

@@ -12,7 +12,8 @@ Plain functions and a context manager, so any test suite (or a benchmark) can us
 - ``start_prometheus(data_dir)`` starts ``prometheus`` on ``127.0.0.1`` with an OS-chosen port,
   ``--storage.tsdb.retention.time=100y`` (retention counts back from the newest block) and waits
   for ``/-/ready``; the result is a context manager that stops the server;
-- ``prometheus_from_cluster(cluster, workdir)`` does both for a simulated cluster;
+- ``prometheus_from_cluster(cluster, workdir)`` does both for a simulated cluster (with
+  ``scrapes``, once per kube-state-metrics scrape interval, labelled apart, in one server);
 - the ``sim_prometheus`` fixture (session scope) serves a small simulated cluster.
 
 A missing binary is a failure, never a skip (``scripts/setup`` installs the Debian package).
@@ -34,7 +35,7 @@ from types import TracebackType
 import pytest
 import requests
 
-from bot.sim import ClusterSpec, SimulatedCluster, simulate, write_openmetrics
+from bot.sim import ClusterSpec, KsmScrape, SimulatedCluster, simulate, write_openmetrics
 
 READY_TIMEOUT_S = 30.0
 """How long to wait for ``/-/ready`` (measured start-up: about 0.3 s)."""
@@ -178,15 +179,32 @@ def start_prometheus(data_dir: Path, *, workdir: Path | None = None) -> RunningP
 
 @contextmanager
 def prometheus_from_cluster(
-    cluster: SimulatedCluster, workdir: Path, *, labels: Mapping[str, str] | None = None
+    cluster: SimulatedCluster,
+    workdir: Path,
+    *,
+    labels: Mapping[str, str] | None = None,
+    scrapes: Mapping[str, KsmScrape] | None = None,
 ) -> Iterator[RunningPrometheus]:
-    """Write ``cluster`` as OpenMetrics, backfill it and serve it; stop the server on exit."""
+    """Write ``cluster`` as OpenMetrics, backfill it and serve it; stop the server on exit.
+
+    With ``scrapes``, the cluster is written once per entry, labelled ``cluster=<name>`` and with
+    kube-state-metrics scraped as the entry says, all served by the one server.
+    """
     workdir.mkdir(parents=True, exist_ok=True)
-    om = workdir / "history.om"
-    with om.open("w", encoding="utf-8") as out:
-        written = write_openmetrics(cluster, out, labels=labels)
-    backfill([om], workdir / "data", expected_samples=written)
-    om.unlink()
+    parts = (
+        {"history": (dict(labels or {}), None)}
+        if scrapes is None
+        else {name: ({**(labels or {}), "cluster": name}, ksm) for name, ksm in scrapes.items()}
+    )
+    files, written = [], 0
+    for name, (extra, ksm) in parts.items():
+        om = workdir / f"{name}.om"
+        with om.open("w", encoding="utf-8") as out:
+            written += write_openmetrics(cluster, out, labels=extra, ksm=ksm)
+        files.append(om)
+    backfill(files, workdir / "data", expected_samples=written)
+    for om in files:
+        om.unlink()
     with start_prometheus(workdir / "data", workdir=workdir) as prom:
         prom.extra["samples"] = written
         yield prom
