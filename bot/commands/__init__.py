@@ -14,6 +14,7 @@ from bot.commands import (
     schema,
     serve,
     set_values,
+    simulate,
     snapshot,
     validate,
 )
@@ -38,5 +39,6 @@ COMMANDS: dict[str, ModuleType] = {
     "recommend": recommend,
     "set": set_values,
     "snapshot": snapshot,
+    "simulate": simulate,
     "schema": schema,
 }

@@ -1,10 +1,14 @@
-"""Options and set-up shared by the commands that plan a checkout (plan, explain, snapshot)."""
+"""Options and set-up shared by the commands that plan a checkout (plan, explain, snapshot,
+validate), including ``--demo``: the embedded demo shop instead of ``--repo``."""
 
 from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +23,35 @@ from bot.metrics.source import HistorySource
 
 PROMETHEUS_URL_ENV = "TORTOISE_BOT_PROMETHEUS_URL"
 """Overrides ``prometheus.url`` of the bot settings."""
+
+DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
+"""The embedded demo: ``repo/`` (manifests), ``snapshot.zip`` (recorded history), ``bot.yaml``."""
+
+DEMO_NAME = "demo-shop"
+"""How output names the demo repository."""
+
+
+def add_target_options(parser: argparse.ArgumentParser) -> None:
+    """``--repo PATH`` or ``--demo`` (one of them is required)."""
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--repo", type=Path, metavar="PATH", help="Repository checkout.")
+    target.add_argument(
+        "--demo", action="store_true", help="Use the embedded demo shop (no cluster needed)."
+    )
+
+
+@contextmanager
+def demo_checkout() -> Iterator[Path]:
+    """A throw-away copy of the demo repository (so ``--write`` never touches the package)."""
+    with tempfile.TemporaryDirectory(prefix="tortoise-bot-demo-") as tmp:
+        root = Path(tmp) / DEMO_NAME
+        shutil.copytree(DEMO_DIR / "repo", root)
+        yield root
+
+
+def display_name(path: Path) -> str:
+    """How output names a checkout: its absolute path (``.`` says nothing)."""
+    return str(path.resolve())
 
 
 def add_settings_option(parser: argparse.ArgumentParser) -> None:
@@ -92,7 +125,44 @@ def open_snapshot(path: Path) -> SnapshotSource:
     try:
         return SnapshotSource(path)
     except SnapshotError as exc:
-        raise UsageError(f"--snapshot {path}: {exc}") from exc
+        raise UsageError(f"--snapshot {exc}") from exc
+
+
+def demo_source(args: argparse.Namespace) -> SourceChoice:
+    """The demo's recorded history; ``--prometheus`` / ``--snapshot`` are usage errors."""
+    if getattr(args, "prometheus", None) or getattr(args, "snapshot", None):
+        raise UsageError("--demo brings its own history: drop --prometheus / --snapshot")
+    source = open_snapshot(DEMO_DIR / "snapshot.zip")
+    now_s = parse_now(getattr(args, "now", None))
+    return SourceChoice(source, now_s if now_s is not None else source.end_s, "embedded demo")
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a planning command works on: the checkout, its display name, settings and source."""
+
+    root: Path
+    name: str
+    settings: BotSettings
+    choice: SourceChoice
+
+
+@contextmanager
+def planning_target(args: argparse.Namespace) -> Iterator[Target]:
+    """The checkout of ``--repo`` (or a copy of the demo for ``--demo``, with the demo's bot
+    settings unless ``--config`` is given), its settings and its history source."""
+    if args.demo:
+        if args.config is None:
+            args.config = DEMO_DIR / "bot.yaml"
+        settings = load_settings(args)
+        choice = demo_source(args)
+        with demo_checkout() as root:
+            yield Target(root, DEMO_NAME, settings, choice)
+        return
+    if not args.repo.is_dir():
+        raise UsageError(f"--repo {args.repo}: not a directory")
+    settings = load_settings(args)
+    yield Target(args.repo, display_name(args.repo), settings, choose_source(args, settings))
 
 
 def choose_source(args: argparse.Namespace, settings: BotSettings) -> SourceChoice:

@@ -1,5 +1,7 @@
 """``tortoise-bot explain --repo PATH WORKLOAD``: every number for one workload and its rule.
 
+``--demo`` instead of ``--repo`` explains a workload of the embedded demo shop.
+
 WORKLOAD is ``kind/namespace/name``, ``namespace/name`` or ``name``, optionally followed by
 ``@environment`` when the same workload exists in several environments.
 """
@@ -9,13 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from bot.commands.common import (
     add_settings_option,
     add_source_options,
-    choose_source,
-    load_settings,
+    add_target_options,
+    planning_target,
 )
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from bot.metrics.errors import MetricsError
@@ -28,7 +29,7 @@ HELP = "Every number for one workload and the rule behind it."
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--repo", type=Path, required=True, metavar="PATH", help="Checkout.")
+    add_target_options(parser)
     parser.add_argument("workload", metavar="WORKLOAD", help="kind/namespace/name[@environment]")
     add_source_options(parser)
     add_settings_option(parser)
@@ -112,23 +113,24 @@ def describe(outcome: WorkloadOutcome) -> str:
         for note in rec.notes:
             lines.append(f"note [{note.code}] {note.message}")
     if outcome.history is not None:
+        shown = set(rec.notes) if rec is not None else set()
         for note in outcome.history.quality:
-            lines.append(f"data [{note.code}] {note.message}")
+            if note not in shown:  # the engine repeats the history's notes in its own
+                lines.append(f"data [{note.code}] {note.message}")
     return "\n".join(lines) + "\n"
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.repo.is_dir():
-        raise UsageError(f"--repo {args.repo}: not a directory")
-    settings = load_settings(args)
-    choice = choose_source(args, settings)
-    try:
-        plan = plan_repository(args.repo, choice.source, settings, now_s=choice.now_s)
-    except MetricsError as exc:
-        print(
-            f"tortoise-bot: history unavailable from {choice.description}: {exc}", file=sys.stderr
-        )
-        return EXIT_FAILED
+    with planning_target(args) as target:
+        choice = target.choice
+        try:
+            plan = plan_repository(target.root, choice.source, target.settings, now_s=choice.now_s)
+        except MetricsError as exc:
+            print(
+                f"tortoise-bot: history unavailable from {choice.description}: {exc}",
+                file=sys.stderr,
+            )
+            return EXIT_FAILED
     outcome = select(plan.outcomes, args.workload)
     if args.format == "json":
         json.dump(outcome_json(outcome), sys.stdout, indent=2)

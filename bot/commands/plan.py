@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
@@ -24,30 +20,21 @@ from bot.commands.common import (
     SourceChoice,
     add_settings_option,
     add_source_options,
-    choose_source,
-    load_settings,
-    open_snapshot,
-    parse_now,
+    add_target_options,
+    planning_target,
 )
 from bot.config.bot import BotSettings
 from bot.console import make_console
-from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
+from bot.errors import EXIT_FAILED, EXIT_OK
 from bot.metrics.errors import MetricsError
 from bot.pipeline import RepositoryPlan, plan_repository
 from bot.planview import plan_document, plan_markdown, resource_rows
 
 HELP = "Recommend for a local checkout (or --demo) and print the table and diff."
 
-DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
-"""The embedded demo: ``repo/`` (manifests) and ``snapshot.zip`` (recorded history)."""
-
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("--repo", type=Path, metavar="PATH", help="Repository checkout to plan.")
-    target.add_argument(
-        "--demo", action="store_true", help="Plan the embedded demo shop (no cluster needed)."
-    )
+    add_target_options(parser)
     add_source_options(parser)
     add_settings_option(parser)
     parser.add_argument(
@@ -58,34 +45,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-@contextmanager
-def demo_checkout() -> Iterator[Path]:
-    """A throw-away copy of the demo repository (so ``--write`` never touches the package)."""
-    with tempfile.TemporaryDirectory(prefix="tortoise-bot-demo-") as tmp:
-        root = Path(tmp) / "demo-shop"
-        shutil.copytree(DEMO_DIR / "repo", root)
-        yield root
-
-
-def _demo_source(args: argparse.Namespace) -> SourceChoice:
-    if args.prometheus or args.snapshot:
-        raise UsageError("--demo brings its own history: drop --prometheus / --snapshot")
-    source = open_snapshot(DEMO_DIR / "snapshot.zip")
-    now_s = parse_now(args.now)
-    return SourceChoice(source, now_s if now_s is not None else source.end_s, "embedded demo")
-
-
 def run(args: argparse.Namespace) -> int:
-    if args.demo and args.config is None:
-        args.config = DEMO_DIR / "bot.yaml"
-    settings = load_settings(args)
-    if args.demo:
-        choice = _demo_source(args)
-        with demo_checkout() as root:
-            return _plan_and_print(args, settings, root, choice, display="demo-shop")
-    if not args.repo.is_dir():
-        raise UsageError(f"--repo {args.repo}: not a directory")
-    return _plan_and_print(args, settings, args.repo, choose_source(args, settings))
+    with planning_target(args) as target:
+        return _plan_and_print(
+            args, target.settings, target.root, target.choice, display=target.name
+        )
 
 
 def _plan_and_print(

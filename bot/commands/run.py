@@ -20,7 +20,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from bot.commands.common import PROMETHEUS_URL_ENV, parse_now, register_secrets
+from bot.commands.common import PROMETHEUS_URL_ENV, open_snapshot, parse_now, register_secrets
 from bot.config.bot import BotSettings, load_bot_settings
 from bot.console import make_console
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
@@ -28,6 +28,7 @@ from bot.forge.auth import credentials_from_env
 from bot.forge.errors import AuthError, ForgeError
 from bot.forge.github import GitHubForge
 from bot.metrics.prometheus import PrometheusSource
+from bot.metrics.source import HistorySource
 from bot.pipeline import RepositoryReport, RunSummary, run_repositories, serve_repository
 from bot.report.markdown import escape
 from bot.sharding import Shard
@@ -42,6 +43,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--shard", metavar="I/N", help="Serve only shard I of N (0-based).")
     parser.add_argument("--now", metavar="ISO8601", help="End of the history window.")
+    parser.add_argument(
+        "--snapshot",
+        type=Path,
+        metavar="FILE",
+        help="Read the history from a snapshot (tortoise-bot snapshot or simulate), not Prometheus.",
+    )
 
 
 @contextmanager
@@ -86,8 +93,13 @@ def execute(
     shard: Shard | None = None,
     now_s: float | None = None,
     env: Mapping[str, str] | None = None,
+    snapshot: Path | None = None,
 ) -> int:
-    """One run over every repository; the exit code of ``tortoise-bot run``."""
+    """One run over every repository; the exit code of ``tortoise-bot run``.
+
+    ``snapshot`` replaces Prometheus: every repository's history comes from that file, and the
+    window ends where the snapshot ends unless ``now_s`` is given.
+    """
     env = os.environ if env is None else env
     if env.get(PROMETHEUS_URL_ENV):
         settings = settings.model_copy(
@@ -97,15 +109,23 @@ def execute(
                 )
             }
         )
-    if not settings.prometheus.url:
-        raise UsageError(f"prometheus.url is not set (bot settings or {PROMETHEUS_URL_ENV})")
+    if not settings.prometheus.url and snapshot is None:
+        raise UsageError(
+            f"prometheus.url is not set (bot settings or {PROMETHEUS_URL_ENV}; "
+            "or read a recorded history with --snapshot FILE)"
+        )
     try:
         credentials = credentials_from_env(settings.github, env)
     except AuthError as exc:
         raise UsageError(f"GitHub credentials: {exc}") from exc
     register_secrets(settings, env)
-    source = PrometheusSource(settings.prometheus, env=env)
-    now = now_s if now_s is not None else time.time()
+    source: HistorySource
+    if snapshot is not None:
+        recorded = open_snapshot(snapshot)
+        source, now = recorded, now_s if now_s is not None else recorded.end_s
+    else:
+        source = PrometheusSource(settings.prometheus, env=env)
+        now = now_s if now_s is not None else time.time()
     console = make_console(sys.stdout)
     with tempfile.TemporaryDirectory(prefix="tortoise-bot-") as workdir:
         forge = GitHubForge(settings.github, credentials, workdir=Path(workdir))
@@ -154,4 +174,5 @@ def run(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
         shard=shard,
         now_s=parse_now(args.now),
+        snapshot=args.snapshot,
     )

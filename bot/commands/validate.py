@@ -1,5 +1,7 @@
 """`tortoise-bot validate PATH`: check a repository's opt-in file and manifests, print the inventory.
 
+``validate --demo`` checks the embedded demo shop.
+
 ``--format json`` prints the inventory documented by ``docs/schemas/inventory.schema.json``;
 ``--format table`` (default) one line per workload and every error with file and line.
 Exit codes: 0 no problem, 1 manifest problems (the rest is still listed), 2 an invalid opt-in
@@ -13,6 +15,7 @@ import json
 import sys
 from pathlib import Path
 
+from bot.commands.common import DEMO_DIR
 from bot.config.errors import ConfigError
 from bot.config.repo import RepoConfig, find_repo_config, load_repo_config
 from bot.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError
@@ -24,7 +27,10 @@ HELP = "Check a repository's opt-in file and manifests and print the inventory."
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", type=Path, help="Repository checkout to read.")
+    parser.add_argument("path", type=Path, nargs="?", help="Repository checkout to read.")
+    parser.add_argument(
+        "--demo", action="store_true", help="Check the embedded demo shop instead of PATH."
+    )
     parser.add_argument(
         "--format", choices=("table", "json"), default="table", help="Output format on stdout."
     )
@@ -46,7 +52,9 @@ def _table(inventory: Inventory, errors: list[SourceError]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    root: Path = args.path
+    if args.demo == (args.path is not None):
+        raise UsageError("give a repository PATH or --demo (one of them)")
+    root: Path = DEMO_DIR / "repo" if args.demo else args.path
     if not root.is_dir():
         raise UsageError(f"{root}: not a directory")
     config_errors: list[SourceError] = []

@@ -54,4 +54,10 @@ class RemoteReadUnsupportedError(QueryError):
 
 
 class SnapshotError(MetricsError):
-    """A snapshot file cannot be read or written; ``url`` holds its path."""
+    """A snapshot file cannot be read or written; ``url`` holds its path.
+
+    Reads ``PATH: message`` (``/tmp/h.zip: file not found``).
+    """
+
+    def __str__(self) -> str:
+        return f"{self.url}: {self.message}" if self.url else self.message

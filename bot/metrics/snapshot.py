@@ -1,6 +1,7 @@
 """Offline snapshots: what a source fetched, in one compressed file, replayed bit for bit.
 
-File format (version ``SNAPSHOT_VERSION``): a ZIP archive, LZMA-compressed, holding
+File format (version ``SNAPSHOT_VERSION``): a ZIP archive, LZMA-compressed (or DEFLATE, see
+``write_snapshot``), holding
 
 - ``meta.json``: ``{"format": "tortoise-bot-snapshot", "version": 1, "start_s", "end_s",
   "warnings": [...], "histories": [{"ref": {...}, "start_s", "end_s", "pods": [...],
@@ -25,6 +26,7 @@ import tempfile
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +56,11 @@ _ERROR_TYPES: Mapping[str, type[MetricsError]] = {
 }
 
 
+def _utc(unix_s: float) -> str:
+    """``2026-01-01 00:00 UTC``."""
+    return datetime.fromtimestamp(unix_s, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def _ref_json(ref: WorkloadRef) -> dict[str, str]:
     return {
         "kind": ref.kind,
@@ -75,8 +82,19 @@ def _npy(array: np.ndarray[Any, Any]) -> bytes:
     return buffer.getvalue()
 
 
-def write_snapshot(path: Path, result: FetchResult, *, start_s: float, end_s: float) -> None:
-    """Write ``result`` to ``path`` atomically (temporary file in the same folder, then rename)."""
+def write_snapshot(
+    path: Path,
+    result: FetchResult,
+    *,
+    start_s: float,
+    end_s: float,
+    compression: int = zipfile.ZIP_LZMA,
+) -> None:
+    """Write ``result`` to ``path`` atomically (temporary file in the same folder, then rename).
+
+    ``compression`` is the ZIP method of every member (``read_snapshot`` reads any):
+    ``ZIP_LZMA`` is smallest, ``ZIP_DEFLATED`` several times faster to write.
+    """
     meta: dict[str, Any] = {
         "format": SNAPSHOT_FORMAT,
         "version": SNAPSHOT_VERSION,
@@ -101,7 +119,7 @@ def write_snapshot(path: Path, result: FetchResult, *, start_s: float, end_s: fl
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
-        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_LZMA) as archive:
+        with zipfile.ZipFile(tmp, "w", compression=compression) as archive:
             for i, (ref, history) in enumerate(sorted(result.histories.items())):
                 names = list(history.containers)
                 meta["histories"].append(
@@ -210,7 +228,7 @@ def read_snapshot(path: Path) -> Snapshot:
     except SnapshotError:
         raise
     except FileNotFoundError as exc:
-        raise SnapshotError("snapshot file not found", url=where) from exc
+        raise SnapshotError("file not found", url=where) from exc
     except (OSError, zipfile.BadZipFile, KeyError, ValueError, TypeError, EOFError) as exc:
         raise SnapshotError(f"corrupt snapshot: {exc}", url=where) from exc
 
@@ -316,7 +334,8 @@ class SnapshotSource:
             if start_s < snap.start_s or end_s > snap.end_s:
                 note = Note(
                     "snapshot-window",
-                    f"the snapshot covers {snap.start_s:.0f}..{snap.end_s:.0f} only",
+                    f"the snapshot covers {_utc(snap.start_s)} to {_utc(snap.end_s)} only, "
+                    f"not {_utc(start_s)} to {_utc(end_s)}",
                 )
                 history = replace(history, quality=(*history.quality, note))
             histories[ref] = history

@@ -1,9 +1,10 @@
 """Load shapes: the CPU demand of one service over time, in cores, from a seeded generator.
 
-``demand_cores(t) = peak * (night + (1 - night) * diurnal(t)) * weekly(t) * slow(t) * bursts(t)``
-with ``diurnal`` a raised cosine peaking at 15:00 UTC and lowest at 03:00, ``weekly`` equal to
+``demand_cores(t) = peak * (night + (1 - night) * diurnal(t)) * weekly(t) * slow(t) * trend(t)
+* bursts(t)`` with ``diurnal`` a raised cosine peaking at 15:00 UTC and lowest at 03:00, ``weekly`` equal to
 ``weekend_fraction`` on Saturdays and Sundays, ``slow`` an hourly random walk of relative size
-``noise_fraction``, and ``bursts`` a few short multiplicative spikes.
+``noise_fraction``, ``trend`` equal to ``1 + growth_per_day * days since the first sample``, and
+``bursts`` a few short multiplicative spikes.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def demand_cores(spec: ServiceSpec, t_s: FloatArray, rng: np.random.Generator) -
     hours = int(np.ceil((t_s[-1] - t_s[0]) / 3600.0)) + 2 if len(t_s) else 2
     walk = 1.0 + spec.noise_fraction * rng.standard_normal(hours)
     slow = np.interp((t_s - t_s[0]) / 3600.0, np.arange(hours), walk) if len(t_s) else t_s
-    out = spec.peak_cores * level * weekly * np.clip(slow, 0.2, None)
+    trend = 1.0 + spec.growth_per_day * (t_s - t_s[0]) / SECONDS_PER_DAY if len(t_s) else t_s
+    out = spec.peak_cores * level * weekly * np.clip(slow, 0.2, None) * trend
     days = len(t_s) * (t_s[1] - t_s[0]) / SECONDS_PER_DAY if len(t_s) > 1 else 0.0
     for _ in range(int(rng.poisson(spec.burst_per_day * days))):
         at = int(rng.integers(0, len(t_s)))

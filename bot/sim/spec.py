@@ -82,7 +82,8 @@ class ServiceSpec:
 
     The CPU demand of the whole service, in cores, is
     ``peak_cores * (night_fraction + (1 - night_fraction) * diurnal(t)) * weekly(t) * noise``
-    plus rare bursts (``burst_per_day`` on average, ``burst_factor`` times the level, a few minutes).
+    ``* (1 + growth_per_day * days since the first sample)`` plus rare bursts (``burst_per_day``
+    on average, ``burst_factor`` times the level, a few minutes).
     """
 
     name: str
@@ -99,6 +100,7 @@ class ServiceSpec:
     burst_factor: float = 2.0
     rollouts_per_week: float = 1.0
     crash_loop: CrashLoopSpec | None = None
+    growth_per_day: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
