@@ -330,9 +330,146 @@ class HpaRecommendation:
     """Per time slot (e.g. ``Mon 09``) the (minReplicas, maxReplicas) the slot asks for."""
 
 
+# --------------------------------------------------------------------------- replay
+
+
+@dataclass(frozen=True, slots=True)
+class CpuReplay:
+    """One container's CPU over the replayed window under one set of values.
+
+    ``container_minutes``: minutes summed over the container's pods; ``over_request_minutes``:
+    of those, minutes with usage above the request (contention risk); ``over_limit_minutes``:
+    above the CPU limit (throttling; None without a limit); ``p95_percent``: the 95th percentile
+    of one pod's usage as a percentage of the request (None without a request).
+    """
+
+    container: str
+    request_cores: float | None
+    limit_cores: float | None
+    container_minutes: float
+    over_request_minutes: float
+    over_limit_minutes: float | None
+    p95_percent: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryReplay:
+    """One container's memory over the replayed window under one set of values.
+
+    ``oom_kills``: predicted OOM episodes (the working set reaching the limit, and recorded kills
+    at a limit no higher); None without a limit. ``over_request_minutes``: without a limit,
+    minutes with the working set above the request (eviction risk), else None.
+    ``peak_bytes``: highest working set; ``headroom_percent``: ``(limit or request − peak) /
+    (limit or request) × 100`` (negative: the peak is above it).
+    """
+
+    container: str
+    request_bytes: int | None
+    limit_bytes: int | None
+    oom_kills: int | None
+    over_request_minutes: float | None
+    peak_bytes: float
+    headroom_percent: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaReplay:
+    """Replicas over the replayed window (the HPA controller replayed, or as recorded).
+
+    ``shortfall_minutes``: minutes of capacity shortfall (None without an HPA): at maxReplicas
+    with utilisation above the target beyond the tolerance, or new pods still starting while
+    the serving pods run above their requests. ``by_hour``: per hour of the week (Sunday 00 first,
+    in ``time_zone``), mean replicas; empty when not computed.
+    """
+
+    mean: float
+    p95: float
+    max: float
+    pod_hours: float
+    shortfall_minutes: float | None
+    replayed: bool
+    """True when an HPA was replayed; False when the recorded replica counts are used."""
+    by_hour: tuple[float, ...] = ()
+    time_zone: str = "UTC"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayFigures:
+    """What one set of values would have done over the window (``bot/recommend/replay``).
+
+    ``core_hours`` / ``gib_hours``: requested CPU (cores) and memory (GiB) summed over pods and
+    hours; ``window_s``: the length of the window replayed.
+    """
+
+    window_s: float
+    cpu: tuple[CpuReplay, ...]
+    memory: tuple[MemoryReplay, ...]
+    replicas: ReplicaReplay
+    core_hours: float
+    gib_hours: float
+
+    def container_cpu(self, name: str) -> CpuReplay | None:
+        return next((c for c in self.cpu if c.container == name), None)
+
+    def container_memory(self, name: str) -> MemoryReplay | None:
+        return next((c for c in self.memory if c.container == name), None)
+
+    @property
+    def over_request_minutes(self) -> float:
+        """CPU minutes over request, summed over containers."""
+        return sum(c.over_request_minutes for c in self.cpu)
+
+    @property
+    def container_minutes(self) -> float:
+        """Container-minutes, summed over containers (CPU samples)."""
+        return sum(c.container_minutes for c in self.cpu)
+
+    @property
+    def oom_kills(self) -> int:
+        """Predicted OOM episodes, summed over containers with a limit."""
+        return sum(m.oom_kills or 0 for m in self.memory)
+
+
+@dataclass(frozen=True, slots=True)
+class GateFinding:
+    """One way a proposal's replay is worse than the current values'.
+
+    ``kind``: ``oom`` (more OOM kills), ``eviction`` (more minutes above a memory request
+    without a limit, beyond the allowance), ``cpu`` (more CPU minutes over request beyond the
+    allowance) or ``shortfall`` (more capacity shortfall); ``container`` None for the workload.
+    """
+
+    kind: str
+    container: str | None
+    current: float
+    proposed: float
+    allowed: float
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayComparison:
+    """The replay of the current and the proposed values over the same window.
+
+    ``gate``: ``on`` / ``report-only`` / ``off``; ``held``: fields the gate moved back, as
+    ``(field, container, wanted, kept)``; ``findings``: what the proposal as wanted did worse
+    (with ``gate: on`` the proposal shown is the backed-off one, whose figures are ``proposed``).
+    """
+
+    current: ReplayFigures
+    proposed: ReplayFigures
+    gate: str = "on"
+    findings: tuple[GateFinding, ...] = ()
+    held: tuple[tuple[str, str | None, Number | None, Number | None], ...] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class Recommendation:
-    """What the engine proposes for one workload."""
+    """What the engine proposes for one workload.
+
+    ``replay``: the current and proposed values replayed on the history (None when there was
+    nothing to replay: no change, too little data, an error).
+    """
 
     ref: WorkloadRef
     status: Status
@@ -340,6 +477,7 @@ class Recommendation:
     containers: tuple[ContainerRecommendation, ...] = ()
     hpa: HpaRecommendation | None = None
     notes: tuple[Note, ...] = ()
+    replay: ReplayComparison | None = None
 
 
 # --------------------------------------------------------------------------- changes and edits

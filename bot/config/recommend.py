@@ -294,6 +294,36 @@ class RightSizingSettings(ConfigModel):
     )
 
 
+class ReplaySettings(ConfigModel):
+    """The replay of every proposal on the recorded history, and the gate it drives
+    (``bot/recommend/replay``, ``docs/recommendations.md`` §9)."""
+
+    gate: Literal["on", "report-only", "off"] = Field(
+        "on",
+        description="on: a proposal whose replay is worse than the current values' (more OOM "
+        "kills, CPU minutes over request beyond the allowance, more capacity shortfall) is "
+        "backed off field by field; report-only: shown, not backed off; off: not replayed.",
+    )
+    max_extra_over_request: float = Field(
+        0.01,
+        ge=0,
+        le=1,
+        description="CPU minutes over request a proposal may add, as a fraction of the "
+        "container's minutes (also minutes above a memory request without a limit).",
+    )
+    hpa_model: Literal["fast", "exact"] = Field(
+        "fast",
+        description="fast: the HPA controller vectorised, the tolerance judged on the path "
+        "without it; exact: walked step by step (about 20× slower).",
+    )
+    pod_startup_s: float = Field(
+        60.0,
+        ge=0,
+        description="Seconds before a pod the HPA adds serves load (capacity shortfall while "
+        "the serving pods run above their requests).",
+    )
+
+
 class RecommendSettings(ConfigModel):
     """Everything the engine needs besides the data; see ``docs/recommendations.md``."""
 
@@ -303,6 +333,7 @@ class RecommendSettings(ConfigModel):
     limits: LimitsSettings = LimitsSettings()
     hvpa: HvpaSettings = HvpaSettings()
     right_sizing: RightSizingSettings = RightSizingSettings()
+    replay: ReplaySettings = ReplaySettings()
     strategy: Literal["tortoise", "hvpa"] = Field(
         "tortoise", description="tortoise: Tortoise rules; hvpa: HVPA weight-based blending."
     )

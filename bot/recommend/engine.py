@@ -44,12 +44,13 @@ from bot.model import (
 from bot.recommend import hvpa, noise, units
 from bot.recommend.changes import field_changes
 from bot.recommend.inputs import ContainerInput, WorkloadInput
+from bot.recommend.replay.gate import gate
 from bot.recommend.tortoise.constants import (
     CLOSE_TO_PREFERRED_FRACTION,
     INITIAL_TARGET_PERCENT,
 )
 from bot.recommend.tortoise.emergency import emergency_min_replicas
-from bot.recommend.tortoise.replicas import replica_slots, slot_labels
+from bot.recommend.tortoise.replicas import replica_slots, slot_index, slot_labels
 from bot.recommend.tortoise.requests import (
     HorizontalContext,
     from_milli,
@@ -1044,6 +1045,8 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
         hpa_part.recommendation if inp.hpa else None,
         notes,
     )
+    if field_changes(draft):
+        draft = _gated(inp, draft, settings, now_s=now_s)
     changes = field_changes(draft)
     reasons = [f"{c.field}{'/' + c.container if c.container else ''}: {c.reason}" for c in changes]
     status: Status
@@ -1053,4 +1056,33 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
         status, reasons = "gathering-data", [hpa_part.gathering]
     else:
         status = "no-change"
-    return Recommendation(inp.ref, status, tuple(reasons), draft.containers, draft.hpa, draft.notes)
+    return Recommendation(
+        inp.ref,
+        status,
+        tuple(reasons),
+        draft.containers,
+        draft.hpa,
+        draft.notes,
+        draft.replay if changes else None,
+    )
+
+
+def _gated(
+    inp: WorkloadInput, draft: Recommendation, settings: RecommendSettings, *, now_s: float
+) -> Recommendation:
+    """``draft`` replayed on the history and, with ``replay.gate: on``, backed off where the
+    replay shows it worse than the current values (``bot.recommend.replay.gate``)."""
+    by_name = {c.name: c for c in inp.containers}
+
+    def limit_of(container: str, resource: Resource, request: Explained) -> Explained:
+        return _limit(by_name[container], resource, request, settings)
+
+    return gate(
+        inp,
+        draft,
+        settings,
+        now_s=now_s,
+        limit_of=limit_of,
+        slots=lambda series: slot_index(series.times_s, settings.admin),
+        time_zone=settings.admin.time_zone,
+    )

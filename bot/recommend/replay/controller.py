@@ -1,0 +1,272 @@
+"""The Kubernetes HorizontalPodAutoscaler controller, replayed on a recorded demand series.
+
+One controller decision per step of the history (``step_s``, usually 60 s), on the total
+demand of each metric (cores or bytes summed over the pods; the load is taken as conserved
+whatever the replica count). Sources: ``pkg/controller/podautoscaler/replica_calculator.go``
+(``GetResourceReplicas``), ``metrics/utilization.go`` and ``horizontal.go``
+(``normalizeDesiredReplicasWithBehaviors``) in kubernetes/kubernetes; ``hpa-controller.md``.
+
+Per step ``k``, with ``R`` the replicas of the step before:
+
+* each metric ``m`` (a ``ContainerResource`` target on one container, or a pod-level
+  ``Resource`` target on the sum of the pod's requests): ``util = int(usage × 100 /
+  (R × request))`` (integer percent, truncated), ``ratio = util / target``; within the
+  tolerance (``0.9 <= ratio <= 1.1``) the metric proposes ``R``, else ``ceil(ratio × R)``;
+* ``desired`` is the largest proposal (the controller's maximum over metrics);
+* stabilisation (the defaults of ``behavior``): scaling up takes ``desired`` at once; scaling
+  down takes the largest ``desired`` of the last ``DOWNSCALE_STABILIZATION_S`` (300 s);
+* rate: up by at most ``max(2 × R, R + 4)`` per 15 s sync (the default ``Percent 100`` and
+  ``Pods 4`` policies, ``selectPolicy: Max``), compounded over the syncs of one step; down
+  unlimited (``Percent 100`` per 15 s);
+* ``[minReplicas, maxReplicas]`` clamp; the first step starts from the recorded replicas,
+  clamped.
+
+Two implementations of this one model. ``replay_exact`` walks the steps one by one (the
+reference; a few milliseconds per week of one-minute steps). ``replay_fast`` is vectorised with
+numpy (``replay_fast``'s doc): it judges the tolerance against a starting path instead of the
+replicas of the step before, then keeps the replicas wherever the load stays in the tolerance
+band. They agree on step loads, clean ramps and flat loads; on the simulator's services and
+noisy series their pod-hours differ by 1.3 % at most (``tests/recommend/replay``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+import numpy as np
+
+from bot.model import FloatArray
+
+TOLERANCE = 0.1
+"""``--horizontal-pod-autoscaler-tolerance``: no scaling while ``|ratio − 1| <= 0.1``."""
+
+DOWNSCALE_STABILIZATION_S = 300.0
+"""``behavior.scaleDown.stabilizationWindowSeconds`` default (the controller flag, 5 min)."""
+
+SYNC_PERIOD_S = 15.0
+"""``--horizontal-pod-autoscaler-sync-period``: one decision per 15 s."""
+
+SCALE_UP_PODS = 4
+"""Default scale-up policy ``Pods 4`` per 15 s."""
+
+SCALE_UP_PERCENT = 100
+"""Default scale-up policy ``Percent 100`` per 15 s (double)."""
+
+FAST_START_UTILISATION = 1.0 + TOLERANCE / 2
+"""``replay_fast`` starts from the path that keeps utilisation at this multiple of the target
+(the middle of the tolerance band on the side the stabilisation window leans to): on the
+simulator's services and noisy series, ``replay_fast``'s pod-hours are within 1.3 % of
+``replay_exact`` (0.8 % on average; starting at the target itself: 3 %)."""
+
+Model: TypeAlias = Literal["fast", "exact"]
+"""Which implementation replays the controller."""
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """One HPA resource metric on a demand series.
+
+    ``usage``: total usage of the metric's containers per step (cores or bytes, summed over
+    pods; NaN where unknown); ``request``: the per-pod request it is measured against (the
+    container's, or the sum of the pod's containers for a pod-level ``Resource`` metric);
+    ``target_percent``: ``averageUtilization``.
+    """
+
+    usage: FloatArray
+    request: float
+    target_percent: int
+
+
+def syncs_per_step(step_s: float) -> int:
+    """Controller syncs within one step of the history (at least one)."""
+    return max(1, round(step_s / SYNC_PERIOD_S))
+
+
+def window_steps(step_s: float) -> int:
+    """Recommendations newer than ``now − 300 s`` at a step of ``step_s``: the window length."""
+    return max(1, math.ceil(DOWNSCALE_STABILIZATION_S / step_s - 1e-9))
+
+
+def scale_up_limit(replicas: int, syncs: int) -> int:
+    """Highest replica count reachable from ``replicas`` in ``syncs`` syncs (default policies)."""
+    for _ in range(syncs):
+        replicas = max(replicas + SCALE_UP_PODS, replicas * (100 + SCALE_UP_PERCENT) // 100)
+    return replicas
+
+
+def _usable(metrics: Sequence[Metric]) -> list[Metric]:
+    return [m for m in metrics if m.request > 0 and m.target_percent > 0]
+
+
+def replay_exact(
+    metrics: Sequence[Metric],
+    *,
+    min_replicas: int,
+    max_replicas: int,
+    initial: int,
+    step_s: float,
+) -> np.ndarray:
+    """Replicas per step, the controller walked step by step (module doc). ``int64`` array."""
+    usable = _usable(metrics)
+    n = len(metrics[0].usage) if metrics else 0
+    replicas = min(max(initial, min_replicas), max_replicas)
+    out = np.full(n, replicas, dtype=np.int64)
+    if not usable or n == 0:
+        return out
+    columns = [(m.usage.tolist(), m.request, float(m.target_percent)) for m in usable]
+    syncs = syncs_per_step(step_s)
+    recent: deque[int] = deque([replicas], maxlen=window_steps(step_s))
+    low, high = 1.0 - TOLERANCE, 1.0 + TOLERANCE
+    for k in range(1, n):
+        desired = -1
+        for usage, request, target in columns:
+            value = usage[k]
+            if math.isnan(value):  # no sample: the metric proposes nothing
+                continue
+            ratio = math.floor(value * 100.0 / (replicas * request)) / target
+            proposal = replicas if low <= ratio <= high else math.ceil(ratio * replicas)
+            desired = max(desired, proposal)
+        if desired < 0:  # no metric had a sample: nothing to act on
+            desired = replicas
+        recent.append(desired)
+        stabilised = desired if desired >= replicas else max(recent)
+        if stabilised > replicas:
+            replicas = min(stabilised, max_replicas, scale_up_limit(replicas, syncs))
+        elif stabilised < replicas:
+            replicas = max(stabilised, min_replicas)
+        out[k] = replicas
+    return out
+
+
+def _window_max(values: np.ndarray, width: int) -> np.ndarray:
+    """``max(values[k − width + 1 .. k])`` per ``k`` (shorter at the start)."""
+    out = values.copy()
+    for lag in range(1, width):
+        np.maximum(out[lag:], values[:-lag], out=out[lag:])
+    return out
+
+
+def _step(
+    previous: np.ndarray,
+    usable: Sequence[Metric],
+    *,
+    min_replicas: int,
+    max_replicas: int,
+    syncs: int,
+    window: int,
+    seed: int,
+) -> np.ndarray:
+    """The step rule for every step at once, given the replicas of the step before each."""
+    prev = previous.astype(np.float64)
+    desired = np.full(prev.size, -1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for m in usable:
+            ratio = np.floor(m.usage[1:] * 100.0 / (prev * m.request)) / m.target_percent
+            within = (ratio >= 1.0 - TOLERANCE) & (ratio <= 1.0 + TOLERANCE)
+            proposal = np.where(within, prev, np.ceil(ratio * prev))
+            np.fmax(desired, proposal, out=desired)
+    desired = np.where(desired >= 0, desired, prev)
+    recent = _window_max(np.concatenate((np.full(window - 1, float(seed)), desired)), window)
+    recent = recent[window - 1 :]
+    stabilised = np.where(desired >= prev, desired, recent)
+    up = prev
+    for _ in range(syncs):
+        up = np.maximum(up + SCALE_UP_PODS, np.floor(up * (100 + SCALE_UP_PERCENT) / 100))
+    up_to = np.minimum(np.minimum(stabilised, float(max_replicas)), up)
+    down_to = np.maximum(stabilised, float(min_replicas))
+    return np.where(stabilised > prev, up_to, np.where(stabilised < prev, down_to, prev))
+
+
+def replay_fast(
+    metrics: Sequence[Metric],
+    *,
+    min_replicas: int,
+    max_replicas: int,
+    initial: int,
+    step_s: float,
+) -> np.ndarray:
+    """Replicas per step, vectorised: ``int64`` array.
+
+    1. A starting path: each step's need at ``FAST_START_UTILISATION`` of the target, held
+       over the stabilisation window (steps without a sample keep the start value).
+    2. One pass of the step rule, each step taking the path's previous step as the replicas
+       before it (``_step``).
+    3. Holds: along each run of one value of the starting path, the replicas the pass found at
+       the run's first step stay as long as every metric stays within the tolerance of them
+       (what the controller does while the load sits in the band).
+    """
+    usable = _usable(metrics)
+    n = len(metrics[0].usage) if metrics else 0
+    start = min(max(initial, min_replicas), max_replicas)
+    if not usable or n == 0:
+        return np.full(n, start, dtype=np.int64)
+    window = window_steps(step_s)
+    need = np.full(n, np.nan)
+    with np.errstate(invalid="ignore"):
+        for m in usable:
+            scale = 100.0 / (m.request * m.target_percent * FAST_START_UTILISATION)
+            np.fmax(need, np.ceil(m.usage * scale), out=need)
+    need = np.clip(np.where(np.isfinite(need), need, start), min_replicas, max_replicas)
+    path = _window_max(need, window)
+    path[0] = start
+    following = _step(
+        path[:-1],
+        usable,
+        min_replicas=min_replicas,
+        max_replicas=max_replicas,
+        syncs=syncs_per_step(step_s),
+        window=window,
+        seed=start,
+    )
+    passed = np.concatenate(([float(start)], following))
+    new_run = np.concatenate(([True], path[1:] != path[:-1]))
+    firsts = np.flatnonzero(new_run)
+    run = np.cumsum(new_run) - 1
+    held = passed[firsts][run]
+    holds = np.ones(n, dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for m in usable:
+            ratio = np.floor(m.usage * 100.0 / (held * m.request)) / m.target_percent
+            holds &= ((ratio >= 1.0 - TOLERANCE) & (ratio <= 1.0 + TOLERANCE)) | np.isnan(ratio)
+    broken = np.cumsum(~holds)
+    before = np.concatenate(([0], broken))[firsts][run]
+    out: np.ndarray = np.where(broken == before, held, passed).astype(np.int64)
+    return _rate_limited(out, syncs_per_step(step_s))
+
+
+def _rate_limited(path: np.ndarray, syncs: int) -> np.ndarray:
+    """``path`` with every rise faster than the scale-up policies allow slowed to the policy
+    limit (in place; such rises are rare, so the walk is over them only)."""
+    limit = path[:-1].copy()
+    for _ in range(syncs):
+        limit = np.maximum(limit + SCALE_UP_PODS, limit * (100 + SCALE_UP_PERCENT) // 100)
+    for first in (np.flatnonzero(path[1:] > limit) + 1).tolist():
+        k = first
+        while k < path.size and path[k] > scale_up_limit(int(path[k - 1]), syncs):
+            path[k] = scale_up_limit(int(path[k - 1]), syncs)
+            k += 1
+    return path
+
+
+def replay_replicas(
+    metrics: Sequence[Metric],
+    *,
+    min_replicas: int,
+    max_replicas: int,
+    initial: int,
+    step_s: float,
+    model: Model = "fast",
+) -> np.ndarray:
+    """Replicas per step under one HPA configuration (``replay_fast`` or ``replay_exact``)."""
+    walk = replay_fast if model == "fast" else replay_exact
+    return walk(
+        metrics,
+        min_replicas=min_replicas,
+        max_replicas=max_replicas,
+        initial=initial,
+        step_s=step_s,
+    )

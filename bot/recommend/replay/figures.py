@@ -1,0 +1,291 @@
+"""What one set of values would have done over a recorded window: ``replay(series, values)``.
+
+Pure and deterministic: the same series and values give the same figures, so the current
+values and a proposal equal to them give identical figures on both sides.
+
+* **Replicas**: with an HPA, the controller replayed on each metric's total demand
+  (``controller.py``) under the values' requests, targets and min/max; without one (or with no
+  resource metric to replay), the recorded replica counts. The load of one pod is then the
+  recorded load of one pod × recorded replicas / replayed replicas.
+* **CPU**, per container and pod: minutes above the request (contention risk), above the limit
+  (throttling), and the 95th percentile of usage as a percentage of the request.
+* **Memory**, per container and pod (the working set of one pod is taken as recorded): OOM
+  episodes at the limit (a run of samples at or above it, plus each recorded OOM kill at a
+  limit no lower than this one that no such run explains: the kill happened between scrapes);
+  without a limit, minutes above the request (eviction risk); headroom at the peak.
+* **Capacity shortfall** (HPA only): steps at maxReplicas with utilisation above the target
+  beyond the tolerance, and steps when new pods are still starting (``pod_startup_s``) while the
+  serving pods would run above their requests.
+* **Cost**: requested core-hours and GiB-hours, with the replicas.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bot.model import (
+    CpuReplay,
+    FloatArray,
+    HpaTarget,
+    MemoryReplay,
+    ReplayFigures,
+    ReplicaReplay,
+    Resource,
+    ResourceValues,
+)
+from bot.recommend.replay.controller import TOLERANCE, Metric, Model, replay_replicas
+from bot.recommend.replay.series import ContainerSeries, ReplaySeries
+
+GIB = 1024**3
+"""Bytes in one GiB."""
+
+KILL_MATCH_STEPS = 2
+"""A recorded OOM kill within this many steps after a sample at or above the limit is that
+sample's episode (kube-state-metrics and cAdvisor are scraped at different moments)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerValues:
+    """Requests and limits of one container (cores, bytes; None unset)."""
+
+    name: str
+    requests: ResourceValues = field(default_factory=ResourceValues)
+    limits: ResourceValues = field(default_factory=ResourceValues)
+
+
+@dataclass(frozen=True, slots=True)
+class HpaValues:
+    """An HPA's bounds and resource metrics (``container`` None: pod-level ``Resource``)."""
+
+    min_replicas: int
+    max_replicas: int
+    targets: tuple[HpaTarget, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Values:
+    """One candidate: every container's requests and limits, and the HPA (None: no HPA)."""
+
+    containers: tuple[ContainerValues, ...]
+    hpa: HpaValues | None = None
+
+    def container(self, name: str) -> ContainerValues | None:
+        return next((c for c in self.containers if c.name == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """How to replay: the controller model, pod start-up time, and whether to compute the
+    per-hour profile (for reports; the gate does not need it)."""
+
+    model: Model = "fast"
+    pod_startup_s: float = 60.0
+    slots: np.ndarray | None = None
+    """Hour-of-week slot (0..167) of each step; None: no per-hour profile."""
+    time_zone: str = "UTC"
+
+
+def hpa_metrics(series: ReplaySeries, values: Values) -> list[tuple[Metric, HpaTarget]]:
+    """The replayable metrics of ``values.hpa``: each with its demand and per-pod request.
+
+    A metric whose container (or, pod-level, any container) has no request gives no proposal
+    upstream (``calculateRequests`` errors), so it is left out."""
+    out: list[tuple[Metric, HpaTarget]] = []
+    if values.hpa is None:
+        return out
+    for target in values.hpa.targets:
+        if target.container is not None:
+            cv = values.container(target.container)
+            request = cv.requests.get(target.resource) if cv else None
+            if not request:
+                continue
+            usage = series.demand(target.container, target.resource)
+        else:
+            requests = [c.requests.get(target.resource) for c in values.containers]
+            if not requests or any(not r for r in requests):
+                continue
+            request = float(sum(r for r in requests if r))
+            usage = np.zeros(series.steps)
+            for c in values.containers:
+                usage = usage + series.demand(c.name, target.resource)
+        out.append((Metric(usage, float(request), target.utilization_percent), target))
+    return out
+
+
+def _percentile_of(values: FloatArray, q: float) -> float:
+    return float(np.percentile(values, q)) if values.size else 0.0
+
+
+def _replicas(
+    series: ReplaySeries, values: Values, options: Options
+) -> tuple[np.ndarray, ReplicaReplay]:
+    """The replica path (float per step) and its figures."""
+    metrics = hpa_metrics(series, values)
+    hpa = values.hpa
+    minutes_per_step = series.step_s / 60.0
+    if hpa is None or not metrics:
+        path = np.maximum(np.round(series.replicas), 0.0)
+        shortfall = None
+        replayed = False
+    else:
+        initial = round(float(series.replicas[0])) if series.steps else hpa.min_replicas
+        steps = replay_replicas(
+            [m for m, _ in metrics],
+            min_replicas=hpa.min_replicas,
+            max_replicas=hpa.max_replicas,
+            initial=max(initial, 1),
+            step_s=series.step_s,
+            model=options.model,
+        )
+        path = steps.astype(np.float64)
+        lag = math.ceil(options.pod_startup_s / series.step_s - 1e-9)
+        serving = path.copy()
+        for back in range(1, lag + 1):
+            np.minimum(serving[back:], path[:-back], out=serving[back:])
+        short = np.zeros(series.steps, dtype=bool)
+        at_max = path >= hpa.max_replicas
+        starting = serving < path
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for metric, _ in metrics:
+                util = np.floor(metric.usage * 100.0 / (path * metric.request))
+                short |= at_max & (util > metric.target_percent * (1.0 + TOLERANCE))
+                short |= starting & (metric.usage > serving * metric.request)
+        shortfall = float(np.count_nonzero(short)) * minutes_per_step
+        replayed = True
+    by_hour: tuple[float, ...] = ()
+    if options.slots is not None and series.steps:
+        counts = np.bincount(options.slots, minlength=168)
+        sums = np.bincount(options.slots, weights=path, minlength=168)
+        by_hour = tuple(
+            round(float(s / c), 2) if c else float("nan")
+            for s, c in zip(sums.tolist(), counts.tolist(), strict=True)
+        )
+    figures = ReplicaReplay(
+        mean=float(path.mean()) if path.size else 0.0,
+        p95=_percentile_of(path, 95),
+        max=float(path.max()) if path.size else 0.0,
+        pod_hours=float(path.sum()) * series.step_s / 3600.0,
+        shortfall_minutes=shortfall,
+        replayed=replayed,
+        by_hour=by_hour,
+        time_zone=options.time_zone,
+    )
+    return path, figures
+
+
+def _cpu(
+    cs: ContainerSeries,
+    cv: ContainerValues,
+    scale: FloatArray | None,
+    pods: FloatArray | None,
+    minutes_per_step: float,
+) -> CpuReplay:
+    """CPU figures of one container; ``scale`` multiplies each step's per-pod load and
+    ``pods`` counts how many pods each sample stands for (None: as recorded)."""
+    usage = cs.cpu_cores if scale is None else cs.cpu_cores * scale[cs.cpu_step]
+    weight = None if pods is None else pods[cs.cpu_step]
+
+    def minutes(mask: np.ndarray) -> float:
+        if weight is None:
+            return float(np.count_nonzero(mask)) * minutes_per_step
+        return float(weight[mask].sum()) * minutes_per_step
+
+    request, limit = cv.requests.cpu_cores, cv.limits.cpu_cores
+    total = minutes(np.ones(usage.size, dtype=bool))
+    over = minutes(usage > request) if request else 0.0
+    throttled = minutes(usage > limit) if limit else None
+    p95 = _percentile_of(usage, 95) / request * 100.0 if request else None
+    return CpuReplay(cv.name, request, limit, total, over, throttled, p95)
+
+
+def _memory(
+    cs: ContainerSeries, cv: ContainerValues, recorded_limit: int | None, step_s: float
+) -> MemoryReplay:
+    """Memory figures of one container (module doc); ``recorded_limit``: the limit in force
+    when the recorded OOM kills happened."""
+    request, limit = cv.requests.memory_bytes, cv.limits.memory_bytes
+    used = cs.mem_bytes
+    peak = float(used.max()) if used.size else 0.0
+    kills: int | None = None
+    over: float | None = None
+    if limit:
+        hit = used >= limit
+        first = hit.copy()
+        if hit.size > 1:
+            same_pod = cs.mem_pod[1:] == cs.mem_pod[:-1]
+            first[1:] &= ~(hit[:-1] & same_pod)
+        kills = int(np.count_nonzero(first))
+        if cs.oom_step.size and (recorded_limit is None or limit <= recorded_limit):
+            kills += _unexplained_kills(cs, hit)
+    elif request:
+        over = float(np.count_nonzero(used > request)) * step_s / 60.0
+    bound = limit or request
+    headroom = (bound - peak) / bound * 100.0 if bound else None
+    return MemoryReplay(cv.name, request, limit, kills, over, peak, headroom)
+
+
+def _unexplained_kills(cs: ContainerSeries, hit: np.ndarray) -> int:
+    """Recorded kills without a sample at or above the limit in the same pod within
+    ``KILL_MATCH_STEPS`` steps before (kills between scrapes)."""
+    hit_pod, hit_step = cs.mem_pod[hit], cs.mem_step[hit]
+    key = hit_pod.astype(np.int64) * (1 << 32) + hit_step
+    order = np.sort(key)
+    low = cs.oom_pod.astype(np.int64) * (1 << 32) + np.maximum(cs.oom_step - KILL_MATCH_STEPS, 0)
+    high = cs.oom_pod.astype(np.int64) * (1 << 32) + cs.oom_step
+    found = np.searchsorted(order, high, side="right") - np.searchsorted(order, low, side="left")
+    return int(np.count_nonzero(found == 0))
+
+
+def replay(
+    series: ReplaySeries,
+    values: Values,
+    *,
+    recorded: Values | None = None,
+    options: Options | None = None,
+) -> ReplayFigures:
+    """The figures of ``values`` over ``series`` (module doc). ``recorded``: the values in force
+    while the history was recorded (the current ones; default ``values``), whose limits tell
+    which recorded OOM kills a candidate limit would also see."""
+    options = options or Options()
+    recorded = recorded or values
+    path, replicas = _replicas(series, values, options)
+    minutes_per_step = series.step_s / 60.0
+    scale = pods = None
+    if replicas.replayed:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.where(series.replicas > 0, path / np.maximum(series.replicas, 1e-9), 1.0)
+            scale = np.where(path > 0, series.replicas / np.maximum(path, 1e-9), 0.0)
+        pods = ratio
+    cpu, memory = [], []
+    core_per_pod = gib_per_pod = 0.0
+    for cv in values.containers:
+        core_per_pod += cv.requests.cpu_cores or 0.0
+        gib_per_pod += (cv.requests.memory_bytes or 0) / GIB
+        cs = series.containers.get(cv.name)
+        if cs is None:
+            continue
+        cpu.append(_cpu(cs, cv, scale, pods, minutes_per_step))
+        old = recorded.container(cv.name)
+        memory.append(_memory(cs, cv, old.limits.memory_bytes if old else None, series.step_s))
+    pod_hours = replicas.pod_hours
+    return ReplayFigures(
+        window_s=series.window_s,
+        cpu=tuple(cpu),
+        memory=tuple(memory),
+        replicas=replicas,
+        core_hours=pod_hours * core_per_pod,
+        gib_hours=pod_hours * gib_per_pod,
+    )
+
+
+def resource_values(
+    values: Values, container: str, resource: Resource
+) -> tuple[float | None, float | None]:
+    """(request, limit) of one container resource in ``values``."""
+    cv = values.container(container)
+    if cv is None:
+        return None, None
+    return cv.requests.get(resource), cv.limits.get(resource)

@@ -1,0 +1,209 @@
+"""A workload's history on one time grid, ready to be replayed under any set of values.
+
+Built once per workload (``ReplaySeries.build``) and shared by every candidate the replay
+scores. The grid starts at the first sample and has one step per ``step_s`` (the shorter of the
+replica and the first container's CPU sampling steps, else 60 s); a sample belongs to the step
+``round((t − start) / step)``. Samples after ``now`` or inside excluded periods (crash loops,
+emergency) are left out, as the engine leaves them out.
+
+Per step: the recorded replica count (its last value in the step, carried forward over gaps;
+without a replica series, the number of pods with a CPU sample), and per container the mean
+CPU usage of one pod. The total demand of a container is ``mean per pod × recorded replicas``
+(the replay's HPA moves pods, not load). Per sample: CPU usage per pod, and the working set in
+pod order for OOM episodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from bot.model import ContainerHistory, FloatArray, IntArray, Resource, WorkloadHistory
+
+DEFAULT_STEP_S = 60.0
+"""The grid step when no series tells its own."""
+
+MAX_STEPS = 200_000
+"""At most this many steps: a longer window is replayed on a proportionally coarser grid."""
+
+
+def _step_of(times_s: FloatArray) -> float | None:
+    """The most common positive gap between consecutive distinct times, or None."""
+    if times_s.size < 2:
+        return None
+    t = np.unique(times_s[np.isfinite(times_s)])
+    if t.size < 2:
+        return None
+    gaps = np.round(np.diff(t), 3)
+    values, counts = np.unique(gaps[gaps > 0], return_counts=True)
+    return float(values[int(np.argmax(counts))]) if values.size else None
+
+
+def _kept(
+    times_s: FloatArray, now_s: float, excluded: tuple[tuple[float, float], ...]
+) -> np.ndarray:
+    mask: np.ndarray = np.isfinite(times_s) & (times_s <= now_s)
+    for start, end in excluded:
+        mask &= ~((times_s >= start) & (times_s < end))
+    return mask
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerSeries:
+    """One container's samples on the grid.
+
+    ``cpu_step``/``cpu_cores``: each CPU sample's step and value (cores, one pod);
+    ``cpu_mean``: mean CPU of one pod per step (cores, NaN without a sample);
+    ``mem_pod``/``mem_step``/``mem_bytes``: working-set samples ordered by pod, then time;
+    ``oom_pod``/``oom_step``: recorded OOM kills.
+    """
+
+    name: str
+    cpu_step: IntArray
+    cpu_cores: FloatArray
+    cpu_mean: FloatArray
+    mem_pod: IntArray
+    mem_step: IntArray
+    mem_bytes: FloatArray
+    oom_pod: IntArray
+    oom_step: IntArray
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaySeries:
+    """A workload's history on one grid: ``steps`` steps of ``step_s`` from ``start_s``.
+
+    ``replicas``: recorded replicas per step (float, >= 1 where any pod ran, carried over gaps);
+    ``containers``: per container name, its ``ContainerSeries``.
+    """
+
+    start_s: float
+    step_s: float
+    steps: int
+    replicas: FloatArray
+    containers: Mapping[str, ContainerSeries]
+
+    @property
+    def times_s(self) -> FloatArray:
+        """Unix seconds of each step."""
+        return self.start_s + self.step_s * np.arange(self.steps, dtype=np.float64)
+
+    @property
+    def window_s(self) -> float:
+        """Seconds the grid covers."""
+        return self.steps * self.step_s
+
+    def demand(self, container: str, resource: Resource = "cpu") -> FloatArray:
+        """Total usage of ``container`` over its pods per step (cores or bytes; NaN unknown):
+        the mean of one pod times the recorded replicas."""
+        series = self.containers.get(container)
+        if series is None:
+            return np.full(self.steps, np.nan)
+        if resource == "cpu":
+            mean = series.cpu_mean
+        else:
+            counts = np.bincount(series.mem_step, minlength=self.steps)
+            sums = np.bincount(series.mem_step, weights=series.mem_bytes, minlength=self.steps)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        out: FloatArray = mean * self.replicas
+        return out
+
+    @classmethod
+    def build(
+        cls,
+        history: WorkloadHistory,
+        containers: tuple[str, ...],
+        *,
+        now_s: float,
+        excluded: tuple[tuple[float, float], ...] = (),
+    ) -> ReplaySeries | None:
+        """The grid of ``history`` for ``containers``; None without any CPU sample."""
+        keep_r = _kept(history.replicas_t, now_s, excluded) & np.isfinite(history.replicas)
+        rep_t, rep_v = history.replicas_t[keep_r], history.replicas[keep_r]
+        kept: dict[str, tuple[ContainerHistory, np.ndarray, np.ndarray, np.ndarray]] = {}
+        firsts, lasts = [], []
+        for name in containers:
+            ch = history.containers.get(name)
+            if ch is None:
+                continue
+            cpu = _kept(ch.cpu_t, now_s, excluded) & np.isfinite(ch.cpu_cores)
+            mem = _kept(ch.mem_t, now_s, excluded) & np.isfinite(ch.mem_bytes)
+            oom = _kept(ch.oom_t, now_s, excluded)
+            kept[name] = (ch, cpu, mem, oom)
+            if cpu.any():
+                firsts.append(float(ch.cpu_t[cpu].min()))
+                lasts.append(float(ch.cpu_t[cpu].max()))
+        if not firsts:
+            return None
+        if rep_t.size:
+            firsts.append(float(rep_t.min()))
+            lasts.append(float(rep_t.max()))
+        start, end = min(firsts), max(lasts)
+        first = next(iter(kept.values()))
+        steps_seen = [
+            s for s in (_step_of(rep_t), _step_of(first[0].cpu_t[first[1]])) if s is not None
+        ]
+        step = min(steps_seen) if steps_seen else DEFAULT_STEP_S
+        steps = int(np.floor((end - start) / step + 0.5)) + 1
+        if steps > MAX_STEPS:
+            step = (end - start) / (MAX_STEPS - 1)
+            steps = MAX_STEPS
+
+        def index(times: FloatArray) -> IntArray:
+            out: IntArray = np.clip(np.rint((times - start) / step), 0, steps - 1).astype(np.int32)
+            return out
+
+        series: dict[str, ContainerSeries] = {}
+        pods_per_step = None
+        for name, (ch, cpu, mem, oom) in kept.items():
+            cpu_step = index(ch.cpu_t[cpu])
+            cpu_cores = ch.cpu_cores[cpu]
+            counts = np.bincount(cpu_step, minlength=steps)
+            sums = np.bincount(cpu_step, weights=cpu_cores, minlength=steps)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+            if pods_per_step is None:
+                pods_per_step = counts.astype(np.float64)
+            mem_pod, mem_step, mem_bytes = ch.mem_pod[mem], index(ch.mem_t[mem]), ch.mem_bytes[mem]
+            if mem_pod.size > 1 and not bool(
+                np.all(
+                    (mem_pod[1:] > mem_pod[:-1])
+                    | ((mem_pod[1:] == mem_pod[:-1]) & (mem_step[1:] >= mem_step[:-1]))
+                )
+            ):
+                order = np.lexsort((ch.mem_t[mem], mem_pod))
+                mem_pod, mem_step, mem_bytes = mem_pod[order], mem_step[order], mem_bytes[order]
+            series[name] = ContainerSeries(
+                name,
+                cpu_step,
+                cpu_cores,
+                mean,
+                mem_pod.astype(np.int32),
+                mem_step,
+                mem_bytes,
+                ch.oom_pod[oom].astype(np.int32),
+                index(ch.oom_t[oom]),
+            )
+        replicas = np.full(steps, np.nan)
+        if rep_t.size:
+            replicas[index(rep_t)] = rep_v
+        elif pods_per_step is not None:
+            replicas = np.where(pods_per_step > 0, pods_per_step, np.nan)
+        replicas = _carried(replicas)
+        return cls(start, float(step), steps, replicas, series)
+
+
+def _carried(values: FloatArray) -> FloatArray:
+    """NaN steps take the last known value (the first known before it); all-NaN: ones."""
+    known = np.isfinite(values)
+    if not known.any():
+        return np.ones(values.size)
+    idx = np.where(known, np.arange(values.size), 0)
+    np.maximum.accumulate(idx, out=idx)
+    first = int(np.argmax(known))
+    idx[:first] = first
+    out: FloatArray = np.maximum(values[idx], 0.0)
+    return out

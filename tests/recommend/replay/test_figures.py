@@ -1,0 +1,155 @@
+"""Replay figures on hand-made histories with known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.model import HpaTarget, ResourceValues
+from bot.recommend.replay.figures import ContainerValues, HpaValues, Values, replay
+from bot.recommend.replay.series import ReplaySeries
+from tests.recommend.factories import DAY_S, NOW_S, container_history, history, series
+
+MIB = 1024 * 1024
+
+
+def _series(hist, *names: str) -> ReplaySeries:
+    built = ReplaySeries.build(hist, names or tuple(hist.containers), now_s=NOW_S)
+    assert built is not None
+    return built
+
+
+def _values(cpu=0.5, mem=512 * MIB, cpu_limit=None, mem_limit=None, hpa=None) -> Values:
+    return Values(
+        (ContainerValues("app", ResourceValues(cpu, mem), ResourceValues(cpu_limit, mem_limit)),),
+        hpa,
+    )
+
+
+def _bursts(days: float, bursts: int, low: float, high: float) -> np.ndarray:
+    """A working set at ``low`` with ``bursts`` separate runs of 10 samples at ``high``."""
+    n = series(days).size
+    mem = np.full(n, low)
+    for start in np.linspace(100, n - 100, bursts).astype(int):
+        mem[start : start + 10] = high
+    return mem
+
+
+def test_a_load_above_a_candidate_limit_gives_one_oom_episode_per_run():
+    mem = _bursts(2, 5, 300 * MIB, 700 * MIB)
+    replayed = _series(history(container_history("app", 0.2, mem, days=2), days=2))
+    current = _values(mem_limit=1024 * MIB)
+    lower = _values(mem_limit=600 * MIB)
+    assert replay(replayed, current).memory[0].oom_kills == 0
+    figures = replay(replayed, lower, recorded=current)
+    assert figures.memory[0].oom_kills == 5
+    assert figures.memory[0].peak_bytes == 700 * MIB
+    assert figures.memory[0].headroom_percent == (600 - 700) / 600 * 100
+
+
+def test_a_recorded_kill_between_scrapes_counts_at_a_limit_no_higher():
+    kill_at = NOW_S - DAY_S
+    hist = history(
+        container_history("app", 0.2, 300 * MIB, days=2, oom=[(kill_at, 0, 512 * MIB)]), days=2
+    )
+    replayed = _series(hist)
+    current = _values(mem_limit=512 * MIB)
+    assert replay(replayed, current).memory[0].oom_kills == 1
+    assert replay(replayed, _values(mem_limit=400 * MIB), recorded=current).memory[0].oom_kills == 1
+    higher = replay(replayed, _values(mem_limit=800 * MIB), recorded=current)
+    assert higher.memory[0].oom_kills == 0
+
+
+def test_a_kill_seen_in_the_samples_is_not_counted_twice():
+    mem = _bursts(2, 1, 300 * MIB, 600 * MIB)
+    t = series(2)
+    kill_at = float(t[np.argmax(mem > 500 * MIB)] + 9 * 60)  # the run's last sample
+    hist = history(
+        container_history("app", 0.2, mem, days=2, oom=[(kill_at, 0, 512 * MIB)]), days=2
+    )
+    figures = replay(_series(hist), _values(mem_limit=512 * MIB))
+    assert figures.memory[0].oom_kills == 1
+
+
+def test_without_a_memory_limit_minutes_above_the_request_are_eviction_risk():
+    mem = _bursts(1, 3, 300 * MIB, 700 * MIB)  # 3 runs of 10 one-minute samples
+    figures = replay(
+        _series(history(container_history("app", 0.2, mem, days=1), days=1)), _values()
+    )
+    assert figures.memory[0].oom_kills is None
+    assert figures.memory[0].over_request_minutes == 30.0
+
+
+def test_cpu_minutes_over_request_and_limit():
+    cpu = np.where(np.arange(series(1).size) % 4 == 0, 0.8, 0.2)  # 1 minute in 4 at 0.8 core
+    replayed = _series(history(container_history("app", cpu, 300 * MIB, days=1), days=1))
+    figures = replay(replayed, _values(cpu=0.5, cpu_limit=0.6))
+    c = figures.cpu[0]
+    assert c.container_minutes == 1440.0
+    assert c.over_request_minutes == 360.0
+    assert c.over_limit_minutes == 360.0
+    assert c.p95_percent == 160.0
+    assert replay(replayed, _values(cpu=1.0)).cpu[0].over_request_minutes == 0.0
+
+
+def test_cost_counts_replicas():
+    hist = history(container_history("app", 0.2, 300 * MIB, days=1), replicas=3, days=1)
+    figures = replay(_series(hist), _values(cpu=0.5, mem=1024 * MIB))
+    hours = figures.window_s / 3600
+    assert figures.replicas.mean == 3.0
+    assert not figures.replicas.replayed
+    assert np.isclose(figures.core_hours, 3 * 0.5 * hours)
+    assert np.isclose(figures.gib_hours, 3 * 1.0 * hours)
+
+
+def test_an_hpa_is_replayed_and_its_shortfall_counted_at_max_replicas():
+    days = 1
+    n = series(days).size
+    demand = np.where(np.arange(n) < n // 2, 1.0, 4.0)  # cores of one pod at 1 replica
+    # The history has one pod: its usage is the whole demand.
+    hist = history(container_history("app", demand, 300 * MIB, days=days), replicas=1, days=days)
+    replayed = _series(hist)
+    target = (HpaTarget("cpu", 50, "app"),)
+    roomy = replay(replayed, _values(cpu=0.5, hpa=HpaValues(1, 20, target)))
+    assert roomy.replicas.replayed
+    assert roomy.replicas.max == 16.0  # 4 cores / (0.5 × 50 %)
+    # Two steps short: the first (the recorded single pod does the work of four) and the
+    # step whose twelve new pods are still starting.
+    assert roomy.replicas.shortfall_minutes == 2.0
+    tight = replay(replayed, _values(cpu=0.5, hpa=HpaValues(1, 6, target)))
+    assert tight.replicas.max == 6.0
+    assert tight.replicas.shortfall_minutes is not None
+    assert tight.replicas.shortfall_minutes >= n // 2 - 1
+    # Each pod carries demand / replicas: 4 cores on 6 pods is 0.67 core, above the request.
+    assert tight.cpu[0].over_request_minutes >= n // 2 * 6 - 6
+    assert roomy.cpu[0].over_request_minutes <= 2
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    cpu=st.floats(0.05, 2.0),
+    mem_mib=st.integers(64, 2048),
+    limit=st.none() | st.integers(100, 4096),
+    hpa_min=st.integers(1, 4),
+    target=st.integers(30, 95),
+    pods=st.integers(1, 3),
+)
+def test_proposed_equal_to_current_gives_identical_figures(
+    seed, cpu, mem_mib, limit, hpa_min, target, pods
+):
+    rng = np.random.default_rng(seed)
+    n = series(1).size
+    usage = rng.lognormal(-1.5, 0.5, n * pods)
+    mem = rng.uniform(100, 900, n * pods) * MIB
+    hist = history(
+        container_history("app", usage, mem, days=1, pods=pods),
+        replicas=rng.integers(1, 6, series(1, 300.0).size).astype(float),
+        days=1,
+    )
+    replayed = _series(hist)
+    hpa = HpaValues(hpa_min, hpa_min + 5, (HpaTarget("cpu", target, "app"),))
+    a = _values(cpu=cpu, mem=mem_mib * MIB, mem_limit=limit and limit * MIB, hpa=hpa)
+    b = _values(cpu=cpu, mem=mem_mib * MIB, mem_limit=limit and limit * MIB, hpa=hpa)
+    assert replay(replayed, a) == replay(replayed, b, recorded=a)
