@@ -302,7 +302,8 @@ class ReplaySettings(ConfigModel):
         "on",
         description="on: a proposal whose replay is worse than the current values' (more OOM "
         "kills, CPU minutes over request beyond the allowance, more capacity shortfall) is "
-        "backed off field by field; report-only: shown, not backed off; off: not replayed.",
+        "backed off field by field; report-only: shown, not backed off; off: the replay is "
+        "shown without findings.",
     )
     max_extra_over_request: float = Field(
         0.01,

@@ -16,7 +16,8 @@ grid; at worst the current value):
 A group that cannot clear the finding alone goes back to its current values and the next group
 is tried. A field held back gets rule ``replay.gate``, the wanted value in
 ``inputs.wanted`` and a reason naming the finding; a request's limit follows the held request.
-``report-only`` replays and reports the findings without backing off; ``off`` does not replay.
+``report-only`` replays and reports the findings without backing off; ``off`` replays (the
+figures are still shown) without looking for findings.
 """
 
 from __future__ import annotations
@@ -260,10 +261,8 @@ def gate(
     time_zone: str = "UTC",
 ) -> Recommendation:
     """``draft`` with its replay attached and, with ``replay.gate: on``, backed off (module
-    doc). Returns ``draft`` unchanged when the gate is off or there is nothing to replay."""
+    doc). Returns ``draft`` unchanged when there is nothing to replay (no CPU sample)."""
     mode = settings.replay.gate
-    if mode == "off":
-        return draft
     series = ReplaySeries.build(
         inp.history,
         tuple(c.name for c in inp.containers),
@@ -295,8 +294,8 @@ def gate(
 
     wanted_values = proposed_values(now, draft)
     first = score(wanted_values)
-    found = findings(before, first, allowance=allowance)
-    if mode == "report-only" or not found:
+    found = () if mode == "off" else findings(before, first, allowance=allowance)
+    if mode != "on" or not found:
         proposed = score(wanted_values, detail=True)
         return replace(draft, replay=ReplayComparison(before, proposed, mode, found))
 

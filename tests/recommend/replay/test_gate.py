@@ -101,10 +101,14 @@ def test_report_only_shows_the_finding_and_keeps_the_proposal():
     assert shown.replay.held == ()
 
 
-def test_gate_off_does_not_replay():
+def test_gate_off_shows_the_replay_without_findings():
     inp = _memory_workload()
     risky = _set(_draft(inp), "app", requests_memory=400 * MIB, limits_memory=600 * MIB)
-    assert _gate(inp, risky, "off") == risky
+    shown = _gate(inp, risky, "off")
+    assert shown.containers == risky.containers
+    assert shown.replay is not None
+    assert shown.replay.findings == ()
+    assert shown.replay.proposed.memory[0].oom_kills == 1
 
 
 def test_a_cpu_request_cut_too_far_is_held_within_the_allowance():
