@@ -57,6 +57,11 @@ def test_demo_json_matches_the_published_schema(cli):
     assert memory["request"]["proposed"] > memory["request"]["current"]  # it was OOM-killed
     assert memory["vpa"]["confidence"] > 0
     assert doc["diff"].startswith("--- a/")
+    assert doc["written"] == []
+    written = json.loads(cli("plan", "--demo", "--format", "json", "--write").stdout)
+    jsonschema.validate(written, PLAN_SCHEMA)
+    in_diff = [line[6:] for line in doc["diff"].splitlines() if line.startswith("+++ b/")]
+    assert written["written"] == sorted(in_diff) and "apps/raw/redis.yaml" in in_diff
 
 
 def test_plan_from_a_snapshot_equals_the_demo(cli, demo_copy):
@@ -70,6 +75,9 @@ def test_write_applies_the_diff_and_a_second_plan_reads_it(cli, demo_copy):
     before = (demo_copy / "apps/raw/redis.yaml").read_text()
     written = cli("plan", *_demo_args(demo_copy), "--write")
     assert written.returncode == 0, written.stderr
+    listed = written.stdout.split("\nwrote ", 1)[1].splitlines()
+    assert listed[0].endswith("files:") and "  apps/raw/redis.yaml" in listed[1:]
+    assert all((demo_copy / line.strip()).is_file() for line in listed[1:])
     after = (demo_copy / "apps/raw/redis.yaml").read_text()
     assert after != before
     assert "memory: 512Mi}" not in after.split("requests:")[1].split("\n")[0]

@@ -1,8 +1,9 @@
 """``tortoise-bot plan``: the whole recommendation for a local checkout (or the embedded demo).
 
 Prints the recommendation table and the unified diff the bot would open as a pull request.
-``--write`` applies the edits to the working tree (no git). ``--format json`` prints one object
-documented by ``docs/schemas/plan.schema.json``.
+``--write`` applies the edits to the working tree (no git) and lists the files it wrote
+(``written`` in JSON). ``--format json`` prints one object documented by
+``docs/schemas/plan.schema.json``.
 """
 
 from __future__ import annotations
@@ -68,15 +69,31 @@ def _plan_and_print(
         )
         return EXIT_FAILED
     name = display or str(root)
+    written = [f.path for f in plan.edit.files] if args.write else []
     if args.format == "json":
-        json.dump(plan_document(plan, repository=name), sys.stdout, indent=2)
+        document = plan_document(plan, repository=name)
+        document["written"] = written
+        json.dump(document, sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif args.format == "markdown":
         sys.stdout.write(plan_markdown(plan, repository=name))
+        if args.write:
+            sys.stdout.write(_written_text(written, bullet="- "))
     else:
-        print_table(plan, make_console(color=getattr(args, "color", "auto")), repository=name)
+        console = make_console(color=getattr(args, "color", "auto"))
+        print_table(plan, console, repository=name)
+        if args.write:
+            console.print(_written_text(written, bullet="  "), markup=False, end="")
     failed = any(o.status == "error" for o in plan.outcomes) or bool(plan.errors)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _written_text(written: list[str], *, bullet: str) -> str:
+    """What ``--write`` wrote, one repository-relative path a line."""
+    if not written:
+        return "\nwrote no file\n"
+    head = f"\nwrote {len(written)} file{'s' if len(written) != 1 else ''}:\n"
+    return head + "".join(f"{bullet}{path}\n" for path in written)
 
 
 def print_table(plan: RepositoryPlan, console: Console, *, repository: str) -> None:

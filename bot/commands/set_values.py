@@ -2,14 +2,18 @@
 
 ::
 
-    tortoise-bot set --repo PATH [--environment ENV] [--dry-run] WORKLOAD ASSIGNMENT...
+    tortoise-bot set --repo PATH [--environment ENV] [--write] WORKLOAD ASSIGNMENT...
 
 ``WORKLOAD`` is ``kind/namespace/name`` or ``kind/name``; ``ASSIGNMENT`` is one of
 ``CONTAINER.requests.cpu=250m``, ``CONTAINER.limits.memory=1Gi`` (``=none`` removes the value),
 ``replicas=3``, ``hpa.minReplicas=3``, ``hpa.maxReplicas=10``, ``hpa.CONTAINER.cpu=75``
 (target utilisation, percent). Values go through the same rounding and verification as the
-bot's own changes. Exit code 1 with a message when the workload, container or HPA does not exist
-or an edit fails verification (nothing is written then).
+bot's own changes. Like ``plan``, it writes only with ``--write`` (then it lists the files it
+wrote); without it the diff is printed and a note on stderr says nothing was written (``set``
+used to write by default: a script relying on that is told so rather than silently changed).
+``--dry-run`` is still accepted and means the default. Exit code 1 with a message when the
+workload, container or HPA does not exist or an edit fails verification (nothing is written
+then).
 """
 
 from __future__ import annotations
@@ -38,7 +42,13 @@ KINDS = {
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo", type=Path, default=Path("."), help="Repository checkout.")
     parser.add_argument("--environment", help="Overlay / values environment (when several).")
-    parser.add_argument("--dry-run", action="store_true", help="Print the diff, write nothing.")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--write", action="store_true", help="Apply the edits to the working tree (no git)."
+    )
+    mode.add_argument(
+        "--dry-run", action="store_true", help="Print the diff, write nothing (the default)."
+    )
     parser.add_argument("workload", help="kind/namespace/name or kind/name")
     parser.add_argument(
         "assignments", nargs="+", metavar="ASSIGNMENT", help="e.g. app.requests.cpu=250m"
@@ -137,11 +147,21 @@ def run(args: argparse.Namespace) -> int:
         changes.append(
             FieldChange(target.ref, field, value, container=container, reason="set by hand")
         )
-    result = apply_changes(root, inventory, changes, config, write=not args.dry_run)
+    result = apply_changes(root, inventory, changes, config, write=args.write)
     sys.stdout.write(result.diff)
     for note in result.notes:
         print(f"note: {note.message}", file=sys.stderr)
     for error in result.errors:
         where = f"{error.file}:{error.line}" if error.line else error.file
         print(f"tortoise-bot: {where + ': ' if where else ''}{error.message}", file=sys.stderr)
+    if args.write:
+        for changed in result.files:
+            print(f"wrote {changed.path}", file=sys.stderr)
+    elif result.files:
+        print(
+            f"tortoise-bot: nothing written ({len(result.files)} file"
+            f"{'s' if len(result.files) != 1 else ''} would change): set writes only with "
+            "--write, like plan",
+            file=sys.stderr,
+        )
     return EXIT_FAILED if result.failed else EXIT_OK

@@ -19,8 +19,9 @@ from bot.commands.common import DEMO_DIR
 from bot.config.errors import ConfigError
 from bot.config.repo import RepoConfig, find_repo_config, load_repo_config
 from bot.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError
-from bot.manifests import discover
+from bot.manifests import discover, environment_config
 from bot.manifests.inventory_json import inventory_json
+from bot.manifests.quantities import describe_cpu, describe_memory
 from bot.model import Inventory, SourceError
 
 HELP = "Check a repository's opt-in file and manifests and print the inventory."
@@ -36,15 +37,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _table(inventory: Inventory, errors: list[SourceError]) -> str:
-    lines = [f"environments: {', '.join(inventory.environments) or '(none)'}"]
+def _table(inventory: Inventory, errors: list[SourceError], config: RepoConfig) -> str:
+    envs = []
+    for name in inventory.environments:
+        configured = environment_config(config, name)
+        namespace = configured.namespace if configured else None
+        envs.append(f"{name} (namespace {namespace})" if namespace else name)
+    lines = [f"environments: {', '.join(envs) or '(none)'}"]
     for w in inventory.workloads:
-        hpa = f" hpa {w.hpa.min_replicas}-{w.hpa.max_replicas}" if w.hpa else ""
-        lines.append(f"{w.ref}  replicas={w.replicas}{hpa}")
+        replicas = f"replicas={w.replicas}" if w.replicas is not None else "replicas=-"
+        hpa = ""
+        if w.hpa:
+            low = w.hpa.min_replicas if w.hpa.min_replicas is not None else "-"
+            hpa = f" hpa min={low} max={w.hpa.max_replicas}"
+        lines.append(f"{w.ref}  {replicas}{hpa}")
         for c in w.containers:
             lines.append(
-                f"  {c.name}: requests cpu={c.requests.cpu_cores} memory={c.requests.memory_bytes}"
-                f"  limits cpu={c.limits.cpu_cores} memory={c.limits.memory_bytes}"
+                f"  {c.name}: requests cpu={describe_cpu(c.requests.cpu_cores)}"
+                f" memory={describe_memory(c.requests.memory_bytes)}"
+                f"  limits cpu={describe_cpu(c.limits.cpu_cores)}"
+                f" memory={describe_memory(c.limits.memory_bytes)}"
             )
     for e in errors:
         lines.append(f"error: {e.file}:{e.line}: {e.message}")
@@ -73,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         json.dump(inventory_json(inventory, config_errors), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(_table(inventory, errors))
+        print(_table(inventory, errors, config))
     if config_errors:
         return EXIT_USAGE
     return EXIT_FAILED if errors else EXIT_OK

@@ -35,6 +35,17 @@ def _line_of(root: Any, loc: Sequence[int | str]) -> int:
     return line
 
 
+def line_in(text: str, loc: Sequence[int | str]) -> int:
+    """1-based line of the key at ``loc`` (``("environments", 2)``) in YAML ``text``: of its
+    deepest part that exists, 0 when none does or the text is not valid YAML."""
+    yaml = YAML(typ="rt")
+    try:
+        data = yaml.load(io.StringIO(text))
+    except YAMLError:
+        return 0
+    return _line_of(data, loc)
+
+
 def _expected(err: dict[str, Any]) -> str:
     msg = str(err["msg"])
     if err["type"] == "extra_forbidden":

@@ -21,18 +21,23 @@ class PathsConfig(ConfigModel):
 
 
 class EnvironmentConfig(ConfigModel):
-    """One environment: a Kustomize overlay directory or a Helm values file, and its selector."""
+    """One environment: a Kustomize overlay directory, a Helm values file or a plain directory of
+    YAML (``name: default`` without ``path``: the raw YAML), and its selector."""
 
     name: str = Field(description="Environment name, e.g. ``overlays/prod`` or ``prod``.")
     path: str | None = Field(
-        None, description="Overlay directory or values file; defaults to ``name``."
+        None,
+        description="Overlay directory, chart values file or plain directory of YAML; defaults "
+        "to ``name``.",
     )
     selector: dict[str, str] = Field(
         default_factory=dict,
         description='Extra Prometheus label matchers, e.g. ``{cluster: "prod"}``.',
     )
     namespace: str | None = Field(
-        None, description="Namespace to assume when the manifests do not set one."
+        None,
+        description="Namespace of the environment's objects that declare none (as "
+        "``kubectl apply -n``).",
     )
 
 

@@ -7,6 +7,7 @@ generated from these models.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,7 +15,7 @@ from pydantic import Field
 
 from bot.config.base import ConfigModel
 from bot.config.forge import PullRequestConfig
-from bot.config.load import load_model
+from bot.config.load import line_in, load_model
 from bot.config.manifests import EnvironmentConfig, HelmChartConfig, PathsConfig
 from bot.model import Policy
 
@@ -106,3 +107,15 @@ def load_repo_config(root: Path) -> RepoConfig:
     if path is None:
         return RepoConfig()
     return load_model(path, RepoConfig, display_name=path.relative_to(root).as_posix())
+
+
+def repo_config_line(root: Path, loc: Sequence[int | str]) -> tuple[str, int]:
+    """(opt-in file as shown to users, 1-based line of the key at ``loc``; 0 when unknown)."""
+    path = find_repo_config(root)
+    if path is None:
+        return REPO_CONFIG_FILES[0], 0
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return path.relative_to(root).as_posix(), 0
+    return path.relative_to(root).as_posix(), line_in(text, loc)

@@ -6,7 +6,15 @@ Environments, in order:
   (once per overlay, overlays in parallel) for values;
 - every Helm values environment (``helm``): a chart's ``values.yaml`` merged with one
   per-environment values file (or alone, as ``default``, when the chart has none);
-- ``default``: raw YAML that no kustomization reads.
+- every directory of plain YAML the opt-in file names (``raw``, no kustomization): the YAML
+  files below it, except those below a kustomization or a chart;
+- ``default``: raw YAML that no kustomization reads and no such directory holds.
+
+An opt-in ``environments`` entry names a kustomization directory, a chart values file or a plain
+directory (``path``, else ``name``); ``name: default`` without ``path`` sets the namespace and
+selector of the raw YAML. An entry that names none of these is an error at its line of the
+opt-in file, never dropped silently. The namespace an entry sets applies to the objects of its
+environment that declare none, as ``kubectl apply -n`` would.
 
 Flux ``HelmRelease`` and Argo CD ``Application`` objects found in any environment add the
 workloads their inline values describe. A bad file, kustomization or object becomes an
@@ -23,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from bot.config.repo import RepoConfig
+from bot.config.manifests import EnvironmentConfig
+from bot.config.repo import REPO_CONFIG_FILES, RepoConfig, repo_config_line
 from bot.manifests import helm
 from bot.manifests.errors import KustomizeError, ManifestError
 from bot.manifests.files import RepoFiles, join, normalize
@@ -97,6 +106,20 @@ def _env_name(directory: str) -> str:
     return directory or "."
 
 
+def _under(path: str, directory: str) -> bool:
+    """Whether ``path`` lies in ``directory`` or below it ('' is the root)."""
+    return not directory or path.startswith(directory + "/")
+
+
+@dataclass(slots=True)
+class _Chosen:
+    """The opt-in file's environments, sorted by what they name."""
+
+    kustomize: list[tuple[EnvironmentConfig, str]]
+    directories: list[tuple[EnvironmentConfig, str]]
+    default: EnvironmentConfig | None
+
+
 class _Discoverer:
     def __init__(self, root: Path, config: RepoConfig, files: RepoFiles) -> None:
         self.root = root
@@ -114,7 +137,7 @@ class _Discoverer:
 
     def run(self, only: set[str] | None = None) -> tuple[list[Environment], list[SourceError]]:
         """Every environment (or those in ``only``) with its objects, and the problems found."""
-        listing = self.files.listing()
+        listing = [p for p in self.files.listing() if p not in REPO_CONFIG_FILES]
         self.errors.extend(e.as_source_error() for e in self.files.listing_errors)
         charts = sorted({_dir(p) for p in listing if PurePosixPath(p).name == "Chart.yaml"})
 
@@ -128,25 +151,104 @@ class _Discoverer:
                 if PurePosixPath(p).name in KUSTOMIZATION_FILES and in_chart(p) is None
             }
         )
+        chosen = self.choose(charts)
         envs: list[Environment] = []
         with ThreadPoolExecutor(max_workers=RENDER_WORKERS) as pool:
-            pending = self.start_overlays(kdirs, only, pool)  # kubectl runs meanwhile
-            envs.extend(self.charts(charts, listing, only))
-            if only is None or DEFAULT_ENVIRONMENT in only:
-                raw = self.raw(listing, in_chart)
+            pending = self.start_overlays(kdirs, chosen.kustomize, only, pool)
+            envs.extend(self.charts(charts, listing, only))  # kubectl runs meanwhile
+            held: set[str] = set()
+            for config_env, directory in chosen.directories:
+                env = self.directory(config_env, directory, listing, kdirs, in_chart)
+                held |= env.files
+                if only is None or env.name in only:
+                    envs.append(env)
+            named_default = any(e.name == DEFAULT_ENVIRONMENT for e, _ in chosen.directories)
+            if (only is None or DEFAULT_ENVIRONMENT in only) and not named_default:
+                raw = self.raw(listing, in_chart, held)
+                raw.namespace = chosen.default.namespace if chosen.default else None
                 if raw.objects:
                     envs.append(raw)
             envs[:0] = self.finish_overlays(pending)
         return envs, self.errors
 
+    def choose(self, charts: list[str]) -> _Chosen:
+        """Sort the opt-in file's environments by what their path names; an entry naming
+        nothing in the repository is an error at its line."""
+        chosen = _Chosen([], [], None)
+        for index, env in enumerate(self.config.environments):
+            path = normalize(env.path or env.name)
+            if path.startswith("../"):
+                pass
+            elif kustomization_in(self.files, path):
+                chosen.kustomize.append((env, path))
+                continue
+            elif any(_under(path, c) for c in charts) and self.files.exists(path):
+                continue  # a values file: ``charts`` reads it
+            elif env.path is None and env.name == DEFAULT_ENVIRONMENT:
+                chosen.default = env
+                continue
+            elif self.files.is_dir(path) and path not in charts:
+                chosen.directories.append((env, path))
+                continue
+            file, line = repo_config_line(self.root, ("environments", index))
+            self.errors.append(
+                SourceError(
+                    file,
+                    line,
+                    f"environment {env.name!r}: {path or '.'!r} is not a kustomization "
+                    "directory, a chart values file or a directory of YAML files in this "
+                    "repository (paths.include / paths.exclude may hide it)",
+                )
+            )
+        return chosen
+
+    def directory(
+        self,
+        config_env: EnvironmentConfig,
+        directory: str,
+        listing: list[str],
+        kdirs: list[str],
+        in_chart: Callable[[str], str | None],
+    ) -> Environment:
+        """A configured plain directory: every YAML object in the files below it, except files
+        below a kustomization (its own overlay) or a chart."""
+        env = Environment(
+            config_env.name, "raw", directory=directory, namespace=config_env.namespace
+        )
+        inner = [d for d in kdirs if _under(d, directory) or d == directory]
+        for path in listing:
+            if (
+                not _under(path, directory)
+                or PurePosixPath(path).suffix not in (".yaml", ".yml")
+                or any(_under(path, d) for d in inner)
+                or in_chart(path) is not None
+            ):
+                continue
+            try:
+                found = objects_in(self.files.parse(path))
+            except ManifestError as exc:
+                self.fail(exc)
+                continue
+            env.objects.extend(found)
+            env.files.add(path)
+        return env
+
     # ------------------------------------------------------------------------ Kustomize
 
-    def raw(self, listing: list[str], in_chart: Callable[[str], str | None]) -> Environment:
-        """The ``default`` environment: every object no kustomization or chart reads."""
+    def raw(
+        self, listing: list[str], in_chart: Callable[[str], str | None], held: set[str]
+    ) -> Environment:
+        """The ``default`` environment: every object no kustomization, chart or configured
+        directory reads."""
         raw = Environment(DEFAULT_ENVIRONMENT, "raw")
         for path in listing:
             name = PurePosixPath(path).name
-            if path in self.referenced or name in KUSTOMIZATION_FILES or in_chart(path) is not None:
+            if (
+                path in self.referenced
+                or path in held
+                or name in KUSTOMIZATION_FILES
+                or in_chart(path) is not None
+            ):
                 continue
             try:
                 found = objects_in(self.files.parse(path))
@@ -159,7 +261,11 @@ class _Discoverer:
         return raw
 
     def start_overlays(
-        self, kdirs: list[str], only: set[str] | None, pool: ThreadPoolExecutor
+        self,
+        kdirs: list[str],
+        configured: list[tuple[EnvironmentConfig, str]],
+        only: set[str] | None,
+        pool: ThreadPoolExecutor,
     ) -> list[tuple[Environment, Future[list[dict[str, Any]]]]]:
         """Choose the overlays and start rendering each with ``kubectl kustomize``."""
         referenced_dirs: set[str] = set()
@@ -174,11 +280,6 @@ class _Discoverer:
                 continue
             referenced_dirs.update(dirs)
             self.referenced.update(refs)
-        configured = [
-            (env, normalize(env.path or env.name))
-            for env in self.config.environments
-            if kustomization_in(self.files, normalize(env.path or env.name))
-        ]
         if configured:
             chosen = [(env.name, path, env.namespace) for env, path in configured]
         else:
@@ -292,7 +393,10 @@ class _Discoverer:
             env_files.extend(
                 p
                 for p in configured
-                if p not in env_files and p.startswith(chart + "/") and p != base
+                if p not in env_files
+                and p.startswith(chart + "/")
+                and p != base
+                and self.files.exists(p)
             )
             self.referenced.update([base, *env_files])
             choices: list[str | None] = [*env_files] or [None]

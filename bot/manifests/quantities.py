@@ -173,3 +173,30 @@ def format_memory(
         if value % mult == 0:
             return f"{value // mult}{suffix}"
     return str(value)
+
+
+def describe_cpu(cores: float | None) -> str:
+    """A CPU value as people read it, exactly (no rounding): ``250m``, ``2``, ``1500m``;
+    ``-`` when not set."""
+    if cores is None:
+        return "-"
+    milli = Fraction(cores).limit_denominator(10**9) * 1000
+    if milli.denominator != 1:
+        return f"{cores:g}"
+    whole, frac = divmod(int(milli), 1000)
+    return str(whole) if frac == 0 else f"{int(milli)}m"
+
+
+def describe_memory(memory_bytes: int | None) -> str:
+    """A memory value as people read it, exactly: the largest suffix that writes it as an
+    integer, binary before decimal from ``Mi``/``M`` up (``512Mi``, ``2Gi``, ``128M``), then
+    ``Ki``, ``k``, else bytes; ``-`` when not set."""
+    if memory_bytes is None:
+        return "-"
+    if memory_bytes == 0:
+        return "0"
+    for suffix in ("Ei", "Pi", "Ti", "Gi", "Mi", "E", "P", "T", "G", "M", "Ki", "k"):
+        mult = BINARY_SUFFIXES.get(suffix) or int(DECIMAL_SUFFIXES[suffix])
+        if memory_bytes % mult == 0:
+            return f"{memory_bytes // mult}{suffix}"
+    return str(memory_bytes)

@@ -73,6 +73,7 @@ def test_set_prints_the_diff_and_writes(cli, repo):
         "set",
         "--repo",
         str(root),
+        "--write",
         "deployment/shop/web",
         "app.requests.cpu=0.4",
         "app.limits.memory=2Gi",
@@ -86,6 +87,22 @@ def test_set_prints_the_diff_and_writes(cli, repo):
     assert (root / "hpa.yaml").read_text() == HPA.replace(
         "maxReplicas: 10", "maxReplicas: 12"
     ).replace("averageUtilization: 60", "averageUtilization: 75")
+    assert sorted(line for line in done.stderr.splitlines() if line.startswith("wrote ")) == [
+        "wrote hpa.yaml",
+        "wrote web.yaml",
+    ]
+
+
+def test_set_writes_only_with_write(cli, repo):
+    root = repo({"web.yaml": DEPLOYMENT})
+    before = snapshot(root)
+    done = cli("set", "--repo", str(root), "Deployment/web", "app.requests.memory=1Gi")
+    assert done.returncode == 0, done.stderr
+    assert "+              memory: 1Gi" in done.stdout
+    assert snapshot(root) == before
+    assert "nothing written (1 file would change): set writes only with --write" in done.stderr
+    both = cli("set", "--repo", str(root), "--write", "--dry-run", "Deployment/web", "replicas=2")
+    assert both.returncode == 2 and snapshot(root) == before
 
 
 def test_set_dry_run_writes_nothing(cli, repo):
