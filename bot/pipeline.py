@@ -318,11 +318,13 @@ def plan_repository(
     write: bool = False,
     config: RepoConfig | None = None,
     memory: Mapping[str, WorkloadMemory] | None = None,
+    on_workload: Callable[[WorkloadRef], None] | None = None,
 ) -> RepositoryPlan:
     """Plan one checkout: every step up to the edit; ``write`` applies the edit to the tree.
 
     ``memory`` maps a workload key to what the bot's merged pull requests tell about it
-    (``RepositorySession.workload_memory()``); absent keys know nothing.
+    (``RepositorySession.workload_memory()``); absent keys know nothing. ``on_workload`` is
+    called after each workload is decided (progress on a terminal).
 
     Raises ``ConfigError`` for a bad opt-in file and ``MetricsError`` when Prometheus is down:
     both fail the repository as a whole.
@@ -332,17 +334,20 @@ def plan_repository(
     window_s = settings.prometheus.window_days * SECONDS_PER_DAY
     start_s, end_s = now_s - window_s, now_s
     fetched = source.fetch(history_requests(inventory, config), start_s=start_s, end_s=end_s)
-    outcomes = [
-        decide_workload(
-            w,
-            fetched,
-            config,
-            settings.recommend,
-            now_s=now_s,
-            memory=(memory or {}).get(w.ref.key),
+    outcomes = []
+    for w in inventory.workloads:
+        outcomes.append(
+            decide_workload(
+                w,
+                fetched,
+                config,
+                settings.recommend,
+                now_s=now_s,
+                memory=(memory or {}).get(w.ref.key),
+            )
         )
-        for w in inventory.workloads
-    ]
+        if on_workload is not None:
+            on_workload(w.ref)
     changes = [c for o in outcomes for c in o.changes]
     edit = apply_changes(root, inventory, changes, config, write=write)
     return RepositoryPlan(

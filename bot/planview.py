@@ -7,6 +7,7 @@ All three read the same data. The JSON document is described by
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,13 +16,15 @@ from bot.model import (
     ContainerRecommendation,
     DeclaredWorkload,
     Explained,
+    FieldChange,
     Recommendation,
     Resource,
     ResourceRecommendation,
+    WorkloadRef,
 )
 from bot.pipeline import RepositoryPlan, WorkloadOutcome
 from bot.report.markdown import escape
-from bot.report.numbers import amount, target
+from bot.report.numbers import amount, field_change, target
 from bot.report.plan_json import workload_json
 
 PLAN_FORMAT_VERSION = 1
@@ -172,3 +175,127 @@ def plan_markdown(plan: RepositoryPlan, *, repository: str) -> str:
     if plan.edit.diff:
         lines += ["", "```diff", plan.edit.diff.rstrip("\n"), "```"]
     return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- terminal views
+
+
+def workload_spec_matches(ref: WorkloadRef, spec: str) -> bool:
+    """Whether ``spec`` (``name``, ``namespace/name`` or ``kind/namespace/name``, optionally
+    ``@environment``; the kind in any case) names ``ref``. False for a malformed ``spec``."""
+    name, _, environment = spec.partition("@")
+    parts = name.split("/")
+    if not 1 <= len(parts) <= 3 or not all(parts):
+        return False
+    fields = (ref.kind.lower(), ref.namespace, ref.name)[-len(parts) :]
+    wanted = tuple(p.lower() if i == 0 and len(parts) == 3 else p for i, p in enumerate(parts))
+    return fields == wanted and (not environment or ref.environment == environment)
+
+
+def short_names(refs: Sequence[WorkloadRef]) -> dict[WorkloadRef, str]:
+    """The shortest name of each workload that names it alone among ``refs``: ``cart``, else
+    ``shop/cart``, else ``Deployment/shop/cart``, each with ``@environment`` only when needed.
+    What ``explain`` accepts as WORKLOAD."""
+    out: dict[WorkloadRef, str] = {}
+    for ref in refs:
+        candidates = [
+            f"{spec}{suffix}"
+            for suffix in ("", f"@{ref.environment}")
+            for spec in (
+                ref.name,
+                f"{ref.namespace}/{ref.name}",
+                f"{ref.kind}/{ref.namespace}/{ref.name}",
+            )
+        ]
+        out[ref] = next(
+            (c for c in candidates if sum(workload_spec_matches(r, c) for r in refs) == 1), str(ref)
+        )
+    return out
+
+
+def change_summary(outcome: WorkloadOutcome) -> str:
+    """What changes, in one line: ``memory 1 GiB → 820 MiB, replicas 3–20 → 5–18, app cpu
+    target 60% → 65%`` (container names only when the workload has several); for a workload
+    without changes, its first reason."""
+    if not outcome.changes:
+        return outcome.reasons[0] if outcome.reasons else "-"
+    several = len({c.container for c in outcome.changes if c.field.startswith(("req", "lim"))}) > 1
+    parts: list[str] = []
+    replicas: dict[str, FieldChange] = {}
+    for change in outcome.changes:
+        if change.field in ("hpa.minReplicas", "hpa.maxReplicas"):
+            replicas[change.field] = change
+            continue
+        kind, _, resource = change.field.rpartition(".")
+        who = f"{change.container} " if change.container and several else ""
+        if kind == "hpa.target":
+            who = f"{change.container} " if change.container else ""
+            label = f"{who}{resource} target"
+        else:
+            label = f"{who}{resource}{' limit' if kind == 'limits' else ''}"
+        parts.append(f"{label} {field_change(change.field, change.current, change.proposed)}")
+    if replicas:
+        hpa = outcome.recommendation.hpa if outcome.recommendation else None
+        if hpa is not None:
+            low, high = hpa.min_replicas, hpa.max_replicas
+            parts.insert(
+                0, f"replicas {low.current}–{high.current} → {low.proposed}–{high.proposed}"
+            )
+    return ", ".join(parts)
+
+
+def value_rows(outcome: WorkloadOutcome) -> list[tuple[str, str, str, str, str]]:
+    """Per value the engine looked at: ``(container, value, current → proposed, usage p90 /
+    max, rule and reason)``; the reason only where the value changes."""
+    rec = outcome.recommendation
+    if rec is None:
+        return []
+
+    def why(value: Explained) -> str:
+        return f"{value.rule}: {value.reason}" if value.changed and value.reason else value.rule
+
+    rows = []
+    for container in rec.containers:
+        for res in (container.cpu, container.memory):
+            usage = (
+                f"{amount(res.resource, res.usage.p90)} / {amount(res.resource, res.usage.max)}"
+                if res.usage
+                else ""
+            )
+            rows.append(
+                (
+                    container.name,
+                    f"{res.resource} request",
+                    _value(res.resource, res.request),
+                    usage,
+                    why(res.request),
+                )
+            )
+            rows.append(
+                (
+                    container.name,
+                    f"{res.resource} limit",
+                    _value(res.resource, res.limit),
+                    "",
+                    why(res.limit),
+                )
+            )
+    if rec.hpa is not None:
+        for label, value in (
+            ("minReplicas", rec.hpa.min_replicas),
+            ("maxReplicas", rec.hpa.max_replicas),
+        ):
+            shown = f"{value.current} → {value.proposed}" if value.changed else str(value.current)
+            rows.append(("(hpa)", label, shown, "", why(value)))
+        for hpa_target in rec.hpa.targets:
+            v = hpa_target.value
+            rows.append(
+                (
+                    hpa_target.container,
+                    f"{hpa_target.resource} target",
+                    target(v.current, v.proposed),
+                    "",
+                    why(v),
+                )
+            )
+    return rows

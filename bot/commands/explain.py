@@ -22,7 +22,7 @@ from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from bot.metrics.errors import MetricsError
 from bot.model import Explained, Resource
 from bot.pipeline import WorkloadOutcome, plan_repository
-from bot.planview import outcome_json
+from bot.planview import outcome_json, short_names, workload_spec_matches
 from bot.report.numbers import amount, target
 
 HELP = "Every number for one workload and the rule behind it."
@@ -38,21 +38,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def select(outcomes: tuple[WorkloadOutcome, ...], spec: str) -> WorkloadOutcome:
     """The one outcome ``spec`` names; ``UsageError`` listing candidates otherwise."""
-    name, _, environment = spec.partition("@")
-    parts = name.split("/")
+    parts = spec.partition("@")[0].split("/")
     if not 1 <= len(parts) <= 3 or not all(parts):
         raise UsageError(f"WORKLOAD {spec!r}: expected kind/namespace/name[@environment]")
-
-    def fits(o: WorkloadOutcome) -> bool:
-        ref = o.ref
-        fields = (ref.kind.lower(), ref.namespace, ref.name)[-len(parts) :]
-        wanted = tuple(p.lower() if i == 0 and len(parts) == 3 else p for i, p in enumerate(parts))
-        return fields == wanted and (not environment or ref.environment == environment)
-
-    found = [o for o in outcomes if fits(o)]
+    found = [o for o in outcomes if workload_spec_matches(o.ref, spec)]
     if len(found) == 1:
         return found[0]
-    known = ", ".join(str(o.ref) for o in (found or outcomes)) or "none"
+    names = short_names([o.ref for o in outcomes])
+    known = ", ".join(names[o.ref] for o in (found or outcomes)) or "none"
     what = "is ambiguous" if found else "matches no workload"
     raise UsageError(f"WORKLOAD {spec!r} {what}; candidates: {known}")
 

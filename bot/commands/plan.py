@@ -11,11 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
 from rich.syntax import Syntax
-from rich.table import Table
 
 from bot.commands.common import (
     SourceChoice,
@@ -24,12 +24,21 @@ from bot.commands.common import (
     add_target_options,
     planning_target,
 )
+from bot.commands.tracking import NAMESPACES, WORKLOADS, TrackedSource
 from bot.config.bot import BotSettings
-from bot.console import make_console
+from bot.console import (
+    AFTER_ARROWS,
+    WORDS,
+    ColorMode,
+    Column,
+    make_console,
+    print_table,
+    progress,
+)
 from bot.errors import EXIT_FAILED, EXIT_OK
 from bot.metrics.errors import MetricsError
 from bot.pipeline import RepositoryPlan, plan_repository
-from bot.planview import plan_document, plan_markdown, resource_rows
+from bot.planview import change_summary, plan_document, plan_markdown, short_names, value_rows
 
 HELP = "Recommend for a local checkout (or --demo) and print the table and diff."
 
@@ -59,29 +68,39 @@ def _plan_and_print(
     root: Path,
     choice: SourceChoice,
     *,
-    display: str | None = None,
+    display: str,
 ) -> int:
+    color: ColorMode = args.color
     try:
-        plan = plan_repository(root, choice.source, settings, now_s=choice.now_s, write=args.write)
+        with progress(
+            make_console(sys.stderr, color), {NAMESPACES: None, WORKLOADS: None}
+        ) as advance:
+            plan = plan_repository(
+                root,
+                TrackedSource(choice.source, advance, count_workloads=False),
+                settings,
+                now_s=choice.now_s,
+                write=args.write,
+                on_workload=lambda ref: advance(WORKLOADS, label=ref.name),
+            )
     except MetricsError as exc:
         print(
             f"tortoise-bot: history unavailable from {choice.description}: {exc}", file=sys.stderr
         )
         return EXIT_FAILED
-    name = display or str(root)
     written = [f.path for f in plan.edit.files] if args.write else []
     if args.format == "json":
-        document = plan_document(plan, repository=name)
+        document = plan_document(plan, repository=display)
         document["written"] = written
         json.dump(document, sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif args.format == "markdown":
-        sys.stdout.write(plan_markdown(plan, repository=name))
+        sys.stdout.write(plan_markdown(plan, repository=display))
         if args.write:
             sys.stdout.write(_written_text(written, bullet="- "))
     else:
-        console = make_console(color=getattr(args, "color", "auto"))
-        print_table(plan, console, repository=name)
+        console = make_console(color=color)
+        print_plan(plan, console, repository=display, source=choice.description)
         if args.write:
             console.print(_written_text(written, bullet="  "), markup=False, end="")
     failed = any(o.status == "error" for o in plan.outcomes) or bool(plan.errors)
@@ -96,33 +115,65 @@ def _written_text(written: list[str], *, bullet: str) -> str:
     return head + "".join(f"{bullet}{path}\n" for path in written)
 
 
-def print_table(plan: RepositoryPlan, console: Console, *, repository: str) -> None:
-    """The recommendation table, the per-workload statuses and the diff."""
-    table = Table(title=f"tortoise-bot plan: {repository}", show_lines=False)
-    for column in (
-        "workload",
-        "container",
-        "res",
-        "policy",
-        "request",
-        "limit",
-        "usage p90/max",
-        "rule",
-    ):
-        table.add_column(column, overflow="fold")
-    for row in resource_rows(plan):
-        table.add_row(*row)
-    console.print(table)
+STATUS_STYLES = {"changes": "yellow", "error": "red", "gathering-data": "cyan", "skipped": "dim"}
+"""Colour of a workload's summary row on a terminal, by status."""
+
+SUMMARY = (Column("status"), Column("workload"), Column("what changes", truncate=True))
+"""The first table: one line per workload."""
+
+VALUES = (
+    Column("container"),
+    Column("value", breaks=WORDS),
+    Column("current → proposed", breaks=AFTER_ARROWS),
+    Column("usage p90 / max", breaks=AFTER_ARROWS),
+    Column("rule and reason", breaks=WORDS, flex=True),
+)
+"""A workload's table: one line per value the engine looked at."""
+
+
+def _utc(unix_s: float) -> str:
+    return datetime.fromtimestamp(unix_s, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def print_plan(plan: RepositoryPlan, console: Console, *, repository: str, source: str) -> None:
+    """One line per workload, then each workload's values with their rule and reason, the
+    errors, and the diff."""
+    start_s, end_s = plan.window
+    days = (end_s - start_s) / 86_400
+    console.print(f"tortoise-bot plan: {repository}", style="bold", markup=False)
+    console.print(
+        f"history {_utc(start_s)} to {_utc(end_s)} UTC ({days:g} days) from {source}",
+        markup=False,
+    )
+    console.print()
+    names = short_names([o.ref for o in plan.outcomes])
+    print_table(
+        console,
+        SUMMARY,
+        [(o.status, names[o.ref], change_summary(o)) for o in plan.outcomes],
+        styles=[STATUS_STYLES.get(o.status) for o in plan.outcomes],
+    )
     for outcome in plan.outcomes:
-        reasons = "; ".join(outcome.reasons) or "-"
-        console.print(f"{outcome.status:>14}  {outcome.ref}  {reasons}", markup=False)
+        console.print()
+        console.print(
+            f"{names[outcome.ref]}: {outcome.status}  ({outcome.ref})", style="bold", markup=False
+        )
+        rows = value_rows(outcome)
+        if rows:
+            print_table(console, VALUES, rows)
+        elif outcome.reasons:
+            print_table(
+                console,
+                (Column("reason", breaks=WORDS, flex=True),),
+                [(r,) for r in outcome.reasons],
+            )
     for error in plan.errors:
-        console.print(f"{'error':>14}  {error}", markup=False)
+        console.print(f"error: {error}", markup=False, style="red")
     if plan.edit.diff:
         console.print()
         if console.is_terminal:
             console.print(Syntax(plan.edit.diff, "diff", theme="ansi_dark"))
         else:
-            console.print(plan.edit.diff, markup=False, highlight=False, end="")
+            console.print(plan.edit.diff, markup=False, highlight=False, end="", soft_wrap=True)
     else:
         console.print("\nno changes to propose")

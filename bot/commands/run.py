@@ -13,16 +13,12 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
-
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from bot.commands.common import PROMETHEUS_URL_ENV, open_snapshot, parse_now, register_secrets
 from bot.config.bot import BotSettings, load_bot_settings
-from bot.console import make_console
+from bot.console import make_console, progress
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from bot.forge.auth import credentials_from_env
 from bot.forge.errors import AuthError, ForgeError
@@ -34,6 +30,9 @@ from bot.report.markdown import escape
 from bot.sharding import Shard
 
 HELP = "Serve every configured repository: plan, edit, branch, pull request, dashboard."
+
+REPOSITORIES = "repositories"
+"""Progress task: repositories served."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -49,24 +48,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="Read the history from a snapshot (tortoise-bot snapshot or simulate), not Prometheus.",
     )
-
-
-@contextmanager
-def progress_bar(console: Console, total: int) -> Iterator[Callable[[str], None]]:
-    """A rich progress bar over the repositories on a terminal; nothing otherwise."""
-    if not console.is_terminal:
-        yield lambda name: None
-        return
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
-        task = progress.add_task("repositories", total=total)
-        yield lambda name: progress.update(task, advance=1, description=name)
 
 
 def summary_markdown(summary: RunSummary) -> str:
@@ -136,7 +117,7 @@ def execute(
             return EXIT_FAILED
         if shard is not None:
             repositories = shard.select(repositories)
-        with progress_bar(console, len(repositories)) as advance:
+        with progress(console, {REPOSITORIES: len(repositories)}) as advance:
 
             def serve_one(name: str) -> RepositoryReport:
                 try:
@@ -144,7 +125,7 @@ def execute(
                         name, forge, source, settings, now_s=now, dry_run=dry_run
                     )
                 finally:
-                    advance(name)
+                    advance(REPOSITORIES, label=name)
 
             summary = run_repositories(repositories, serve_one)
     for report in summary.reports:

@@ -15,7 +15,9 @@ from bot.commands.common import (
     choose_source,
     load_settings,
 )
+from bot.commands.tracking import NAMESPACES, WORKLOADS, TrackedSource
 from bot.config.repo import load_repo_config
+from bot.console import make_console, progress
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from bot.manifests import discover
 from bot.metrics.errors import MetricsError
@@ -42,10 +44,11 @@ def run(args: argparse.Namespace) -> int:
     requests = history_requests(inventory, config)
     end_s = choice.now_s
     start_s = end_s - settings.prometheus.window_days * SECONDS_PER_DAY
+    console = make_console(sys.stderr, args.color)
     try:
-        result = record_snapshot(
-            choice.source, requests, start_s=start_s, end_s=end_s, path=args.out
-        )
+        with progress(console, {NAMESPACES: None, WORKLOADS: None}) as advance:
+            source = TrackedSource(choice.source, advance, count_workloads=True)
+            result = record_snapshot(source, requests, start_s=start_s, end_s=end_s, path=args.out)
     except MetricsError as exc:
         print(f"tortoise-bot: nothing recorded: {exc}", file=sys.stderr)
         return EXIT_FAILED

@@ -53,7 +53,7 @@ from bot.metrics.mapping import PodOwner
 from bot.metrics.promql import NamespaceQueries, RawSelector
 from bot.metrics.raw import combine_max, counter_rates, step_max
 from bot.metrics.restarts import oom_kills, restart_events
-from bot.metrics.source import FetchResult, FetchStats, HistoryRequest
+from bot.metrics.source import FetchResult, FetchStats, HistoryRequest, merge_results
 from bot.model import FloatArray, WorkloadHistory, WorkloadRef
 
 LOG = logging.getLogger(__name__)
@@ -366,23 +366,8 @@ class PrometheusSource:
     ) -> FetchResult:
         """History of every request over ``[start_s, end_s]``; see the module doc for the cost."""
         began = time.perf_counter()
-        histories: dict[WorkloadRef, WorkloadHistory] = {}
-        errors: dict[WorkloadRef, MetricsError] = {}
-        warnings: list[str] = []
-        queries = retries = received = 0
-        for part in self.iter_fetch(requests, start_s=start_s, end_s=end_s):
-            histories.update(part.histories)
-            errors.update(part.errors)
-            warnings.extend(part.warnings)
-            queries += part.stats.queries
-            retries += part.stats.retries
-            received += part.stats.bytes_received
-        return FetchResult(
-            histories=histories,
-            errors=errors,
-            warnings=tuple(dict.fromkeys(warnings)),
-            stats=FetchStats(queries, retries, received, time.perf_counter() - began),
-        )
+        parts = list(self.iter_fetch(requests, start_s=start_s, end_s=end_s))
+        return merge_results(parts, seconds=time.perf_counter() - began)
 
     def iter_fetch(
         self,

@@ -8,7 +8,7 @@ never planned on "no data" that was really "no answer".
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -56,6 +56,28 @@ class FetchResult:
             return self.histories[ref]
         except KeyError:
             raise MetricsError(f"{ref} was not requested") from None
+
+
+def merge_results(parts: Iterable[FetchResult], *, seconds: float) -> FetchResult:
+    """One ``FetchResult`` of several (e.g. one per namespace group): histories, errors,
+    warnings (de-duplicated, in order) and counts added up; ``seconds`` is the wall time."""
+    histories: dict[WorkloadRef, WorkloadHistory] = {}
+    errors: dict[WorkloadRef, MetricsError] = {}
+    warnings: list[str] = []
+    queries = retries = received = 0
+    for part in parts:
+        histories.update(part.histories)
+        errors.update(part.errors)
+        warnings.extend(part.warnings)
+        queries += part.stats.queries
+        retries += part.stats.retries
+        received += part.stats.bytes_received
+    return FetchResult(
+        histories=histories,
+        errors=errors,
+        warnings=tuple(dict.fromkeys(warnings)),
+        stats=FetchStats(queries, retries, received, seconds),
+    )
 
 
 class HistorySource(Protocol):

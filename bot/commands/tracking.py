@@ -1,0 +1,60 @@
+"""Progress of long work on a terminal: namespaces and workloads done / total, elapsed time.
+
+``TrackedSource`` wraps a history source and reports each namespace as its history arrives
+(a source with ``iter_fetch``, such as Prometheus, delivers one namespace group at a time; any
+other source delivers everything at once).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+
+from bot.console import Advance
+from bot.metrics.source import FetchResult, HistoryRequest, HistorySource, merge_results
+
+NAMESPACES = "namespaces"
+"""Progress task: namespaces whose history has arrived."""
+WORKLOADS = "workloads"
+"""Progress task: workloads done (fetched for ``snapshot``, decided for ``plan``)."""
+
+
+class TrackedSource:
+    """A ``HistorySource`` that reports namespaces (and, with ``count_workloads``, workloads)
+    as their history arrives."""
+
+    def __init__(self, source: HistorySource, advance: Advance, *, count_workloads: bool) -> None:
+        self.source = source
+        self.advance = advance
+        self.count_workloads = count_workloads
+
+    def fetch(
+        self, requests: Sequence[HistoryRequest], *, start_s: float, end_s: float
+    ) -> FetchResult:
+        """The wrapped source's answer, reporting progress as it comes."""
+        waiting = Counter(r.ref.namespace for r in requests)
+        self.advance(NAMESPACES, 0, total=len(waiting))
+        self.advance(WORKLOADS, 0, total=len(requests))
+        stream = getattr(self.source, "iter_fetch", None)
+        began = time.perf_counter()
+        parts = (
+            stream(requests, start_s=start_s, end_s=end_s)
+            if stream is not None
+            else iter([self.source.fetch(requests, start_s=start_s, end_s=end_s)])
+        )
+        received = []
+        for part in parts:
+            received.append(part)
+            refs = [*part.histories, *part.errors]
+            done = 0
+            for ref in refs:
+                waiting[ref.namespace] -= 1
+                done += waiting[ref.namespace] == 0
+            label = refs[-1].namespace if refs else None
+            self.advance(NAMESPACES, done, label=label)
+            if self.count_workloads:
+                self.advance(WORKLOADS, len(refs))
+        if stream is None:
+            return received[0]
+        return merge_results(received, seconds=time.perf_counter() - began)

@@ -1,0 +1,153 @@
+"""The terminal: tables that read at 80 and 120 columns with every identifier whole, plain text
+off a terminal, and progress on one (run in a real pseudo-terminal)."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.cells import cell_len
+
+import bot.demo
+from bot.commands.plan import print_plan
+from bot.config.bot import load_bot_settings
+from bot.console import AFTER_ARROWS, WORDS, Column, column_widths, make_console, wrap_cell
+from bot.metrics.snapshot import SnapshotSource
+from bot.pipeline import RepositoryPlan, plan_repository
+from bot.planview import short_names
+from tests.support.terminal import ANSI, in_terminal
+
+DEMO_DIR = Path(bot.demo.__file__).resolve().parent
+BOX_DRAWING = re.compile("[\u2500-\u257f]")
+
+
+@pytest.fixture(scope="module")
+def demo_plan(tmp_path_factory) -> RepositoryPlan:
+    root = tmp_path_factory.mktemp("demo") / "demo-shop"
+    shutil.copytree(DEMO_DIR / "repo", root)
+    source = SnapshotSource(DEMO_DIR / "snapshot.zip")
+    settings = load_bot_settings(DEMO_DIR / "bot.yaml")
+    return plan_repository(root, source, settings, now_s=source.end_s)
+
+
+def _render(plan: RepositoryPlan, width: int) -> str:
+    out = io.StringIO()
+    console = make_console(out, "never")
+    console.width = width
+    print_plan(plan, console, repository="demo-shop", source="embedded demo")
+    return out.getvalue()
+
+
+def _identifiers(plan: RepositoryPlan) -> set[str]:
+    """Names a reader copies: workloads (short, and in full with the environment), containers,
+    rules."""
+    names = set(short_names([o.ref for o in plan.outcomes]).values())
+    for outcome in plan.outcomes:
+        names.add(str(outcome.ref))
+        rec = outcome.recommendation
+        assert rec is not None
+        for container in rec.containers:
+            names.add(container.name)
+            for res in (container.cpu, container.memory):
+                names |= {res.request.rule, res.limit.rule}
+        if rec.hpa is not None:
+            names |= {rec.hpa.min_replicas.rule, rec.hpa.max_replicas.rule}
+            names |= {t.value.rule for t in rec.hpa.targets}
+    return names
+
+
+def _count(text: str, word: str) -> int:
+    return len(re.findall(rf"(?<![\w.@/-]){re.escape(word)}(?![\w.@/-])", text))
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_plan_reads_at_the_width_without_breaking_an_identifier(demo_plan, width):
+    narrow, wide = _render(demo_plan, width), _render(demo_plan, 1000)
+    lines = narrow.splitlines()
+    assert max(cell_len(line) for line in lines) <= width
+    assert not [line for line in lines if line != line.rstrip()]
+    # Past the one-line summary, the same text: every identifier as often, never cut.
+    details_narrow, details_wide = (text.split("\n\n", 2)[2] for text in (narrow, wide))
+    identifiers = _identifiers(demo_plan)
+    long_ones = {
+        "tortoise.target.max_increase",
+        "Deployment/shop/cart@apps/kustomize/overlays/prod",
+    }
+    assert long_ones | {"istio-proxy"} <= identifiers
+    for name in identifiers:
+        assert _count(details_narrow, name) == _count(details_wide, name) > 0, name
+
+
+def test_the_summary_has_one_line_per_workload_first(demo_plan):
+    text = _render(demo_plan, 80)
+    header, window, blank, summary = text.split("\n", 3)
+    assert header == "tortoise-bot plan: demo-shop" and blank == ""
+    assert re.fullmatch(r"history \S+ \S+ to \S+ \S+ UTC \(8 days\) from embedded demo", window)
+    rows = summary.split("\n\n", 1)[0].splitlines()
+    assert rows[0].split() == ["status", "workload", "what", "changes"]
+    names = short_names([o.ref for o in demo_plan.outcomes])
+    assert len(rows) == 1 + len(demo_plan.outcomes)
+    for row, outcome in zip(rows[1:], demo_plan.outcomes, strict=True):
+        assert row.split()[:2] == [outcome.status, names[outcome.ref]]
+    assert names == {o.ref: o.ref.name for o in demo_plan.outcomes}  # unique names are enough
+    assert any(row.endswith("…") for row in rows)  # cut to one line at 80 columns
+    assert "replicas 3–20 → 5–18" in _render(demo_plan, 1000)
+
+
+def test_a_column_never_breaks_an_identifier_even_when_too_wide():
+    columns = (
+        Column("workload"),
+        Column("value", breaks=AFTER_ARROWS),
+        Column("why", breaks=WORDS, flex=True),
+    )
+    rows = [("x" * 70, "512 MiB → 410 MiB", "a reason that is long enough to wrap " * 3)]
+    widths = column_widths(columns, rows, 80)
+    assert widths[0] == 70  # the identifier keeps its width: the table is wider than asked
+    assert widths[1] == len("512 MiB →")  # broken only after the arrow
+    assert wrap_cell(rows[0][1], AFTER_ARROWS, widths[1]) == ["512 MiB →", "410 MiB"]
+    assert widths[2] == len("enough")  # the flex column gave up its width first
+    assert wrap_cell("wants 238m (−52 %), step-limited", WORDS, 12) == [
+        "wants 238m",
+        "(−52 %),",
+        "step-limited",
+    ]
+
+
+def test_short_names_grow_only_as_much_as_needed():
+    from bot.model import WorkloadRef
+
+    refs = [
+        WorkloadRef("Deployment", "shop", "web", "prod"),
+        WorkloadRef("Deployment", "shop", "web", "dev"),
+        WorkloadRef("Deployment", "blog", "api"),
+        WorkloadRef("StatefulSet", "blog", "db"),
+        WorkloadRef("Deployment", "blog", "db"),
+    ]
+    assert list(short_names(refs).values()) == [
+        "web@prod",
+        "web@dev",
+        "api",
+        "StatefulSet/blog/db",
+        "Deployment/blog/db",
+    ]
+
+
+def test_off_a_terminal_plain_text_without_box_drawing(cli):
+    for extra in ([], ["--color", "never"]):
+        out = cli("plan", "--demo", *extra).stdout
+        assert not ANSI.search(out) and not BOX_DRAWING.search(out)
+        assert "rule and reason" in out
+    forced = cli("plan", "--demo", "--color", "always").stdout
+    assert ANSI.search(forced) and not BOX_DRAWING.search(forced)
+
+
+def test_plan_shows_progress_on_a_terminal():
+    drawn = ANSI.sub("", in_terminal("plan", "--demo"))
+    assert re.search(r"namespaces .*1/1", drawn)  # the snapshot answers all at once
+    assert re.search(r"workloads \S+ .*4/4 .*0:00:\d\d", drawn)
+    assert "tortoise-bot plan: demo-shop" in drawn
+    quiet = ANSI.sub("", in_terminal("plan", "--demo", "--color", "never"))
+    assert "namespaces" not in quiet and "4/4" not in quiet
