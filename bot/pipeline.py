@@ -3,9 +3,11 @@
 For each repository: load config -> discover manifests -> fetch history -> recommend -> apply
 thresholds and policy -> edit -> open/update pull request -> update dashboard.
 
-Failures are isolated: a ``ConfigError``, ``MetricsError`` or ``ForgeError`` fails one
-repository (the others still run); a workload whose history is missing, whose engine input is
-incomplete or whose edit fails verification gets status ``error`` and nothing is written for it.
+Failures are isolated: a ``ConfigError``, ``MetricsError`` or ``ForgeError`` (or any other
+exception, reported as an internal error) fails one repository, shown on its dashboard, and the
+others still run; a workload whose history is missing, whose engine input is incomplete, whose
+edit fails verification or whose decision raised gets status ``error`` and nothing is written
+for it (and the run exits 1).
 """
 
 from __future__ import annotations
@@ -25,7 +27,13 @@ from bot.config.recommend import NoiseSettings, RecommendSettings, resolve
 from bot.config.repo import RepoConfig, WorkloadConfig, find_repo_config, load_repo_config
 from bot.forge.branches import group_change_sets, group_key
 from bot.forge.errors import ForgeError
-from bot.forge.github import GitHubForge, KeyResult, PublishReport, WorkloadStatus
+from bot.forge.github import (
+    GitHubForge,
+    KeyResult,
+    PublishReport,
+    RepositorySession,
+    WorkloadStatus,
+)
 from bot.forge.lifecycle import ThresholdCheck, within_per_value
 from bot.forge.previous import WorkloadMemory
 from bot.manifests import apply_changes, discover, environment_config
@@ -264,6 +272,26 @@ def decide_workload(
     )
 
 
+def _decide_contained(
+    declared: DeclaredWorkload,
+    fetched: FetchResult,
+    config: RepoConfig,
+    settings: RecommendSettings,
+    *,
+    now_s: float,
+    memory: WorkloadMemory | None,
+) -> WorkloadOutcome:
+    """``decide_workload``; a ``ConfigError`` (a bad quantity) fails the repository as before,
+    any other exception only this workload (status ``error``, the others still decided)."""
+    try:
+        return decide_workload(declared, fetched, config, settings, now_s=now_s, memory=memory)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        log.error("workload %s failed", declared.ref, exc_info=exc)
+        return WorkloadOutcome(declared, "error", (failure_message(exc),))
+
+
 _PHASES: Mapping[str, EmergencyPhase] = {
     "normal": "normal",
     "emergency": "emergency",
@@ -337,7 +365,7 @@ def plan_repository(
     outcomes = []
     for w in inventory.workloads:
         outcomes.append(
-            decide_workload(
+            _decide_contained(
                 w,
                 fetched,
                 config,
@@ -386,18 +414,39 @@ class RunSummary:
         return all(r.ok for r in self.reports)
 
 
+KNOWN_FAILURES = (ConfigError, MetricsError, ManifestError, ForgeError)
+"""The package error families: a failure of the repository's input or of a server, reported
+with its own message. Any other exception is a bug, contained all the same."""
+
+
+def failure_message(exc: Exception) -> str:
+    """What a failed repository (or workload) reports: the package error's own message, or
+    the exception's type and text for anything else (a bug, named as such)."""
+    if isinstance(exc, KNOWN_FAILURES):
+        return str(exc)
+    return f"internal error ({type(exc).__name__}: {exc}); please report it with the log"
+
+
 def run_repositories(
     repositories: Sequence[str],
     serve_one: Callable[[str], RepositoryReport],
 ) -> RunSummary:
-    """Serve each repository; a failure is recorded and the next repository still runs."""
+    """Serve each repository; any failure is recorded and the next repository still runs.
+
+    Every ``Exception`` is contained to its repository (``KeyboardInterrupt`` and
+    ``SystemExit`` still stop the run): the package error families with their message, any
+    other exception as an internal error with its traceback in the log.
+    """
     reports = []
     for name in repositories:
         try:
             reports.append(serve_one(name))
-        except (ConfigError, MetricsError, ManifestError, ForgeError) as exc:
-            log.warning("repository %s failed: %s", name, exc)
-            reports.append(RepositoryReport(name, ok=False, message=str(exc)))
+        except Exception as exc:
+            if isinstance(exc, KNOWN_FAILURES):
+                log.warning("repository %s failed: %s", name, exc)
+            else:
+                log.error("repository %s failed", name, exc_info=exc)
+            reports.append(RepositoryReport(name, ok=False, message=failure_message(exc)))
     return RunSummary(tuple(reports))
 
 
@@ -526,6 +575,36 @@ def serve_repository(
             session.report_config_error([str(p) for p in exc.problems])
         raise
     session.configure(effective_pull_requests(config, settings), dashboard=config.dashboard)
+    try:
+        return _serve_configured(
+            session, root, config, source=source, settings=settings, now_s=now_s, dry_run=dry_run
+        )
+    except Exception as exc:
+        if not dry_run:
+            _report_failure(session, exc)
+        raise
+
+
+def _report_failure(session: RepositorySession, exc: Exception) -> None:
+    """Show why the repository failed on its dashboard; a failure to do so is only logged."""
+    try:
+        session.report_failure(failure_message(exc))
+    except Exception as again:  # the forge may be what failed: never hide the first error
+        log.warning("%s: cannot show the failure on the dashboard: %s", session.full_name, again)
+
+
+def _serve_configured(
+    session: RepositorySession,
+    root: Path,
+    config: RepoConfig,
+    *,
+    source: HistorySource,
+    settings: BotSettings,
+    now_s: float,
+    dry_run: bool,
+) -> RepositoryReport:
+    """``serve_repository`` once the opt-in file is read and the session configured."""
+    full_name = session.full_name
     memory = session.workload_memory()
     plan = plan_repository(root, source, settings, now_s=now_s, config=config, memory=memory)
     phases = emergency_phases(plan)
@@ -548,17 +627,22 @@ def serve_repository(
             proposals, within_thresholds=proposals_within_thresholds(settings.recommend.noise)
         )
     session.update_dashboard(workload_statuses(plan), report)
-    by_action: dict[str, list[str]] = defaultdict(list)
-    for result in report.results:
-        by_action[result.action].append(result.url or result.key)
-    failed = [r for r in report.results if r.status == "error"]
-    message = "; ".join(r.message for r in failed) or (report.stopped or "")
+    failed = [r.message for r in report.errors]
+    if counts.get("error"):
+        failed.append(f"{counts['error']} workload(s) in error (listed on the dashboard)")
+    message = "; ".join(failed) or (report.stopped or "")
     return RepositoryReport(
         full_name,
         ok=not failed and report.stopped is None,
         message=message,
-        opened=tuple(by_action["create"]),
-        updated=tuple(by_action["update"] + by_action["rebuild"]),
-        closed=tuple(by_action["close"]),
+        opened=_links(report, report.opened),
+        updated=_links(report, report.updated),
+        closed=_links(report, report.closed),
         counts=dict(counts),
     )
+
+
+def _links(report: PublishReport, keys: Sequence[str]) -> tuple[str, ...]:
+    """The pull-request URL (else the key) of each key that succeeded."""
+    results = [report.result(key) for key in keys]
+    return tuple((r.url or r.key) for r in results if r is not None)

@@ -3,18 +3,60 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field, model_validator
 
 from bot.config.base import ConfigModel
+from bot.config.metrics import LabelName
+
+MAX_GLOBS = 64
+"""Globs one ``paths.include`` or ``paths.exclude`` list may hold."""
+
+MAX_GLOB_CHARS = 256
+"""Characters one glob may hold."""
+
+
+def _inside(value: str) -> str:
+    """``value`` as a repository-relative path (``./`` dropped); absolute paths and ``..``
+    segments are refused: the bot reads nothing outside the repository."""
+    if value.startswith("/"):
+        raise ValueError(
+            f"{value!r} is an absolute path; paths are relative to the repository root"
+        )
+    parts = value.split("/")
+    if ".." in parts:
+        raise ValueError(f"{value!r} leads outside the repository (..)")
+    while parts and parts[0] == "." and len(parts) > 1:
+        parts.pop(0)
+    return "/".join(parts)
+
+
+def _glob(value: str) -> str:
+    if len(value) > MAX_GLOB_CHARS:
+        raise ValueError(f"glob longer than {MAX_GLOB_CHARS} characters")
+    return _inside(value)
+
+
+RepoGlob = Annotated[str, AfterValidator(_glob)]
+"""A glob relative to the repository root (``bot.manifests.globs``), at most ``MAX_GLOB_CHARS``."""
+
+RepoPath = Annotated[str, AfterValidator(_inside)]
+"""A path relative to the repository root, never leading outside it."""
 
 
 class PathsConfig(ConfigModel):
     """Which files discovery reads (globs relative to the repository root)."""
 
-    include: tuple[str, ...] = Field(("**/*.yaml", "**/*.yml"), description="Globs to read.")
-    exclude: tuple[str, ...] = Field((), description="Globs to skip (applied after include).")
+    include: tuple[RepoGlob, ...] = Field(
+        ("**/*.yaml", "**/*.yml"),
+        max_length=MAX_GLOBS,
+        description="Globs to read: ``**`` as a whole segment crosses directories, ``*`` and "
+        "``?`` stay within one name.",
+    )
+    exclude: tuple[RepoGlob, ...] = Field(
+        (), max_length=MAX_GLOBS, description="Globs to skip (applied after include)."
+    )
     max_file_bytes: int = Field(
         1024 * 1024, ge=1, description="Larger files are reported and skipped, bytes."
     )
@@ -25,12 +67,12 @@ class EnvironmentConfig(ConfigModel):
     YAML (``name: default`` without ``path``: the raw YAML), and its selector."""
 
     name: str = Field(description="Environment name, e.g. ``overlays/prod`` or ``prod``.")
-    path: str | None = Field(
+    path: RepoPath | None = Field(
         None,
         description="Overlay directory, chart values file or plain directory of YAML; defaults "
         "to ``name``.",
     )
-    selector: dict[str, str] = Field(
+    selector: dict[LabelName, str] = Field(
         default_factory=dict,
         description='Extra Prometheus label matchers, e.g. ``{cluster: "prod"}``.',
     )
@@ -39,6 +81,12 @@ class EnvironmentConfig(ConfigModel):
         description="Namespace of the environment's objects that declare none (as "
         "``kubectl apply -n``).",
     )
+
+    @model_validator(mode="after")
+    def _name_inside(self) -> EnvironmentConfig:
+        if self.path is None:
+            _inside(self.name)  # the name is the path
+        return self
 
 
 class HelmWorkloadMapping(ConfigModel):

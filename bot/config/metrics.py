@@ -8,9 +8,9 @@ needs (path prefix in ``url``, ``X-Scope-OrgID`` in ``headers``, ``extra_params`
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from bot.config.base import ConfigModel
 
@@ -28,6 +28,10 @@ def _check_label(value: str) -> str:
     if not LABEL_NAME.match(value):
         raise ValueError(f"{value!r} is not a Prometheus label name")
     return value
+
+
+LabelName = Annotated[str, AfterValidator(_check_label)]
+"""A Prometheus label name, ``[a-zA-Z_][a-zA-Z0-9_]*``."""
 
 
 class PrometheusAuth(ConfigModel):
@@ -60,11 +64,9 @@ class PrometheusAuth(ConfigModel):
 class Matcher(ConfigModel):
     """One extra label matcher added to queries, e.g. ``{label: job, op: "=", value: kubelet}``."""
 
-    label: str = Field(description="Label name.")
+    label: LabelName = Field(description="Label name.")
     op: Literal["=", "!=", "=~", "!~"] = Field("=", description="PromQL matcher operator.")
     value: str = Field(description="Value (a RE2 regex for =~ and !~); escaped when quoted.")
-
-    _label = field_validator("label")(_check_label)
 
 
 class MetricNames(ConfigModel):

@@ -64,6 +64,9 @@ LOG = logging.getLogger(__name__)
 PER_PAGE = 100
 """Items per page of every listing (GitHub's maximum)."""
 
+MAX_PROBLEM_CHARS = 2_000
+"""Longest failure message shown on a dashboard (an issue body holds at most 65,536)."""
+
 T = TypeVar("T")
 
 
@@ -754,6 +757,11 @@ class RepositorySession:
         rows = self.dashboard_rows(statuses, report)
         not_done = [f"{k}: not done ({report.stopped or 'stopped'})" for k in report.not_done]
         body = render_dashboard(rows, title=self.config.dashboard_title, not_done=not_done)
+        self._write_dashboard(body)
+        return ticked
+
+    def _write_dashboard(self, body: str) -> None:
+        """Create the dashboard issue with ``body``, or edit it when its body differs."""
         issue = self._load_dashboard()
         if issue is None:
             label = self.config.dashboard_label
@@ -764,7 +772,6 @@ class RepositorySession:
             )
         elif issue.body != body:
             self._call("update the dashboard issue", lambda: issue.edit(body=body))
-        return ticked
 
     # ------------------------------------------------------------------ repository settings
 
@@ -784,24 +791,31 @@ class RepositorySession:
         The repository is skipped until the file is fixed; the body changes only when the
         problems do, so a repeated run edits nothing.
         """
-        lines = [
+        self._report(
             "The opt-in file of this repository is invalid, so tortoise-bot skips the repository "
             "until it is fixed. Each problem names the key and the line:",
-            "",
-            *(f"- {code(problem)}" for problem in problems),
-            "",
+            problems,
             "`tortoise-bot validate .` shows the same list locally.",
-        ]
-        body = f"# {escape(self.config.dashboard_title)}\n\n" + "\n".join(lines) + "\n"
-        issue = self._load_dashboard()
-        if issue is None:
-            label, title = self.config.dashboard_label, self.config.dashboard_title
-            self._dashboard = self._call(
-                "create the dashboard issue",
-                lambda: self.repo.create_issue(title=title, body=body, labels=[label]),
-            )
-        elif issue.body != body:
-            self._call("update the dashboard issue", lambda: issue.edit(body=body))
+        )
+
+    def report_failure(self, message: str) -> None:
+        """Show why this run could not serve the repository on the dashboard issue (when the
+        repository keeps one). Pull requests are left as they were; the next run that
+        succeeds writes the usual dashboard again."""
+        if not self.dashboard_enabled:
+            return
+        self._report(
+            "tortoise-bot could not serve this repository in its last run; its pull requests "
+            "were left as they were. The error:",
+            [message[:MAX_PROBLEM_CHARS]],
+            "The next run tries again.",
+        )
+
+    def _report(self, intro: str, problems: Sequence[str], outro: str) -> None:
+        lines = [intro, "", *(f"- {code(problem)}" for problem in problems), "", outro]
+        self._write_dashboard(
+            f"# {escape(self.config.dashboard_title)}\n\n" + "\n".join(lines) + "\n"
+        )
 
 
 __all__ = [

@@ -1,7 +1,7 @@
 """The repository as discovery sees it: which files to read, read safely, each parsed once.
 
 ``RepoFiles`` lists the files matching ``paths.include`` minus ``paths.exclude`` (globs relative
-to the root, ``**`` crossing directories), refuses symlinks that lead outside the repository and
+to the root, ``**`` crossing directories, matched by ``bot.manifests.globs``), refuses symlinks that lead outside the repository and
 files larger than ``paths.max_file_bytes``, and caches every parse. ``overrides`` replaces the
 bytes of some files (or adds new ones): the editor reads its planned result through them.
 """
@@ -9,45 +9,16 @@ bytes of some files (or adds new ones): the editor reads its planned result thro
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping
-from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from bot.config.manifests import PathsConfig
 from bot.manifests.errors import ManifestError, ManifestParseError
+from bot.manifests.globs import matches_any
 from bot.manifests.yamldoc import YamlFile, parse_file
 
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
 """Directories never read."""
-
-
-@lru_cache(maxsize=256)
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A regex for a repository glob: ``**/`` any directories, ``*`` and ``?`` within one name."""
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("^" + "".join(out) + "$")
-
-
-def matches(path: str, patterns: tuple[str, ...]) -> bool:
-    """Whether a repository-relative POSIX path matches one of the globs."""
-    return any(glob_regex(p).match(path) for p in patterns)
 
 
 def normalize(path: str) -> str:
@@ -98,7 +69,7 @@ class RepoFiles:
             rel_dir = Path(dirpath).relative_to(self.root).as_posix()
             for name in filenames:
                 rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-                if not matches(rel, self.paths.include) or matches(rel, self.paths.exclude):
+                if not matches_any(rel, self.paths.include) or matches_any(rel, self.paths.exclude):
                     continue
                 try:
                     self._check_path(rel)
@@ -109,7 +80,7 @@ class RepoFiles:
         found.update(
             p
             for p in self.overrides
-            if matches(p, self.paths.include) and not matches(p, self.paths.exclude)
+            if matches_any(p, self.paths.include) and not matches_any(p, self.paths.exclude)
         )
         self._listing = sorted(found)
         return self._listing

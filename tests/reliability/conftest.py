@@ -1,0 +1,1 @@
+from tests.support.github import github_emulator  # noqa: F401  (fixture)
