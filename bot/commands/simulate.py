@@ -20,7 +20,8 @@ from bot.manifests import discover
 from bot.metrics.snapshot import write_snapshot
 from bot.metrics.source import FetchResult
 from bot.pipeline import SECONDS_PER_DAY
-from bot.sim.declared import Profile, simulate_workloads
+from bot.sim.declared import simulate_workloads
+from bot.sim.profiles import Profile
 
 HELP = "Write a simulated history of a repository's workloads (a snapshot for --snapshot)."
 

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import itertools
 import random
-from dataclasses import dataclass
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -34,7 +36,7 @@ from bot.model import (
     WorkloadRef,
 )
 from bot.sim.errors import SimError
-from bot.sim.hpa import simulate_hpa
+from bot.sim.hpa import hpa_signals, simulate_replicas
 from bot.sim.load import SECONDS_PER_DAY, demand_cores
 from bot.sim.spec import ClusterSpec, ContainerSpec, ServiceSpec
 
@@ -85,6 +87,8 @@ class SimulatedService:
     replicas: IntArray
     pods: tuple[PodLife, ...]
     replicasets: tuple[str, ...]
+    demand_cores: FloatArray
+    """CPU demand of the whole service per sample, cores (what the pods share)."""
 
     @property
     def ref(self) -> WorkloadRef:
@@ -177,11 +181,17 @@ def _memory_and_ooms(
 ) -> tuple[FloatArray, IntArray, list[int]]:
     """Working set, restart count and OOM-kill samples (relative to ``start``) of one container run.
 
-    Memory is ``base + growth_per_day * age``, the age starting again at each kill: a burst of
-    ``spec.oom_kill_days``, or the first sample above ``spec.memory_limit_bytes``.
+    The working set would be ``base + growth_per_day * age``, the age starting again at each
+    restart: a kill of ``spec.oom_kill_days`` (an allocation burst between two samples), or the
+    first sample at which it would pass ``spec.memory_limit_bytes`` (a container born above its
+    limit is killed at its first sample). No sample exceeds the limit: the kernel reclaims or
+    kills there. After a restart the container is killed again only once its working set has
+    been at or below the limit and passes it again: one kill per episode, however long the load
+    keeps the fresh container at its limit.
     """
     n = len(base)
-    memory = np.empty(n, dtype=np.float64)
+    limit = spec.memory_limit_bytes
+    growth = spec.memory_growth_bytes_per_day * step_s / SECONDS_PER_DAY
     bursts = sorted(
         {
             at
@@ -189,36 +199,34 @@ def _memory_and_ooms(
             if 0 < (at := round(day * SECONDS_PER_DAY / step_s) - start) < n
         }
     )
-
-    def grow(at: int) -> None:
-        """Memory from ``at`` on, its age starting again at ``at`` and at every later burst."""
-        points = [at, *(b for b in bursts if b > at), n]
-        for a, b in itertools.pairwise(points):
-            age = np.arange(b - a, dtype=np.float64) * step_s / SECONDS_PER_DAY
-            memory[a:b] = base[a:b] + spec.memory_growth_bytes_per_day * age
-
-    grow(0)
-    restarts = np.zeros(n, dtype=np.int32)
-    ooms: list[int] = list(bursts)
-    for at in bursts:
-        restarts[at:] += 1
-    if spec.memory_limit_bytes is not None:
-        offset = 0
-        while True:
-            over = np.flatnonzero(memory[offset:] > spec.memory_limit_bytes)
-            if not len(over):
-                break
-            at = offset + int(over[0])
-            if at == 0:  # born above the limit: the simulated container keeps its memory
-                memory[0] = spec.memory_limit_bytes
-                offset = 1
+    memory = np.empty(n, dtype=np.float64)
+    kills: list[int] = []
+    at, armed = 0, True
+    while at < n:
+        stop = next((b for b in bursts if b > at), n)
+        seg = base[at:stop] + growth * np.arange(stop - at, dtype=np.float64)
+        if limit is not None:
+            over = seg > limit
+            # a fresh container still at its limit after a restart is not killed again
+            first = 0 if armed else (int(np.argmin(over)) if not over.all() else len(seg))
+            hits = np.flatnonzero(over[first:])
+            if len(hits):
+                kill = first + int(hits[0])
+                memory[at : at + kill] = seg[:kill]
+                at += kill
+                kills.append(at)
+                armed = False
                 continue
-            if at not in bursts:  # a burst restarted it there already
-                ooms.append(at)
-                restarts[at:] += 1
-                grow(at)
-            offset = at + 1
-    return memory, restarts, ooms
+        memory[at:stop] = seg
+        if stop < n:
+            kills.append(stop)
+            armed = False
+        at = stop
+    rises = np.zeros(n, dtype=np.int32)
+    np.add.at(rises, kills, 1)
+    if limit is not None:
+        np.minimum(memory, limit, out=memory)
+    return memory, np.cumsum(rises, dtype=np.int32), kills
 
 
 def _container_run(
@@ -272,15 +280,23 @@ def _crash_steps(service: ServiceSpec, t_s: FloatArray, step_s: int) -> IntArray
     return steps[(steps > 0) & (steps < len(t_s))].astype(np.int32)
 
 
-def _simulate_service(spec: ClusterSpec, index: int, t_s: FloatArray) -> SimulatedService:
+def _simulate_service(
+    spec: ClusterSpec, index: int, t_s: FloatArray, demand: FloatArray | None
+) -> SimulatedService:
     service = spec.services[index]
-    rng = np.random.default_rng([spec.seed, index])
     names = random.Random(f"{spec.seed}/{service.namespace}/{service.name}")
-    demand = demand_cores(service, t_s, rng)
+    if demand is None:
+        rng = np.random.default_rng([spec.seed, index])
+        demand = demand_cores(service, t_s, rng)
+    else:
+        # pods, noise and rollouts from a stream of the service's own, wherever it is listed
+        rng = np.random.default_rng([spec.seed, zlib.crc32(_key(service).encode()), len(t_s)])
     app = service.containers[0]
     if service.hpa is not None:
-        at_one = demand * app.cpu_share_fraction + app.cpu_floor_cores
-        replicas = simulate_hpa(service.hpa, at_one, app.cpu_request_cores, spec.step_s)
+        signals = hpa_signals(service, demand)
+        replicas = simulate_replicas(
+            signals, service.hpa.min_replicas, service.hpa.max_replicas, spec.step_s
+        )
     else:
         replicas = np.full(len(t_s), max(1, service.replicas), dtype=np.int32)
     crash_steps = _crash_steps(service, t_s, spec.step_s)
@@ -318,11 +334,73 @@ def _simulate_service(spec: ClusterSpec, index: int, t_s: FloatArray) -> Simulat
             )
             pods.append(PodLife(name, owner_kind, owner, start, stop, runs))
     used = sorted({p.owner_name for p in pods if p.owner_kind == "ReplicaSet"})
-    return SimulatedService(service, replicas, tuple(pods), tuple(used))
+    return SimulatedService(service, replicas, tuple(pods), tuple(used), demand)
 
 
-def simulate(spec: ClusterSpec) -> SimulatedCluster:
-    """Run the simulation; the same ``spec`` (seed included) always gives the same cluster."""
-    t_s = spec.start_s + np.arange(spec.steps, dtype=np.float64) * spec.step_s
-    services = tuple(_simulate_service(spec, i, t_s) for i in range(len(spec.services)))
+def draw_demand(spec: ClusterSpec) -> dict[str, FloatArray]:
+    """The CPU demand (cores) of every service of ``spec`` per sample, keyed ``namespace/name``:
+    the very values ``simulate(spec)`` draws."""
+    t_s = spec.times_s()
+    return {
+        _key(service): demand_cores(service, t_s, np.random.default_rng([spec.seed, i]))
+        for i, service in enumerate(spec.services)
+    }
+
+
+def simulate(
+    spec: ClusterSpec, *, demand: Mapping[str, FloatArray] | None = None
+) -> SimulatedCluster:
+    """Run the simulation; the same ``spec`` (seed included) always gives the same cluster.
+
+    ``demand``, keyed ``namespace/name`` with one value per sample, replaces the drawn demand
+    of those services (their pods, noise and rollouts then come from a stream seeded by the
+    service's name, so a service simulates the same alone or among others).
+    """
+    t_s = spec.times_s()
+    given = demand or {}
+    for key, values in given.items():
+        if len(values) != len(t_s):
+            raise SimError(f"demand of {key}: {len(values)} samples for {len(t_s)} steps")
+    services = tuple(
+        _simulate_service(spec, i, t_s, given.get(_key(s))) for i, s in enumerate(spec.services)
+    )
     return SimulatedCluster(spec, t_s, services)
+
+
+def simulate_window(
+    spec: ClusterSpec,
+    demand: Mapping[str, FloatArray],
+    *,
+    start_day: float,
+    days: float,
+    services: Sequence[ServiceSpec] | None = None,
+) -> SimulatedCluster:
+    """Days ``[start_day, start_day + days)`` of ``spec`` on its ``demand`` (``draw_demand``),
+    run by ``services`` (default ``spec.services``): the same services, under new values.
+
+    This continues a simulated process with other requests, limits or HPA settings: the demand
+    is the same seeded process, the pods start afresh at ``start_day`` (a rollout, as a change of
+    the pod template makes) and the HPA at ``minReplicas``.
+    """
+    first = round(start_day * SECONDS_PER_DAY / spec.step_s)
+    part = replace(
+        spec,
+        services=tuple(spec.services if services is None else services),
+        days=days,
+        start_s=spec.start_s + first * spec.step_s,
+    )
+    if first < 0 or first + part.steps > spec.steps:
+        raise SimError(
+            f"days {start_day:g}-{start_day + days:g} are outside the {spec.days:g} drawn"
+        )
+    missing = [_key(s) for s in part.services if _key(s) not in demand]
+    if missing:
+        raise SimError(f"no demand for {', '.join(missing)}")
+    return simulate(
+        part,
+        demand={_key(s): demand[_key(s)][first : first + part.steps] for s in part.services},
+    )
+
+
+def _key(service: ServiceSpec) -> str:
+    return f"{service.namespace}/{service.name}"

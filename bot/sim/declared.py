@@ -14,49 +14,22 @@ change when other workloads are added. How busy each workload is, is drawn per w
   ``MEMORY_LOAD_FRACTION`` of it; an unset request counts as ``DEFAULT_CPU_CORES`` /
   ``DEFAULT_MEMORY_BYTES``.
 
-The profile sets the shape of the load over time (``PROFILES``). The result is the generated
-truth (``SimulatedCluster.expected_history``) with a ``simulated`` note, keyed by the declared
-``WorkloadRef``.
+The profile sets the shape of the load over time (``bot.sim.profiles.PROFILES``). The result
+is the generated truth (``SimulatedCluster.expected_history``) with a ``simulated`` note, keyed
+by the declared ``WorkloadRef``.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
-from typing import Literal
+from collections.abc import Iterable
+from dataclasses import replace
 
 from bot.model import DeclaredContainer, DeclaredWorkload, Note, WorkloadHistory, WorkloadRef
 from bot.sim.cluster import simulate
 from bot.sim.load import SECONDS_PER_DAY
+from bot.sim.profiles import PROFILES, Profile, ProfileShape
 from bot.sim.spec import MIB, ClusterSpec, ContainerSpec, HpaSpec, ServiceSpec
-
-Profile = Literal["daily", "weekly", "bursty", "growing"]
-
-
-@dataclass(frozen=True, slots=True)
-class ProfileShape:
-    """The load shape of a profile: ``ServiceSpec`` fields, plus memory growth per day as a
-    fraction of the memory request (a leak that restarts at each container start)."""
-
-    night_fraction: float
-    weekend_fraction: float
-    burst_per_day: float
-    burst_factor: float
-    noise_fraction: float
-    growth_per_day: float = 0.0
-    memory_growth_fraction_per_day: float = 0.0
-
-
-PROFILES: Mapping[Profile, ProfileShape] = {
-    "daily": ProfileShape(0.3, 1.0, 0.3, 2.0, 0.08),
-    "weekly": ProfileShape(0.3, 0.45, 0.3, 2.0, 0.08),
-    "bursty": ProfileShape(0.5, 0.9, 6.0, 3.0, 0.15),
-    "growing": ProfileShape(0.3, 0.8, 0.3, 2.0, 0.08, 0.05, 0.04),
-}
-"""``daily``: the same day every day; ``weekly``: quiet weekends (45 % of a weekday);
-``bursty``: six short 3x spikes a day on a flat load; ``growing``: +5 % demand per day and
-memory that grows 4 % of the request a day."""
 
 UTILISATION_RANGE = (0.25, 1.1)
 """Peak CPU use of the first container per pod, as a fraction of its request (uniform)."""

@@ -2,9 +2,9 @@
 
 ``<dir>/<namespace>/<name>.yaml`` holds the Deployment or StatefulSet (``apps/v1``) with each
 container's requests and limits, and, when the service has one, its HorizontalPodAutoscaler
-(``autoscaling/v2``) with a ``ContainerResource`` CPU target on the first container. Values are
-written the way people write them (``250m``, ``512Mi``); the simulator only writes quantities,
-it never parses them (``bot/manifests/quantities.py`` is the one place that does).
+(``autoscaling/v2``) with its CPU targets (``ContainerResource`` or pod-level ``Resource``).
+Values are written the way people write them (``250m``, ``512Mi``); the simulator only writes
+quantities, it never parses them (``bot/manifests/quantities.py`` is the one place that does).
 """
 
 from __future__ import annotations
@@ -89,14 +89,22 @@ def service_yaml(service: ServiceSpec) -> str:
             f"  minReplicas: {service.hpa.min_replicas}\n"
             f"  maxReplicas: {service.hpa.max_replicas}\n"
             f"  metrics:\n"
-            f"    - type: ContainerResource\n"
-            f"      containerResource:\n"
-            f"        name: cpu\n"
-            f"        container: {_quote(service.containers[0].name)}\n"
-            f"        target:\n"
-            f"          type: Utilization\n"
-            f"          averageUtilization: {service.hpa.target_cpu_percent}\n"
         )
+        for metric in service.hpa.targets(service.containers[0].name):
+            target = (
+                f"        target:\n"
+                f"          type: Utilization\n"
+                f"          averageUtilization: {metric.target_percent}\n"
+            )
+            if metric.container is None:
+                text += "    - type: Resource\n      resource:\n        name: cpu\n" + target
+            else:
+                text += (
+                    f"    - type: ContainerResource\n"
+                    f"      containerResource:\n"
+                    f"        name: cpu\n"
+                    f"        container: {_quote(metric.container)}\n" + target
+                )
     return text
 
 

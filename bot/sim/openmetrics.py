@@ -192,7 +192,7 @@ def _oom_reason_spans(pod: PodLife, run: ContainerRun) -> Iterator[tuple[int, in
     from each OOM kill to the next restart for another reason (or the pod's end)."""
     if not len(run.oom_steps):
         return
-    rises = (np.flatnonzero(np.diff(run.restarts) > 0) + 1 + pod.start).tolist()
+    rises = (np.flatnonzero(np.diff(run.restarts, prepend=0) > 0) + pod.start).tolist()
     ooms = set(run.oom_steps.tolist())
     begin: int | None = None
     for at in rises:

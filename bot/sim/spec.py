@@ -11,6 +11,9 @@ import random
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
+from bot.model import FloatArray
 from bot.sim.errors import SimError
 
 Kind = Literal["Deployment", "StatefulSet"]
@@ -52,12 +55,35 @@ class ContainerSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class HpaMetric:
+    """One CPU ``Utilization`` target of an HPA, in percent of the request.
+
+    ``container`` set: a ``ContainerResource`` metric (that container's usage over its request);
+    None: a pod-level ``Resource`` metric (the pod's summed usage over its summed requests).
+    """
+
+    target_percent: int
+    container: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class HpaSpec:
-    """An ``autoscaling/v2`` HPA on the first container's CPU (``ContainerResource``)."""
+    """An ``autoscaling/v2`` HPA scaling on CPU utilisation.
+
+    ``metrics`` empty (the default): one ``ContainerResource`` target of ``target_cpu_percent``
+    on the first container. Otherwise ``metrics`` are the HPA's targets and
+    ``target_cpu_percent`` is not read. The controller follows the metric that asks for the most
+    replicas (``bot.sim.hpa``).
+    """
 
     min_replicas: int
     max_replicas: int
     target_cpu_percent: int
+    metrics: tuple[HpaMetric, ...] = ()
+
+    def targets(self, first_container: str) -> tuple[HpaMetric, ...]:
+        """The metrics the controller reads (the default one when ``metrics`` is empty)."""
+        return self.metrics or (HpaMetric(self.target_cpu_percent, first_container),)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +129,21 @@ class ServiceSpec:
     growth_per_day: float = 0.0
 
 
+def _check_hpa(service: ServiceSpec) -> None:
+    """An HPA the simulated controller can run: ``1 <= min <= max``, targets > 0 on containers
+    of the service."""
+    hpa, where = service.hpa, f"service {service.namespace}/{service.name}"
+    assert hpa is not None
+    if not 1 <= hpa.min_replicas <= hpa.max_replicas:
+        raise SimError(f"{where}: HPA min {hpa.min_replicas} > max {hpa.max_replicas} or < 1")
+    names = {c.name for c in service.containers}
+    for metric in hpa.targets(service.containers[0].name):
+        if metric.target_percent <= 0:
+            raise SimError(f"{where}: HPA target {metric.target_percent} % must be positive")
+        if metric.container is not None and metric.container not in names:
+            raise SimError(f"{where}: HPA target on unknown container {metric.container!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterSpec:
     """A whole simulated cluster: services, the history window and the sampling step."""
@@ -126,13 +167,17 @@ class ClusterSpec:
             seen.add(key)
             if not service.containers:
                 raise SimError(f"service {service.namespace}/{service.name} has no container")
-            if service.hpa and service.hpa.min_replicas > service.hpa.max_replicas:
-                raise SimError(f"service {service.namespace}/{service.name}: HPA min > max")
+            if service.hpa:
+                _check_hpa(service)
 
     @property
     def steps(self) -> int:
         """Number of samples per series over the window."""
         return int(self.days * 86_400 // self.step_s)
+
+    def times_s(self) -> FloatArray:
+        """Unix seconds of every sample."""
+        return self.start_s + np.arange(self.steps, dtype=np.float64) * self.step_s
 
     @property
     def end_s(self) -> float:

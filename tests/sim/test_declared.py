@@ -12,7 +12,8 @@ from bot.model import (
     ResourceValues,
     WorkloadRef,
 )
-from bot.sim.declared import PROFILES, service_for, simulate_workloads
+from bot.sim.declared import service_for, simulate_workloads
+from bot.sim.profiles import PROFILES
 from bot.sim.spec import MIB
 
 END_S = 1_772_409_600.0  # 2026-03-02T00:00:00Z

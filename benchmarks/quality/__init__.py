@@ -1,0 +1,153 @@
+"""Quality of recommendations: each candidate's values replayed on a held-out week.
+
+Run: ``.venv/bin/python -m benchmarks.quality [--seeds 4] [--services a,b] [--days 14]
+[--score-days 7] [--json]``. How to read it: ``docs/quality.md``.
+
+Per seed, the nine archetypes of ``bot.sim.profiles`` draw ``days + score_days`` days of demand
+once (``bot.sim.cluster.draw_demand``). The first ``days`` are the training history (simulated
+under the current values, or under merged values for later rounds of the bot); every candidate
+(``benchmarks.quality.candidates``) is then scored on the remaining ``score_days``: that part of
+the same demand re-simulated under its values, so the HPA reacts to its requests and targets and
+OOM kills happen at its limits (``benchmarks.quality.scores``). Deterministic for given options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+from benchmarks.quality.candidates import (
+    MAX_ROUNDS,
+    krr_simple,
+    oracle,
+    tortoise_rounds,
+    vpa_defaults,
+)
+from benchmarks.quality.report import CANDIDATES, aim_lines, aims, as_json, service_names, table
+from benchmarks.quality.scores import Score, pool, score
+from bot.config.bot import BotSettings
+from bot.config.recommend import RecommendSettings
+from bot.model import WorkloadHistory
+from bot.sim.cluster import SimulatedService, draw_demand, simulate_window
+from bot.sim.profiles import ARCHETYPES, archetype_cluster
+from bot.sim.spec import ServiceSpec
+from bot.sim.values import service_ref
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to run: seeds, archetype names, training and scored days."""
+
+    seeds: tuple[int, ...] = (1, 2, 3, 4)
+    services: tuple[str, ...] = tuple(ARCHETYPES)
+    days: float = 14.0
+    score_days: float = 7.0
+
+
+def _reuse(
+    first: ServiceSpec, history: WorkloadHistory, train: Callable[[ServiceSpec], WorkloadHistory]
+) -> Callable[[ServiceSpec], WorkloadHistory]:
+    """``train``, with ``history`` already known for ``first``."""
+    return lambda values: history if values is first else train(values)
+
+
+def run_seed(
+    seed: int, options: Options, settings: RecommendSettings
+) -> tuple[dict[str, dict[str, Score]], list[str]]:
+    """Per service, per candidate, the score of one seed; and the services that leak memory."""
+    spec = archetype_cluster(seed, days=options.days + options.score_days, names=options.services)
+    demand = draw_demand(spec)
+
+    def window(values: ServiceSpec, start_day: float, days: float) -> SimulatedService:
+        part = simulate_window(spec, demand, start_day=start_day, days=days, services=[values])
+        return part.services[0]
+
+    def train(values: ServiceSpec) -> WorkloadHistory:
+        part = simulate_window(spec, demand, start_day=0, days=options.days, services=[values])
+        return part.expected_history(service_ref(values))
+
+    out: dict[str, dict[str, Score]] = {}
+    for service in spec.services:
+        history = train(service)
+        product = tortoise_rounds(service, _reuse(service, history, train), settings)
+        current = window(service, options.days, options.score_days)
+        candidates = {
+            "tortoise-bot, one PR": product.one_pr,
+            "tortoise-bot, merged": product.merged,
+            "VPA defaults": vpa_defaults(service, product.first.recommendation),
+            "KRR simple": krr_simple(service, history),
+            "oracle": oracle(service, current),
+        }
+        scores = {"current": score(current, spec.step_s)}
+        for name, values in candidates.items():
+            scores[name] = score(window(values, options.days, options.score_days), spec.step_s)
+        scores["tortoise-bot, merged"].rounds.append(product.rounds)
+        out[service.name] = {name: scores[name] for name in CANDIDATES}
+    leaking = [
+        s.name for s in spec.services if any(c.memory_growth_bytes_per_day for c in s.containers)
+    ]
+    return out, leaking
+
+
+def run(
+    options: Options, settings: RecommendSettings
+) -> tuple[dict[int, dict[str, dict[str, Score]]], list[str]]:
+    """Every seed of ``options``; and the services that leak memory."""
+    results, leaking = {}, set()
+    for seed in options.seeds:
+        results[seed], leaks = run_seed(seed, options, settings)
+        leaking.update(leaks)
+    return results, [s for s in options.services if s in leaking]
+
+
+def _options(argv: Sequence[str] | None) -> tuple[Options, bool]:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.quality", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--seeds", type=int, default=4, help="Seeds 1..N (default 4).")
+    parser.add_argument(
+        "--services", default=",".join(ARCHETYPES), help="Comma-separated archetypes (all nine)."
+    )
+    parser.add_argument("--days", type=float, default=14.0, help="Training days (default 14).")
+    parser.add_argument(
+        "--score-days", type=float, default=7.0, help="Held-out days scored (default 7)."
+    )
+    parser.add_argument("--json", action="store_true", help="Print JSON instead of tables.")
+    args = parser.parse_args(argv)
+    names = tuple(n.strip() for n in args.services.split(",") if n.strip())
+    unknown = [n for n in names if n not in ARCHETYPES]
+    if unknown:
+        parser.error(f"unknown services {', '.join(unknown)} (known: {', '.join(ARCHETYPES)})")
+    if not names or args.seeds < 1 or args.days <= 0 or args.score_days <= 0:
+        parser.error("expected at least one service and one seed, and positive days")
+    return Options(tuple(range(1, args.seeds + 1)), names, args.days, args.score_days), args.json
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line (module doc)."""
+    options, as_json_output = _options(argv)
+    started = time.perf_counter()
+    results, leaking = run(options, BotSettings().recommend)
+    seconds = time.perf_counter() - started
+    if as_json_output:
+        doc = {"options": asdict(options), "seconds": round(seconds, 2)}
+        json.dump({**doc, **as_json(results, leaking)}, sys.stdout, indent=2)
+        print()
+        return 0
+    print(
+        f"== quality: {len(options.services)} services × {len(options.seeds)} seeds, trained on "
+        f"{options.days:g} days, scored on the next {options.score_days:g}; per seed and week "
+        f"({seconds:.1f} s)"
+    )
+    for service in service_names(results):
+        print(f"\n-- {service}")
+        print("\n".join(table(pool(results, CANDIDATES, [service]), MAX_ROUNDS)))
+    print("\n== pooled")
+    print("\n".join(table(pool(results, CANDIDATES), MAX_ROUNDS)))
+    print("\n== aims (docs/quality.md): one PR | merged")
+    print("\n".join(aim_lines(aims(results, leaking))))
+    return 0

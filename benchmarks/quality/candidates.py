@@ -1,0 +1,224 @@
+"""The candidates: sets of declared values (requests, limits, HPA min/max/targets) per service.
+
+- ``tortoise_rounds``: the product's own decision (``bot.pipeline.decide_workload`` with the
+  repository and bot defaults, as ``plan`` and ``run`` call it), merged once (``one_pr``) and
+  merged until it proposes nothing (``merged``, at most ``MAX_ROUNDS``), the training window
+  re-simulated under the merged values before each decision; each merge is told to the next
+  decision as a merged pull request 24 h old (``WorkloadMemory``), so Tortoise's +5 points per
+  24 h target rule never waits.
+- ``vpa_defaults``: the VPA recommender's target (upstream P90 × 1.15 of the decaying CPU
+  histogram and of daily memory peaks, with the pod minimums, as the engine computes it to the
+  upstream vectors) as the request, limits in proportion (``getProportionalResourceLimit``).
+  Resources an HPA scales on keep their values: the VPA must not act on them.
+- ``krr_simple``: robusta-dev/krr ``simple`` with its defaults: CPU request the largest per-pod
+  p95, no CPU limit; memory request and limit the peak × 1.15; with ``allow_hpa`` false a
+  resource an HPA scales on keeps its values.
+- ``oracle``: known only in hindsight of the held-out week under the current values: per
+  container the p98 of CPU usage (exceeded in at most 2 % of the container-minutes) and the peak
+  working set as requests; limits kept unless below them; HPA targets rescaled by the old/new
+  request ratio so the replicas replay as they were (per pod under the replayed replicas).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from bot.config.recommend import RecommendSettings
+from bot.config.repo import RepoConfig
+from bot.forge.previous import POD_LEVEL, WorkloadMemory
+from bot.metrics.source import FetchResult
+from bot.model import FieldChange, Recommendation, WorkloadHistory
+from bot.pipeline import decide_workload
+from bot.recommend.changes import next_emergency_phase
+from bot.recommend.vpa.limits import proportional_limit
+from bot.sim.cluster import SimulatedService
+from bot.sim.spec import ContainerSpec, HpaMetric, ServiceSpec
+from bot.sim.values import apply_changes, declared_workload, service_ref
+
+MAX_ROUNDS = 6
+"""Most pull requests merged in a row; still proposing after them counts ``MAX_ROUNDS + 1``."""
+
+ORACLE_CPU_PERCENTILE = 98.0
+"""The oracle's CPU request: exceeded in at most 2 % of the held-out container-minutes."""
+
+KRR_CPU_PERCENTILE = 95.0
+"""KRR ``simple``: ``cpu_percentile`` default."""
+
+KRR_MEMORY_BUFFER = 0.15
+"""KRR ``simple``: ``memory_buffer_percentage`` default (15 %)."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The product's proposal on one training history."""
+
+    changes: tuple[FieldChange, ...]
+    recommendation: Recommendation | None
+
+
+def decide(
+    service: ServiceSpec,
+    history: WorkloadHistory,
+    settings: RecommendSettings,
+    memory: WorkloadMemory | None = None,
+) -> Decision:
+    """``bot.pipeline.decide_workload`` for ``service`` at the end of ``history``."""
+    ref = service_ref(service)
+    outcome = decide_workload(
+        declared_workload(service),
+        FetchResult(histories={ref: history}),
+        RepoConfig(),
+        settings,
+        now_s=history.end_s,
+        memory=memory,
+    )
+    return Decision(outcome.changes, outcome.recommendation)
+
+
+def merged_memory(
+    before: WorkloadMemory | None,
+    changes: Iterable[FieldChange],
+    rec: Recommendation | None,
+    *,
+    merged_at_s: float,
+) -> WorkloadMemory:
+    """What a merged pull request of ``changes`` tells the next run (``bot.forge.previous``)."""
+    changed = dict(before.target_changed_s) if before else {}
+    for change in changes:
+        if change.field.startswith("hpa.target."):
+            resource = change.field.removeprefix("hpa.target.")
+            changed[(change.container or POD_LEVEL, resource)] = merged_at_s
+    phase = next_emergency_phase(rec) if rec is not None else "normal"
+    return WorkloadMemory(target_changed_s=changed, emergency_phase=phase)
+
+
+@dataclass(frozen=True)
+class TortoiseRun:
+    """The product on one service: values after one pull request and after merging until it
+    proposes nothing."""
+
+    one_pr: ServiceSpec
+    merged: ServiceSpec
+    rounds: int
+    """Pull requests merged until no proposal; ``MAX_ROUNDS + 1``: still proposing after
+    ``MAX_ROUNDS``."""
+    first: Decision
+
+
+def tortoise_rounds(
+    service: ServiceSpec,
+    train: Callable[[ServiceSpec], WorkloadHistory],
+    settings: RecommendSettings,
+) -> TortoiseRun:
+    """Merge the product's proposals until it proposes nothing (module doc); ``train(values)``
+    is the training history under ``values``."""
+    interval = settings.admin.hpa_target_utilization_update_interval_s
+    values, memory, rounds = service, None, 0
+    first: Decision | None = None
+    one_pr: ServiceSpec | None = None
+    while True:
+        history = train(values)
+        decision = decide(values, history, settings, memory)
+        first = first or decision
+        if not decision.changes:
+            break
+        if rounds == MAX_ROUNDS:
+            rounds += 1
+            break
+        values = apply_changes(values, decision.changes)
+        one_pr = one_pr or values
+        rounds += 1
+        memory = merged_memory(
+            memory, decision.changes, decision.recommendation, merged_at_s=history.end_s - interval
+        )
+    return TortoiseRun(one_pr or service, values, rounds, first)
+
+
+def _horizontal(service: ServiceSpec) -> bool:
+    """Whether an HPA scales ``service`` on CPU (the simulated HPA scales on nothing else)."""
+    return service.hpa is not None
+
+
+def vpa_defaults(service: ServiceSpec, rec: Recommendation | None) -> ServiceSpec:
+    """The VPA recommender's targets as requests, limits in proportion (module doc)."""
+    estimates = {c.name: c for c in rec.containers} if rec is not None else {}
+    out = []
+    for spec in service.containers:
+        c, found = spec, estimates.get(spec.name)
+        cpu = found.cpu.vpa if found else None
+        mem = found.memory.vpa if found else None
+        if cpu is not None and not _horizontal(service):
+            limit = proportional_limit(c.cpu_limit_cores, c.cpu_request_cores, cpu.target, "cpu")
+            c = replace(c, cpu_request_cores=cpu.target, cpu_limit_cores=limit.value)
+        if mem is not None:
+            limit = proportional_limit(
+                c.memory_limit_bytes, c.memory_request_bytes, mem.target, "memory"
+            )
+            c = replace(
+                c,
+                memory_request_bytes=math.ceil(mem.target),
+                memory_limit_bytes=None if limit.value is None else math.ceil(limit.value),
+            )
+        out.append(c)
+    return replace(service, containers=tuple(out))
+
+
+def krr_simple(service: ServiceSpec, history: WorkloadHistory) -> ServiceSpec:
+    """KRR's ``simple`` strategy on the training history (module doc)."""
+    out = []
+    for spec in service.containers:
+        c, h = spec, history.containers[spec.name]
+        if not _horizontal(service) and len(h.cpu_cores):
+            p95 = max(
+                float(np.percentile(h.cpu_cores[h.cpu_pod == pod], KRR_CPU_PERCENTILE))
+                for pod in np.unique(h.cpu_pod)
+            )
+            c = replace(c, cpu_request_cores=p95, cpu_limit_cores=None)
+        if len(h.mem_bytes):
+            memory = math.ceil(float(h.mem_bytes.max()) * (1 + KRR_MEMORY_BUFFER))
+            c = replace(c, memory_request_bytes=memory, memory_limit_bytes=memory)
+        out.append(c)
+    return replace(service, containers=tuple(out))
+
+
+def oracle(service: ServiceSpec, scored: SimulatedService) -> ServiceSpec:
+    """The best static values in hindsight of ``scored``, the held-out week under the current
+    values (module doc)."""
+    usage: dict[str, list[np.ndarray]] = {c.name: [] for c in service.containers}
+    peak: dict[str, float] = dict.fromkeys(usage, 0.0)
+    for pod in scored.pods:
+        for run in pod.containers:
+            usage[run.name].append(run.cpu_cores)
+            peak[run.name] = max(peak[run.name], float(run.memory_bytes.max(initial=0.0)))
+    out: list[ContainerSpec] = []
+    for c in service.containers:
+        cpu = float(np.percentile(np.concatenate(usage[c.name]), ORACLE_CPU_PERCENTILE))
+        mem = math.ceil(peak[c.name])
+        out.append(
+            replace(
+                c,
+                cpu_request_cores=cpu,
+                memory_request_bytes=mem,
+                cpu_limit_cores=None if c.cpu_limit_cores is None else max(c.cpu_limit_cores, cpu),
+                memory_limit_bytes=(
+                    None if c.memory_limit_bytes is None else max(c.memory_limit_bytes, mem)
+                ),
+            )
+        )
+    hpa = service.hpa
+    if hpa is not None:
+        old = {c.name: c.cpu_request_cores for c in service.containers}
+        new = {c.name: c.cpu_request_cores for c in out}
+
+        def rescaled(metric: HpaMetric) -> HpaMetric:
+            names = list(old) if metric.container is None else [metric.container]
+            factor = sum(old[n] for n in names) / sum(new[n] for n in names)
+            return replace(metric, target_percent=max(1, round(metric.target_percent * factor)))
+
+        metrics = hpa.targets(service.containers[0].name)
+        hpa = replace(hpa, metrics=tuple(rescaled(m) for m in metrics))
+    return replace(service, containers=tuple(out), hpa=hpa)
