@@ -25,7 +25,11 @@ SMALL = Options(
 
 @pytest.fixture(scope="module")
 def small() -> tuple[dict[int, dict[str, dict[str, Score]]], list[str]]:
-    return run(SMALL, RecommendSettings())
+    found = run(SMALL, RecommendSettings())
+    for service, rounds in found.proposals[1].items():  # one entry per pull request proposed
+        (merged,) = found.scores[1][service]["tortoise-bot, merged"].rounds
+        assert len(rounds) == merged and all(rounds)
+    return found.scores, found.leaking
 
 
 def test_every_candidate_is_scored_on_the_same_window(small):
@@ -105,8 +109,10 @@ def test_the_command_is_deterministic_and_prints_json(capsys):
     assert set(first["pooled"]) == set(CANDIDATES)
     assert first["services"]["tiny-exporter"]["oracle"]["cpu_over_request"] < 0.05
     assert [a["aim"].split()[0] for a in first["aims"]][:2] == ["CPU", "memory"]
-    assert main(args) == 0
+    assert set(first["proposals"]["1"]) == {"tiny-exporter"}
+    assert main([*args, "--changes"]) == 0
     text = capsys.readouterr().out
     assert "== pooled" in text and "tortoise-bot, merged" in text and "== aims" in text
+    assert "-- tiny-exporter, seed 1: " in text.split("== tortoise-bot's pull requests")[1]
     with pytest.raises(SystemExit):
         main(["--services", "nope"])

@@ -27,11 +27,20 @@ from benchmarks.quality.candidates import (
     tortoise_rounds,
     vpa_defaults,
 )
-from benchmarks.quality.report import CANDIDATES, aim_lines, aims, as_json, service_names, table
+from benchmarks.quality.report import (
+    CANDIDATES,
+    aim_lines,
+    aims,
+    as_json,
+    proposal_lines,
+    proposals_json,
+    service_names,
+    table,
+)
 from benchmarks.quality.scores import Score, pool, score
 from bot.config.bot import BotSettings
 from bot.config.recommend import RecommendSettings
-from bot.model import WorkloadHistory
+from bot.model import FieldChange, WorkloadHistory
 from bot.sim.cluster import SimulatedService, draw_demand, simulate_window
 from bot.sim.profiles import ARCHETYPES, archetype_cluster
 from bot.sim.spec import ServiceSpec
@@ -55,10 +64,18 @@ def _reuse(
     return lambda values: history if values is first else train(values)
 
 
-def run_seed(
-    seed: int, options: Options, settings: RecommendSettings
-) -> tuple[dict[str, dict[str, Score]], list[str]]:
-    """Per service, per candidate, the score of one seed; and the services that leak memory."""
+@dataclass(frozen=True)
+class Run:
+    """What a run found: per seed, service and candidate the score; the services that leak
+    memory; per seed and service the changes of each pull request tortoise-bot proposed."""
+
+    scores: dict[int, dict[str, dict[str, Score]]]
+    leaking: list[str]
+    proposals: dict[int, dict[str, tuple[tuple[FieldChange, ...], ...]]]
+
+
+def run_seed(seed: int, options: Options, settings: RecommendSettings) -> Run:
+    """One seed of ``options`` (module doc)."""
     spec = archetype_cluster(seed, days=options.days + options.score_days, names=options.services)
     demand = draw_demand(spec)
 
@@ -71,6 +88,7 @@ def run_seed(
         return part.expected_history(service_ref(values))
 
     out: dict[str, dict[str, Score]] = {}
+    proposals = {}
     for service in spec.services:
         history = train(service)
         product = tortoise_rounds(service, _reuse(service, history, train), settings)
@@ -87,24 +105,25 @@ def run_seed(
             scores[name] = score(window(values, options.days, options.score_days), spec.step_s)
         scores["tortoise-bot, merged"].rounds.append(product.rounds)
         out[service.name] = {name: scores[name] for name in CANDIDATES}
+        proposals[service.name] = product.proposals
     leaking = [
         s.name for s in spec.services if any(c.memory_growth_bytes_per_day for c in s.containers)
     ]
-    return out, leaking
+    return Run({seed: out}, leaking, {seed: proposals})
 
 
-def run(
-    options: Options, settings: RecommendSettings
-) -> tuple[dict[int, dict[str, dict[str, Score]]], list[str]]:
-    """Every seed of ``options``; and the services that leak memory."""
-    results, leaking = {}, set()
-    for seed in options.seeds:
-        results[seed], leaks = run_seed(seed, options, settings)
-        leaking.update(leaks)
-    return results, [s for s in options.services if s in leaking]
+def run(options: Options, settings: RecommendSettings) -> Run:
+    """Every seed of ``options`` (deterministic)."""
+    seeds = [run_seed(seed, options, settings) for seed in options.seeds]
+    leaking = {name for one in seeds for name in one.leaking}
+    return Run(
+        {k: v for one in seeds for k, v in one.scores.items()},
+        [s for s in options.services if s in leaking],
+        {k: v for one in seeds for k, v in one.proposals.items()},
+    )
 
 
-def _options(argv: Sequence[str] | None) -> tuple[Options, bool]:
+def _options(argv: Sequence[str] | None) -> tuple[Options, argparse.Namespace]:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.quality", description=__doc__.splitlines()[0]
     )
@@ -117,6 +136,11 @@ def _options(argv: Sequence[str] | None) -> tuple[Options, bool]:
         "--score-days", type=float, default=7.0, help="Held-out days scored (default 7)."
     )
     parser.add_argument("--json", action="store_true", help="Print JSON instead of tables.")
+    parser.add_argument(
+        "--changes",
+        action="store_true",
+        help="Also print each pull request tortoise-bot proposed, per service and seed.",
+    )
     args = parser.parse_args(argv)
     names = tuple(n.strip() for n in args.services.split(",") if n.strip())
     unknown = [n for n in names if n not in ARCHETYPES]
@@ -124,18 +148,22 @@ def _options(argv: Sequence[str] | None) -> tuple[Options, bool]:
         parser.error(f"unknown services {', '.join(unknown)} (known: {', '.join(ARCHETYPES)})")
     if not names or args.seeds < 1 or args.days <= 0 or args.score_days <= 0:
         parser.error("expected at least one service and one seed, and positive days")
-    return Options(tuple(range(1, args.seeds + 1)), names, args.days, args.score_days), args.json
+    options = Options(tuple(range(1, args.seeds + 1)), names, args.days, args.score_days)
+    return options, args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line (module doc)."""
-    options, as_json_output = _options(argv)
+    options, args = _options(argv)
     started = time.perf_counter()
-    results, leaking = run(options, BotSettings().recommend)
+    found = run(options, BotSettings().recommend)
     seconds = time.perf_counter() - started
-    if as_json_output:
+    results, leaking = found.scores, found.leaking
+    if args.json:
         doc = {"options": asdict(options), "seconds": round(seconds, 2)}
-        json.dump({**doc, **as_json(results, leaking)}, sys.stdout, indent=2)
+        doc |= as_json(results, leaking)
+        doc["proposals"] = proposals_json(found.proposals)
+        json.dump(doc, sys.stdout, indent=2)
         print()
         return 0
     print(
@@ -150,4 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n".join(table(pool(results, CANDIDATES), MAX_ROUNDS)))
     print("\n== aims (docs/quality.md): one PR | merged")
     print("\n".join(aim_lines(aims(results, leaking))))
+    if args.changes:
+        print("\n== tortoise-bot's pull requests, merged in order")
+        print("\n".join(proposal_lines(found.proposals)))
     return 0

@@ -107,6 +107,9 @@ class TortoiseRun:
     """Pull requests merged until no proposal; ``MAX_ROUNDS + 1``: still proposing after
     ``MAX_ROUNDS``."""
     first: Decision
+    proposals: tuple[tuple[FieldChange, ...], ...] = ()
+    """The changes of each decision that proposed some, in order (the last one not merged
+    when the loop gave up)."""
 
 
 def tortoise_rounds(
@@ -120,12 +123,14 @@ def tortoise_rounds(
     values, memory, rounds = service, None, 0
     first: Decision | None = None
     one_pr: ServiceSpec | None = None
+    proposals: list[tuple[FieldChange, ...]] = []
     while True:
         history = train(values)
         decision = decide(values, history, settings, memory)
         first = first or decision
         if not decision.changes:
             break
+        proposals.append(decision.changes)
         if rounds == MAX_ROUNDS:
             rounds += 1
             break
@@ -135,7 +140,7 @@ def tortoise_rounds(
         memory = merged_memory(
             memory, decision.changes, decision.recommendation, merged_at_s=history.end_s - interval
         )
-    return TortoiseRun(one_pr or service, values, rounds, first)
+    return TortoiseRun(one_pr or service, values, rounds, first, tuple(proposals))
 
 
 def _horizontal(service: ServiceSpec) -> bool:

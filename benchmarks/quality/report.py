@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from benchmarks.quality.scores import AIM_ROUNDS, Results, Score, pool
+from bot.model import FieldChange
+from bot.recommend.units import amount
 
 CANDIDATES = (
     "current",
@@ -187,4 +189,62 @@ def as_json(results: Results, leaking: Sequence[str]) -> dict[str, object]:
             {"aim": a.text, **{n: {"figure": f, "held": h} for n, (f, h) in a.results.items()}}
             for a in aims(results, leaking)
         ],
+    }
+
+
+Proposals = Mapping[int, Mapping[str, Sequence[Sequence[FieldChange]]]]
+"""Seed -> service -> the changes of each pull request, in order."""
+
+
+def _value(change: FieldChange, value: float | int | None) -> str:
+    if value is None:
+        return "none" if change.proposed is not None else "removed"
+    resource = change.field.rsplit(".", 1)[-1]
+    if change.field.startswith(("requests.", "limits.")) and resource in ("cpu", "memory"):
+        return amount(value, "cpu" if resource == "cpu" else "memory")
+    return f"{value:g}" + (" %" if change.field.startswith("hpa.target.") else "")
+
+
+def _rule(change: FieldChange) -> str:
+    """The rule id the reason ends with (``... [rule]``)."""
+    head, _, tail = change.reason.rpartition(" [")
+    return tail.rstrip("]") if head and tail.endswith("]") else ""
+
+
+def proposal_lines(proposals: Proposals) -> list[str]:
+    """Per service and seed, each pull request's changes: field, current → proposed, rule."""
+    lines = []
+    for seed, per_service in proposals.items():
+        for service, rounds in per_service.items():
+            lines.append(f"-- {service}, seed {seed}: {len(rounds)} pull request(s)")
+            for k, changes in enumerate(rounds, 1):
+                for change in changes:
+                    where = f"{change.container} " if change.container else ""
+                    lines.append(
+                        f"  PR {k}  {where}{change.field}  {_value(change, change.current)} → "
+                        f"{_value(change, change.proposed)}  [{_rule(change)}]"
+                    )
+    return lines
+
+
+def proposals_json(proposals: Proposals) -> dict[str, dict[str, list[list[dict[str, object]]]]]:
+    """``proposal_lines`` as data: field, container, current, proposed and rule per change."""
+    return {
+        str(seed): {
+            service: [
+                [
+                    {
+                        "field": c.field,
+                        "container": c.container,
+                        "current": c.current,
+                        "proposed": c.proposed,
+                        "rule": _rule(c),
+                    }
+                    for c in changes
+                ]
+                for changes in rounds
+            ]
+            for service, rounds in per_service.items()
+        }
+        for seed, per_service in proposals.items()
     }
