@@ -52,7 +52,7 @@ def test_paths_leading_outside_the_repository_are_named(cli, tmp_path):
 
 
 def _run_injected(namespace: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GITHUB_TOKEN": TOKEN, "NO_COLOR": "1"}
+    env = {**os.environ, "GITHUB_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "200"}
     return subprocess.run(
         [sys.executable, "-m", "tests.reliability.inject", namespace, *args],
         cwd=PROJECT,
