@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.manifests.comments import KeyPath, Line, carry, place
 from bot.manifests.discovery import Discovery
 from bot.manifests.errors import EditError
 from bot.manifests.quantities import (
@@ -31,8 +32,9 @@ from bot.manifests.textedit import (
     after_line,
     delete_key,
     indent_style,
+    item_lines,
+    kept_block,
     last_end,
-    render_item,
     replace_scalar,
 )
 from bot.manifests.workloads import RESOURCE_FIELDS, Entry, Slot
@@ -192,15 +194,18 @@ def container_metric(resource: str, container: str, text: str) -> dict[str, Any]
 def replace_item(file: YamlFile, item: YMap, items: Sequence[dict[str, Any]]) -> TextEdit:
     """The edit replacing the block sequence item ``item`` (whole lines, from its dash to its
     last line) by ``items``, written at the same dash column with the item's own indentation
-    step; the lines around it (comments included) are kept."""
-    line_start, end, block = _item_block(file, item, items)
-    return TextEdit(line_start, end, block)
+    step; the lines around it stay, and every comment of its lines moves to the same key of the
+    first new item (``resource`` keys become ``containerResource``; ``comments.place``)."""
+    line_start, end, lines = _item_block(file, item, items)
+    carried = carry(file.text, line_start, end, item)
+    return TextEdit(line_start, end, _join(file, end, place(lines, carried, _as_container)))
 
 
 def insert_after_item(file: YamlFile, item: YMap, items: Sequence[dict[str, Any]]) -> TextEdit:
     """The edit adding ``items`` right after the block sequence item ``item``, at its dash
     column and in its indentation step (a file without a final newline keeps none)."""
-    _, end, block = _item_block(file, item, items)
+    _, end, lines = _item_block(file, item, items)
+    block = _join(file, end, [text for _, text in lines])
     if end == len(file.text) and not file.text.endswith("\n"):
         block = file.newline + block
     return TextEdit(end, end, block)
@@ -208,19 +213,35 @@ def insert_after_item(file: YamlFile, item: YMap, items: Sequence[dict[str, Any]
 
 def remove_item(file: YamlFile, item: YMap) -> TextEdit:
     """The edit deleting the block sequence item ``item``: its whole lines, from its dash to its
-    last line (comments on those lines go with it, the lines around it stay). At the end of a
-    file without a final newline the line break before the item goes instead, so the file still
-    ends without one."""
+    last line; their comments stay as comment lines (``comments.kept``), the lines around it
+    too. At the end of a file without a final newline the line break before the item goes
+    instead, so the file still ends without one."""
     start, end, _ = _item_block(file, item, ())
-    if end == len(file.text) and not file.text.endswith("\n") and start > 0:
+    block = kept_block(file, file.text, start, end)
+    if end == len(file.text) and not file.text.endswith("\n") and start > 0 and not block:
         start -= len(file.newline) if file.text.endswith(file.newline, 0, start) else 1
-    return TextEdit(start, end, "")
+    return TextEdit(start, end, block)
+
+
+def _as_container(path: KeyPath) -> KeyPath:
+    """A key path of a pod-level metric item as the same key of a ``ContainerResource`` one."""
+    return (METRIC_KEYS["ContainerResource"], *path[1:]) if path[:1] == ("resource",) else path
+
+
+def _join(file: YamlFile, end: int, lines: Sequence[str]) -> str:
+    """Lines in the file's line ending, with none after the last at the end of a file that
+    has no final newline."""
+    block = "".join(line + file.newline for line in lines)
+    if end == len(file.text) and not file.text.endswith("\n"):
+        block = block.removesuffix(file.newline)
+    return block
 
 
 def _item_block(
     file: YamlFile, item: YMap, items: Sequence[dict[str, Any]]
-) -> tuple[int, int, str]:
-    """(start of the item's first line, end of its last line, ``items`` rendered like it)."""
+) -> tuple[int, int, list[Line]]:
+    """(start of the item's first line, end of its last line, the lines of ``items`` rendered
+    like it, each with its key path under ``(index of the new item, ...)``)."""
     text = file.text
     line_start = text.rfind("\n", 0, item.start) + 1
     dash = text.rfind("-", line_start, item.start)
@@ -231,12 +252,11 @@ def _item_block(
     if not any(isinstance(v, YMap) and not v.flow for _, v in item.items):
         step, seq = indent_style(file.documents[0].root if file.documents else None)
     column = dash - line_start
-    block = "".join(
-        render_item(_as_tree(entry), column, step, seq, file.newline) for entry in items
-    )
-    if end == len(text) and not text.endswith("\n"):
-        block = block.removesuffix(file.newline)
-    return line_start, end, block
+    lines: list[Line] = []
+    for index, entry in enumerate(items):
+        rendered = item_lines(_as_tree(entry), column, step, seq)
+        lines.extend(((index, *path) if index else path, text) for path, text in rendered)
+    return line_start, end, lines
 
 
 def _text(slot: Slot, value: float | int, like: YNode | None) -> tuple[str, float | int]:

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TypeAlias, Union
 
+from bot.manifests.comments import Line, kept
 from bot.manifests.errors import EditError
 from bot.manifests.yamldoc import YamlFile, YMap, YNode, YScalar, YSeq, walk
 
@@ -131,27 +132,45 @@ def indent_style(root: YNode | None) -> tuple[int, int]:
     return step or DEFAULT_INDENT, max(seq, 0)
 
 
-def render_block(tree: NewTree, indent: int, step: int, seq: int, newline: str) -> str:
-    """Block-style YAML for ``tree`` at ``indent`` columns; every line ends with ``newline``."""
-    out: list[str] = []
+def block_lines(
+    tree: NewTree, indent: int, step: int, seq: int, path: tuple[str | int, ...] = ()
+) -> list[Line]:
+    """Block-style YAML lines for ``tree`` at ``indent`` columns, each with its key's path."""
+    out: list[Line] = []
     pad = " " * indent
     for key, value in tree.items():
+        here = (*path, key)
         if isinstance(value, str):
-            out.append(f"{pad}{key}: {value}{newline}")
+            out.append((here, f"{pad}{key}: {value}"))
         elif isinstance(value, dict):
-            out.append(f"{pad}{key}:{newline}")
-            out.append(render_block(value, indent + step, step, seq, newline))
+            out.append((here, f"{pad}{key}:"))
+            out.extend(block_lines(value, indent + step, step, seq, here))
         else:
-            out.append(f"{pad}{key}:{newline}")
-            for item in value:
-                out.append(render_item(item, indent + seq, step, seq, newline))
-    return "".join(out)
+            out.append((here, f"{pad}{key}:"))
+            for index, item in enumerate(value):
+                out.extend(item_lines(item, indent + seq, step, seq, (*here, index)))
+    return out
+
+
+def item_lines(
+    tree: NewTree, dash_column: int, step: int, seq: int, path: tuple[str | int, ...] = ()
+) -> list[Line]:
+    """The lines of one ``- key: value`` sequence item whose dash is at ``dash_column``."""
+    lines = block_lines(tree, dash_column + 2, step, seq, path)
+    if lines:
+        first, text = lines[0]
+        lines[0] = (first, " " * dash_column + "- " + text[dash_column + 2 :])
+    return lines
+
+
+def render_block(tree: NewTree, indent: int, step: int, seq: int, newline: str) -> str:
+    """Block-style YAML for ``tree`` at ``indent`` columns; every line ends with ``newline``."""
+    return "".join(text + newline for _, text in block_lines(tree, indent, step, seq))
 
 
 def render_item(tree: NewTree, dash_column: int, step: int, seq: int, newline: str) -> str:
     """One ``- key: value`` sequence item whose dash is at ``dash_column``."""
-    body = render_block(tree, dash_column + 2, step, seq, newline)
-    return " " * dash_column + "- " + body[dash_column + 2 :]
+    return "".join(text + newline for _, text in item_lines(tree, dash_column, step, seq))
 
 
 def render_flow(tree: NewTree) -> str:
@@ -225,8 +244,18 @@ def append_to_seq(
     return [_lines_at(text, at, render_item(item, column, step, seq, file.newline), file.newline)]
 
 
+def kept_block(file: YamlFile, text: str, start: int, end: int) -> str:
+    """The comment lines that stay where the whole lines ``text[start:end]`` are removed, in
+    the file's line ending (none after the last one at the end of a file without one)."""
+    block = "".join(line + file.newline for line in kept(text, start, end))
+    if end == len(text) and not text.endswith("\n"):
+        block = block.removesuffix(file.newline)
+    return block
+
+
 def delete_key(file: YamlFile, text: str, ymap: YMap, key: str) -> TextEdit:
-    """An edit removing ``key`` and its value from ``ymap`` (whole lines in block style)."""
+    """An edit removing ``key`` and its value from ``ymap`` (whole lines in block style; their
+    comments stay, as comment lines: ``comments.kept``)."""
     for index, (knode, value) in enumerate(ymap.items):
         if knode.value != key:
             continue
@@ -239,5 +268,6 @@ def delete_key(file: YamlFile, text: str, ymap: YMap, key: str) -> TextEdit:
         start = _line_start(text, knode.start)
         if text[start : knode.start].strip():
             raise EditError(file.path, knode.line + 1, f"cannot remove {key!r} from this line")
-        return TextEdit(start, after_line(text, last_end(value)), "")
+        end = after_line(text, last_end(value))
+        return TextEdit(start, end, kept_block(file, text, start, end))
     raise EditError(file.path, ymap.line + 1, f"no key {key!r} here")

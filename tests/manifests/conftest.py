@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from bot.config.repo import RepoConfig
 from bot.manifests import apply_changes, discover
+from bot.manifests.comments import comment_start
 from bot.model import EditResult, FieldChange, Inventory, WorkloadRef
 
 
@@ -79,3 +81,18 @@ def changed_lines(diff: str) -> tuple[list[str], list[str]]:
         if line.startswith("+") and not line.startswith("+++")
     ]
     return removed, added
+
+
+def comments(text: str) -> Counter[str]:
+    """Every comment of a YAML text (from its ``#``, stripped), counted."""
+    found: Counter[str] = Counter()
+    for line in text.splitlines():
+        at = comment_start(line)
+        if at is not None:
+            found[line[at:].strip()] += 1
+    return found
+
+
+def lost_comments(old: str, new: str) -> Counter[str]:
+    """The comments of ``old`` that ``new`` no longer has (empty when every one survives)."""
+    return comments(old) - comments(new)

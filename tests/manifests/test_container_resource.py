@@ -84,7 +84,7 @@ spec:
         container: app
         target:
           type: Utilization
-          averageUtilization: 65
+          averageUtilization: 65 # tuned by hand
     - type: ContainerResource
       containerResource:
         name: cpu
@@ -358,7 +358,7 @@ def test_metrics_an_overlay_patch_sets_are_replaced_in_that_patch(repo):
     replaced = OVERLAY_OWN_METRICS.split("  - type:", maxsplit=1)[0] + (
         "  - type: ContainerResource\n    containerResource:\n      name: cpu\n"
         "      container: app\n      target:\n        type: Utilization\n"
-        "        averageUtilization: 70\n"
+        "        averageUtilization: 70 # prod\n"
         "  - type: ContainerResource\n    containerResource:\n      name: cpu\n"
         "      container: istio-proxy\n      target:\n        type: Utilization\n"
         "        averageUtilization: 65\n"
@@ -587,12 +587,14 @@ def test_removed_metric_loses_its_lines_and_the_comments_around_stay(repo):
     assert _metrics(root) == [("app", "cpu", 60), (None, "memory", 80)]
 
 
-def test_a_comment_on_the_removed_lines_goes_with_them(repo):
+def test_a_comment_on_the_removed_lines_stays_as_a_comment_line(repo):
     root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_APP_ONLY_ADDED})
     result = edit(root, [("web", "hpa.target.cpu", None, "app")])
     assert not result.errors and not result.failed, result.errors
-    assert APP_METRIC in HPA_APP_ONLY_ADDED
-    assert (root / "hpa.yaml").read_text() == HPA_APP_ONLY_ADDED.replace(APP_METRIC, "")
+    assert APP_METRIC in HPA_APP_ONLY_ADDED and "# the app" in APP_METRIC
+    assert (root / "hpa.yaml").read_text() == HPA_APP_ONLY_ADDED.replace(
+        APP_METRIC, "    # the app\n"
+    )
 
 
 def test_removal_keeps_crlf_line_endings(repo):
@@ -632,6 +634,8 @@ def test_removal_of_every_item_with_a_new_metric_puts_the_new_one_in_its_place(r
     )
     assert not result.errors and not result.failed, result.errors
     memory = PROXY_METRIC.replace("name: cpu", "name: memory").replace("istio-proxy", "app")
+    # the comment on the removed item's dash line moves to the item taking its place
+    memory = memory.replace("- type: ContainerResource\n", "- type: ContainerResource # the app\n")
     assert (root / "hpa.yaml").read_text() == only_app.replace(APP_METRIC, memory)
 
 

@@ -144,12 +144,12 @@ def test_empty_limits_key_gets_a_block(repo):
     assert (root / "web.yaml").read_text() == text + "              memory: 1Gi\n"
 
 
-def test_removing_a_value_removes_its_line(repo):
+def test_removing_a_value_removes_its_line_and_keeps_its_comment(repo):
     root = repo({"web.yaml": DEPLOYMENT})
     result = edit(root, [("web", "requests.cpu", None, "app")])
     assert not result.errors, result.errors
     assert (root / "web.yaml").read_text() == DEPLOYMENT.replace(
-        '              cpu: "250m"     # measured 2024-05\n', ""
+        '              cpu: "250m"     # measured 2024-05\n', "              # measured 2024-05\n"
     )
 
 
