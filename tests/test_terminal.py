@@ -4,6 +4,7 @@ off a terminal, and progress on one (run in a real pseudo-terminal)."""
 from __future__ import annotations
 
 import io
+import json
 import re
 import shutil
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from rich.cells import cell_len
 
 import bot.demo
+from bot.cli import main
 from bot.commands.plan import print_plan
 from bot.config.bot import load_bot_settings
 from bot.console import AFTER_ARROWS, WORDS, Column, column_widths, make_console, wrap_cell
@@ -151,3 +153,14 @@ def test_plan_shows_progress_on_a_terminal():
     assert "tortoise-bot plan: demo-shop" in drawn
     quiet = ANSI.sub("", in_terminal("plan", "--demo", "--color", "never"))
     assert "namespaces" not in quiet and "4/4" not in quiet
+
+
+def test_the_header_names_the_checkout_not_dot(tmp_path, monkeypatch, capsys):
+    root = tmp_path / "shop"
+    shutil.copytree(DEMO_DIR / "repo", root)
+    monkeypatch.chdir(root)
+    args = ["--snapshot", str(DEMO_DIR / "snapshot.zip"), "--config", str(DEMO_DIR / "bot.yaml")]
+    assert main(["plan", "--repo", ".", *args]) == 0
+    assert capsys.readouterr().out.startswith(f"tortoise-bot plan: {root.resolve()}\n")
+    assert main(["plan", "--repo", ".", *args, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["repository"] == str(root.resolve())

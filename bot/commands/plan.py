@@ -140,10 +140,11 @@ def print_plan(plan: RepositoryPlan, console: Console, *, repository: str, sourc
     errors, and the diff."""
     start_s, end_s = plan.window
     days = (end_s - start_s) / 86_400
-    console.print(f"tortoise-bot plan: {repository}", style="bold", markup=False)
+    console.print(f"tortoise-bot plan: {repository}", style="bold", markup=False, soft_wrap=True)
     console.print(
         f"history {_utc(start_s)} to {_utc(end_s)} UTC ({days:g} days) from {source}",
         markup=False,
+        soft_wrap=True,
     )
     console.print()
     names = short_names([o.ref for o in plan.outcomes])
@@ -156,7 +157,10 @@ def print_plan(plan: RepositoryPlan, console: Console, *, repository: str, sourc
     for outcome in plan.outcomes:
         console.print()
         console.print(
-            f"{names[outcome.ref]}: {outcome.status}  ({outcome.ref})", style="bold", markup=False
+            f"{names[outcome.ref]}: {outcome.status}  ({outcome.ref})",
+            style="bold",
+            markup=False,
+            soft_wrap=True,  # a long name stays whole
         )
         rows = value_rows(outcome)
         if rows:
@@ -168,7 +172,7 @@ def print_plan(plan: RepositoryPlan, console: Console, *, repository: str, sourc
                 [(r,) for r in outcome.reasons],
             )
     for error in plan.errors:
-        console.print(f"error: {error}", markup=False, style="red")
+        console.print(f"error: {error}", markup=False, style="red", soft_wrap=True)
     if plan.edit.diff:
         console.print()
         if console.is_terminal:

@@ -33,6 +33,8 @@ class ScheduleConfig(ConfigModel):
 class BotSettings(ConfigModel):
     """Settings of one bot deployment."""
 
+    SCHEMA_FILE = "bot.schema.json"
+
     repositories: tuple[str, ...] = Field(
         (),
         description="``owner/name`` to serve; empty = every installation repo with an opt-in file.",

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import io
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
@@ -46,12 +47,72 @@ def line_in(text: str, loc: Sequence[int | str]) -> int:
     return _line_of(data, loc)
 
 
-def _expected(err: dict[str, Any]) -> str:
+SEQUENCE_ERRORS = frozenset({"tuple_type", "list_type", "set_type", "frozen_set_type"})
+"""Pydantic error types of a value that should have been a YAML sequence."""
+
+MAPPING_ERRORS = frozenset({"dict_type", "model_type", "model_attributes_type"})
+"""Pydantic error types of a value that should have been a YAML mapping."""
+
+
+def _shown(value: Any) -> str:
+    """A wrong value as the message quotes it: ``the text 'right-sizing'``, ``the number 3``."""
+    if isinstance(value, str):
+        return f"the text {value!r}"
+    if isinstance(value, bool):
+        return f"{str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _fields_at(model: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
+    """The keys the model accepts at ``loc`` (a mapping's path), [] when not a model there."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue  # an item of a sequence: same element type
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return []
+        field = current.model_fields.get(part) or next(
+            (f for f in current.model_fields.values() if f.alias == part), None
+        )
+        if field is None:
+            return []
+        current = next(
+            (
+                t
+                for t in (field.annotation, *get_args(field.annotation))
+                if isinstance(t, type) and issubclass(t, BaseModel)
+            ),
+            None,
+        )
+    if not (isinstance(current, type) and issubclass(current, BaseModel)):
+        return []
+    return [f.alias or name for name, f in current.model_fields.items()]
+
+
+def _expected(err: dict[str, Any], model: type[BaseModel]) -> str:
+    """What is wrong and what is expected instead, in the user's terms."""
     msg = str(err["msg"])
-    if err["type"] == "extra_forbidden":
-        return "unknown key (check the spelling; see the JSON Schema in config/)"
-    if err["type"] == "missing":
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        loc = err["loc"]
+        close = difflib.get_close_matches(str(loc[-1]), _fields_at(model, loc[:-1]), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else "check the spelling; "
+        url = getattr(model, "schema_url", lambda: None)()
+        return f"unknown key ({hint}every key: {url or 'docs/configuration.md'})"
+    if kind == "missing":
         return "required key is missing"
+    if kind in SEQUENCE_ERRORS:
+        got = err.get("input")
+        example = f"[{got}]" if isinstance(got, str) and got else "[a, b]"
+        return f"expected a list (a YAML sequence such as {example}), got {_shown(got)}"
+    if kind in MAPPING_ERRORS:
+        return f"expected a mapping (key: value lines), got {_shown(err.get('input'))}"
     return msg
 
 
@@ -83,7 +144,7 @@ def parse_model(text: str, model: type[M], *, file: str) -> M:
                 file,
                 _line_of(data, err["loc"]),
                 ".".join(str(p) for p in err["loc"]),
-                _expected(dict(err)),
+                _expected(dict(err), model),
             )
             for err in exc.errors()
         ]

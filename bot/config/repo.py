@@ -72,6 +72,8 @@ class WorkloadConfig(ConfigModel):
 class RepoConfig(ConfigModel):
     """The whole opt-in file."""
 
+    SCHEMA_FILE = "repo.schema.json"
+
     update_mode: Literal["off", "auto"] = Field(
         "auto", description="``off``: dashboard only; ``auto``: open pull requests."
     )

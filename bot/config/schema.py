@@ -12,10 +12,9 @@ from bot.config.bot import BotSettings
 from bot.config.repo import RepoConfig
 
 SCHEMAS: dict[str, type[BaseModel]] = {
-    "repo.schema.json": RepoConfig,
-    "bot.schema.json": BotSettings,
+    str(model.SCHEMA_FILE): model for model in (RepoConfig, BotSettings)
 }
-"""File name in ``config/`` -> model it is generated from."""
+"""File name in ``config/`` (each model's ``SCHEMA_FILE``) -> model it is generated from."""
 
 
 def schema_text(model: type[BaseModel]) -> str:

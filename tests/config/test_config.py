@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from bot.config import ConfigError, RepoConfig, load_repo_config
+from bot.config.bot import BotSettings
 from bot.config.load import parse_model
 from bot.config.recommend import RecommendSettings, resolve
 from bot.config.schema import SCHEMAS, schema_text
@@ -39,6 +40,34 @@ def test_every_problem_at_once_with_key_and_line():
     assert "greater than or equal to 0" in messages["pull_requests.max_open"]
     assert "unknown key" in messages["pull_requests.colour"]
     assert ".tortoise-bot.yaml:5" in str(info.value)
+
+
+def _message(text: str, model=RepoConfig) -> str:
+    with pytest.raises(ConfigError) as info:
+        parse_model(text, model, file="f.yaml")
+    (problem,) = info.value.problems
+    return problem.message
+
+
+def test_a_text_where_a_list_belongs_says_what_is_expected():
+    message = _message("pull_requests:\n  labels: right-sizing\n")
+    assert message == (
+        "expected a list (a YAML sequence such as [right-sizing]), got the text 'right-sizing'"
+    )
+    assert "got the number 3" in _message("pull_requests:\n  labels: 3\n")
+    assert _message("pull_requests: [a]\n").startswith("expected a mapping (key: value lines)")
+
+
+def test_an_unknown_key_names_the_close_one_and_the_published_schema():
+    repo = _message("pull_requests:\n  lables: [x]\n")
+    assert repo == (
+        "unknown key (did you mean 'labels'? every key: "
+        "https://raw.githubusercontent.com/tortoise-bot/tortoise-bot/main/config/repo.schema.json)"
+    )
+    bot = _message("prometheus:\n  zzz: 1\n", BotSettings)
+    assert bot.startswith("unknown key (check the spelling; every key: https://")
+    assert bot.endswith("/config/bot.schema.json)")
+    assert set(SCHEMAS) == {RepoConfig.SCHEMA_FILE, BotSettings.SCHEMA_FILE}
 
 
 @pytest.mark.parametrize(
