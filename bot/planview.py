@@ -94,61 +94,11 @@ def _value(resource: Resource, value: Explained) -> str:
     return f"{current} → {amount(resource, value.proposed)}"
 
 
-def resource_rows(plan: RepositoryPlan) -> list[tuple[str, ...]]:
-    """Rows ``(workload, container, resource, policy, request, limit, usage, rule)``.
-
-    One row per container resource the engine looked at, then one per HPA value.
-    """
-    rows: list[tuple[str, ...]] = []
-    for outcome in plan.outcomes:
-        rec = outcome.recommendation
-        if rec is None:
-            continue
-        name = f"{outcome.ref.kind}/{outcome.ref.namespace}/{outcome.ref.name}@{outcome.ref.environment}"
-        for container in rec.containers:
-            for res in (container.cpu, container.memory):
-                usage = (
-                    f"{amount(res.resource, res.usage.p90)} / {amount(res.resource, res.usage.max)}"
-                    if res.usage
-                    else "-"
-                )
-                rows.append(
-                    (
-                        name,
-                        container.name,
-                        res.resource,
-                        res.policy,
-                        _value(res.resource, res.request),
-                        _value(res.resource, res.limit),
-                        usage,
-                        res.request.rule,
-                    )
-                )
-        if rec.hpa is not None:
-            for label, value in (
-                ("minReplicas", rec.hpa.min_replicas),
-                ("maxReplicas", rec.hpa.max_replicas),
-            ):
-                shown = (
-                    f"{value.current} → {value.proposed}" if value.changed else str(value.current)
-                )
-                rows.append((name, "(hpa)", label, "", shown, "", "", value.rule))
-            for hpa_target in rec.hpa.targets:
-                v = hpa_target.value
-                shown = target(v.current, v.proposed)
-                rows.append(
-                    (
-                        name,
-                        hpa_target.container,
-                        hpa_target.resource,
-                        str(v.inputs.get("policy", "horizontal")),
-                        f"target {shown}",
-                        "",
-                        "",
-                        v.rule,
-                    )
-                )
-    return rows
+def _usage(res: ResourceRecommendation) -> str:
+    """``p90 / max`` of a resource's usage, empty without usage data."""
+    if res.usage is None:
+        return ""
+    return f"{amount(res.resource, res.usage.p90)} / {amount(res.resource, res.usage.max)}"
 
 
 def plan_markdown(plan: RepositoryPlan, *, repository: str) -> str:
@@ -160,18 +110,21 @@ def plan_markdown(plan: RepositoryPlan, *, repository: str) -> str:
     lines.append(
         ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no workloads"
     )
-    lines += [
-        "",
-        "| workload | container | resource | policy | request | limit | usage p90 / max | rule |",
-    ]
-    lines.append("|---|---|---|---|---|---|---|---|")
-    for row in resource_rows(plan):
-        lines.append("| " + " | ".join(escape(cell) for cell in row) + " |")
-    lines += ["", "| status | workload | reasons |", "|---|---|---|"]
+    names = short_names([o.ref for o in plan.outcomes])
+    lines += ["", "| status | workload | what changes |", "|---|---|---|"]
     for outcome in plan.outcomes:
         lines.append(
-            f"| {outcome.status} | {escape(str(outcome.ref))} | {escape('; '.join(outcome.reasons))} |"
+            f"| {outcome.status} | {escape(str(outcome.ref))} | {escape(change_summary(outcome))} |"
         )
+    lines += [
+        "",
+        "| workload | container | value | current → proposed | usage p90 / max | rule and reason |",
+        "|---|---|---|---|---|---|",
+    ]
+    for outcome in plan.outcomes:
+        for row in value_rows(outcome):
+            cells = (names[outcome.ref], *row)
+            lines.append("| " + " | ".join(escape(cell) for cell in cells) + " |")
     if plan.edit.diff:
         lines += ["", "```diff", plan.edit.diff.rstrip("\n"), "```"]
     return "\n".join(lines) + "\n"
@@ -257,11 +210,7 @@ def value_rows(outcome: WorkloadOutcome) -> list[tuple[str, str, str, str, str]]
     rows = []
     for container in rec.containers:
         for res in (container.cpu, container.memory):
-            usage = (
-                f"{amount(res.resource, res.usage.p90)} / {amount(res.resource, res.usage.max)}"
-                if res.usage
-                else ""
-            )
+            usage = _usage(res)
             rows.append(
                 (
                     container.name,

@@ -163,3 +163,18 @@ def test_explain_and_validate_work_on_the_demo(capsys):
     assert "PATH or --demo" in capsys.readouterr().err
     assert main(["explain", "--demo", "--snapshot", "x.zip", "redis"]) == 2
     assert "--demo brings its own history" in capsys.readouterr().err
+
+
+def test_a_short_history_is_noted_once_with_dates(shop_repo, tmp_path, capsys):
+    history = tmp_path / "week.zip"
+    end = "2026-03-02T00:00:00Z"
+    args = ["--repo", str(shop_repo), "--now", end]
+    assert main(["simulate", *args, "--out", str(history), "--days", "7"]) == 0
+    capsys.readouterr()
+    assert main(["explain", *args, "--snapshot", str(history), "cartservice"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("[snapshot-window]") == 1, out
+    assert (
+        "the snapshot covers 2026-02-23 00:00 UTC to 2026-03-02 00:00 UTC only, "
+        "not 2026-02-16 00:00 UTC to 2026-03-02 00:00 UTC"
+    ) in out
