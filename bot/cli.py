@@ -17,7 +17,8 @@ from bot import __version__
 from bot.commands import COMMANDS
 from bot.config.errors import ConfigError
 from bot.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
-from bot.logs import redact, setup_logging
+from bot.logs import setup_logging
+from bot.redaction import RedactingStream, redact
 
 log = logging.getLogger("bot.cli")
 
@@ -98,10 +99,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; return the process exit code."""
+    """Run the CLI; return the process exit code. Everything the command writes to stdout and
+    stderr passes through ``bot.redaction`` (no secret is ever printed)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    setup_logging(args.log_format, args.log_level)
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RedactingStream(out), RedactingStream(err)
+    try:
+        setup_logging(args.log_format, args.log_level)
+        return _run(args)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command, inside the one error boundary."""
     try:
         code: int = COMMANDS[args.command].run(args)
         return code

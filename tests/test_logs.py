@@ -7,7 +7,8 @@ import logging
 
 import pytest
 
-from bot.logs import add_secret, redact, setup_logging
+from bot.logs import setup_logging
+from bot.redaction import add_secret, redact
 
 
 @pytest.mark.parametrize(

@@ -15,11 +15,11 @@ from pathlib import Path
 
 from bot.config.bot import BotSettings, load_bot_settings
 from bot.errors import UsageError
-from bot.logs import add_secret
 from bot.metrics.errors import SnapshotError
 from bot.metrics.prometheus import PrometheusSource
 from bot.metrics.snapshot import SnapshotSource
 from bot.metrics.source import HistorySource
+from bot.redaction import add_basic, add_secret
 
 PROMETHEUS_URL_ENV = "TORTOISE_BOT_PROMETHEUS_URL"
 """Overrides ``prometheus.url`` of the bot settings."""
@@ -96,17 +96,19 @@ class SourceChoice:
 
 
 def register_secrets(settings: BotSettings, env: Mapping[str, str]) -> None:
-    """Redact every secret the settings point at from all output (``bot.logs``)."""
+    """Redact every secret the settings point at, in each encoding sent, from all output
+    (``bot.redaction``); the Prometheus client adds the token it reads from a file."""
     auth = settings.prometheus.auth
     for var in (
         settings.github.token_env,
         settings.github.app_private_key_env,
         auth.bearer_token_env,
-        auth.basic_password_env,
         *settings.prometheus.headers_from_env.values(),
     ):
         if var:
             add_secret(env.get(var))
+    if auth.basic_username and auth.basic_password_env:
+        add_basic(auth.basic_username, env.get(auth.basic_password_env))
 
 
 def load_settings(args: argparse.Namespace) -> BotSettings:

@@ -22,7 +22,7 @@ from bot.console import make_console, progress
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from bot.forge.auth import credentials_from_env
 from bot.forge.errors import AuthError, ForgeError
-from bot.forge.github import GitHubForge
+from bot.forge.github import GitHubForge, public
 from bot.metrics.prometheus import PrometheusSource
 from bot.metrics.source import HistorySource
 from bot.pipeline import RepositoryReport, RunSummary, run_repositories, serve_repository
@@ -139,7 +139,7 @@ def execute(
     step_summary = env.get("GITHUB_STEP_SUMMARY")
     if step_summary:
         with open(step_summary, "a", encoding="utf-8") as out:
-            out.write(summary_markdown(summary))
+            out.write(public(summary_markdown(summary)))
     return EXIT_OK if summary.ok else EXIT_FAILED
 
 

@@ -11,17 +11,7 @@ summary and on the dashboard, and goes on.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-
-REDACTED = "***"
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every non-empty secret replaced by ``***``."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, REDACTED)
-    return text
+from collections.abc import Sequence
 
 
 class ForgeError(Exception):

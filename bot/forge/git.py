@@ -19,8 +19,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.forge.errors import GitError, redact
+from bot.forge.errors import GitError
 from bot.model import FileChange
+from bot.redaction import add_basic, redact
+
+GIT_USER = "x-access-token"
+"""The user name of token authentication over HTTPS."""
 
 DEFAULT_FILE_MODE = "100644"
 """Mode of files the bot creates (existing files keep theirs)."""
@@ -45,7 +49,8 @@ class Git:
 
     def _env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         token = self._token()
-        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+        add_basic(GIT_USER, token)  # an App's installation token is new to the registry
+        basic = base64.b64encode(f"{GIT_USER}:{token}".encode()).decode()
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": os.environ.get("HOME", "/nonexistent"),
@@ -69,8 +74,6 @@ class Git:
     ) -> str:
         """stdout of ``git args`` (text); raises ``GitError`` with the token redacted."""
         cmd = ["git", *args]
-        token = self._token()
-        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
         try:
             done = subprocess.run(
                 cmd,
@@ -84,10 +87,8 @@ class Git:
         except subprocess.TimeoutExpired as exc:
             raise GitError(self.repo, cmd, -1, f"timed out after {self.timeout_s} s") from exc
         if done.returncode != 0:
-            stderr = redact(done.stderr.decode(errors="replace"), [token, basic])
-            raise GitError(
-                self.repo, [redact(c, [token, basic]) for c in cmd], done.returncode, stderr
-            )
+            stderr = redact(done.stderr.decode(errors="replace"))
+            raise GitError(self.repo, [redact(c) for c in cmd], done.returncode, stderr)
         return done.stdout.decode(errors="replace")
 
     # ------------------------------------------------------------------ remote

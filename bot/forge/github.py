@@ -43,6 +43,7 @@ from bot.forge.lifecycle import (
 )
 from bot.forge.previous import PreviousProposal, WorkloadMemory, workload_memory
 from bot.model import Status, WorkloadRef
+from bot.redaction import redact
 from bot.report import (
     DashboardRow,
     Prices,
@@ -68,6 +69,13 @@ MAX_PROBLEM_CHARS = 2_000
 """Longest failure message shown on a dashboard (an issue body holds at most 65,536)."""
 
 T = TypeVar("T")
+
+
+def public(text: str) -> str:
+    """``text`` as it may be published on GitHub (every title, body, comment and commit
+    message passes here): ``bot.redaction.redact``, with Markdown escaping as one more
+    encoding of each secret (bodies escape what they quote)."""
+    return redact(text, encodings=(escape,))
 
 
 @dataclass(frozen=True, slots=True)
@@ -558,7 +566,7 @@ class RepositorySession:
             where = f"{c.ref.kind}/{c.ref.namespace}/{c.ref.name}@{c.ref.environment}"
             change = field_change(c.field, c.current, c.proposed)
             lines.append(f"- {where} {c.container or ''} {c.field}: {change}".replace("  ", " "))
-        return "\n".join(lines) + "\n"
+        return public("\n".join(lines) + "\n")
 
     def _push_proposal(self, proposal: Proposal, ref: str, expected: str | None) -> str:
         assert self.checkout_path is not None and self.base_sha is not None
@@ -606,14 +614,20 @@ class RepositorySession:
             assert proposal is not None and pull is not None
             head = self._push_proposal(proposal, ref, observed.branch_sha)
             state = state_of(proposal).with_head(head)
-            title, body = render_pull_request(
-                proposal, prices=self.prices, dashboard_url=self.dashboard_url(), state=state
+            title, body = map(
+                public,
+                render_pull_request(
+                    proposal, prices=self.prices, dashboard_url=self.dashboard_url(), state=state
+                ),
             )
             self._call(f"update #{pull.number}", lambda: pull.edit(title=title, body=body))
             return KeyResult(key, kind, "proposal-open", action.reason, number, url)
         if kind == "close":
             assert pull is not None
-            text = f"Closing: {action.reason}. The bot's branch is deleted; a new pull request opens if a change is needed again."
+            text = public(
+                f"Closing: {action.reason}. The bot's branch is deleted; a new pull request "
+                "opens if a change is needed again."
+            )
             self._call(f"comment on #{pull.number}", lambda: pull.create_issue_comment(text))
             self._call(f"close #{pull.number}", lambda: pull.edit(state="closed"))
             if observed.branch_sha is not None and self.checkout_path is not None:
@@ -630,7 +644,7 @@ class RepositorySession:
             return KeyResult(key, kind, "up-to-date", action.reason)
         if kind == "note-human":
             assert pull is not None
-            text = (
+            text = public(
                 "This branch has commits that the bot did not make, so the bot will not push to it again. "
                 "Merge or close this pull request when you are done; the bot proposes again after that."
             )
@@ -638,7 +652,7 @@ class RepositorySession:
             old = observed.pull.state_json if observed.pull else None
             base_state = old or (state_of(proposal) if proposal else PullRequestState(key, "", ""))
             noted = base_state.with_human_noted()
-            body = replace_state(pull.body or "", noted)
+            body = public(replace_state(pull.body or "", noted))
             self._call(f"update #{pull.number}", lambda: pull.edit(body=body))
             return KeyResult(key, kind, "human-edited", action.reason, number, url)
         if kind == "leave-human":
@@ -655,11 +669,14 @@ class RepositorySession:
         self, key: str, ref: str, observed: Observed, action: Action, proposal: Proposal
     ) -> KeyResult:
         head = self._push_proposal(proposal, ref, observed.branch_sha)
-        title, body = render_pull_request(
-            proposal,
-            prices=self.prices,
-            dashboard_url=self.dashboard_url(),
-            state=state_of(proposal).with_head(head),
+        title, body = map(
+            public,
+            render_pull_request(
+                proposal,
+                prices=self.prices,
+                dashboard_url=self.dashboard_url(),
+                state=state_of(proposal).with_head(head),
+            ),
         )
         base = self.default_branch or "main"
         with _translated(self.full_name, "open a pull request"):
@@ -760,8 +777,9 @@ class RepositorySession:
         self._write_dashboard(body)
         return ticked
 
-    def _write_dashboard(self, body: str) -> None:
-        """Create the dashboard issue with ``body``, or edit it when its body differs."""
+    def _write_dashboard(self, text: str) -> None:
+        """Create the dashboard issue with ``text``, or edit it when its body differs."""
+        body = public(text)
         issue = self._load_dashboard()
         if issue is None:
             label = self.config.dashboard_label

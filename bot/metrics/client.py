@@ -33,7 +33,7 @@ from prometheus_api_client import PrometheusConnect
 from urllib3.util.retry import Retry
 
 from bot.config.metrics import PrometheusConfig
-from bot.metrics.decode import decode_matrix
+from bot.metrics.decode import decode_matrix, warnings_of
 from bot.metrics.errors import (
     MetricsError,
     PrometheusUnavailableError,
@@ -44,6 +44,7 @@ from bot.metrics.promql import LabelMatch
 from bot.metrics.remote_read import HEADERS as REMOTE_READ_HEADERS
 from bot.metrics.remote_read import RemoteReadError, decode_read_response, encode_read_request
 from bot.model import FloatArray
+from bot.redaction import add_basic, add_bearer, add_secret, excerpt
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 """HTTP statuses retried with backoff (Too Many Requests and server errors)."""
@@ -131,15 +132,20 @@ class PrometheusClient:
                     f"header {header}: environment variable {variable} unset"
                 )
             headers[header] = environ[variable]
+            add_secret(environ[variable])
         auth = config.auth
+        token: str | None = None
         if auth.bearer_token_env:
             if auth.bearer_token_env not in environ:
                 raise PrometheusUnavailableError(
                     f"bearer token: environment variable {auth.bearer_token_env} unset"
                 )
-            headers["Authorization"] = f"Bearer {environ[auth.bearer_token_env]}"
+            token = environ[auth.bearer_token_env]
         elif auth.bearer_token_file:
-            headers["Authorization"] = f"Bearer {_read_secret(auth.bearer_token_file)}"
+            token = _read_secret(auth.bearer_token_file)
+        if token is not None:
+            add_bearer(token)
+            headers["Authorization"] = f"Bearer {token}"
         basic: tuple[str, str] | None = None
         if auth.basic_username and auth.basic_password_env:
             if auth.basic_password_env not in environ:
@@ -147,6 +153,7 @@ class PrometheusClient:
                     f"basic auth: environment variable {auth.basic_password_env} unset"
                 )
             basic = (auth.basic_username, environ[auth.basic_password_env])
+            add_basic(*basic)
         headers["Accept-Encoding"] = "gzip" if config.gzip else "identity"
         own = session or requests.Session()
         own.verify = config.ca_bundle or config.verify_tls
@@ -228,7 +235,7 @@ class PrometheusClient:
         status, content = self._send(url, body, {**self._headers, **REMOTE_READ_HEADERS}, describe)
         if status != 200:
             raise RemoteReadUnsupportedError(
-                f"remote read refused: {content[:200]!r}", query=describe, url=url, status=status
+                f"remote read refused: {excerpt(content)}", query=describe, url=url, status=status
             )
         try:
             series = decode_read_response(content)
@@ -276,7 +283,7 @@ class PrometheusClient:
                 if status in RETRY_STATUSES:
                     wait = _retry_after_s(response)
                     failure = PrometheusUnavailableError(
-                        f"server error: {content[:300]!r}", query=query, url=url, status=status
+                        f"server error: {excerpt(content)}", query=query, url=url, status=status
                     )
                 elif status in AUTH_STATUSES:
                     raise PrometheusUnavailableError(
@@ -304,14 +311,14 @@ class PrometheusClient:
             payload = orjson.loads(content)  # 2-3x faster than json on large answers
         except orjson.JSONDecodeError as exc:
             raise QueryError(
-                f"not a JSON answer: {content[:200]!r}", query=query, url=url, status=status
+                f"not a JSON answer: {excerpt(content)}", query=query, url=url, status=status
             ) from exc
         if not isinstance(payload, dict):
             raise QueryError("unexpected JSON answer", query=query, url=url, status=status)
         if payload.get("status") != "success":
-            kind = payload.get("errorType", "error")
+            kind = excerpt(str(payload.get("errorType", "error")), 40)
             raise QueryError(
-                f"{kind}: {payload.get('error', 'no error message')}",
+                f"{kind}: {excerpt(str(payload.get('error', 'no error message')))}",
                 query=query,
                 url=url,
                 status=status,
@@ -319,5 +326,4 @@ class PrometheusClient:
         data = payload.get("data")
         if not isinstance(data, dict):
             raise QueryError("answer without data", query=query, url=url, status=status)
-        warnings = tuple(str(w) for w in payload.get("warnings") or ())
-        return ApiResponse(data, warnings)
+        return ApiResponse(data, warnings_of(payload.get("warnings")))

@@ -24,6 +24,7 @@ import numpy as np
 import orjson
 
 from bot.model import FloatArray
+from bot.redaction import excerpt
 
 PREFIX = b'{"status":"success","data":{"resultType":"matrix","result":['
 """How Prometheus (``web/api/v1``, jsoniter encoder) starts a successful matrix answer."""
@@ -32,6 +33,17 @@ _METRIC = b'{"metric":'
 _VALUES = b',"values":[['
 _END = b"]]}"
 _BLANK = bytes.maketrans(b'[]"', b"   ")
+
+
+MAX_WARNINGS = 10
+"""Warnings kept from one answer (each a bounded excerpt, ``bot.redaction.excerpt``)."""
+
+
+def warnings_of(raw: object) -> tuple[str, ...]:
+    """The ``warnings`` of an answer as bounded, redacted excerpts, at most ``MAX_WARNINGS``."""
+    if not isinstance(raw, list | tuple):
+        return ()
+    return tuple(excerpt(str(w)) for w in raw[:MAX_WARNINGS])
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,4 +89,4 @@ def decode_matrix(content: bytes) -> DecodedMatrix | None:
         return None
     if not isinstance(tail, dict) or set(tail) - {"warnings", "infos"}:
         return None
-    return DecodedMatrix(series, tuple(str(w) for w in tail.get("warnings") or ()))
+    return DecodedMatrix(series, warnings_of(tail.get("warnings")))
