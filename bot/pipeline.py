@@ -63,7 +63,8 @@ from bot.recommend.inputs import EmergencyState, build_input
 from bot.recommend.noise import passes_min_change
 from bot.recommend.tortoise.emergency import EmergencyPhase
 from bot.report.build import make_proposal
-from bot.report.proposal import Proposal
+from bot.report.proposal import Prices, Proposal
+from bot.report.replay import CostTotals, cost_totals
 
 log = logging.getLogger("bot.pipeline")
 
@@ -102,6 +103,8 @@ class RepositoryPlan:
     edit: EditResult
     window: tuple[float, float] = (0.0, 0.0)
     errors: tuple[str, ...] = ()
+    prices: Prices = field(default_factory=Prices)
+    """The prices of the replays' monthly cost (``repository_prices``)."""
 
 
 # --------------------------------------------------------------------------- settings per workload
@@ -386,6 +389,7 @@ def plan_repository(
         edit=edit,
         window=(start_s, end_s),
         errors=tuple(f"{e.file}:{e.line}: {e.message}" for e in inventory.errors),
+        prices=repository_prices(config, settings),
     )
 
 
@@ -403,6 +407,8 @@ class RepositoryReport:
     updated: tuple[str, ...] = ()
     closed: tuple[str, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)
+    cost: CostTotals | None = None
+    """The replays of the workloads with changes, summed (``bot.report.replay.cost_totals``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -525,9 +531,23 @@ def workload_statuses(plan: RepositoryPlan) -> list[WorkloadStatus]:
             o.status,
             "; ".join(o.reasons),
             group_key(o.ref, grouping) if o.status == "changes" else None,
+            o.recommendation if o.status == "changes" else None,
         )
         for o in plan.outcomes
     ]
+
+
+def changes_cost(plan: RepositoryPlan) -> CostTotals:
+    """The replays of the workloads with changes, summed, at the repository's prices."""
+    recs = [o.recommendation for o in plan.outcomes if o.status == "changes" and o.recommendation]
+    return cost_totals(recs, plan.prices)
+
+
+def repository_prices(config: RepoConfig, settings: BotSettings) -> Prices:
+    """The prices of a repository's cost figures: its ``pull_requests.cost``, else the bot's
+    ``prices``."""
+    cost = effective_pull_requests(config, settings).cost
+    return Prices(cost.cpu_core_month, cost.memory_gib_month, cost.currency)
 
 
 def effective_pull_requests(config: RepoConfig, settings: BotSettings) -> PullRequestConfig:
@@ -615,8 +635,11 @@ def _serve_configured(
     counts: dict[str, int] = defaultdict(int)
     for outcome in plan.outcomes:
         counts[outcome.status] += 1
+    cost = changes_cost(plan)
     if dry_run:
-        return RepositoryReport(full_name, ok=True, message="dry run", counts=dict(counts))
+        return RepositoryReport(
+            full_name, ok=True, message="dry run", counts=dict(counts), cost=cost
+        )
     held = dashboard_only_reason(config, now_s=now_s)
     if held is not None:
         report = PublishReport(
@@ -639,6 +662,7 @@ def _serve_configured(
         updated=_links(report, report.updated),
         closed=_links(report, report.closed),
         counts=dict(counts),
+        cost=cost,
     )
 
 

@@ -23,9 +23,11 @@ from bot.model import (
     WorkloadRef,
 )
 from bot.pipeline import RepositoryPlan, WorkloadOutcome
+from bot.report import replay
 from bot.report.markdown import escape
 from bot.report.numbers import amount, field_change, target
 from bot.report.plan_json import workload_json
+from bot.report.proposal import Prices
 
 PLAN_FORMAT_VERSION = 1
 
@@ -60,10 +62,11 @@ def _declared_only(declared: DeclaredWorkload) -> Recommendation:
     return Recommendation(declared.ref, "skipped", containers=containers)
 
 
-def outcome_json(outcome: WorkloadOutcome) -> dict[str, Any]:
-    """One ``workloads[]`` entry: the engine's object, with the pipeline's status and files."""
+def outcome_json(outcome: WorkloadOutcome, prices: Prices | None = None) -> dict[str, Any]:
+    """One ``workloads[]`` entry: the engine's object, with the pipeline's status and files
+    (``prices``: for the replay's monthly cost)."""
     rec = outcome.recommendation or _declared_only(outcome.declared)
-    data = workload_json(rec, files=outcome.declared.files)
+    data = workload_json(rec, files=outcome.declared.files, prices=prices)
     data["status"] = outcome.status
     data["reasons"] = list(outcome.reasons)
     return data
@@ -77,7 +80,7 @@ def plan_document(plan: RepositoryPlan, *, repository: str) -> dict[str, Any]:
         "repository": repository,
         "window": {"start": _iso(start_s), "end": _iso(end_s)},
         "environments": list(plan.inventory.environments),
-        "workloads": [outcome_json(o) for o in plan.outcomes],
+        "workloads": [outcome_json(o, plan.prices) for o in plan.outcomes],
         "errors": [
             {"file": e.file, "line": e.line, "message": e.message}
             for e in (*plan.inventory.errors, *plan.edit.errors)
@@ -125,6 +128,10 @@ def plan_markdown(plan: RepositoryPlan, *, repository: str) -> str:
         for row in value_rows(outcome):
             cells = (names[outcome.ref], *row)
             lines.append("| " + " | ".join(escape(cell) for cell in cells) + " |")
+    for outcome in plan.outcomes:
+        rec = outcome.recommendation
+        if outcome.status == "changes" and rec is not None:
+            lines += ["", replay_markdown(rec, plan).rstrip("\n")]
     if plan.edit.diff:
         lines += ["", "```diff", plan.edit.diff.rstrip("\n"), "```"]
     return "\n".join(lines) + "\n"
@@ -248,3 +255,40 @@ def value_rows(outcome: WorkloadOutcome) -> list[tuple[str, str, str, str, str]]
                 )
             )
     return rows
+
+
+def replay_markdown(rec: Recommendation, plan: RepositoryPlan) -> str:
+    """The replay section of one workload with changes (``bot.report.replay.markdown``)."""
+    return replay.markdown(rec, plan.prices, heading=f"### {escape(str(rec.ref))}", column="")
+
+
+def replay_rows(outcome: WorkloadOutcome, prices: Prices) -> list[tuple[str, str, str]]:
+    """The replay table of a workload with changes: ``(figure, current, proposed)``, headed by
+    ``("last N days, replayed", "current", "proposed")``; empty without changes or without a
+    replay."""
+    rec = outcome.recommendation
+    if outcome.status != "changes" or rec is None or rec.replay is None:
+        return []
+    head = (
+        f"last {replay.window_days(rec.replay.current.window_s)}, replayed",
+        "current",
+        "proposed",
+    )
+    return [head] + [(r.label, r.current, r.proposed) for r in replay.rows(rec.replay, prices)]
+
+
+def replay_notes(outcome: WorkloadOutcome, prices: Prices) -> list[str]:
+    """What goes under a workload's replay table: the cost formula (or that no prices are
+    set) and what the gate did; for a workload with changes but no replay, that."""
+    rec = outcome.recommendation
+    if outcome.status != "changes" or rec is None:
+        return []
+    if rec.replay is None:
+        return ["no replay: cost and risk not estimated"]
+    return [replay.cost_formula(rec.replay, prices) or NOT_PRICED, *replay.gate_lines(rec)]
+
+
+NOT_PRICED = (
+    "no monthly cost: no prices are set (prices in the bot settings, or pull_requests.cost "
+    "in the repository)"
+)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -40,6 +41,10 @@ def test_demo_prints_table_and_diff(cli):
     for name in ("frontend", "cart", "checkout", "redis"):
         assert name in out
     assert "--- a/apps/raw/frontend.yaml" in out and "+++ b/apps/raw/frontend.yaml" in out
+    redis = out.split("redis: changes", 1)[1]
+    assert re.search(r"last 8 days, replayed +current +proposed", redis)
+    assert re.search(r"predicted OOM kills +2 +0\n", redis)
+    assert re.search(r"monthly cost +\$[\d,.]+ +\$[\d,.]+ \(\+\$", redis)
     assert "charts/checkout/values-prod.yaml" in out
     assert "\x1b[" not in out  # not a terminal: plain text
 
@@ -57,11 +62,31 @@ def test_demo_json_matches_the_published_schema(cli):
     assert memory["request"]["proposed"] > memory["request"]["current"]  # it was OOM-killed
     assert memory["vpa"]["confidence"] > 0
     assert doc["diff"].startswith("--- a/")
+    # Each workload with changes carries its replay; the cost is the demo's prices times the
+    # requests with replicas: (core-hours × 24 + GiB-hours × 3) / hours replayed.
+    for workload in doc["workloads"]:
+        replay = workload["replay"]
+        assert (replay is not None) == (workload["status"] == "changes")
+    frontend = next(w for w in doc["workloads"] if w["name"] == "frontend")["replay"]
+    assert frontend["prices"] == {"core_month": 24.0, "gib_month": 3.0, "currency": "$"}
+    for side in ("current", "proposed"):
+        figures = frontend[side]
+        hours = figures["window_s"] / 3600
+        cost = (figures["core_hours"] * 24 + figures["gib_hours"] * 3) / hours
+        assert figures["monthly_cost"] == pytest.approx(cost)
+    assert frontend["proposed"]["replicas"]["mean"] > frontend["current"]["replicas"]["mean"]
+    assert len(frontend["current"]["replicas"]["by_hour"]) == 168
+    assert redis_oom(doc) == (2, 0)
     assert doc["written"] == []
     written = json.loads(cli("plan", "--demo", "--format", "json", "--write").stdout)
     jsonschema.validate(written, PLAN_SCHEMA)
     in_diff = [line[6:] for line in doc["diff"].splitlines() if line.startswith("+++ b/")]
     assert written["written"] == sorted(in_diff) and "apps/raw/redis.yaml" in in_diff
+
+
+def redis_oom(doc: dict) -> tuple[int, int]:
+    replay = next(w for w in doc["workloads"] if w["name"] == "redis")["replay"]
+    return replay["current"]["memory"][0]["oom_kills"], replay["proposed"]["memory"][0]["oom_kills"]
 
 
 def test_plan_from_a_snapshot_equals_the_demo(cli, demo_copy):
@@ -91,6 +116,10 @@ def test_markdown_format(cli):
     assert result.returncode == 0
     assert result.stdout.startswith("## tortoise-bot plan: demo-shop")
     assert "| workload | container |" in result.stdout and "```diff" in result.stdout
+    assert "### Deployment/shop/frontend&#64;default: the last 8 days under this proposal" in (
+        result.stdout
+    )
+    assert "| predicted OOM kills | 2 | 0 |" in result.stdout
 
 
 def test_bad_opt_in_file_is_exit_2_with_every_problem(cli, demo_copy):
@@ -123,8 +152,16 @@ def test_explain_names_every_rule(cli, demo_copy):
     out = result.stdout
     assert out.startswith("StatefulSet/shop/redis@default: changes")
     assert "[tortoise.vertical.up]" in out and "confidence" in out and "inputs:" in out
+    # The replay: current vs proposed, per container, and its cost at the demo's prices.
+    assert "replay of the last 8 days, current → proposed" in out
+    assert re.search(r"predicted OOM kills +2 → 0", out)
+    assert re.search(
+        r"redis: memory peak 512 MiB, headroom to the limit \(or request\) +0 % → 42 %", out
+    )
+    assert "Monthly cost = requested cores with replicas × $24.00 per core-month" in out
     as_json = json.loads(cli("explain", *_demo_args(demo_copy), "redis", "--format", "json").stdout)
     assert as_json["name"] == "redis"
+    assert as_json["replay"]["current"]["memory"][0]["oom_kills"] == 2
 
 
 @pytest.mark.parametrize(

@@ -114,5 +114,10 @@ def test_the_command_is_deterministic_and_prints_json(capsys):
     text = capsys.readouterr().out
     assert "== pooled" in text and "tortoise-bot, merged" in text and "== aims" in text
     assert "-- tiny-exporter, seed 1: " in text.split("== tortoise-bot's pull requests")[1]
-    with pytest.raises(SystemExit):
-        main(["--services", "nope"])
+    assert main([*args, "--json", "--set", "replay.gate=off", "--set", "limits.policy=leave"]) == 0
+    chosen = json.loads(capsys.readouterr().out)
+    assert chosen["set"] == ["replay.gate=off", "limits.policy=leave"]
+    assert chosen["pooled"]["VPA defaults"] == first["pooled"]["VPA defaults"]  # upstream's
+    for bad in (["--services", "nope"], ["--set", "noise.nope=1"], ["--set", "noise"]):
+        with pytest.raises(SystemExit):
+            main(bad)

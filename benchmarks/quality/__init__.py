@@ -1,7 +1,7 @@
 """Quality of recommendations: each candidate's values replayed on a held-out week.
 
 Run: ``.venv/bin/python -m benchmarks.quality [--seeds 4] [--services a,b] [--days 14]
-[--score-days 7] [--json]``. How to read it: ``docs/quality.md``.
+[--score-days 7] [--set KEY=VALUE] [--json] [--changes]``. How to read it: ``docs/quality.md``.
 
 Per seed, the nine archetypes of ``bot.sim.profiles`` draw ``days + score_days`` days of demand
 once (``bot.sim.cluster.draw_demand``). The first ``days`` are the training history (simulated
@@ -19,9 +19,11 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from benchmarks.quality.candidates import (
     MAX_ROUNDS,
+    decide,
     krr_simple,
     oracle,
     tortoise_rounds,
@@ -39,8 +41,9 @@ from benchmarks.quality.report import (
 )
 from benchmarks.quality.scores import Score, pool, score
 from bot.config.bot import BotSettings
-from bot.config.recommend import RecommendSettings
-from bot.model import FieldChange, WorkloadHistory
+from bot.config.errors import ConfigError
+from bot.config.recommend import RecommendSettings, resolve
+from bot.model import FieldChange, Recommendation, WorkloadHistory
 from bot.sim.cluster import SimulatedService, draw_demand, simulate_window
 from bot.sim.profiles import ARCHETYPES, archetype_cluster
 from bot.sim.spec import ServiceSpec
@@ -87,6 +90,14 @@ def run_seed(seed: int, options: Options, settings: RecommendSettings) -> Run:
         part = simulate_window(spec, demand, start_day=0, days=options.days, services=[values])
         return part.expected_history(service_ref(values))
 
+    defaults = BotSettings().recommend
+
+    def vpa_estimates(
+        service: ServiceSpec, history: WorkloadHistory, found: Recommendation | None
+    ) -> Recommendation | None:
+        """The VPA estimates under the default settings, whatever ``--set`` changed."""
+        return found if settings == defaults else decide(service, history, defaults).recommendation
+
     out: dict[str, dict[str, Score]] = {}
     proposals = {}
     for service in spec.services:
@@ -96,7 +107,9 @@ def run_seed(seed: int, options: Options, settings: RecommendSettings) -> Run:
         candidates = {
             "tortoise-bot, one PR": product.one_pr,
             "tortoise-bot, merged": product.merged,
-            "VPA defaults": vpa_defaults(service, product.first.recommendation),
+            "VPA defaults": vpa_defaults(
+                service, vpa_estimates(service, history, product.first.recommendation)
+            ),
             "KRR simple": krr_simple(service, history),
             "oracle": oracle(service, current),
         }
@@ -137,6 +150,14 @@ def _options(argv: Sequence[str] | None) -> tuple[Options, argparse.Namespace]:
     )
     parser.add_argument("--json", action="store_true", help="Print JSON instead of tables.")
     parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Override a recommend setting for tortoise-bot, e.g. noise.min_change_fraction=0.2 "
+        "or replay.gate=off (repeatable; VALUE read as JSON, else as text).",
+    )
+    parser.add_argument(
         "--changes",
         action="store_true",
         help="Also print each pull request tortoise-bot proposed, per service and seed.",
@@ -148,19 +169,37 @@ def _options(argv: Sequence[str] | None) -> tuple[Options, argparse.Namespace]:
         parser.error(f"unknown services {', '.join(unknown)} (known: {', '.join(ARCHETYPES)})")
     if not names or args.seeds < 1 or args.days <= 0 or args.score_days <= 0:
         parser.error("expected at least one service and one seed, and positive days")
+    try:
+        args.settings = resolve(BotSettings().recommend, *(_override(item) for item in args.set))
+    except (ValueError, ConfigError) as exc:  # pydantic's ValidationError is a ValueError
+        parser.error(f"--set: {exc}")
     options = Options(tuple(range(1, args.seeds + 1)), names, args.days, args.score_days)
     return options, args
+
+
+def _override(item: str) -> dict[str, Any]:
+    """``a.b=VALUE`` as ``{"a": {"b": VALUE}}``; VALUE parsed as JSON, else kept as text."""
+    key, sep, text = item.partition("=")
+    if not sep or not key:
+        raise ValueError(f"{item!r} is not KEY=VALUE")
+    try:
+        value: Any = json.loads(text)
+    except json.JSONDecodeError:
+        value = text
+    for part in reversed(key.split(".")):
+        value = {part: value}
+    return dict(value)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line (module doc)."""
     options, args = _options(argv)
     started = time.perf_counter()
-    found = run(options, BotSettings().recommend)
+    found = run(options, args.settings)
     seconds = time.perf_counter() - started
     results, leaking = found.scores, found.leaking
     if args.json:
-        doc = {"options": asdict(options), "seconds": round(seconds, 2)}
+        doc = {"options": asdict(options), "set": args.set, "seconds": round(seconds, 2)}
         doc |= as_json(results, leaking)
         doc["proposals"] = proposals_json(found.proposals)
         json.dump(doc, sys.stdout, indent=2)
@@ -169,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"== quality: {len(options.services)} services × {len(options.seeds)} seeds, trained on "
         f"{options.days:g} days, scored on the next {options.score_days:g}; per seed and week "
-        f"({seconds:.1f} s)"
+        f"({seconds:.1f} s){''.join(f'; --set {item}' for item in args.set)}"
     )
     for service in service_names(results):
         print(f"\n-- {service}")

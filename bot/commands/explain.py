@@ -20,10 +20,12 @@ from bot.commands.common import (
 )
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from bot.metrics.errors import MetricsError
-from bot.model import Explained, Resource
+from bot.model import Explained, Recommendation, Resource
 from bot.pipeline import WorkloadOutcome, plan_repository
 from bot.planview import outcome_json, short_names, workload_spec_matches
+from bot.report import replay as replay_view
 from bot.report.numbers import amount, target
+from bot.report.proposal import Prices
 
 HELP = "Every number for one workload and the rule behind it."
 
@@ -67,8 +69,9 @@ def _line(label: str, value: Explained, unit: Resource | str) -> str:
     return text + (f"\n  {'':<22} inputs: {inputs}" if inputs else "")
 
 
-def describe(outcome: WorkloadOutcome) -> str:
-    """Human-readable explanation of every value."""
+def describe(outcome: WorkloadOutcome, prices: Prices | None = None) -> str:
+    """Human-readable explanation of every value, then the replay of the proposal (at
+    ``prices`` for its monthly cost)."""
     lines = [f"{outcome.ref}: {outcome.status}"]
     lines += [f"  reason: {r}" for r in outcome.reasons]
     rec = outcome.recommendation
@@ -103,6 +106,7 @@ def describe(outcome: WorkloadOutcome) -> str:
             if rec.hpa.slots:
                 slots = ", ".join(f"{k}: {lo}-{hi}" for k, (lo, hi) in rec.hpa.slots.items())
                 lines.append(f"  per-slot (min-max)     {slots}")
+        lines += _replay(rec, prices or Prices())
         for note in rec.notes:
             lines.append(f"note [{note.code}] {note.message}")
     if outcome.history is not None:
@@ -111,6 +115,20 @@ def describe(outcome: WorkloadOutcome) -> str:
             if note not in shown:  # the engine repeats the history's notes in its own
                 lines.append(f"data [{note.code}] {note.message}")
     return "\n".join(lines) + "\n"
+
+
+def _replay(rec: Recommendation, prices: Prices) -> list[str]:
+    """The replay section: the table, per container figures, the findings and held values."""
+    replay = rec.replay
+    if replay is None:
+        return []
+    lines = replay_view.text(rec, prices)
+    per_container = replay_view.container_rows(replay)
+    width = max((len(r.label) for r in per_container), default=0)
+    lines += [f"  {r.label:<{width}}  {r.current} → {r.proposed}" for r in per_container]
+    if replay.gate == "on":
+        lines += [f"  finding: {line}" for line in replay_view.finding_lines(replay)]
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:
@@ -126,8 +144,8 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_FAILED
     outcome = select(plan.outcomes, args.workload)
     if args.format == "json":
-        json.dump(outcome_json(outcome), sys.stdout, indent=2)
+        json.dump(outcome_json(outcome, plan.prices), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(describe(outcome))
+        sys.stdout.write(describe(outcome, plan.prices))
     return EXIT_FAILED if outcome.status == "error" else EXIT_OK

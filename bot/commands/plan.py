@@ -34,11 +34,20 @@ from bot.console import (
     make_console,
     print_table,
     progress,
+    wrap_cell,
 )
 from bot.errors import EXIT_FAILED, EXIT_OK
 from bot.metrics.errors import MetricsError
 from bot.pipeline import RepositoryPlan, plan_repository
-from bot.planview import change_summary, plan_document, plan_markdown, short_names, value_rows
+from bot.planview import (
+    change_summary,
+    plan_document,
+    plan_markdown,
+    replay_notes,
+    replay_rows,
+    short_names,
+    value_rows,
+)
 
 HELP = "Recommend for a local checkout (or --demo) and print the table and diff."
 
@@ -171,6 +180,14 @@ def print_plan(plan: RepositoryPlan, console: Console, *, repository: str, sourc
                 (Column("reason", breaks=WORDS, flex=True),),
                 [(r,) for r in outcome.reasons],
             )
+        replayed = replay_rows(outcome, plan.prices)
+        if replayed:
+            console.print()
+            columns = tuple(Column(h, breaks=WORDS) for h in replayed[0])
+            print_table(console, columns, replayed[1:])
+        for note in replay_notes(outcome, plan.prices):
+            for line in wrap_cell(note, WORDS, console.width):
+                console.print(line, markup=False)
     for error in plan.errors:
         console.print(f"error: {error}", markup=False, style="red", soft_wrap=True)
     if plan.edit.diff:

@@ -27,6 +27,7 @@ from bot.metrics.prometheus import PrometheusSource
 from bot.metrics.source import HistorySource
 from bot.pipeline import RepositoryReport, RunSummary, run_repositories, serve_repository
 from bot.report.markdown import escape
+from bot.report.replay import CostTotals
 from bot.sharding import Shard
 
 HELP = "Serve every configured repository: plan, edit, branch, pull request, dashboard."
@@ -51,20 +52,38 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def summary_markdown(summary: RunSummary) -> str:
-    """The run summary as a markdown table (for ``$GITHUB_STEP_SUMMARY``)."""
+    """The run summary as a markdown table (for ``$GITHUB_STEP_SUMMARY``).
+
+    ``requested with replicas`` and ``monthly cost`` sum the replays of each repository's
+    workloads with changes (``bot.report.replay.cost_totals``): current → proposed."""
     lines = [
         "## tortoise-bot run",
         "",
-        "| repository | result | opened | updated | closed | workloads | message |",
-        "|---|---|---|---|---|---|---|",
+        "| repository | result | opened | updated | closed | workloads | requested with replicas "
+        "(means, replayed) | monthly cost (replayed) | message |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in summary.reports:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(r.counts.items()))
+        requests, cost = _cost_cells(r.cost)
         lines.append(
             f"| {escape(r.repository)} | {'ok' if r.ok else 'failed'} | {len(r.opened)} | "
-            f"{len(r.updated)} | {len(r.closed)} | {escape(counts)} | {escape(r.message)} |"
+            f"{len(r.updated)} | {len(r.closed)} | {escape(counts)} | {escape(requests)} | "
+            f"{escape(cost)} | {escape(r.message)} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _cost_cells(cost: CostTotals | None) -> tuple[str, str]:
+    """(requests, cost) cells of one repository: ``—`` with no change, no prices or no replay;
+    the workloads with changes but no replay are named."""
+    if cost is None:
+        return "—", "—"
+    requests = cost.requests_text() or "—"
+    money = cost.cost_text() or ("not priced" if cost.replayed else "—")
+    if cost.unreplayed:
+        money += f"; no replay for {', '.join(cost.unreplayed)}"
+    return requests, money
 
 
 def execute(

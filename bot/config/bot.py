@@ -44,7 +44,8 @@ class BotSettings(ConfigModel):
     recommend: RecommendSettings = RecommendSettings()
     prices: CostConfig = Field(
         CostConfig(),
-        description="Prices for cost estimates in pull requests; a repository's "
+        description="Prices of the monthly cost of the replayed requests (with replicas) in pull "
+        "requests, plan, explain, the dashboard and the run summary; a repository's "
         "``pull_requests.cost`` overrides them.",
     )
     schedule: ScheduleConfig = ScheduleConfig()

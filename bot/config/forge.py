@@ -16,7 +16,8 @@ from bot.config.base import ConfigModel, TimeZoneName
 
 
 class CostConfig(ConfigModel):
-    """Prices for the monthly cost estimate in pull-request summaries (0 = no estimate)."""
+    """Prices of the monthly cost of the replayed requests with replicas (both 0 = no cost):
+    ``(core_hours × cpu_core_month + gib_hours × memory_gib_month) / hours replayed``."""
 
     cpu_core_month: float = Field(0.0, ge=0, description="Price of one requested core for a month.")
     memory_gib_month: float = Field(

@@ -42,7 +42,7 @@ from bot.forge.lifecycle import (
     same_proposal,
 )
 from bot.forge.previous import PreviousProposal, WorkloadMemory, workload_memory
-from bot.model import Status, WorkloadRef
+from bot.model import Recommendation, Status, WorkloadRef
 from bot.redaction import redact
 from bot.report import (
     DashboardRow,
@@ -126,12 +126,15 @@ class PublishReport:
 
 @dataclass(frozen=True, slots=True)
 class WorkloadStatus:
-    """A workload's outcome for the dashboard, from the pipeline: ``key`` is its change-set key."""
+    """A workload's outcome for the dashboard, from the pipeline: ``key`` is its change-set key;
+    ``recommendation`` the proposal behind a ``changes`` status (its replay and held values go
+    on the dashboard)."""
 
     ref: WorkloadRef
     status: Status
     message: str = ""
     key: str | None = None
+    recommendation: Recommendation | None = None
 
 
 def make_retry(config: GitHubConfig) -> GithubRetry:
@@ -747,7 +750,11 @@ class RepositorySession:
                     message = s.message or "a change is proposed; no pull request was opened"
                 else:
                     message = s.message
-                rows.append(DashboardRow(s.ref, status, message, s.key, checkbox=checkbox))
+                rows.append(
+                    DashboardRow(
+                        s.ref, status, message, s.key, checkbox=checkbox, proposal=s.recommendation
+                    )
+                )
                 continue
             rows.append(
                 DashboardRow(
@@ -760,6 +767,7 @@ class RepositorySession:
                     result.url,
                     result.number,
                     checkbox=result.status in ("pending", "suppressed"),
+                    proposal=s.recommendation,
                 )
             )
         return rows
@@ -773,7 +781,9 @@ class RepositorySession:
         ticked = self.ticked_keys()
         rows = self.dashboard_rows(statuses, report)
         not_done = [f"{k}: not done ({report.stopped or 'stopped'})" for k in report.not_done]
-        body = render_dashboard(rows, title=self.config.dashboard_title, not_done=not_done)
+        body = render_dashboard(
+            rows, title=self.config.dashboard_title, not_done=not_done, prices=self.prices
+        )
         self._write_dashboard(body)
         return ticked
 

@@ -11,8 +11,7 @@ Public API::
 Modules, in data-flow order: ``files`` (safe, cached reads) -> ``yamldoc`` (parse with exact
 spans) -> ``sources`` (objects and the origin of every value) -> ``patching``, ``kustomize``,
 ``helm`` (the repository styles) -> ``workloads`` -> ``discovery``; then ``plan`` (where each
-change goes) -> ``textedit`` (span edits) -> ``edit`` (combine, verify) -> ``writing``
-(one unit through ``journal``).
+change goes) -> ``textedit`` (span edits) -> ``edit`` (combine, verify) -> ``writing``.
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ from bot.manifests import quantities
 from bot.manifests.discovery import Discovery, discover_index
 from bot.manifests.edit import apply_inventory_changes
 from bot.manifests.errors import ManifestError
-from bot.manifests.journal import recover
 from bot.manifests.plan import PATCH_FILE
 from bot.model import EditResult, FieldChange, Inventory
 
@@ -51,12 +49,7 @@ def environment_config(config: RepoConfig, environment: str) -> EnvironmentConfi
 
 
 def discover(root: Path, config: RepoConfig) -> Inventory:
-    """The inventory of the checkout at ``root``; bad files become ``Inventory.errors``.
-
-    A change set that an earlier process left half-written in ``root`` is undone first
-    (``bot.manifests.journal``), so the inventory is never read from a half-applied set.
-    """
-    recover(root)
+    """The inventory of the checkout at ``root``; bad files become ``Inventory.errors``."""
     disc = discover_index(root, config)
     _RECENT[id(disc.inventory)] = disc
     while len(_RECENT) > _RECENT_SIZE:

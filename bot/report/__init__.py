@@ -24,7 +24,6 @@ from bot.report.render import (
     render_dashboard,
     render_pull_request,
     ticked_keys,
-    totals,
 )
 
 __all__ = [
@@ -44,5 +43,4 @@ __all__ = [
     "replace_state",
     "state_of",
     "ticked_keys",
-    "totals",
 ]

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
-import numpy as np
+from bot.model import ChangeSet, EditResult, FieldChange, Resource, WorkloadHistory, WorkloadRef
+from bot.report.charts import week_profile, weekday_peaks
+from bot.report.proposal import Proposal, WeekUsage
 
-from bot.model import ChangeSet, EditResult, WorkloadHistory, WorkloadRef
-from bot.report.charts import hourly_profile, weekday_peaks
-from bot.report.proposal import Proposal
+CPU_PERCENTILE = 95.0
+"""The CPU usage a week chart shows per hour: the 95th percentile of the pods' samples."""
+
+MEMORY_PERCENTILE = 100.0
+"""The memory usage a week chart shows per hour: the peak working set (OOM kills happen there)."""
 
 
 def proposal_title(change_set: ChangeSet) -> str:
@@ -20,24 +24,43 @@ def proposal_title(change_set: ChangeSet) -> str:
     return f"Right-size {len(refs)} workloads in {change_set.key}"
 
 
+def chart_subject(changes: Iterable[FieldChange]) -> tuple[str, Resource] | None:
+    """What one workload's week chart is about: None for its replicas (a change that touches
+    the HPA, or nothing to chart), else ``(container, resource)`` of its first changed request
+    (or limit, when no request changes)."""
+    changes = list(changes)
+    if any(c.field.startswith("hpa.") for c in changes):
+        return None
+    for kind in ("requests.", "limits."):
+        for c in changes:
+            if c.field.startswith(kind) and c.container is not None:
+                return c.container, "cpu" if c.field.endswith(".cpu") else "memory"
+    return None
+
+
 def make_proposal(
     change_set: ChangeSet,
     edit: EditResult,
     *,
     title: str | None = None,
     histories: Mapping[WorkloadRef, WorkloadHistory] | None = None,
-    replicas: Mapping[WorkloadRef, float] | None = None,
 ) -> Proposal:
     """The proposal for ``change_set`` whose files ``edit`` produced against the current base.
 
-    From ``histories``: usage by hour (P90 per UTC hour) of every container resource whose
-    request changes, peak replicas per weekday, the mean replica count (unless ``replicas``
-    gives it) and the data window. Notes: the edit's, then each history's quality notes.
+    From ``histories``: for each workload whose change is about its requests
+    (``chart_subject``), that container resource's usage by hour of the week (CPU: P95,
+    memory: the peak) on the clock of its replay (``ReplicaReplay.time_zone``, UTC without a
+    replay); peak replicas per weekday; the data window. Notes: the edit's, then each history's
+    quality notes.
     """
     histories = histories or {}
-    hourly: dict[str, tuple[float, ...]] = {}
+    zones = {
+        r.ref: r.replay.current.replicas.time_zone
+        for r in change_set.recommendations
+        if r.replay is not None
+    }
+    usage: dict[str, WeekUsage] = {}
     peaks: dict[str, tuple[float, ...]] = {}
-    counts: dict[str, float] = {ref.key: n for ref, n in (replicas or {}).items()}
     notes = list(edit.notes)
     windows: list[tuple[float, float]] = []
     for ref in sorted({c.ref for c in change_set.changes}):
@@ -48,21 +71,22 @@ def make_proposal(
         notes.extend(history.quality)
         if history.replicas.size:
             peaks[ref.key] = weekday_peaks(history.replicas_t, history.replicas)
-            counts.setdefault(ref.key, float(np.mean(history.replicas)))
-        for change in change_set.changes:
-            if change.ref != ref or change.container is None:
-                continue
-            container = history.containers.get(change.container)
-            if container is None:
-                continue
-            if change.field == "requests.cpu" and container.cpu_t.size:
-                hourly[f"{ref.key}/{change.container}/cpu"] = hourly_profile(
-                    container.cpu_t, container.cpu_cores
-                )
-            elif change.field == "requests.memory" and container.mem_t.size:
-                hourly[f"{ref.key}/{change.container}/memory"] = hourly_profile(
-                    container.mem_t, container.mem_bytes
-                )
+        subject = chart_subject(c for c in change_set.changes if c.ref == ref)
+        container = history.containers.get(subject[0]) if subject else None
+        if subject is None or container is None:
+            continue
+        resource = subject[1]
+        zone = zones.get(ref, "UTC")
+        if resource == "cpu" and container.cpu_t.size:
+            values = week_profile(
+                container.cpu_t, container.cpu_cores, zone, percentile=CPU_PERCENTILE
+            )
+            usage[ref.key] = WeekUsage(subject[0], "cpu", values, CPU_PERCENTILE, zone)
+        elif resource == "memory" and container.mem_t.size:
+            values = week_profile(
+                container.mem_t, container.mem_bytes, zone, percentile=MEMORY_PERCENTILE
+            )
+            usage[ref.key] = WeekUsage(subject[0], "memory", values, MEMORY_PERCENTILE, zone)
     window = (min(w[0] for w in windows), max(w[1] for w in windows)) if windows else None
     return Proposal(
         key=change_set.key,
@@ -71,8 +95,7 @@ def make_proposal(
         files=edit.files,
         diff=edit.diff,
         notes=tuple(dict.fromkeys(notes)),
-        hourly_usage=hourly,
+        week_usage=usage,
         replica_peaks=peaks,
-        replicas=counts,
         window_s=window,
     )

@@ -42,6 +42,19 @@ def target(current: Number | None, proposed: Number | None) -> str:
     return f"{percent(current)} → {percent(proposed)}"
 
 
+def field_value(field: str, value: Number | None) -> str:
+    """One value of a ``FieldChange`` field in its unit: ``0.4`` (cores), ``640 MiB``, ``65%``,
+    ``4`` (replicas); ``—`` for none."""
+    if value is None:
+        return "—"
+    if field.startswith("hpa.target."):
+        return f"{value}%"
+    resource = field.rpartition(".")[2]
+    if field.startswith(("requests.", "limits.")) and resource in ("cpu", "memory"):
+        return amount("cpu" if resource == "cpu" else "memory", value)
+    return str(value)
+
+
 def field_change(field: str, current: Number | None, proposed: Number | None) -> str:
     """A ``FieldChange`` as one line reads it: ``0.5 → 0.4`` (``requests.cpu``, cores),
     ``512 MiB → 640 MiB`` (``limits.memory``), ``60% → removed`` (``hpa.target.*``),

@@ -1,8 +1,10 @@
 """A ``Recommendation`` as the plan's workload JSON object (``docs/schemas/plan.schema.json``).
 
-Pure: imports only ``bot.model``. Values are cores, bytes, replicas and percent, as in the
-recommendation; every value carries its ``rule`` and one-line ``reason``; each container
-resource also carries the VPA estimate (``vpa``) before any rounding to manifest quantities.
+Pure: imports only ``bot.model`` and the report's own modules. Values are cores, bytes,
+replicas and percent, as in the recommendation; every value carries its ``rule`` and one-line
+``reason``; each container resource also carries the VPA estimate (``vpa``) before any rounding
+to manifest quantities. ``replay`` holds the current and proposed values replayed on the window
+(``bot.report.replay``), with their monthly cost when prices are given.
 """
 
 from __future__ import annotations
@@ -16,10 +18,13 @@ from bot.model import (
     Explained,
     HpaRecommendation,
     Recommendation,
+    ReplayFigures,
     ResourceRecommendation,
     Usage,
     VpaEstimate,
 )
+from bot.report import replay as replay_view
+from bot.report.proposal import Prices
 
 
 def explained_json(value: Explained) -> dict[str, Any]:
@@ -96,8 +101,86 @@ def hpa_json(hpa: HpaRecommendation | None) -> dict[str, Any] | None:
     }
 
 
-def workload_json(rec: Recommendation, *, files: Sequence[str] = ()) -> dict[str, Any]:
-    """The plan's object for one workload."""
+def figures_json(figures: ReplayFigures, prices: Prices) -> dict[str, Any]:
+    """One side of a replay: replicas, per-container CPU and memory, requested core-hours and
+    GiB-hours with replicas, and their monthly cost (None without prices)."""
+    r = figures.replicas
+    return {
+        "window_s": figures.window_s,
+        "core_hours": figures.core_hours,
+        "gib_hours": figures.gib_hours,
+        "monthly_cost": replay_view.monthly_cost(figures, prices),
+        "replicas": {
+            "mean": r.mean,
+            "p95": r.p95,
+            "max": r.max,
+            "pod_hours": r.pod_hours,
+            "shortfall_minutes": r.shortfall_minutes,
+            "replayed": r.replayed,
+            "time_zone": r.time_zone,
+            "by_hour": replay_view.finite(r.by_hour),
+        },
+        "cpu": [
+            {
+                "container": c.container,
+                "request_cores": c.request_cores,
+                "limit_cores": c.limit_cores,
+                "container_minutes": c.container_minutes,
+                "over_request_minutes": c.over_request_minutes,
+                "over_limit_minutes": c.over_limit_minutes,
+                "p95_percent": c.p95_percent,
+            }
+            for c in figures.cpu
+        ],
+        "memory": [
+            {
+                "container": m.container,
+                "request_bytes": m.request_bytes,
+                "limit_bytes": m.limit_bytes,
+                "oom_kills": m.oom_kills,
+                "over_request_minutes": m.over_request_minutes,
+                "peak_bytes": m.peak_bytes,
+                "headroom_percent": m.headroom_percent,
+            }
+            for m in figures.memory
+        ],
+    }
+
+
+def replay_json(rec: Recommendation, prices: Prices) -> dict[str, Any] | None:
+    """``{gate, prices, current, proposed, findings, held}``; None without a replay."""
+    replay = rec.replay
+    if replay is None:
+        return None
+    return {
+        "gate": replay.gate,
+        "prices": {
+            "core_month": prices.core_month,
+            "gib_month": prices.gib_month,
+            "currency": prices.currency,
+        }
+        if replay_view.priced(prices)
+        else None,
+        "current": figures_json(replay.current, prices),
+        "proposed": figures_json(replay.proposed, prices),
+        "findings": replay_view.findings_json(replay.findings),
+        "held": [
+            {
+                "field": h.field,
+                "container": h.container,
+                "wanted": h.wanted,
+                "kept": h.kept,
+                "reason": h.why,
+            }
+            for h in replay_view.held_values(rec)
+        ],
+    }
+
+
+def workload_json(
+    rec: Recommendation, *, files: Sequence[str] = (), prices: Prices | None = None
+) -> dict[str, Any]:
+    """The plan's object for one workload (``prices``: for the replay's monthly cost)."""
     return {
         "kind": rec.ref.kind,
         "namespace": rec.ref.namespace,
@@ -111,14 +194,18 @@ def workload_json(rec: Recommendation, *, files: Sequence[str] = ()) -> dict[str
         "notes": [
             {"code": n.code, "message": n.message, "container": n.container} for n in rec.notes
         ],
+        "replay": replay_json(rec, prices or Prices()),
     }
 
 
 def plan_json(
-    workloads: Sequence[tuple[Recommendation, Sequence[str]]], *, diff: str = ""
+    workloads: Sequence[tuple[Recommendation, Sequence[str]]],
+    *,
+    diff: str = "",
+    prices: Prices | None = None,
 ) -> dict[str, Any]:
     """The whole plan: ``{"workloads": [...], "diff": "..."}``."""
     return {
-        "workloads": [workload_json(rec, files=files) for rec, files in workloads],
+        "workloads": [workload_json(rec, files=files, prices=prices) for rec, files in workloads],
         "diff": diff,
     }

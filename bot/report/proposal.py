@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
-from bot.model import ChangeSet, FileChange, Note, WorkloadRef
+from bot.model import ChangeSet, FileChange, Note, Recommendation, Resource, WorkloadRef
 
 STATE_VERSION = 1
 """Version of the JSON kept in pull-request bodies; bodies with another version are rebuilt."""
@@ -38,14 +38,27 @@ class Prices:
 
 
 @dataclass(frozen=True, slots=True)
+class WeekUsage:
+    """One container resource's usage by hour of the week, for the chart of a workload whose
+    change is about its requests: 168 values (Sunday 00:00 first, on the wall clock of
+    ``time_zone``; NaN for an hour without a sample) in cores or bytes; ``percentile`` 100 is
+    the peak."""
+
+    container: str
+    resource: Resource
+    values: tuple[float, ...]
+    percentile: float
+    time_zone: str = "UTC"
+
+
+@dataclass(frozen=True, slots=True)
 class Proposal:
     """One pull request's worth of changes, computed against the current base branch.
 
     ``key`` names the branch (see ``bot.forge.branches``); ``files`` holds the new bytes of
-    every changed file; ``hourly_usage`` maps ``<workload key>/<container>/<resource>`` to 24
-    values (usage by hour of day, cores or bytes, see ``charts.hourly_profile``);
+    every changed file; ``week_usage`` maps a workload key to the usage its chart shows (see
+    ``WeekUsage``; absent when the chart shows replicas, or without history);
     ``replica_peaks`` maps a workload key to 7 values (peak replicas Monday..Sunday);
-    ``replicas`` maps a workload key to its average replica count (cost estimate, default 1);
     ``window_s`` is the data window ``(start, end)`` in unix seconds; ``emergency_phases``
     maps a workload key to the emergency phase this proposal leaves it in (``normal``,
     ``emergency`` or ``back-to-normal``), kept in the state so the next run knows it.
@@ -57,9 +70,8 @@ class Proposal:
     files: tuple[FileChange, ...]
     diff: str = ""
     notes: tuple[Note, ...] = ()
-    hourly_usage: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    week_usage: Mapping[str, WeekUsage] = field(default_factory=dict)
     replica_peaks: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
-    replicas: Mapping[str, float] = field(default_factory=dict)
     window_s: tuple[float, float] | None = None
     emergency_phases: Mapping[str, str] = field(default_factory=dict)
 
@@ -89,7 +101,9 @@ class DashboardRow:
     """One dashboard line: a workload, its status, a message, and where to look.
 
     ``key`` is the branch key of its change set; ``checkbox`` asks for a pull request on the
-    next run (pending or suppressed items); ``url`` links the pull request when there is one.
+    next run (pending or suppressed items); ``url`` links the pull request when there is one;
+    ``proposal`` is the recommendation behind a proposed change (its replay's cost and risk
+    figures and the values the gate held back are shown).
     """
 
     ref: WorkloadRef
@@ -99,6 +113,7 @@ class DashboardRow:
     url: str | None = None
     number: int | None = None
     checkbox: bool = False
+    proposal: Recommendation | None = None
 
 
 @dataclass(frozen=True, slots=True)

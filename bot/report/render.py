@@ -9,9 +9,9 @@ and links to the dashboard, and its tables are cut with a count of what was left
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -19,8 +19,11 @@ from typing import Any
 
 import jinja2
 
-from bot.model import RESOURCES, FieldChange, Recommendation
+from bot.model import RESOURCES, FieldChange, Number, Recommendation, Resource, WorkloadRef
 from bot.report import numbers
+from bot.report import replay as replay_view
+from bot.report.build import chart_subject
+from bot.report.charts import HOURS_PER_WEEK
 from bot.report.markdown import code, escape, mermaid_label
 from bot.report.proposal import (
     DashboardRow,
@@ -51,7 +54,7 @@ MAX_TITLE_CHARS = 256
 """GitHub's limit on titles."""
 
 MAX_CHARTS = 3
-"""Mermaid charts per pull request (the first containers by proposal order)."""
+"""Mermaid charts per pull request (the first workloads by proposal order)."""
 
 MAX_MESSAGE_CHARS = 300
 """Longest dashboard message per workload (an error's first characters), in characters."""
@@ -61,7 +64,6 @@ REQUEST_MARKER = "tortoise-bot-request"
 
 _TICKED_RE = re.compile(r"^\s*[-*] \[[xX]\] <!-- " + REQUEST_MARKER + r": (\S+) -->", re.MULTILINE)
 
-_HOURS = [f"{h:02d}" for h in range(24)]
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
@@ -86,61 +88,6 @@ def _render(name: str, templates_dir: Path | None, **context: Any) -> str:
 
 
 # --------------------------------------------------------------------------- view models
-
-
-@dataclass(frozen=True, slots=True)
-class _Totals:
-    cpu_before_cores: float
-    cpu_after_cores: float
-    memory_before_bytes: float
-    memory_after_bytes: float
-    cost_delta_month: float
-
-
-def _replicas(proposal: Proposal, key: str) -> float:
-    return proposal.replicas.get(key, 1.0)
-
-
-def totals(proposal: Proposal, prices: Prices) -> _Totals:
-    """Requested CPU and memory before and after, times replicas, and the monthly cost delta.
-
-    Before/after sum every container request of the change set's workloads (an unchanged
-    request counts on both sides), so a pull request that only tunes an HPA still shows what
-    its workloads request. ``cost = Σ Δcpu_cores × replicas × core_month + Σ Δmemory_bytes /
-    GiB × replicas × gib_month`` (a removed request counts as going to zero). Without
-    recommendations, only the request changes are summed.
-    """
-    cpu = [0.0, 0.0]
-    mem = [0.0, 0.0]
-
-    def add(resource: str, key: str, before: float | None, after: float | None) -> None:
-        n = _replicas(proposal, key)
-        target = cpu if resource == "cpu" else mem
-        target[0] += float(before or 0) * n
-        target[1] += float(after or 0) * n
-
-    proposed = {
-        (c.ref, c.container, c.field): c.proposed
-        for c in proposal.change_set.changes
-        if c.field in ("requests.cpu", "requests.memory")
-    }
-    if proposal.change_set.recommendations:
-        for rec in proposal.change_set.recommendations:
-            for container in rec.containers:
-                for res in (container.cpu, container.memory):
-                    current = res.request.current
-                    after = proposed.get(
-                        (rec.ref, container.name, f"requests.{res.resource}"), current
-                    )
-                    add(res.resource, rec.ref.key, current, after)
-    else:
-        for change in proposal.change_set.changes:
-            if change.field in ("requests.cpu", "requests.memory"):
-                add(change.field.split(".")[1], change.ref.key, change.current, change.proposed)
-    cost = (cpu[1] - cpu[0]) * prices.core_month + (
-        mem[1] - mem[0]
-    ) / numbers.GIB * prices.gib_month
-    return _Totals(cpu[0], cpu[1], mem[0], mem[1], cost)
 
 
 def _change_value(change: FieldChange, value: float | int | None) -> str:
@@ -228,38 +175,99 @@ def _hpa_view(proposal: Proposal, rec: Recommendation) -> dict[str, Any] | None:
     }
 
 
-def _charts(proposal: Proposal) -> list[dict[str, Any]]:
-    requests: dict[str, tuple[float | None, float | None]] = {}
-    for change in proposal.change_set.changes:
-        if change.field in ("requests.cpu", "requests.memory") and change.container:
-            resource = change.field.split(".")[1]
-            requests[f"{change.ref.key}/{change.container}/{resource}"] = (
-                None if change.current is None else float(change.current),
-                None if change.proposed is None else float(change.proposed),
-            )
-    charts: list[dict[str, Any]] = []
-    for series_key, profile in proposal.hourly_usage.items():
-        if len(charts) >= MAX_CHARTS or len(profile) != 24:
-            continue
-        resource = series_key.rsplit("/", 1)[-1]
-        scale, unit = (1.0, "cores") if resource == "cpu" else (1.0 / numbers.MIB, "MiB")
-        old, new = requests.get(series_key, (None, None))
-        lines = [[round(v * scale, 3) for v in profile]]
-        names = ["usage P90"]
-        for name, value in (("old request", old), ("new request", new)):
+def _line(values: Sequence[float], scale: float = 1.0, digits: int = 2) -> str:
+    """Mermaid line data: ``values × scale`` rounded to ``digits``, 0 for an hour without a
+    sample (NaN)."""
+    return ", ".join("0" if math.isnan(v) else f"{round(v * scale, digits):g}" for v in values)
+
+
+def week_chart(
+    proposal: Proposal, rec: Recommendation, changes: Sequence[FieldChange]
+) -> dict[str, Any] | None:
+    """The workload's chart of the week (``build.chart_subject``): replicas by hour of the
+    week, current and proposed, when the change touches the HPA; else the usage of the first
+    changed container resource against its current and proposed request (and limit when it
+    changes too). None when there is nothing to draw."""
+    subject = chart_subject(changes)
+    replay = rec.replay
+    if subject is None:
+        if replay is None or len(replay.current.replicas.by_hour) != HOURS_PER_WEEK:
+            return None
+        zone = replay.current.replicas.time_zone
+        how = "the HPA controller replayed" if replay.current.replicas.replayed else "as recorded"
+        return {
+            "title": mermaid_label(f"{rec.ref.name} replicas by hour of the week"),
+            "y_axis": "replicas",
+            "lines": [
+                _line(replay.current.replicas.by_hour),
+                _line(replay.proposed.replicas.by_hour),
+            ],
+            "caption": f"Replicas by hour of the week ({how}; mean of each hour), current "
+            f"(first line) and proposed (second line). x: hours from Sunday 00:00 "
+            f"{escape(zone)}; Monday starts at 24, Saturday at 144.",
+        }
+    usage = proposal.week_usage.get(rec.ref.key)
+    if usage is None:
+        return None
+    cpu = usage.resource == "cpu"
+    scale, unit, digits = (1.0, "cores", 3) if cpu else (1.0 / numbers.MIB, "MiB", 0)
+    container, resource = usage.container, usage.resource
+    lines = [_line(usage.values, scale, digits)]
+    legend = ["usage P95" if usage.percentile < 100 else "peak usage"]
+    request = _pair(rec, changes, container, resource, "request")
+    limit = _pair(rec, changes, container, resource, "limit")
+    limit_changes = any(
+        c.container == container and c.field == f"limits.{resource}" for c in changes
+    )
+    same = " (= limit)" if limit == request and limit_changes else ""
+    shown = [("request", request, same)]
+    if limit_changes and limit != request:
+        shown.append(("limit", limit, ""))
+    for kind, pair, note in shown:
+        for when, value in zip(("current", "proposed"), pair, strict=True):
             if value is not None:
-                lines.append([round(value * scale, 3)] * 24)
-                names.append(name)
-        charts.append(
-            {
-                "title": mermaid_label(series_key.split("/", 3)[-1]),
-                "unit": unit,
-                "hours": ", ".join(_HOURS),
-                "lines": [", ".join(f"{v:g}" for v in line) for line in lines],
-                "legend": names,
-            }
-        )
-    return charts
+                lines.append(_line([float(value)] * HOURS_PER_WEEK, scale, digits))
+                legend.append(f"{when} {kind}{note}")
+    statistic = (
+        "P95 of the pods' samples" if usage.percentile < 100 else "peak of the pods' samples"
+    )
+    return {
+        "title": mermaid_label(
+            f"{rec.ref.name} {container} {resource} in {unit} by hour of the week"
+        ),
+        "y_axis": unit,
+        "lines": lines,
+        "caption": f"{escape(container)} {resource} usage by hour of the week ({statistic}), "
+        f"in {unit}; lines in order: {', '.join(legend)}. x: hours from Sunday 00:00 "
+        f"{escape(usage.time_zone)}; Monday starts at 24, Saturday at 144.",
+    }
+
+
+def _pair(
+    rec: Recommendation,
+    changes: Sequence[FieldChange],
+    container: str,
+    resource: Resource,
+    kind: str,
+) -> tuple[Number | None, Number | None]:
+    """(current, proposed) of a container's request or limit: the change's, else the
+    recommendation's current value on both sides."""
+    field = f"{kind}s.{resource}"
+    change = next((c for c in changes if c.container == container and c.field == field), None)
+    if change is not None:
+        return change.current, change.proposed
+    cr = next((c for c in rec.containers if c.name == container), None)
+    if cr is None:
+        return None, None
+    value = cr.resource(resource).request if kind == "request" else cr.resource(resource).limit
+    return value.current, value.current
+
+
+def _replay_view(rec: Recommendation, prices: Prices) -> str:
+    """The "last N days under this proposal" section of one workload (``replay.markdown``)."""
+    return replay_view.markdown(
+        rec, prices, heading=f"### {escape(rec.ref.name)}", column=rec.ref.environment
+    )
 
 
 def _window(proposal: Proposal) -> str | None:
@@ -306,33 +314,43 @@ def render_pull_request(
     """
     state = state or state_of(proposal)
     prices = prices or Prices()
-    t = totals(proposal, prices)
     recs = [r for r in proposal.change_set.recommendations if r.status == "changes"] or list(
         proposal.change_set.recommendations
     )
-    workloads = [
-        {
-            "name": escape(f"{r.ref.kind}/{r.ref.namespace}/{r.ref.name}"),
-            "environment": escape(r.ref.environment),
-            "reasons": [escape(x) for x in r.reasons],
-            "resources": _resource_rows(r),
-            "hpa": _hpa_view(proposal, r),
-        }
-        for r in recs
-    ]
     changes = list(proposal.change_set.changes)
+    by_ref: dict[WorkloadRef, list[FieldChange]] = {}
+    for change in changes:
+        by_ref.setdefault(change.ref, []).append(change)
+    workloads: list[dict[str, Any]] = []
+    for r in recs:
+        chart = (
+            week_chart(proposal, r, by_ref.get(r.ref, [])) if len(workloads) < MAX_CHARTS else None
+        )
+        workloads.append(
+            {
+                "name": escape(f"{r.ref.kind}/{r.ref.namespace}/{r.ref.name}"),
+                "short": escape(r.ref.name),
+                "environment": escape(r.ref.environment),
+                "reasons": [escape(x) for x in r.reasons],
+                "resources": _resource_rows(r),
+                "hpa": _hpa_view(proposal, r),
+                "replay": _replay_view(r, prices),
+                "chart": chart,
+            }
+        )
+    cost = replay_view.cost_totals(recs, prices)
     context: dict[str, Any] = {
         "summary": {
             "workloads": len(proposal.workloads),
             "changes": len(changes),
-            "cpu": f"{numbers.cores(t.cpu_before_cores)} → {numbers.cores(t.cpu_after_cores)} cores",
-            "memory": f"{numbers.memory(t.memory_before_bytes)} → {numbers.memory(t.memory_after_bytes)}",
-            "cost": numbers.money(t.cost_delta_month, prices.currency)
-            if prices.core_month or prices.gib_month
+            "days": replay_view.window_days(recs[0].replay.current.window_s)
+            if recs and recs[0].replay
             else None,
+            "requests": cost.requests_text(),
+            "cost": cost.cost_text(),
+            "unreplayed": [escape(n) for n in cost.unreplayed],
         },
         "workloads": workloads,
-        "charts": _charts(proposal),
         "window": _window(proposal),
         "notes": _notes(proposal),
         "dashboard_url": dashboard_url,
@@ -396,12 +414,17 @@ def render_dashboard(
     title: str,
     not_done: Sequence[str] = (),
     templates_dir: Path | None = None,
+    prices: Prices | None = None,
 ) -> str:
     """The dashboard issue body: every workload by status, checkboxes for pending/suppressed.
 
-    The body is deterministic (sorted, no timestamps) so an unchanged run leaves it alone.
-    ``not_done`` lists work a run could not finish (e.g. the API budget ran out).
+    Each proposal's line carries its replay's figures (monthly cost change at ``prices``, risk
+    current → proposed, ``replay.summary``); the values the replay gate held back are listed
+    in their own section. The body is deterministic (sorted, no timestamps) so an unchanged run
+    leaves it alone. ``not_done`` lists work a run could not finish (e.g. the API budget ran
+    out).
     """
+    prices = prices or Prices()
     sections = []
     for status, heading in _SECTIONS:
         items = sorted(
@@ -419,6 +442,9 @@ def render_dashboard(
                         "key": r.key or "",
                         "name": escape(f"{r.ref.kind}/{r.ref.namespace}/{r.ref.name}"),
                         "environment": escape(r.ref.environment),
+                        "figures": escape(replay_view.summary(r.proposal.replay, prices))
+                        if r.proposal is not None
+                        else "",
                         "message": escape(_shorten(r.message, MAX_MESSAGE_CHARS)),
                         "link": f"[#{r.number}]({r.url})" if r.url and r.number else "",
                     }
@@ -426,11 +452,25 @@ def render_dashboard(
                 ],
             }
         )
+    held = [
+        {
+            "name": escape(f"{r.ref.kind}/{r.ref.namespace}/{r.ref.name}"),
+            "environment": escape(r.ref.environment),
+            "field": code(h.target),
+            "wanted": escape(numbers.field_value(h.field, h.wanted)),
+            "kept": escape(numbers.field_value(h.field, h.kept)),
+            "why": escape(_shorten(h.why, MAX_MESSAGE_CHARS)),
+        }
+        for r in sorted(rows, key=lambda r: (r.ref.key, r.key or ""))
+        if r.proposal is not None
+        for h in replay_view.held_values(r.proposal)
+    ]
     body = _render(
         "dashboard.md.j2",
         templates_dir,
         title=escape(title),
         sections=sections,
+        held=held,
         total=len(rows),
         marker=REQUEST_MARKER,
         not_done=[escape(x) for x in not_done],

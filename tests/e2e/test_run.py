@@ -56,6 +56,7 @@ def _bot_config(path: Path, prom_url: str, api_url: str) -> Path:
             "retries": 1,
             "backoff_factor": 0.001,
         },
+        "prices": {"cpu_core_month": 24.0, "memory_gib_month": 3.0},
     }
     with path.open("w") as out:
         YAML().dump(config, out)
@@ -117,13 +118,20 @@ def test_run_opens_one_verified_pull_request_per_workload(
             or c["memory"]["request"]["proposed"] != c["memory"]["request"]["current"]
             for c in workload["containers"]
         ):
-            assert "```mermaid" in body  # usage by hour against old and new requests
-        assert "CPU requests 0 → 0" not in body
+            assert "```mermaid" in body  # one chart of the week
+        # The replay, with replicas, at the configured prices: the same figures as the plan.
+        replayed = workload["replay"]
+        assert "under this proposal" in body and "| predicted OOM kills |" in body
+        assert f"${replayed['proposed']['monthly_cost']:,.2f}" in body.split("\n", 1)[0]
     dashboard = gh.issues("octo/shop")
     assert len(dashboard) == 1
     for name in ("frontend", "cart", "checkout", "redis"):
         assert name in (dashboard[0].body or "")
     assert "octo/shop" in summary.read_text()
+    current = sum(w["replay"]["current"]["monthly_cost"] for w in changed.values())
+    proposed = sum(w["replay"]["proposed"]["monthly_cost"] for w in changed.values())
+    assert f"\\${current:,.2f} → \\${proposed:,.2f}/month" in summary.read_text()
+    assert "OOM kills 2 → 0" in (dashboard[0].body or "")
 
     # An unchanged second run touches nothing.
     gh.reset_calls()

@@ -1,1 +1,0 @@
-"""Reliability under faults: crashes, kills, concurrent runs, expiring credentials."""

@@ -12,10 +12,14 @@ from bot.model import (
     FieldChange,
     FileChange,
     Note,
+    Recommendation,
+    ReplayComparison,
     WorkloadHistory,
     WorkloadRef,
 )
 from bot.report import make_proposal, proposal_title, render_pull_request
+from bot.report.build import chart_subject
+from tests.report.replays import figures
 
 DAY = 86400.0
 MONDAY = 4 * DAY  # 1970-01-05 was a Monday
@@ -42,7 +46,10 @@ def history(ref):
 
 def test_make_proposal_from_histories():
     ref = WorkloadRef("Deployment", "shop", "web", "prod")
-    cs = ChangeSet("prod/shop/web", (FieldChange(ref, "requests.cpu", 0.2, 0.5, "app", "P90"),))
+    tokyo = figures(672.0, 1344.0, time_zone="Asia/Tokyo")
+    rec = Recommendation(ref, "changes", replay=ReplayComparison(tokyo, tokyo))
+    change = FieldChange(ref, "requests.cpu", 0.2, 0.5, "app", "P90")
+    cs = ChangeSet("prod/shop/web", (change,), (rec,))
     edit = EditResult(
         files=(FileChange("a.yaml", b"a", b"b"),),
         diff="--- a\n+++ b\n",
@@ -52,10 +59,12 @@ def test_make_proposal_from_histories():
     assert (
         p.title == "Right-size web in shop (prod)" and p.files == edit.files and p.diff == edit.diff
     )
-    profile = p.hourly_usage[f"{ref.key}/app/cpu"]
-    assert profile[0] == pytest.approx(0.1) and profile[23] == pytest.approx(0.33)
+    # CPU P95 by hour of the week on the replay's clock: Monday 00:00 UTC is 09:00 in Tokyo,
+    # hour 24 + 9 of a week that starts on Sunday.
+    usage = p.week_usage[ref.key]
+    assert (usage.container, usage.resource, usage.time_zone) == ("app", "cpu", "Asia/Tokyo")
+    assert usage.values[33] == pytest.approx(0.1) and usage.values[32] == pytest.approx(0.33)
     assert p.replica_peaks[ref.key] == (3.0, 3.0, 9.0, 3.0, 3.0, 3.0, 3.0)
-    assert p.replicas[ref.key] == pytest.approx((6 * 3 + 9) / 7)
     assert p.window_s is not None and p.window_s[1] - p.window_s[0] == pytest.approx(7 * DAY - 300)
     assert [n.code for n in p.notes] == ["edit", "gap"]
     _, body = render_pull_request(p)
@@ -66,3 +75,12 @@ def test_title_for_a_group():
     refs = [WorkloadRef("Deployment", "shop", n, "prod") for n in ("a", "b")]
     cs = ChangeSet("prod/shop", tuple(FieldChange(r, "requests.cpu", 1.0) for r in refs))
     assert proposal_title(cs) == "Right-size 2 workloads in prod/shop"
+
+
+def test_the_chart_follows_the_change():
+    ref = WorkloadRef("Deployment", "shop", "web", "prod")
+    memory = FieldChange(ref, "requests.memory", 2**30, 2**29, "app")
+    limit = FieldChange(ref, "limits.cpu", 1.0, 2.0, "side")
+    assert chart_subject([limit, memory]) == ("app", "memory")
+    assert chart_subject([limit]) == ("side", "cpu")
+    assert chart_subject([memory, FieldChange(ref, "hpa.maxReplicas", 9, 10)]) is None

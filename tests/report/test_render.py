@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -37,9 +38,10 @@ from bot.report import (
     replace_state,
     state_of,
     ticked_keys,
-    totals,
 )
-from bot.report.charts import hourly_profile, weekday_peaks
+from bot.report.charts import hour_of_week, hourly_profile, week_profile, weekday_peaks
+from bot.report.proposal import WeekUsage
+from tests.report.replays import comparison
 
 MIB = 1024**2
 HOSTILE = "web<script>alert(1)</script>@octo/admins|x"
@@ -62,7 +64,7 @@ def resource(kind, current, proposed, usage=None):
     )
 
 
-def proposal(name="frontend", *, n_changes=2, replicas=3.0, with_hpa=True):
+def proposal(name="frontend", *, n_changes=2, with_hpa=True, replay=None):
     ref = WorkloadRef("Deployment", "shop", name, "prod")
     changes = (
         FieldChange(ref, "requests.cpu", 0.25, 0.5, "app", "P90 x 1.15"),
@@ -93,24 +95,19 @@ def proposal(name="frontend", *, n_changes=2, replicas=3.0, with_hpa=True):
         ),
         hpa=hpa if with_hpa else None,
         notes=(Note("gap", "2 h without samples", "app"),),
+        replay=replay if replay is not None else comparison(),
     )
     return Proposal(
         key=f"prod/shop/{name}",
         title=f"Right-size {name}",
         change_set=ChangeSet(f"prod/shop/{name}", changes, (rec,)),
         files=(FileChange("deploy.yaml", b"old", b"new"),),
-        hourly_usage={f"{ref.key}/app/cpu": tuple(0.1 + h / 100 for h in range(24))},
+        week_usage={
+            ref.key: WeekUsage("app", "cpu", tuple(0.1 + h / 1000 for h in range(168)), 95.0)
+        },
         replica_peaks={ref.key: (5, 6, 7, 6, 5, 2, 2)},
-        replicas={ref.key: replicas},
         window_s=(1_700_000_000.0, 1_700_000_000.0 + 14 * 86400),
     )
-
-
-def test_summary_totals_and_cost_use_replicas_and_prices():
-    t = totals(proposal(), Prices(core_month=20.0, gib_month=4.0))
-    assert (t.cpu_before_cores, t.cpu_after_cores) == (1.5, 0.75)
-    assert (t.memory_before_bytes, t.memory_after_bytes) == (3 * 512 * MIB, 3 * 256 * MIB)
-    assert t.cost_delta_month == pytest.approx(-0.75 * 20 - 0.75 * 4)
 
 
 def test_body_has_every_section():
@@ -118,19 +115,69 @@ def test_body_has_every_section():
         proposal(), prices=Prices(20.0, 4.0), dashboard_url="http://x/issues/1"
     )
     assert title == "Right-size frontend"
+    # The summary is the replay's, with replicas: 2 → 1 cores and 4 → 2 GiB on average.
     assert (
-        "CPU requests 1.5 → 0.75 cores, memory requests 1.5 GiB → 768 MiB, estimated -$18.00/month"
-        in body
+        "Replayed on the last 14 days with replicas: requested CPU 2 cores → 1 core, memory "
+        "4.00 GiB → 2.00 GiB (means), monthly cost $56.00 → $28.00/month (-$28.00)." in body
     )
+    assert "### frontend: the last 14 days under this proposal" in body
+    assert "| monthly cost | \\$56.00 | \\$28.00 \\(-\\$28.00\\) |" in body
     assert (
         "| app | cpu | 0.5 → 0.25 | — → — | -50% | 0.1 / 0.2 / 0.3 / 0.4 | 2016 | 0.25 (0.2–0.375) | 0.90 | vertical |"
         in body
     )
     assert "| minReplicas | 2 → 3 |" in body and "| target cpu (app) | 50% → 70% |" in body
     assert "Peak replicas per weekday: Mon 5, Tue 6, Wed 7, Thu 6, Fri 5, Sat 2, Sun 2." in body
-    assert "```mermaid\nxychart-beta\n" in body and body.count("    line [") == 3
     assert "(14.0 days)" in body and "2 h without samples" in body
     assert "Close this pull request to reject it" in body
+
+
+def test_one_week_chart_per_workload_shows_what_the_change_is_about():
+    hours = tuple(float(h % 24) for h in range(168))
+    with_hpa = proposal(replay=comparison())
+    replicas = replace(
+        with_hpa.change_set.recommendations[0],
+        replay=comparison(),
+    )
+    hpa_change = FieldChange(replicas.ref, "hpa.minReplicas", 3, 2)
+    by_hour = replace(
+        replicas.replay,
+        current=replace(
+            replicas.replay.current,
+            replicas=replace(
+                replicas.replay.current.replicas, by_hour=hours, time_zone="Asia/Tokyo"
+            ),
+        ),
+        proposed=replace(
+            replicas.replay.proposed,
+            replicas=replace(replicas.replay.proposed.replicas, by_hour=hours),
+        ),
+    )
+    hpa_proposal = replace(
+        with_hpa,
+        change_set=ChangeSet(with_hpa.key, (hpa_change,), (replace(replicas, replay=by_hour),)),
+    )
+    _, body = render_pull_request(hpa_proposal)
+    assert body.count("```mermaid\nxychart-beta\n") == 1 and body.count("    line [") == 2
+    assert 'x-axis "hour of the week" 0 --> 167' in body
+    assert "Sunday 00:00 Asia/Tokyo" in body and "current (first line) and proposed" in body
+    # A change about requests: usage against the current and the proposed request.
+    _, body = render_pull_request(proposal())
+    assert body.count("```mermaid\nxychart-beta\n") == 1 and body.count("    line [") == 3
+    assert "lines in order: usage P95, current request, proposed request" in body
+    assert (
+        "    line [0.1, 0.101, 0.102," in body and "    line [" + ", ".join(["0.25"] * 168) in body
+    )
+
+
+def test_a_workload_without_replay_gets_no_per_pod_figure():
+    p = proposal(replay=None)
+    rec = replace(p.change_set.recommendations[0], replay=None)
+    p = replace(p, change_set=replace(p.change_set, recommendations=(rec,)))
+    _, body = render_pull_request(p, prices=Prices(20.0, 4.0))
+    assert "No replay for Deployment/shop/frontend: cost and risk not estimated there." in body
+    assert "### frontend: no replay" in body
+    assert "/month" not in body and "cores" not in body.split("### Changes")[0]
 
 
 def test_hostile_names_are_escaped_everywhere():
@@ -224,6 +271,19 @@ def test_dashboard_lists_every_status_and_parses_ticks():
     assert ticked_keys(ticked) == {"k/e"}
 
 
+def test_hour_of_the_week_on_a_wall_clock():
+    # 1970-01-04 was a Sunday: 00:00 UTC is hour 0 in UTC and 09:00 (hour 9) in Tokyo;
+    # 1970-01-03 23:00 UTC (Saturday) is hour 167 in UTC and Sunday 08:00 in Tokyo.
+    t = np.array([3 * 86400.0, 3 * 86400.0 - 3600.0, 3 * 86400.0 + 1800.0])
+    assert hour_of_week(t, "UTC").tolist() == [0, 167, 0]
+    assert hour_of_week(t, "Asia/Tokyo").tolist() == [9, 8, 9]
+    assert hour_of_week(t, "Asia/Kolkata").tolist() == [5, 4, 6]  # +05:30
+    assert hour_of_week(t, "Not/AZone").tolist() == [0, 167, 0]
+    profile = week_profile(t, np.array([1.0, 2.0, 3.0]), "UTC", percentile=100.0)
+    assert len(profile) == 168 and profile[0] == 3.0 and profile[167] == 2.0
+    assert np.isnan(profile[1])
+
+
 def test_chart_helpers():
     t = np.arange(0, 7 * 86400, 3600, dtype=np.float64)
     values = (t % 86400) / 3600
@@ -268,30 +328,3 @@ def test_state_survives_even_when_warnings_alone_exceed_the_limit():
     assert len(body) <= MAX_BODY_CHARS
     assert parse_state(body) == state_of(big)
     assert "cut at GitHub's size limit" in body
-
-
-def test_totals_of_an_hpa_only_change_show_what_the_workload_requests():
-    ref = WorkloadRef("Deployment", "shop", "cart", "prod")
-    rec = Recommendation(
-        ref,
-        "changes",
-        containers=(
-            ContainerRecommendation(
-                "app", resource("cpu", 0.5, 0.5), resource("memory", 256 * MIB, 256 * MIB)
-            ),
-        ),
-    )
-    only_hpa = Proposal(
-        key="prod/shop/cart",
-        title="Right-size cart",
-        change_set=ChangeSet(
-            "prod/shop/cart", (FieldChange(ref, "hpa.minReplicas", 3, current=2),), (rec,)
-        ),
-        files=(FileChange("hpa.yaml", b"old", b"new"),),
-        replicas={ref.key: 2.0},
-    )
-    t = totals(only_hpa, Prices(core_month=20.0, gib_month=4.0))
-    # 2 replicas x 0.5 cores and 2 x 256 MiB, unchanged on both sides: no cost change.
-    assert (t.cpu_before_cores, t.cpu_after_cores) == (1.0, 1.0)
-    assert (t.memory_before_bytes, t.memory_after_bytes) == (512 * MIB, 512 * MIB)
-    assert t.cost_delta_month == 0

@@ -1,0 +1,526 @@
+"""A proposal's replay for people: the "last N days under this proposal" rows, the replica-aware
+monthly cost, the risk figures, the values the gate held back and its findings.
+
+Reads a ``ReplayComparison`` (``bot/recommend/replay``): the current and the proposed values
+replayed on the recorded window. Every figure shown is one of the replay's, or one of these
+formulas of them (``window_h = window_s / 3600``):
+
+* requested cores with replicas (the mean over the window) = ``core_hours / window_h``; memory
+  likewise ``gib_hours / window_h`` GiB;
+* monthly cost = ``(core_hours × core_month + gib_hours × gib_month) / window_h``, i.e. the
+  mean requested cores × the price of a core for a month plus the mean GiB × the price of a GiB
+  for a month, with the configured prices (``prices`` in the bot settings, or a repository's
+  ``pull_requests.cost``); no prices, no cost;
+* CPU minutes over request as a share of the container-minutes of the same side (the replayed
+  replicas change both).
+
+A workload without a replay (nothing to replay, or no change) gets no figure here: callers say
+so rather than estimate one per pod.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from bot.model import (
+    Explained,
+    GateFinding,
+    Number,
+    Recommendation,
+    ReplayComparison,
+    ReplayFigures,
+)
+from bot.report import numbers
+from bot.report.markdown import escape
+from bot.report.proposal import Prices
+
+POD_LEVEL = "*"
+"""The container of a pod-level ``Resource`` HPA target in a recommendation."""
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One line of the replay table: what it measures, current and proposed, as shown."""
+
+    label: str
+    current: str
+    proposed: str
+
+
+@dataclass(frozen=True, slots=True)
+class HeldValue:
+    """A value the gate held back: ``field`` as in ``FieldChange``, the value the rules wanted,
+    the value kept (the proposal now) and why (the finding, in words)."""
+
+    field: str
+    container: str | None
+    wanted: Number | None
+    kept: Number | None
+    why: str
+
+    @property
+    def target(self) -> str:
+        """``requests.cpu (app)``, ``hpa.minReplicas``."""
+        return f"{self.field} ({self.container})" if self.container else self.field
+
+    def text(self) -> str:
+        """``requests.cpu (app): wanted 0.15, kept 0.18: <why>``."""
+        wanted = numbers.field_value(self.field, self.wanted)
+        kept = numbers.field_value(self.field, self.kept)
+        return f"{self.target}: wanted {wanted}, kept {kept}: {self.why}"
+
+
+@dataclass(frozen=True, slots=True)
+class CostTotals:
+    """Monthly cost of several workloads' replays, current and proposed (``currency``), and the
+    mean requested cores and GiB with replicas; ``unreplayed`` names the workloads with changes
+    but no replay (counted in neither)."""
+
+    currency: str
+    priced: bool
+    current_month: float
+    proposed_month: float
+    current_cores: float
+    proposed_cores: float
+    current_gib: float
+    proposed_gib: float
+    replayed: int
+    unreplayed: tuple[str, ...] = ()
+
+    @property
+    def delta_month(self) -> float:
+        return self.proposed_month - self.current_month
+
+    def cost_text(self) -> str | None:
+        """``$120.00 → $150.00/month (+$30.00)``; None without prices or replays."""
+        if not self.priced or not self.replayed:
+            return None
+        return (
+            f"{money(self.current_month, self.currency)} → "
+            f"{money(self.proposed_month, self.currency)}/month "
+            f"({numbers.money(self.delta_month, self.currency)})"
+        )
+
+    def requests_text(self) -> str | None:
+        """``CPU 4.757 → 7.013 cores, memory 3.96 → 5.26 GiB``; None without replays."""
+        if not self.replayed:
+            return None
+        return (
+            f"CPU {cores(self.current_cores)} → {cores(self.proposed_cores)}, "
+            f"memory {gib(self.current_gib)} → {gib(self.proposed_gib)}"
+        )
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def priced(prices: Prices) -> bool:
+    """Whether ``prices`` give a cost (either price set)."""
+    return bool(prices.core_month or prices.gib_month)
+
+
+def window_hours(figures: ReplayFigures) -> float:
+    return figures.window_s / 3600.0
+
+
+def window_days(window_s: float) -> str:
+    """``14 days``, ``1 day``, ``6.5 days``: the replayed window, whole days when it is one."""
+    days = window_s / 86400.0
+    if abs(days - round(days)) < 0.05:
+        whole = round(days)
+        return f"{whole} day" if whole == 1 else f"{whole} days"
+    return f"{days:.1f} days"
+
+
+def monthly_cost(figures: ReplayFigures, prices: Prices) -> float | None:
+    """``(core_hours × core_month + gib_hours × gib_month) / window_h``: what the mean requests
+    with replicas cost for a month; None without prices or window."""
+    hours = window_hours(figures)
+    if not priced(prices) or hours <= 0:
+        return None
+    return (figures.core_hours * prices.core_month + figures.gib_hours * prices.gib_month) / hours
+
+
+def mean_cores(figures: ReplayFigures) -> float:
+    """Requested cores with replicas, averaged over the window: ``core_hours / window_h``."""
+    hours = window_hours(figures)
+    return figures.core_hours / hours if hours > 0 else 0.0
+
+
+def mean_gib(figures: ReplayFigures) -> float:
+    """Requested GiB with replicas, averaged over the window: ``gib_hours / window_h``."""
+    hours = window_hours(figures)
+    return figures.gib_hours / hours if hours > 0 else 0.0
+
+
+def money(value: float, currency: str) -> str:
+    """An unsigned amount: ``$1,234.50``."""
+    return f"{currency}{value:,.2f}"
+
+
+def gib(value: float) -> str:
+    """GiB with two decimals: ``3.96 GiB``."""
+    return f"{value:,.2f} GiB"
+
+
+def cores(value: float) -> str:
+    """``4.757 cores``, ``1 core``."""
+    text = numbers.cores(value)
+    return f"{text} core" if text == "1" else f"{text} cores"
+
+
+def replicas(value: float) -> str:
+    """A replica figure: ``5``, ``3.2``."""
+    text = f"{value:.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
+def minutes(value: float) -> str:
+    """``1,234 min``."""
+    return f"{value:,.0f} min"
+
+
+def share(part: float, whole: float) -> str:
+    """``part / whole`` as a percentage: ``0 %``, ``<0.1 %``, ``2.4 %``."""
+    if whole <= 0 or part <= 0:
+        return "0 %"
+    value = part / whole * 100.0
+    return "<0.1 %" if value < 0.05 else f"{value:.1f} %"
+
+
+def _eviction_minutes(figures: ReplayFigures) -> float | None:
+    """Minutes above the memory request of containers without a memory limit (None: none)."""
+    values = [m.over_request_minutes for m in figures.memory if m.oom_kills is None]
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def _has_limit(figures: ReplayFigures) -> bool:
+    return any(m.oom_kills is not None for m in figures.memory)
+
+
+# --------------------------------------------------------------------------- the table
+
+
+def rows(replay: ReplayComparison, prices: Prices) -> list[Row]:
+    """The replay table: replicas, requests with replicas, CPU minutes over request (of the
+    container-minutes), OOM kills (and minutes above the memory request where there is no
+    memory limit: eviction risk), capacity shortfall, monthly cost."""
+    cur, new = replay.current, replay.proposed
+    recorded = "" if cur.replicas.replayed or new.replicas.replayed else " (as recorded)"
+    out = [
+        Row(
+            f"replicas mean / p95 / max{recorded}",
+            *(
+                " / ".join(replicas(v) for v in (f.replicas.mean, f.replicas.p95, f.replicas.max))
+                for f in (cur, new)
+            ),
+        ),
+        Row(
+            "requested CPU, mean with replicas",
+            *(cores(mean_cores(f)) for f in (cur, new)),
+        ),
+        Row("requested memory, mean with replicas", *(gib(mean_gib(f)) for f in (cur, new))),
+        Row(
+            "CPU minutes over request",
+            *(
+                f"{f.over_request_minutes:,.0f} of {f.container_minutes:,.0f} "
+                f"({share(f.over_request_minutes, f.container_minutes)})"
+                for f in (cur, new)
+            ),
+        ),
+    ]
+    if _has_limit(cur) or _has_limit(new):
+        out.append(Row("predicted OOM kills", str(cur.oom_kills), str(new.oom_kills)))
+    evictions = (_eviction_minutes(cur), _eviction_minutes(new))
+    if evictions != (None, None):
+        out.append(
+            Row(
+                "eviction-risk minutes (no memory limit)",
+                *(minutes(v or 0.0) for v in evictions),
+            )
+        )
+    short = (cur.replicas.shortfall_minutes, new.replicas.shortfall_minutes)
+    if short != (None, None):
+        out.append(Row("capacity shortfall", *(minutes(v or 0.0) for v in short)))
+    costs = (monthly_cost(cur, prices), monthly_cost(new, prices))
+    if costs[0] is not None and costs[1] is not None:
+        out.append(
+            Row(
+                "monthly cost",
+                money(costs[0], prices.currency),
+                f"{money(costs[1], prices.currency)} "
+                f"({numbers.money(costs[1] - costs[0], prices.currency)})",
+            )
+        )
+    return out
+
+
+def container_rows(replay: ReplayComparison) -> list[Row]:
+    """Per container: CPU p95 as a share of the request, minutes over the CPU limit
+    (throttling), memory headroom at the peak; only what the container has."""
+    out: list[Row] = []
+    cur, new = replay.current, replay.proposed
+    for cpu in new.cpu:
+        old = cur.container_cpu(cpu.container)
+        if old is None:
+            continue
+        if cpu.p95_percent is not None or old.p95_percent is not None:
+            out.append(
+                Row(
+                    f"{cpu.container}: CPU p95 of the request",
+                    *(_percent(x.p95_percent) for x in (old, cpu)),
+                )
+            )
+        if cpu.over_limit_minutes is not None or old.over_limit_minutes is not None:
+            out.append(
+                Row(
+                    f"{cpu.container}: CPU minutes over the limit (throttling)",
+                    *(minutes(x.over_limit_minutes or 0.0) for x in (old, cpu)),
+                )
+            )
+    for mem in new.memory:
+        was = cur.container_memory(mem.container)
+        if was is None:
+            continue
+        out.append(
+            Row(
+                f"{mem.container}: memory peak {numbers.memory(mem.peak_bytes)}, "
+                "headroom to the limit (or request)",
+                *(_percent(x.headroom_percent) for x in (was, mem)),
+            )
+        )
+    return out
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0f} %"
+
+
+def cost_formula(replay: ReplayComparison, prices: Prices) -> str | None:
+    """How the monthly cost row is computed, with the prices and the replayed hours; None
+    without prices."""
+    if not priced(prices):
+        return None
+    cur, new = replay.current, replay.proposed
+    c = prices.currency
+    hours = window_hours(cur)
+    return (
+        f"Monthly cost = requested cores with replicas × {money(prices.core_month, c)} per "
+        f"core-month + requested GiB with replicas × {money(prices.gib_month, c)} per GiB-month; "
+        f"each mean is the replay's core-hours (GiB-hours) / {hours:,.0f} h: current "
+        f"{cur.core_hours:,.1f} core-hours and {cur.gib_hours:,.1f} GiB-hours, proposed "
+        f"{new.core_hours:,.1f} core-hours and {new.gib_hours:,.1f} GiB-hours."
+    )
+
+
+def cost_change(replay: ReplayComparison, prices: Prices) -> str | None:
+    """``+$12.30/month``: the proposal's monthly cost change; None without prices."""
+    before, after = monthly_cost(replay.current, prices), monthly_cost(replay.proposed, prices)
+    if before is None or after is None:
+        return None
+    return f"{numbers.money(after - before, prices.currency)}/month"
+
+
+def risk_figures(replay: ReplayComparison) -> str:
+    """``OOM kills 2 → 0, CPU over request 0 % → 0.2 %, shortfall 2 → 2 min``: what the replay
+    says about risk, current → proposed (only the figures the workload has)."""
+    cur, new = replay.current, replay.proposed
+    parts = []
+    if _has_limit(cur) or _has_limit(new):
+        parts.append(f"OOM kills {cur.oom_kills} → {new.oom_kills}")
+    evictions = (_eviction_minutes(cur), _eviction_minutes(new))
+    if evictions != (None, None):
+        parts.append(
+            f"above memory request (no limit) {evictions[0] or 0:,.0f} → {evictions[1] or 0:,.0f} min"
+        )
+    parts.append(
+        "CPU over request "
+        f"{share(cur.over_request_minutes, cur.container_minutes)} → "
+        f"{share(new.over_request_minutes, new.container_minutes)}"
+    )
+    short = (cur.replicas.shortfall_minutes, new.replicas.shortfall_minutes)
+    if short != (None, None):
+        parts.append(f"shortfall {short[0] or 0:,.0f} → {short[1] or 0:,.0f} min")
+    return ", ".join(parts)
+
+
+def summary(replay: ReplayComparison | None, prices: Prices) -> str:
+    """One line: the cost change (when priced) and the risk figures; says when there is no
+    replay."""
+    if replay is None:
+        return "no replay (nothing to replay): cost and risk not estimated"
+    cost = cost_change(replay, prices)
+    risk = risk_figures(replay)
+    return f"cost {cost}, {risk}" if cost else risk
+
+
+# --------------------------------------------------------------------------- the gate
+
+
+def _explained(rec: Recommendation, field: str, container: str | None) -> Explained | None:
+    """The ``Explained`` value of ``field`` (``FieldChange`` naming) in ``rec``."""
+    kind, _, resource = field.partition(".")
+    if kind in ("requests", "limits"):
+        cr = next((c for c in rec.containers if c.name == container), None)
+        if cr is None or resource not in ("cpu", "memory"):
+            return None
+        rr = cr.cpu if resource == "cpu" else cr.memory
+        return rr.request if kind == "requests" else rr.limit
+    if rec.hpa is None:
+        return None
+    if field == "hpa.minReplicas":
+        return rec.hpa.min_replicas
+    if field == "hpa.maxReplicas":
+        return rec.hpa.max_replicas
+    wanted = field.removeprefix("hpa.target.")
+    for t in rec.hpa.targets:
+        if t.resource == wanted and t.container == (container or POD_LEVEL):
+            return t.value
+    return None
+
+
+def _why(reason: str) -> str:
+    """The finding in a held value's reason (``wants X; held at Y: <why>``), else the reason."""
+    head, sep, tail = reason.partition(": ")
+    return tail if sep and head.startswith("wants ") else reason
+
+
+def held_values(rec: Recommendation) -> tuple[HeldValue, ...]:
+    """The values the gate held back in ``rec``, each with the reason the engine gave."""
+    if rec.replay is None:
+        return ()
+    out = []
+    for field, container, wanted, kept in rec.replay.held:
+        value = _explained(rec, field, container)
+        why = _why(value.reason) if value is not None else "held back by the replay"
+        shown = None if container == POD_LEVEL else container
+        out.append(HeldValue(field, shown, wanted, kept, why))
+    return tuple(out)
+
+
+def finding_lines(replay: ReplayComparison) -> list[str]:
+    """Each finding in words, once."""
+    return list(dict.fromkeys(f.message for f in replay.findings))
+
+
+def gate_lines(rec: Recommendation) -> list[str]:
+    """What the gate did, in words: the values held back, findings reported but not acted on
+    (``report-only``), or that the gate is off. Empty when the replay found nothing."""
+    replay = rec.replay
+    if replay is None:
+        return []
+    held = held_values(rec)
+    lines = [f"Held back by the replay: {h.text()}" for h in held]
+    if replay.gate == "off":
+        lines.append("The replay gate is off (replay.gate: off): figures shown, not checked.")
+    elif replay.gate == "report-only":
+        lines += [
+            f"The replay warns (replay.gate: report-only; proposed as wanted): {line}"
+            for line in finding_lines(replay)
+        ]
+    elif not held:
+        lines += [f"The replay found: {line}" for line in finding_lines(replay)]
+    return lines
+
+
+def markdown(rec: Recommendation, prices: Prices, *, heading: str, column: str) -> str:
+    """One workload's replay section in Markdown: ``heading`` (already Markdown), the table
+    with ``column`` heading its first column (escaped here), the cost formula and what the gate
+    did; without a replay, a sentence saying so."""
+    replay = rec.replay
+    if replay is None:
+        return (
+            f"{heading}: no replay\n\nNothing to replay for this workload: cost and risk are not "
+            "estimated.\n"
+        )
+    lines = [
+        f"{heading}: the last {window_days(replay.current.window_s)} under this proposal",
+        "",
+        f"| {escape(column)} | current | proposed |",
+        "|---|---|---|",
+    ]
+    lines += [
+        f"| {escape(r.label)} | {escape(r.current)} | {escape(r.proposed)} |"
+        for r in rows(replay, prices)
+    ]
+    formula = cost_formula(replay, prices)
+    if formula:
+        lines += ["", escape(formula)]
+    gate = gate_lines(rec)
+    if gate:
+        lines.append("")
+        lines += [f"- {escape(line)}" for line in gate]
+    return "\n".join(lines) + "\n"
+
+
+def text(rec: Recommendation, prices: Prices, *, indent: str = "  ") -> list[str]:
+    """One workload's replay as plain lines (terminal): the table as ``label  current →
+    proposed``, the cost formula and what the gate did; empty without a replay."""
+    replay = rec.replay
+    if replay is None:
+        return []
+    table = rows(replay, prices)
+    width = max(len(r.label) for r in table)
+    lines = [f"replay of the last {window_days(replay.current.window_s)}, current → proposed"]
+    lines += [f"{indent}{r.label:<{width}}  {r.current} → {r.proposed}" for r in table]
+    formula = cost_formula(replay, prices)
+    if formula:
+        lines.append(f"{indent}{formula}")
+    lines += [f"{indent}{line}" for line in gate_lines(rec)]
+    return lines
+
+
+def findings_json(findings: Iterable[GateFinding]) -> list[dict[str, object]]:
+    return [
+        {
+            "kind": f.kind,
+            "container": f.container,
+            "current": f.current,
+            "proposed": f.proposed,
+            "allowed": f.allowed,
+            "message": f.message,
+        }
+        for f in findings
+    ]
+
+
+# --------------------------------------------------------------------------- several workloads
+
+
+def cost_totals(recs: Sequence[Recommendation], prices: Prices) -> CostTotals:
+    """Sum of the replays of ``recs`` (monthly cost, mean cores and GiB with replicas); the
+    recommendations without a replay are named in ``unreplayed``."""
+    cost = [0.0, 0.0]
+    cores = [0.0, 0.0]
+    gibs = [0.0, 0.0]
+    replayed = 0
+    missing: list[str] = []
+    for rec in recs:
+        if rec.replay is None:
+            missing.append(f"{rec.ref.kind}/{rec.ref.namespace}/{rec.ref.name}")
+            continue
+        replayed += 1
+        for i, figures in enumerate((rec.replay.current, rec.replay.proposed)):
+            cost[i] += monthly_cost(figures, prices) or 0.0
+            cores[i] += mean_cores(figures)
+            gibs[i] += mean_gib(figures)
+    return CostTotals(
+        prices.currency,
+        priced(prices),
+        cost[0],
+        cost[1],
+        cores[0],
+        cores[1],
+        gibs[0],
+        gibs[1],
+        replayed,
+        tuple(missing),
+    )
+
+
+def finite(values: Iterable[float]) -> list[float | None]:
+    """``values`` with NaN as None (JSON has no NaN)."""
+    return [None if math.isnan(v) else v for v in values]

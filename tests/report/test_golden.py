@@ -1,0 +1,79 @@
+"""The demo's pull-request bodies, byte for byte (``tests/report/golden/*.md``).
+
+A change to what a body says shows here as a diff to review. After a deliberate change,
+rewrite the files with ``TORTOISE_BOT_UPDATE_GOLDEN=1 pytest tests/report/test_golden.py``
+and read the diff before committing it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import bot.demo
+from bot.config.bot import load_bot_settings
+from bot.metrics.snapshot import SnapshotSource
+from bot.pipeline import RepositoryPlan, build_proposals, plan_repository
+from bot.report import Proposal, render_pull_request
+
+DEMO_DIR = Path(bot.demo.__file__).resolve().parent
+GOLDEN = Path(__file__).resolve().parent / "golden"
+UPDATE = os.environ.get("TORTOISE_BOT_UPDATE_GOLDEN") == "1"
+DASHBOARD = "https://github.com/octo/shop/issues/1"
+
+
+@pytest.fixture(scope="module")
+def demo_plan(tmp_path_factory: pytest.TempPathFactory) -> RepositoryPlan:
+    root = tmp_path_factory.mktemp("golden") / "demo-shop"
+    shutil.copytree(DEMO_DIR / "repo", root)
+    source = SnapshotSource(DEMO_DIR / "snapshot.zip")
+    settings = load_bot_settings(DEMO_DIR / "bot.yaml")
+    return plan_repository(root, source, settings, now_s=source.end_s)
+
+
+@pytest.fixture(scope="module")
+def demo_proposals(demo_plan: RepositoryPlan) -> dict[str, Proposal]:
+    return {p.workloads[0].name: p for p in build_proposals(demo_plan)}
+
+
+def _body(plan: RepositoryPlan, proposal: Proposal) -> str:
+    _, body = render_pull_request(proposal, prices=plan.prices, dashboard_url=DASHBOARD)
+    return body
+
+
+@pytest.mark.parametrize("name", ["frontend", "cart", "checkout", "redis"])
+def test_demo_body_is_the_golden_one(demo_plan, demo_proposals, name):
+    body = _body(demo_plan, demo_proposals[name])
+    path = GOLDEN / f"{name}.md"
+    if UPDATE:
+        path.write_text(body, encoding="utf-8")
+    expected = path.read_text(encoding="utf-8")
+    diff = "".join(
+        difflib.unified_diff(
+            expected.splitlines(keepends=True),
+            body.splitlines(keepends=True),
+            f"golden/{name}.md",
+            "rendered",
+        )
+    )
+    assert body == expected, f"the {name} body changed:\n{diff}"
+
+
+def test_the_frontend_body_tells_the_replica_aware_cost(demo_plan, demo_proposals):
+    """minReplicas 3 → 5 while requests shrink per pod: the replay shows the bill going up."""
+    body = _body(demo_plan, demo_proposals["frontend"])
+    rec = demo_proposals["frontend"].change_set.recommendations[0]
+    assert rec.replay is not None
+    assert rec.replay.proposed.core_hours > rec.replay.current.core_hours
+    summary = body.split("\n", 1)[0]
+    assert "monthly cost $" in summary and "(+$" in summary
+    assert "| `hpa.minReplicas` | 3 | 5 |" in body
+
+
+def test_the_redis_body_tells_its_oom_kills(demo_plan, demo_proposals):
+    body = _body(demo_plan, demo_proposals["redis"])
+    assert "| predicted OOM kills | 2 | 0 |" in body
