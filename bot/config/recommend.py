@@ -229,12 +229,62 @@ class NoiseSettings(ConfigModel):
     oom_immediate_increase: bool = Field(
         True, description="An OOM kill in the window proposes an increase whatever minChange says."
     )
+    proportional: bool = Field(
+        True,
+        description="minChange in proportion: a change is proposed when it moves the request "
+        "by at least max(proportional_fraction × current, the floor below) (bot rule "
+        "noise.proportional); false: HVPA's minChange from scale_up / scale_down (upstream).",
+    )
+    proportional_fraction: float = Field(
+        0.1, ge=0, le=1, description="Share of the current request a change must move."
+    )
+    proportional_floor_cpu_cores: float = Field(
+        0.01, ge=0, description="Smallest CPU change proposed (cores), whatever the fraction."
+    )
+    proportional_floor_memory_bytes: int = Field(
+        16 * MIB, ge=0, description="Smallest memory change proposed (bytes)."
+    )
+    risk_minutes: float = Field(
+        60.0,
+        ge=0,
+        description="An increase is never held by minChange when the usage was above the "
+        "current request for more than this many container-minutes of the window, or when a "
+        "container was OOM-killed.",
+    )
+    vertical_hysteresis: bool = Field(
+        False,
+        description="true: Tortoise's vertical rule as upstream (scale up to VPA × (1 + b)², "
+        "keep while the request is within its hysteresis band, up to ~1.34 × VPA); false: "
+        "VPA × (1 + b) whenever minChange lets the move through (bot rule vertical.ideal).",
+    )
+    step_limit: bool = Field(
+        False,
+        description="true: at most admin.max_allowed_scaling_down_ratio down per proposal "
+        "(upstream); false: decreases are proposed in full, the replay gate bounding their "
+        "risk (bot rule noise.full_move).",
+    )
+    floors_raise: bool = Field(
+        False,
+        description="true: a floor (VPA pod minimum, Tortoise minimum request) may raise a "
+        "request above the current one although usage does not need it (upstream); false: "
+        "such a floor keeps the current request (bot rule floor.kept).",
+    )
+    oom_response: Literal["bounded", "stacked"] = Field(
+        "bounded",
+        description="bounded: after an OOM kill, memory = max(VPA target, the VPA OOM bump) × "
+        "(1 + buffer), once (bot rule oom.bounded); stacked: Tortoise's sticky maximum, its "
+        "scale-up buffer and the limit ratio on top of each other (upstream).",
+    )
     cpu_step_cores: float = Field(
         0.001, gt=0, description="Proposed CPU requests are rounded up to this step (cores)."
     )
     memory_step_bytes: int = Field(
         MIB, gt=0, description="Proposed memory requests are rounded up to this step (bytes)."
     )
+
+
+def _default_max_ratio() -> dict[Literal["cpu", "memory"], float | None]:
+    return {"cpu": 4.0, "memory": 2.0}
 
 
 class LimitsSettings(ConfigModel):
@@ -248,6 +298,15 @@ class LimitsSettings(ConfigModel):
     )
     cpu_headroom_fraction: float = Field(0.5, ge=0, description="fixed_headroom, CPU.")
     memory_headroom_fraction: float = Field(0.2, ge=0, description="fixed_headroom, memory.")
+    max_ratio: dict[Literal["cpu", "memory"], float | None] = Field(
+        default_factory=_default_max_ratio,
+        description="A proposed limit never rises above max(current limit, proposed request × "
+        "this, observed peak × peak_margin) (bot rule limits.evidence); null for a resource lets "
+        "the ratio rule raise its limit freely (upstream).",
+    )
+    peak_margin: float = Field(
+        1.2, ge=1, description="Margin on the observed peak that a limit may always reach."
+    )
 
 
 class WeightInterval(ConfigModel):
@@ -294,6 +353,31 @@ class RightSizingSettings(ConfigModel):
     )
 
 
+class ReplicaRules(ConfigModel):
+    """How the HPA's minReplicas and maxReplicas become one manifest value each."""
+
+    min_replicas: Literal["replay", "slots"] = Field(
+        "replay",
+        description="replay: the lowest minReplicas whose replayed capacity shortfall is no "
+        "worse than the current floor's (bot rule tortoise.replicas.min_by_replay); slots: the "
+        "maximum over Tortoise's hourly slots (upstream values, folded by their maximum).",
+    )
+    max_replicas: Literal["replay", "slots"] = Field(
+        "replay",
+        description="replay: the replayed peak × max_replicas_headroom (bot rule "
+        "tortoise.replicas.max_by_replay); slots: the maximum over the hourly slots.",
+    )
+    max_replicas_headroom: float = Field(
+        1.5, ge=1, description="maxReplicas = ceil(replayed peak replicas × this)."
+    )
+    max_replicas_keep_fraction: float = Field(
+        0.25,
+        ge=0,
+        description="maxReplicas stays as it is while the replayed value is within this "
+        "fraction of it and the current maxReplicas adds no capacity shortfall.",
+    )
+
+
 class ReplaySettings(ConfigModel):
     """The replay of every proposal on the recorded history, and the gate it drives
     (``bot/recommend/replay``, ``docs/recommendations.md`` §9)."""
@@ -309,8 +393,16 @@ class ReplaySettings(ConfigModel):
         0.01,
         ge=0,
         le=1,
-        description="CPU minutes over request a proposal may add, as a fraction of the "
-        "container's minutes (also minutes above a memory request without a limit).",
+        description="Share of container-minutes with CPU above the request a proposal may "
+        "reach when the current values stay below it (also minutes above a memory request "
+        "without a limit); a proposal is never worse than max(current share, this).",
+    )
+    max_extra_shortfall: float = Field(
+        0.001,
+        ge=0,
+        le=1,
+        description="Capacity shortfall a proposal may have beyond the current HPA's, as a "
+        "fraction of the window's minutes (0.1 %: 20 minutes in 14 days).",
     )
     hpa_model: Literal["fast", "exact"] = Field(
         "fast",
@@ -335,6 +427,7 @@ class RecommendSettings(ConfigModel):
     hvpa: HvpaSettings = HvpaSettings()
     right_sizing: RightSizingSettings = RightSizingSettings()
     replay: ReplaySettings = ReplaySettings()
+    replicas: ReplicaRules = ReplicaRules()
     strategy: Literal["tortoise", "hvpa"] = Field(
         "tortoise", description="tortoise: Tortoise rules; hvpa: HVPA weight-based blending."
     )
@@ -371,3 +464,25 @@ def resolve(base: RecommendSettings, *overrides: Mapping[str, Any]) -> Recommend
     for override in overrides:
         data = _deep_merge(data, override)
     return RecommendSettings.model_validate(data)
+
+
+UPSTREAM_RULES: Mapping[str, Any] = {
+    "noise": {
+        "proportional": False,
+        "vertical_hysteresis": True,
+        "step_limit": True,
+        "floors_raise": True,
+        "oom_response": "stacked",
+        "risk_minutes": float("inf"),
+    },
+    "limits": {"max_ratio": {"cpu": None, "memory": None}},
+    "replicas": {"min_replicas": "slots", "max_replicas": "slots"},
+    "replay": {"gate": "off"},
+}
+"""The overrides that turn every bot rule of ``docs/recommendations.md`` §7 back into the
+upstream Tortoise/VPA behaviour (the replay is still shown, without findings)."""
+
+
+def upstream_settings(base: RecommendSettings | None = None) -> RecommendSettings:
+    """``base`` (default: the defaults) with every bot rule set back to upstream."""
+    return resolve(base or RecommendSettings(), UPSTREAM_RULES)

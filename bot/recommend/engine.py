@@ -44,20 +44,24 @@ from bot.model import (
 from bot.recommend import hvpa, noise, units
 from bot.recommend.changes import field_changes
 from bot.recommend.inputs import ContainerInput, WorkloadInput
-from bot.recommend.replay.gate import gate
+from bot.recommend.replay.bounds import choose as choose_bounds
+from bot.recommend.replay.compare import proposed_values
+from bot.recommend.replay.gate import ReplayContext, gate
 from bot.recommend.tortoise.constants import (
     CLOSE_TO_PREFERRED_FRACTION,
     INITIAL_TARGET_PERCENT,
 )
 from bot.recommend.tortoise.emergency import emergency_min_replicas
-from bot.recommend.tortoise.replicas import replica_slots, slot_index, slot_labels
+from bot.recommend.tortoise.replicas import hour_of_week, replica_slots, slot_labels
 from bot.recommend.tortoise.requests import (
     HorizontalContext,
     from_milli,
     horizontal_request,
     justify,
     milli,
+    request_bounds,
     sticky_max,
+    vertical_ideal,
     vertical_request,
 )
 from bot.recommend.tortoise.utilization import apply_target_change_limits, recommend_target
@@ -73,7 +77,7 @@ from bot.recommend.vpa.aggregate import (
     usage_from_counts,
 )
 from bot.recommend.vpa.constants import MIN_SAMPLE_WEIGHT
-from bot.recommend.vpa.estimator import confidence_factors, estimate
+from bot.recommend.vpa.estimator import confidence_factors, estimate, pod_minimum_amount
 from bot.recommend.vpa.histogram import CPU_OPTIONS, MEMORY_OPTIONS
 from bot.recommend.vpa.limits import propose_limit
 
@@ -89,6 +93,10 @@ class ResourceEstimate:
     capped_by: str | None = None
     oom_floor: float = 0.0
     """Memory: the largest OOM bump in the window (0 without OOM kills)."""
+    rec_unfloored: float | None = None
+    """``rec`` from the targets before the VPA per-pod minimum: what usage alone asks for."""
+    pod_minimum: float = 0.0
+    """The VPA per-pod minimum of this container (cores or bytes)."""
 
 
 def _keep(
@@ -170,6 +178,10 @@ def estimate_container(
     oom_t, oom_pod, oom_req = _select(
         _keep(ch.oom_t, now_s, excluded), ch.oom_t, ch.oom_pod, ch.oom_request_bytes
     )
+    declared = container.requests.memory_bytes
+    if oom_req.size and declared and not bool(np.isfinite(oom_req).all()):
+        # A kill whose request kube-state-metrics did not report: the manifest's request.
+        oom_req = np.where(np.isfinite(oom_req), oom_req, float(declared))
     peaks = memory_peaks(
         mem_t,
         mem_pod,
@@ -237,9 +249,15 @@ def estimate_container(
             max_allowed=container.max_allocated.get(res),
             factors=factors,
         )
+        rec = sticky_max(est.target.tolist(), est.upper.tolist())
+        raw = est.unfloored_target
         out[res] = ResourceEstimate(
             vpa=est.final(),
-            rec=sticky_max(est.target.tolist(), est.upper.tolist()),
+            rec=rec,
+            rec_unfloored=(
+                sticky_max(raw.tolist(), est.upper.tolist()) if raw is not None else rec
+            ),
+            pod_minimum=pod_minimum_amount(res, vpa_s, n_containers),
             usage=usages[res],
             capped_by=est.capped_by,
             oom_floor=float(peaks.oom_bumps.max())
@@ -775,9 +793,23 @@ def _request(
             inputs | {"vpa_weight": weight},
         )
     if policy == "vertical":
-        new, rule, reason = vertical_request(
-            req_m, rec_m, admin.buffer_ratio_on_vertical_resource, resource=resource
+        buffer = admin.buffer_ratio_on_vertical_resource
+        bounded_oom = (
+            resource == "memory" and est.oom_floor > 0 and settings.noise.oom_response == "bounded"
         )
+        if bounded_oom:
+            rec_m = milli(max(est.vpa.target, est.oom_floor), resource)
+            new, rule, reason = vertical_ideal(req_m, rec_m, buffer, resource=resource)
+            rule = "oom.bounded"
+            reason = (
+                f"OOM kill in the window: max(VPA target {units.amount(est.vpa.target, resource)}"
+                f", OOM bump {units.amount(est.oom_floor, resource)}) × (1 + {buffer:g}), once"
+            )
+            inputs |= {"oom_bump": est.oom_floor}
+        elif settings.noise.vertical_hysteresis:
+            new, rule, reason = vertical_request(req_m, rec_m, buffer, resource=resource)
+        else:
+            new, rule, reason = vertical_ideal(req_m, rec_m, buffer, resource=resource)
         if new is None:
             return Explained(current, current, rule, reason, inputs)
         value_m, clamp_rule = justify(
@@ -785,7 +817,11 @@ def _request(
         )
         if clamp_rule and value_m != new:
             rule, reason = clamp_rule, f"{reason}; clamped ({clamp_rule})"
-        return Explained(current, from_milli(value_m, resource), rule, reason, inputs)
+        usage = (est.rec_unfloored or est.rec) * (1 + buffer)
+        if bounded_oom:
+            usage = max(usage, est.oom_floor)
+        result = Explained(current, from_milli(value_m, resource), rule, reason, inputs)
+        return _floors(result, est, container, resource, settings, usage=usage)
     current_target = None
     if inp.hpa is not None:
         current_target, kind = _hpa_target_current(inp, container.name, resource)
@@ -802,9 +838,62 @@ def _request(
         step_limit=False,
         **bounds,
     )
-    return Explained(
+    result = Explained(
         current, from_milli(proposal.milli, resource), proposal.rule, proposal.reason, inputs
     )
+    unfloored = est.rec_unfloored or est.rec
+    usage = unfloored * 100 / current_target if current_target else unfloored
+    return _floors(result, est, container, resource, settings, usage=usage)
+
+
+def _floors(
+    x: Explained,
+    est: ResourceEstimate,
+    container: ContainerInput,
+    resource: Resource,
+    settings: RecommendSettings,
+    *,
+    usage: float,
+) -> Explained:
+    """Floors that say so (bot rule ``floor.kept``).
+
+    A value set by a floor, the VPA per-pod minimum (``rec`` above what the unfloored targets
+    give) or Tortoise's minimum request (clamp ``tortoise.request.min``), is named as a floor
+    in its reason and ``inputs.floor``. With ``noise.floors_raise`` false (the default), a floor
+    never raises a request above the current one when ``usage`` (the same rule on the
+    unfloored VPA values, cores or bytes) would not: the current value is kept. Upstream
+    (``floors_raise: true``) lets the floor raise it.
+    """
+    current, proposed = x.current, x.proposed
+    if current is None or proposed is None:
+        return x
+    admin = settings.admin
+    floor: float | None = None
+    what = ""
+    if est.rec_unfloored is not None and est.rec > est.rec_unfloored * (1 + 1e-9):
+        floor = est.pod_minimum
+        what = f"the VPA per-pod minimum ({units.amount(floor, resource)} for this container)"
+    elif x.rule == "tortoise.request.min":
+        floor = float(
+            request_bounds(
+                0, resource, container.name, min_allocated=None, max_allocated=None, admin=admin
+            )[0]
+            / 1000
+        )
+        what = f"Tortoise's minimum request ({units.amount(floor, resource)})"
+    if floor is None:
+        return x
+    inputs = {**x.inputs, "floor": floor, "usage": usage}
+    if proposed > current and usage <= current and not settings.noise.floors_raise:
+        return Explained(
+            current,
+            current,
+            "floor.kept",
+            f"kept: {what} would raise it, but it is a floor, not usage (usage asks for "
+            f"{units.amount(usage, resource)})",
+            inputs,
+        )
+    return Explained(current, proposed, x.rule, f"{x.reason}; floor: {what}", inputs)
 
 
 def _noise(
@@ -813,11 +902,15 @@ def _noise(
     est: ResourceEstimate,
     container: ContainerInput,
     settings: RecommendSettings,
+    *,
+    at_risk: str | None = None,
 ) -> Explained:
     """Memory floor at the peak, OOM increase, rounding to the manifest grid, minChange, then
     the step limit. Rounding and minChange judge the full move; the step limit
-    (``admin.max_allowed_scaling_down_ratio``, Tortoise strategy only: HVPA's weight is its own
-    damping) then bounds what one proposal asks for."""
+    (``admin.max_allowed_scaling_down_ratio`` with ``noise.step_limit``, Tortoise strategy
+    only: HVPA's weight is its own damping) then bounds what one proposal asks for.
+    ``at_risk``: why the current request is a measured risk (usage above it longer than
+    ``noise.risk_minutes``): an increase then passes whatever minChange says."""
     ns = settings.noise
     current, proposed = raw.current, raw.proposed
     if (
@@ -848,6 +941,9 @@ def _noise(
             reason = "OOM kill in the window: max(request + 100 MiB, request × 1.2)"
         elif proposed > current:
             forced = True
+    if at_risk is not None and proposed > current and not forced:
+        forced = True
+        reason = f"{reason}; {at_risk}"
     admin = settings.admin
     global_max = (
         admin.maximum_cpu_request_cores
@@ -880,7 +976,11 @@ def _noise(
             f"{units.amount(threshold, resource)}",
             inputs,
         )
-    ratio = 0.0 if raw.rule == "hvpa.weighted" else admin.max_allowed_scaling_down_ratio
+    ratio = (
+        0.0
+        if raw.rule == "hvpa.weighted" or not ns.step_limit
+        else admin.max_allowed_scaling_down_ratio
+    )
     stepped = min(noise.step_limited(float(current), rounded, resource, ratio, ns), ceiling)
     if stepped > rounded:
         inputs |= {"wanted": rounded, "wanted_rule": rule}
@@ -895,7 +995,12 @@ def _noise(
 
 
 def _limit(
-    container: ContainerInput, resource: Resource, request: Explained, settings: RecommendSettings
+    container: ContainerInput,
+    resource: Resource,
+    request: Explained,
+    settings: RecommendSettings,
+    *,
+    peak: float | None = None,
 ) -> Explained:
     current = container.limits.get(resource)
     orig_request = container.requests.get(resource)
@@ -919,6 +1024,7 @@ def _limit(
         resource,
         limits=settings.limits,
         admin=settings.admin,
+        peak=peak,
     )
     value: Number | None = proposal.value
     if value is not None and resource == "memory":
@@ -1007,6 +1113,13 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
     if missing:
         return _gathering(inp, missing)
 
+    context = ReplayContext.build(
+        inp,
+        settings,
+        now_s=now_s,
+        hours=lambda times: hour_of_week(times, settings.admin),
+        time_zone=settings.admin.time_zone,
+    )
     hpa_part = _hpa_part(inp, settings, estimates, now_s)
     containers = []
     for container in inp.containers:
@@ -1019,12 +1132,19 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
                 est,
                 container,
                 settings,
+                at_risk=_at_risk(context, container.name, resource, settings),
             )
             per[resource] = ResourceRecommendation(
                 resource,
                 container.policy(resource),
                 request,
-                _limit(container, resource, request, settings),
+                _limit(
+                    container,
+                    resource,
+                    request,
+                    settings,
+                    peak=est.usage.max if est.usage else None,
+                ),
                 est.usage,
                 est.vpa,
             )
@@ -1045,8 +1165,10 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
         hpa_part.recommendation if inp.hpa else None,
         notes,
     )
-    if field_changes(draft):
-        draft = _gated(inp, draft, settings, now_s=now_s)
+    if context is not None and inp.hpa is not None and _replays_bounds(inp, hpa_part, settings):
+        draft = _replayed_bounds(inp, draft, settings, context)
+    if context is not None and field_changes(draft):
+        draft = _gated(inp, draft, settings, context)
     changes = field_changes(draft)
     reasons = [f"{c.field}{'/' + c.container if c.container else ''}: {c.reason}" for c in changes]
     status: Status
@@ -1067,8 +1189,133 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
     )
 
 
+def _at_risk(
+    context: ReplayContext | None, container: str, resource: Resource, settings: RecommendSettings
+) -> str | None:
+    """Why the current request of ``container`` is a measured risk, or None: usage above it
+    for more than ``noise.risk_minutes`` container-minutes of the window (CPU; memory without
+    a limit), or an OOM kill (``_noise`` then lets any increase through)."""
+    if context is None:
+        return None
+    limit_minutes = settings.noise.risk_minutes
+    if resource == "cpu":
+        cpu = context.before.container_cpu(container)
+        if cpu is not None and cpu.over_request_minutes > limit_minutes:
+            return (
+                f"usage above the current request for {cpu.over_request_minutes:.0f} "
+                f"container-minutes of the window (more than {limit_minutes:g}): minChange "
+                "does not hold an increase"
+            )
+        return None
+    mem = context.before.container_memory(container)
+    if mem is None:
+        return None
+    if mem.oom_kills:
+        return f"{mem.oom_kills} OOM kill(s) at the current limit: minChange does not hold it"
+    if mem.over_request_minutes is not None and mem.over_request_minutes > limit_minutes:
+        return (
+            f"working set above the current request for {mem.over_request_minutes:.0f} "
+            "minutes (eviction risk): minChange does not hold an increase"
+        )
+    return None
+
+
+def _replays_bounds(inp: WorkloadInput, hpa_part: _HpaPart, settings: RecommendSettings) -> bool:
+    """Whether minReplicas/maxReplicas come from the replay: a replica rule says so, the HPA
+    is not gathering data, and no emergency (or its way back) is in progress."""
+    rules = settings.replicas
+    return (
+        "replay" in (rules.min_replicas, rules.max_replicas)
+        and hpa_part.gathering is None
+        and not hpa_part.frozen
+        and not inp.emergency.requested
+    )
+
+
+def _replayed_bounds(
+    inp: WorkloadInput, draft: Recommendation, settings: RecommendSettings, context: ReplayContext
+) -> Recommendation:
+    """minReplicas and maxReplicas of ``draft`` chosen by replay (``replay.bounds``), for the
+    rules set to ``replay``; the slot values stay in ``inputs.slot_min`` / ``slot_max``."""
+    assert inp.hpa is not None and draft.hpa is not None
+    admin, rules = settings.admin, settings.replicas
+    cur_min = inp.hpa.min_replicas if inp.hpa.min_replicas is not None else 1
+    cur_max = inp.hpa.max_replicas
+    ceiling = admin.maximum_max_replicas
+    if settings.max_replicas is not None:
+        ceiling = min(ceiling, settings.max_replicas)
+    proposal = proposed_values(context.now, draft)
+    bounds = choose_bounds(
+        context.series,
+        proposal,
+        current_min=cur_min,
+        current_max=cur_max,
+        minimum_min=admin.minimum_min_replicas,
+        ceiling=ceiling,
+        headroom=rules.max_replicas_headroom,
+        keep_fraction=rules.max_replicas_keep_fraction,
+        options=context.options,
+    )
+    if bounds is None:
+        return draft
+    hpa = draft.hpa
+    low, high = hpa.min_replicas, hpa.max_replicas
+    if rules.max_replicas == "replay":
+        hours = ", ".join(bounds.peak_hours)
+        at = f" ({hours}, {bounds.time_zone})" if hours else ""
+        if bounds.max_kept:
+            reason = (
+                f"kept: the replayed peak is {bounds.peak} pods{at}; × "
+                f"{rules.max_replicas_headroom:g} = {math.ceil(bounds.peak * rules.max_replicas_headroom)}"
+                f" is within {rules.max_replicas_keep_fraction:.0%} of {cur_max}"
+            )
+        else:
+            reason = (
+                f"replayed peak {bounds.peak} pods{at} × {rules.max_replicas_headroom:g}, "
+                "rounded up"
+            )
+            if bounds.max_replicas == ceiling:
+                reason += f", capped at {ceiling}"
+        high = Explained(
+            cur_max,
+            bounds.max_replicas,
+            "tortoise.replicas.max_by_replay",
+            reason,
+            {**high.inputs, "peak": bounds.peak, "hours": hours or None},
+        )
+    if rules.min_replicas == "replay":
+        floor_hours = ", ".join(bounds.floor_hours)
+        shortfall = (
+            f"{bounds.shortfall_minutes:g} min of replayed capacity shortfall "
+            f"(the current floor {cur_min}: {bounds.baseline_minutes:g} min)"
+        )
+        if bounds.at_minimum:
+            reason = (
+                f"the lowest floor allowed, min(current {cur_min}, minimum_min_replicas "
+                f"{admin.minimum_min_replicas}) = {bounds.lowest} (a floor, not usage): {shortfall}"
+            )
+        else:
+            reason = f"the lowest floor with no more shortfall than the current one: {shortfall}"
+            if floor_hours:
+                reason += f"; one pod less adds shortfall on {floor_hours} ({bounds.time_zone})"
+        inputs = {
+            **low.inputs,
+            "shortfall_minutes": bounds.shortfall_minutes,
+            "baseline_minutes": bounds.baseline_minutes,
+            "hours": floor_hours or None,
+        }
+        if bounds.at_minimum:
+            inputs["floor"] = bounds.lowest
+        low = Explained(
+            cur_min, bounds.min_replicas, "tortoise.replicas.min_by_replay", reason, inputs
+        )
+    if high.proposed is not None and low.proposed is not None and high.proposed < low.proposed:
+        high = replace(high, proposed=low.proposed)
+    return replace(draft, hpa=HpaRecommendation(low, high, hpa.targets, hpa.slots))
+
+
 def _gated(
-    inp: WorkloadInput, draft: Recommendation, settings: RecommendSettings, *, now_s: float
+    inp: WorkloadInput, draft: Recommendation, settings: RecommendSettings, context: ReplayContext
 ) -> Recommendation:
     """``draft`` replayed on the history and, with ``replay.gate: on``, backed off where the
     replay shows it worse than the current values (``bot.recommend.replay.gate``)."""
@@ -1077,12 +1324,4 @@ def _gated(
     def limit_of(container: str, resource: Resource, request: Explained) -> Explained:
         return _limit(by_name[container], resource, request, settings)
 
-    return gate(
-        inp,
-        draft,
-        settings,
-        now_s=now_s,
-        limit_of=limit_of,
-        slots=lambda series: slot_index(series.times_s, settings.admin),
-        time_zone=settings.admin.time_zone,
-    )
+    return gate(inp, draft, settings, context=context, limit_of=limit_of)

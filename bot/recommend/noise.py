@@ -2,13 +2,15 @@
 
 * Proposed requests round **up** to ``noise.cpu_step_cores`` / ``noise.memory_step_bytes``; a
   proposal equal to the current value on that grid is no change.
-* HVPA ``minChange`` (``hvpa.min_change_threshold``) for every workload: a change is proposed only
-  when ``|proposed − current| >= min(value, percentage of current)`` (200m / 200M by default).
+* A change is proposed only when it moves the request by at least ``max(floor, 10 % of the
+  current value)`` (``noise.proportional``, bot rule); with ``noise.proportional: false``,
+  HVPA's ``minChange`` (``hvpa.min_change_threshold``): ``min(value, percentage of current)``,
+  200m / 200M by default (upstream).
 * Never a memory request below the observed working-set peak.
 * An OOM kill in the window proposes an increase at once, whatever minChange says.
 * Rounding and minChange judge the **full move** from the current request to the recommended
-  one, as HVPA judges its weighted delta; only then does Tortoise's
-  ``MaxAllowedScalingDownRatio`` limit how far one proposal goes down:
+  one, as HVPA judges its weighted delta; only then, with ``noise.step_limit`` (upstream), does
+  Tortoise's ``MaxAllowedScalingDownRatio`` limit how far one proposal goes down:
   ``max(full move, round_up(trunc(current × ratio)))``, never above the ceiling
   (``step_limited``). A container far above its need therefore shrinks step by step instead of
   being held forever because each single step is below minChange.
@@ -40,14 +42,30 @@ def same_on_grid(current: float, proposed: float, resource: Resource, noise: Noi
     return round_up_to_step(current, resource, noise) == round_up_to_step(proposed, resource, noise)
 
 
+def proportional_threshold(current: float, resource: Resource, noise: NoiseSettings) -> float:
+    """``max(floor, fraction × current)``: the smallest move worth a proposal (bot rule
+    ``noise.proportional``): 10 % of the request, at least 10m CPU or 16 MiB by default, so a
+    200m sidecar moves by 20m and a 4-core service does not churn by less than 400m."""
+    floor = (
+        noise.proportional_floor_cpu_cores
+        if resource == "cpu"
+        else float(noise.proportional_floor_memory_bytes)
+    )
+    return max(floor, current * noise.proportional_fraction)
+
+
 def passes_min_change(
     current: float | None, proposed: float, resource: Resource, noise: NoiseSettings
 ) -> tuple[bool, float]:
-    """(change allowed, threshold) for moving a request from ``current`` to ``proposed``."""
+    """(change allowed, threshold) for moving a request from ``current`` to ``proposed``:
+    ``proportional_threshold`` with ``noise.proportional``, else HVPA's minChange."""
     if current is None:
         return True, 0.0
     direction = noise.scale_up if proposed > current else noise.scale_down
-    threshold = min_change_threshold(current, getattr(direction, resource), resource)
+    if noise.proportional:
+        threshold = proportional_threshold(current, resource, noise)
+    else:
+        threshold = min_change_threshold(current, getattr(direction, resource), resource)
     scale = 1000 if resource == "cpu" else 1
     delta = abs(round(proposed * scale) - round(current * scale))
     return delta >= round(threshold * scale), threshold

@@ -204,9 +204,11 @@ def test_shipped_example_runs_and_validates(cli):
     out = json.loads(done.stdout)
     jsonschema.validate({"workloads": [out]}, _schema("plan.schema.json"))
     proxy = out["containers"][1]["cpu"]["request"]
-    # The idle sidecar is right-sized from the current target, 20 % per proposal.
-    assert (proxy["current"], proxy["proposed"]) == (0.5, 0.4)
-    assert proxy["rule"] == "tortoise.request.step_down"
+    # The idle sidecar is right-sized from the current target in one move: rec × 100 / target.
+    assert proxy["rule"] == "tortoise.horizontal.rebalance"
+    assert proxy["current"] == 0.5
+    target = json.loads(example.read_text())["hpa"]["targets"][0]["utilization"]
+    assert proxy["proposed"] == pytest.approx(proxy["inputs"]["rec"] * 100 / target, abs=0.001)
 
 
 def test_plan_demo_json_matches_the_plan_schema(cli):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import bot.demo
 from bot.config.bot import load_bot_settings
+from bot.manifests.quantities import format_cpu
 from bot.metrics.snapshot import SnapshotSource
 from bot.pipeline import RepositoryPlan, plan_repository
 
@@ -32,16 +33,18 @@ def test_demo_proposes_the_istio_proxy_rebalance(tmp_path):
     assert request.current is not None
     assert request.proposed is not None
     assert proxy.cpu.usage is not None
-    # Proposed down (one step of at most 20 %), never below what the sidecar uses.
-    assert request.proposed < request.current
-    assert request.proposed >= 0.8 * request.current
+    # Proposed down in full (the replay gate, not a 20 % step, bounds the risk), never below
+    # what the sidecar uses: its VPA value at the current 60 % target.
+    assert request.proposed < 0.8 * request.current
     assert request.proposed >= proxy.cpu.usage.p99
-    assert "step-limited to" in request.reason
+    assert request.rule == "tortoise.horizontal.rebalance"
+    assert frontend.recommendation.replay is not None
+    assert frontend.recommendation.replay.findings == ()
     proposed = {(c.field, c.container): c.proposed for c in frontend.changes}
     assert proposed[("requests.cpu", "istio-proxy")] == request.proposed
     # The edit lands in the manifest.
     assert frontend.ref not in plan.edit.failed
-    assert f"+            cpu: {round(request.proposed * 1000)}m" in plan.edit.diff
+    assert f"+            cpu: {format_cpu(request.proposed)}" in plan.edit.diff
 
 
 def test_demo_replaces_pod_level_metrics_per_container(tmp_path):

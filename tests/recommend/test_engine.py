@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from bot.config.recommend import RecommendSettings, resolve
+from bot.config.recommend import resolve, upstream_settings
 from bot.config.repo import ResourcePolicy
 from bot.model import (
     ContainerHistory,
@@ -37,7 +37,9 @@ from tests.recommend.factories import (
 )
 
 MIB = 1024 * 1024
-DEFAULT = RecommendSettings()
+DEFAULT = upstream_settings()
+"""Upstream Tortoise/VPA rules: these tests pin their formulas (``test_folding.py`` tests the
+bot's folding rules)."""
 
 
 def _run(inp, settings=DEFAULT):

@@ -70,10 +70,28 @@ def test_min_change_threshold():
 
 
 def test_min_change_equality_passes():
-    ns = NoiseSettings()
+    ns = NoiseSettings(proportional=False)  # HVPA's 200m
     assert noise.passes_min_change(1.0, 1.2, "cpu", ns)[0]
     assert not noise.passes_min_change(1.0, 1.199, "cpu", ns)[0]
     assert noise.passes_min_change(1.0, 0.8, "cpu", ns)[0]
+
+
+@pytest.mark.parametrize(
+    ("current", "proposed", "resource", "passes", "threshold"),
+    [
+        (0.2, 0.16, "cpu", True, 0.02),  # a 200m sidecar may move by 40m
+        (0.2, 0.185, "cpu", False, 0.02),
+        (4.0, 3.96, "cpu", False, 0.4),  # a 4-core service does not churn by 40m
+        (4.0, 3.6, "cpu", True, 0.4),
+        (0.05, 0.04, "cpu", True, 0.01),  # the 10m floor
+        (64 * 2**20, 60 * 2**20, "memory", False, 16 * 2**20),  # the 16 MiB floor
+        (2 * 2**30, 1.8 * 2**30, "memory", True, 0.2 * 2**30),
+    ],
+)
+def test_proportional_min_change(current, proposed, resource, passes, threshold):
+    allowed, limit = noise.passes_min_change(current, proposed, resource, NoiseSettings())
+    assert allowed is passes
+    assert limit == pytest.approx(threshold)
 
 
 def test_rounding_only_is_no_change():

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.config.recommend import RecommendSettings, resolve
+from bot.config.recommend import RecommendSettings, resolve, upstream_settings
 from bot.model import ResourceValues
 from bot.recommend.changes import field_changes
 from bot.recommend.engine import recommend
@@ -155,9 +155,9 @@ def test_more_usage_never_lowers_the_proposed_request(cpu, mem, seed, factor, re
 def test_step_limited_proposals_settle_and_never_cut_more_than_a_step(
     cpu, mem, seed, req_cpu, req_mem, ratio
 ):
-    # With the default step limit, applying each proposal in turn reaches a request that
+    # With the upstream step limit, applying each proposal in turn reaches a request that
     # proposes nothing; no proposal goes down by more than MaxAllowedScalingDownRatio allows.
-    settings = RecommendSettings()
+    settings = upstream_settings()
     keep = settings.admin.max_allowed_scaling_down_ratio
     inp = _inp(_usage(cpu, seed), _usage(mem, seed + 1), req_cpu, req_mem, ratio)
     for _ in range(40):

@@ -8,10 +8,12 @@ the gate's rules (``docs/recommendations.md`` §9):
 
 * ``oom``: more predicted OOM kills in a container than with the current values;
 * ``eviction``: without a memory limit, a larger share of minutes with the working set above the
-  request than the current values' plus the allowance;
-* ``cpu``: a larger share of container-minutes with CPU usage above the request than the
-  current values' plus the allowance (``replay.max_extra_over_request``);
-* ``shortfall``: more minutes of capacity shortfall than the current HPA.
+  request than ``max(current share, allowance)``;
+* ``cpu``: a larger share of container-minutes with CPU usage above the request than
+  ``max(current share, replay.max_extra_over_request)``: a proposal may use the allowance, and
+  a repeat of the proposal from where the last one stopped cannot add it again (no ratchet);
+* ``shortfall``: more minutes of capacity shortfall than ``max(the current HPA's,
+  replay.max_extra_shortfall × the window's minutes)``.
 """
 
 from __future__ import annotations
@@ -114,7 +116,11 @@ def _share(minutes: float | None, total: float) -> float:
 
 
 def findings(
-    current: ReplayFigures, proposed: ReplayFigures, *, allowance: float
+    current: ReplayFigures,
+    proposed: ReplayFigures,
+    *,
+    allowance: float,
+    shortfall_allowance: float = 0.0,
 ) -> tuple[GateFinding, ...]:
     """Where ``proposed`` does worse than ``current`` (module doc), containers in order."""
     out: list[GateFinding] = []
@@ -139,14 +145,14 @@ def findings(
         if mem.over_request_minutes is not None and total > 0:
             was = _share(old.over_request_minutes, total)
             now = _share(mem.over_request_minutes, total)
-            if now > was + allowance:
+            if now > max(was, allowance):
                 out.append(
                     GateFinding(
                         "eviction",
                         mem.container,
                         was,
                         now,
-                        was + allowance,
+                        max(was, allowance),
                         f"{mem.container}: working set above the proposed memory request "
                         f"{now:.1%} of the time (current {was:.1%}; no memory limit: eviction "
                         "risk)",
@@ -158,30 +164,32 @@ def findings(
             continue
         was = _share(old_cpu.over_request_minutes, old_cpu.container_minutes)
         now = _share(cpu.over_request_minutes, cpu.container_minutes)
-        if now > was + allowance:
+        allowed = max(was, allowance)
+        if now > allowed:
             out.append(
                 GateFinding(
                     "cpu",
                     cpu.container,
                     was,
                     now,
-                    was + allowance,
+                    allowed,
                     f"{cpu.container}: CPU above the proposed request {now:.1%} of the "
-                    f"container-minutes (current {was:.1%}, allowed {was + allowance:.1%})",
+                    f"container-minutes (current {was:.1%}, allowed {allowed:.1%})",
                 )
             )
     was_short = current.replicas.shortfall_minutes or 0.0
     now_short = proposed.replicas.shortfall_minutes or 0.0
-    if now_short > was_short:
+    allowed_short = max(was_short, shortfall_allowance * proposed.window_s / 60.0)
+    if now_short > allowed_short:
         out.append(
             GateFinding(
                 "shortfall",
                 None,
                 was_short,
                 now_short,
-                was_short,
+                allowed_short,
                 f"capacity shortfall {now_short:g} min under the proposed HPA, "
-                f"{was_short:g} min under the current one",
+                f"{was_short:g} min under the current one (allowed {allowed_short:g})",
             )
         )
     return tuple(out)

@@ -33,7 +33,6 @@ from bot.model import (
     MemoryReplay,
     ReplayFigures,
     ReplicaReplay,
-    Resource,
     ResourceValues,
 )
 from bot.recommend.replay.controller import TOLERANCE, Metric, Model, replay_replicas
@@ -41,6 +40,9 @@ from bot.recommend.replay.series import ContainerSeries, ReplaySeries
 
 GIB = 1024**3
 """Bytes in one GiB."""
+
+HOURS_PER_WEEK = 168
+"""Slots of the per-hour profile: hour of the week, Sunday 00 first."""
 
 KILL_MATCH_STEPS = 2
 """A recorded OOM kill within this many steps after a sample at or above the limit is that
@@ -84,7 +86,7 @@ class Options:
     model: Model = "fast"
     pod_startup_s: float = 60.0
     slots: np.ndarray | None = None
-    """Hour-of-week slot (0..167) of each step; None: no per-hour profile."""
+    """Hour of the week (0..167, Sunday 00 first) of each step; None: no per-hour profile."""
     time_zone: str = "UTC"
 
 
@@ -119,61 +121,72 @@ def _percentile_of(values: FloatArray, q: float) -> float:
     return float(np.percentile(values, q)) if values.size else 0.0
 
 
-def _replicas(
-    series: ReplaySeries, values: Values, options: Options
-) -> tuple[np.ndarray, ReplicaReplay]:
-    """The replica path (float per step) and its figures."""
+@dataclass(frozen=True, slots=True)
+class ReplicaPath:
+    """Replicas per step (float) and the steps of capacity shortfall (module doc);
+    ``replayed`` False: the recorded replicas (no HPA, or no resource metric to replay)."""
+
+    replicas: FloatArray
+    short: np.ndarray
+    replayed: bool
+
+    @property
+    def shortfall_steps(self) -> int:
+        return int(np.count_nonzero(self.short))
+
+
+def replica_path(series: ReplaySeries, values: Values, options: Options) -> ReplicaPath:
+    """The replicas ``values`` give over ``series``: the HPA replayed, or as recorded."""
     metrics = hpa_metrics(series, values)
     hpa = values.hpa
-    minutes_per_step = series.step_s / 60.0
     if hpa is None or not metrics:
         path = np.maximum(np.round(series.replicas), 0.0)
-        shortfall = None
-        replayed = False
-    else:
-        initial = round(float(series.replicas[0])) if series.steps else hpa.min_replicas
-        steps = replay_replicas(
-            [m for m, _ in metrics],
-            min_replicas=hpa.min_replicas,
-            max_replicas=hpa.max_replicas,
-            initial=max(initial, 1),
-            step_s=series.step_s,
-            model=options.model,
-        )
-        path = steps.astype(np.float64)
-        lag = math.ceil(options.pod_startup_s / series.step_s - 1e-9)
-        serving = path.copy()
-        for back in range(1, lag + 1):
-            np.minimum(serving[back:], path[:-back], out=serving[back:])
-        short = np.zeros(series.steps, dtype=bool)
-        at_max = path >= hpa.max_replicas
-        starting = serving < path
-        with np.errstate(invalid="ignore", divide="ignore"):
-            for metric, _ in metrics:
-                util = np.floor(metric.usage * 100.0 / (path * metric.request))
-                short |= at_max & (util > metric.target_percent * (1.0 + TOLERANCE))
-                short |= starting & (metric.usage > serving * metric.request)
-        shortfall = float(np.count_nonzero(short)) * minutes_per_step
-        replayed = True
+        return ReplicaPath(path, np.zeros(series.steps, dtype=bool), False)
+    initial = round(float(series.replicas[0])) if series.steps else hpa.min_replicas
+    steps = replay_replicas(
+        [m for m, _ in metrics],
+        min_replicas=hpa.min_replicas,
+        max_replicas=hpa.max_replicas,
+        initial=max(initial, 1),
+        step_s=series.step_s,
+        model=options.model,
+    )
+    path = steps.astype(np.float64)
+    lag = math.ceil(options.pod_startup_s / series.step_s - 1e-9)
+    serving = path.copy()
+    for back in range(1, lag + 1):
+        np.minimum(serving[back:], path[:-back], out=serving[back:])
+    short = np.zeros(series.steps, dtype=bool)
+    at_max = path >= hpa.max_replicas
+    starting = serving < path
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for metric, _ in metrics:
+            util = np.floor(metric.usage * 100.0 / (path * metric.request))
+            short |= at_max & (util > metric.target_percent * (1.0 + TOLERANCE))
+            short |= starting & (metric.usage > serving * metric.request)
+    return ReplicaPath(path, short, True)
+
+
+def _replica_figures(series: ReplaySeries, walk: ReplicaPath, options: Options) -> ReplicaReplay:
+    path = walk.replicas
     by_hour: tuple[float, ...] = ()
     if options.slots is not None and series.steps:
-        counts = np.bincount(options.slots, minlength=168)
-        sums = np.bincount(options.slots, weights=path, minlength=168)
+        counts = np.bincount(options.slots, minlength=HOURS_PER_WEEK)
+        sums = np.bincount(options.slots, weights=path, minlength=HOURS_PER_WEEK)
         by_hour = tuple(
             round(float(s / c), 2) if c else float("nan")
             for s, c in zip(sums.tolist(), counts.tolist(), strict=True)
         )
-    figures = ReplicaReplay(
+    return ReplicaReplay(
         mean=float(path.mean()) if path.size else 0.0,
         p95=_percentile_of(path, 95),
         max=float(path.max()) if path.size else 0.0,
         pod_hours=float(path.sum()) * series.step_s / 3600.0,
-        shortfall_minutes=shortfall,
-        replayed=replayed,
+        shortfall_minutes=walk.shortfall_steps * series.step_s / 60.0 if walk.replayed else None,
+        replayed=walk.replayed,
         by_hour=by_hour,
         time_zone=options.time_zone,
     )
-    return path, figures
 
 
 def _cpu(
@@ -251,7 +264,8 @@ def replay(
     which recorded OOM kills a candidate limit would also see."""
     options = options or Options()
     recorded = recorded or values
-    path, replicas = _replicas(series, values, options)
+    walk = replica_path(series, values, options)
+    path, replicas = walk.replicas, _replica_figures(series, walk, options)
     minutes_per_step = series.step_s / 60.0
     scale = pods = None
     if replicas.replayed:
@@ -279,13 +293,3 @@ def replay(
         core_hours=pod_hours * core_per_pod,
         gib_hours=pod_hours * gib_per_pod,
     )
-
-
-def resource_values(
-    values: Values, container: str, resource: Resource
-) -> tuple[float | None, float | None]:
-    """(request, limit) of one container resource in ``values``."""
-    cv = values.container(container)
-    if cv is None:
-        return None, None
-    return cv.requests.get(resource), cv.limits.get(resource)

@@ -26,6 +26,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from bot.config.recommend import RecommendSettings
 from bot.model import (
     ContainerRecommendation,
@@ -142,7 +144,7 @@ class _Draft:
         self.value[(knob.field, knob.container)] = knob.wanted
 
     def group(
-        self, kind: str, container: str | None, horizontal: Sequence[str]
+        self, kind: str, container: str | None, horizontal: Sequence[tuple[str, str]]
     ) -> list[list[Knob]]:
         """The groups of knobs behind one finding, in the order the gate tries them; only
         knobs moving in the risky direction (a lower request, limit or replica bound, a higher
@@ -157,7 +159,7 @@ class _Draft:
         others = pick(
             lambda k: (
                 k.field.startswith("requests.")
-                and k.container in horizontal
+                and (k.container, k.field) in horizontal
                 and k.container != container
             )
         )
@@ -171,9 +173,7 @@ class _Draft:
         if kind == "cpu":
             own = pick(lambda k: k.field == "requests.cpu" and k.container == container)
             return [own, targets, low, high, others]
-        horizontal_requests = pick(
-            lambda k: k.field.startswith("requests.") and k.container in horizontal
-        )
+        horizontal_requests = pick(lambda k: (k.container, k.field) in horizontal)
         return [high, targets, low, horizontal_requests]
 
 
@@ -250,38 +250,61 @@ def _describe(knob: Knob, value: Number, finding: GateFinding) -> str:
     return f"wants {show(knob.wanted)}; {kept}: the replay of the history shows {finding.message}"
 
 
+@dataclass(frozen=True, slots=True)
+class ReplayContext:
+    """One workload's history on the replay grid, with the current values and their figures:
+    built once per workload, shared by the replica rules, noise control and the gate."""
+
+    series: ReplaySeries
+    options: Options
+    now: Values
+    before: ReplayFigures
+
+    @classmethod
+    def build(
+        cls,
+        inp: WorkloadInput,
+        settings: RecommendSettings,
+        *,
+        now_s: float,
+        hours: Callable[[np.ndarray], np.ndarray] | None = None,
+        time_zone: str = "UTC",
+    ) -> ReplayContext | None:
+        """None when the history has no CPU sample to replay. ``hours``: the hour of the week
+        of unix times (for the per-hour profile and the hours named in reasons)."""
+        series = ReplaySeries.build(
+            inp.history,
+            tuple(c.name for c in inp.containers),
+            now_s=now_s,
+            excluded=inp.excluded_intervals_s,
+        )
+        if series is None:
+            return None
+        options = Options(
+            settings.replay.hpa_model,
+            settings.replay.pod_startup_s,
+            hours(series.times_s) if hours is not None else None,
+            time_zone,
+        )
+        now = current_values(inp)
+        return cls(series, options, now, replay(series, now, options=options))
+
+
 def gate(
     inp: WorkloadInput,
     draft: Recommendation,
     settings: RecommendSettings,
     *,
-    now_s: float,
+    context: ReplayContext,
     limit_of: LimitOf,
-    slots: Callable[[ReplaySeries], object] | None = None,
-    time_zone: str = "UTC",
 ) -> Recommendation:
     """``draft`` with its replay attached and, with ``replay.gate: on``, backed off (module
-    doc). Returns ``draft`` unchanged when there is nothing to replay (no CPU sample)."""
+    doc)."""
     mode = settings.replay.gate
-    series = ReplaySeries.build(
-        inp.history,
-        tuple(c.name for c in inp.containers),
-        now_s=now_s,
-        excluded=inp.excluded_intervals_s,
-    )
-    if series is None:
-        return draft
-    slot_array = slots(series) if slots is not None else None
-    options = Options(
-        settings.replay.hpa_model,
-        settings.replay.pod_startup_s,
-        slot_array,  # type: ignore[arg-type]
-        time_zone,
-    )
+    series, options, now, before = context.series, context.options, context.now, context.before
     plain = replace(options, slots=None)
-    now = current_values(inp)
     allowance = settings.replay.max_extra_over_request
-    before = replay(series, now, options=options)
+    short_allowance = settings.replay.max_extra_shortfall
     scored: dict[tuple[Values, bool], ReplayFigures] = {}
 
     def score(values: Values, detail: bool = False) -> ReplayFigures:
@@ -294,7 +317,11 @@ def gate(
 
     wanted_values = proposed_values(now, draft)
     first = score(wanted_values)
-    found = () if mode == "off" else findings(before, first, allowance=allowance)
+    found = (
+        ()
+        if mode == "off"
+        else findings(before, first, allowance=allowance, shortfall_allowance=short_allowance)
+    )
     if mode != "on" or not found:
         proposed = score(wanted_values, detail=True)
         return replace(draft, replay=ReplayComparison(before, proposed, mode, found))
@@ -302,19 +329,34 @@ def gate(
     work = _Draft(draft, inp)
     values = dict(work.value)
     reasons: dict[tuple[str, str | None], str] = {}
-    horizontal = [c.name for c in inp.containers if "horizontal" in (c.cpu_policy, c.memory_policy)]
+    horizontal = [
+        (c.name, f"requests.{resource}")
+        for c in inp.containers
+        for resource in ("cpu", "memory")
+        if c.policy(resource) == "horizontal"
+    ]
 
     def trial(overrides: dict[tuple[str, str | None], Number]) -> Recommendation:
         merged = {**values, **overrides}
         return _apply(draft, merged, {}, limit_of)
 
     def clears(finding: GateFinding, rec: Recommendation) -> bool:
-        result = findings(before, score(proposed_values(now, rec)), allowance=allowance)
+        result = findings(
+            before,
+            score(proposed_values(now, rec)),
+            allowance=allowance,
+            shortfall_allowance=short_allowance,
+        )
         return not any(f.kind == finding.kind and f.container == finding.container for f in result)
 
     for _ in range(len(found) + len(work.knobs) + 1):
         current_rec = _apply(draft, values, {}, limit_of)
-        remaining = findings(before, score(proposed_values(now, current_rec)), allowance=allowance)
+        remaining = findings(
+            before,
+            score(proposed_values(now, current_rec)),
+            allowance=allowance,
+            shortfall_allowance=short_allowance,
+        )
         if not remaining:
             break
         finding = remaining[0]

@@ -145,6 +145,13 @@ def slot_of_hours(hours: np.ndarray, admin: AdminSettings) -> np.ndarray:
     return slots.astype(np.intp)
 
 
+def hour_of_week(times_s: FloatArray, admin: AdminSettings) -> np.ndarray:
+    """Hour of the week (0..167, Sunday 00 first) of each time in the admin time zone."""
+    hours = local_hours(times_s, admin)
+    out: np.ndarray = (((hours // 24 + 4) % 7) * 24 + hours % 24).astype(np.intp)
+    return out
+
+
 def slot_index(times_s: FloatArray, admin: AdminSettings) -> np.ndarray:
     """Slot of each time (``findSlotInReplicasRecommendation``)."""
     return slot_of_hours(local_hours(times_s, admin), admin)

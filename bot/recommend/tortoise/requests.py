@@ -153,6 +153,23 @@ def vertical_request(
     return None, "tortoise.vertical.keep", "VPA within the hysteresis band of the request: kept"
 
 
+def vertical_ideal(
+    req_milli: int, rec_milli: int, buffer: float, *, resource: Resource
+) -> tuple[int | None, str, str]:
+    """Vertical policy without the hysteresis band (bot rule ``vertical.ideal``): the request
+    is ``ceil(rec × (1 + b))`` whenever noise control lets the move through; ``None`` when it
+    equals the current request. Upstream (``vertical_request``) scales up to ``rec × (1 + b)²``
+    and keeps a request up to ``(1 + b)/(1 − b)`` × the ideal (about 1.34 × ``rec``)."""
+    ideal = math.ceil(round(rec_milli * (1 + buffer), 6))
+    if ideal == req_milli:
+        return None, "vertical.ideal", "VPA × (1 + buffer) equals the request: kept"
+    return (
+        ideal,
+        "vertical.ideal",
+        f"VPA {amount(rec_milli / 1000, resource)} × (1 + {buffer:g})",
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class HorizontalContext:
     """The per-workload facts the horizontal branches read (bot: fractions of time)."""

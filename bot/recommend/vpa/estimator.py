@@ -37,6 +37,8 @@ class EstimateRows:
     confidence: FloatArray
     capped_by: str | None = None
     """``minAllowed`` or ``maxAllowed`` when capping changed the final target."""
+    unfloored_target: FloatArray | None = None
+    """The target before the per-pod minimum and capping: what usage alone asks for."""
 
     def final(self) -> VpaEstimate:
         return VpaEstimate(
@@ -133,6 +135,7 @@ def estimate(
     upper_factor, lower_factor = confidence_factors(conf) if factors is None else factors
     rows[2] = scale_amount(rows[2], upper_factor)
     rows[1] = scale_amount(rows[1], lower_factor)
+    unfloored = rows[0].copy()
     np.maximum(rows, pod_minimum_amount(resource, settings, n_containers), out=rows)
     target = rows[0]
     global_max = (
@@ -157,4 +160,5 @@ def estimate(
         uncapped_target=value_from_amount(target, resource),
         confidence=conf,
         capped_by=capped_by,
+        unfloored_target=value_from_amount(unfloored, resource),
     )

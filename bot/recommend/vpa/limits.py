@@ -12,7 +12,10 @@ limit_and_request_scaling.go``, ``getProportionalResourceLimit``), with Tortoise
 * ``drop_cpu_limit``: CPU limits are removed (proposed None); memory keeps its ratio.
 * ``fixed_headroom``: where a limit exists, ``request × (1 + headroom)``.
 
-Whatever the policy, a proposed limit is never below the proposed request.
+Whatever the policy, a proposed limit is never below the proposed request, and never above
+``max(current limit, proposed request × limits.max_ratio, observed peak × limits.peak_margin)``
+(bot rule ``limits.evidence``: a ratio such as 16 is never multiplied into a bigger limit;
+``limits.max_ratio`` null restores upstream).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 
 from bot.config.recommend import AdminSettings, LimitsSettings
 from bot.model import Resource
-from bot.recommend.units import ratio
+from bot.recommend.units import amount, ratio
 
 MAX_INT64 = 2**63 - 1
 """Largest int64: the proportional limit saturates there (``getProportionalResourceLimit``)."""
@@ -75,8 +78,10 @@ def propose_limit(
     *,
     limits: LimitsSettings,
     admin: AdminSettings,
+    peak: float | None = None,
 ) -> LimitProposal:
-    """The limit for ``new_request`` under the configured policy (see module doc)."""
+    """The limit for ``new_request`` under the configured policy (see module doc); ``peak``:
+    the observed usage peak (cores or bytes) for ``evidence_bound``."""
     if limits.policy == "leave":
         return LimitProposal(orig_limit, "limits.leave", "limits policy: leave as is")
     if limits.policy == "drop_cpu_limit" and resource == "cpu":
@@ -104,4 +109,30 @@ def propose_limit(
     if resource == "cpu" and value < admin.minimum_cpu_limit_cores:
         value = admin.minimum_cpu_limit_cores
     value = max(value, new_request)
+    bound = evidence_bound(orig_limit, new_request, peak, resource, limits)
+    if bound is not None and value > bound:
+        kept = max(bound, new_request)
+        return LimitProposal(
+            kept,
+            "limits.evidence",
+            f"{out.reason} would give {amount(value, resource)}; a limit rises no higher than "
+            f"max(current {amount(orig_limit or 0, resource)}, request × "
+            f"{limits.max_ratio.get(resource) or 0:g}, peak × {limits.peak_margin:g})",
+        )
     return LimitProposal(value, out.rule, out.reason)
+
+
+def evidence_bound(
+    orig_limit: float | None,
+    new_request: float,
+    peak: float | None,
+    resource: Resource,
+    limits: LimitsSettings,
+) -> float | None:
+    """``max(current limit, new request × max_ratio, peak × peak_margin)``: the highest limit a
+    proposal may set (bot rule ``limits.evidence``); None when ``limits.max_ratio`` names no
+    ratio for ``resource`` (upstream: the ratio rule alone)."""
+    ratio_cap = limits.max_ratio.get(resource)
+    if ratio_cap is None:
+        return None
+    return max(orig_limit or 0.0, new_request * ratio_cap, (peak or 0.0) * limits.peak_margin)

@@ -12,7 +12,7 @@ from bot.config.recommend import RecommendSettings, resolve
 from bot.model import Explained, Recommendation
 from bot.recommend.engine import _limit, recommend
 from bot.recommend.inputs import WorkloadInput
-from bot.recommend.replay.gate import GATE_RULE, gate
+from bot.recommend.replay.gate import GATE_RULE, ReplayContext, gate
 from tests.recommend.factories import (
     NOW_S,
     container,
@@ -33,11 +33,13 @@ def _settings(mode: str = "on") -> RecommendSettings:
 def _gate(inp: WorkloadInput, draft: Recommendation, mode: str = "on") -> Recommendation:
     settings = _settings(mode)
     by_name = {c.name: c for c in inp.containers}
+    context = ReplayContext.build(inp, settings, now_s=NOW_S)
+    assert context is not None
     return gate(
         inp,
         draft,
         settings,
-        now_s=NOW_S,
+        context=context,
         limit_of=lambda name, res, request: _limit(by_name[name], res, request, settings),
     )
 
