@@ -208,12 +208,12 @@ def test_a_bad_quantity_names_its_key():
 @pytest.mark.parametrize(
     ("rejected", "new", "within"),
     [
-        # 1 core -> 0.8 rejected; 0.75 now: a 50m move is below minChange (200m by default).
+        # 1 core -> 0.8 rejected; 0.75 now: a 50m move is below minChange (10 % of 0.8: 80m).
         ({"w/app/requests.cpu": 0.8}, {"w/app/requests.cpu": 0.75}, True),
         # 0.8 rejected; 0.5 now: a 300m move reaches minChange, so ask again.
         ({"w/app/requests.cpu": 0.8}, {"w/app/requests.cpu": 0.5}, False),
-        # memory: 100 MB apart is below the 200M default.
-        ({"w/app/requests.memory": 1_000_000_000}, {"w/app/requests.memory": 900_000_000}, True),
+        # memory: 50 MB apart is below 10 % of 1 GB.
+        ({"w/app/requests.memory": 1_000_000_000}, {"w/app/requests.memory": 950_000_000}, True),
         # a new field in the proposal is a new proposal
         ({"w/app/requests.cpu": 0.8}, {"w/app/requests.cpu": 0.8, "w/-/hpa.minReplicas": 4}, False),
         # replica counts and targets must be equal

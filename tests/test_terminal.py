@@ -96,7 +96,13 @@ def test_the_summary_has_one_line_per_workload_first(demo_plan):
         assert row.split()[:2] == [outcome.status, names[outcome.ref]]
     assert names == {o.ref: o.ref.name for o in demo_plan.outcomes}  # unique names are enough
     assert any(row.endswith("…") for row in rows)  # cut to one line at 80 columns
-    assert "replicas 3–20 → 5–18" in _render(demo_plan, 1000)
+    [frontend] = [o for o in demo_plan.outcomes if o.ref.name == "frontend"]
+    assert frontend.recommendation is not None and frontend.recommendation.hpa is not None
+    hpa = frontend.recommendation.hpa
+    low, high = hpa.min_replicas, hpa.max_replicas
+    assert (low.current, high.current) == (3, 20)
+    expected = f"replicas 3–20 → {low.proposed}–{high.proposed}"
+    assert expected in _render(demo_plan, 1000)
 
 
 def test_a_column_never_breaks_an_identifier_even_when_too_wide():

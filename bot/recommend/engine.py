@@ -860,9 +860,10 @@ def _floors(
     A value set by a floor, the VPA per-pod minimum (``rec`` above what the unfloored targets
     give) or Tortoise's minimum request (clamp ``tortoise.request.min``), is named as a floor
     in its reason and ``inputs.floor``. With ``noise.floors_raise`` false (the default), a floor
-    never raises a request above the current one when ``usage`` (the same rule on the
-    unfloored VPA values, cores or bytes) would not: the current value is kept. Upstream
-    (``floors_raise: true``) lets the floor raise it.
+    never raises a request above ``max(current, usage)``, ``usage`` being the same rule on the
+    unfloored VPA values (cores or bytes): the current value is kept (``floor.kept``) or the
+    request rises to what usage needs (``floor.usage``). Upstream (``floors_raise: true``) lets
+    the floor raise it.
     """
     current, proposed = x.current, x.proposed
     if current is None or proposed is None:
@@ -883,16 +884,28 @@ def _floors(
         what = f"Tortoise's minimum request ({units.amount(floor, resource)})"
     if floor is None:
         return x
+    usage = max(usage, float(container.min_allocated.get(resource) or 0.0))  # the user's own
     inputs = {**x.inputs, "floor": floor, "usage": usage}
-    if proposed > current and usage <= current and not settings.noise.floors_raise:
-        return Explained(
-            current,
-            current,
-            "floor.kept",
-            f"kept: {what} would raise it, but it is a floor, not usage (usage asks for "
-            f"{units.amount(usage, resource)})",
-            inputs,
-        )
+    if proposed > current and not settings.noise.floors_raise:
+        if usage <= current:
+            return Explained(
+                current,
+                current,
+                "floor.kept",
+                f"kept: {what} would raise it to {units.amount(proposed, resource)}, but it "
+                f"is a floor, not usage (usage asks for {units.amount(usage, resource)})",
+                inputs,
+            )
+        if usage < proposed:
+            return Explained(
+                current,
+                usage if resource == "cpu" else math.ceil(usage),
+                "floor.usage",
+                f"usage asks for {units.amount(usage, resource)}; {what} would raise it to "
+                f"{units.amount(proposed, resource)}, but a floor raises a request no further "
+                "than usage needs",
+                inputs,
+            )
     return Explained(current, proposed, x.rule, f"{x.reason}; floor: {what}", inputs)
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from bot.config.bot import BotSettings
 from bot.config.metrics import PrometheusConfig
-from bot.config.recommend import AdminSettings, RecommendSettings
+from bot.config.recommend import AdminSettings, RecommendSettings, ReplicaRules
 from bot.metrics import FetchResult, HistorySource, PrometheusSource
 from bot.metrics.restarts import CRASH_LOOP_PAD_S
 from bot.metrics.snapshot import SnapshotSource, record_snapshot
@@ -200,7 +200,11 @@ def test_the_plan_leaves_the_crash_loop_out_of_max_replicas(
     config = PrometheusConfig(url=crash_prometheus.url, gzip=False, window_days=2)
     settings = BotSettings(
         prometheus=config,
-        recommend=RecommendSettings(admin=AdminSettings(gathering_data_period_type="daily")),
+        # Tortoise's slots (not the replay, which scales on demand, not recorded replicas).
+        recommend=RecommendSettings(
+            admin=AdminSettings(gathering_data_period_type="daily"),
+            replicas=ReplicaRules(max_replicas="slots"),
+        ),
     )
     source = PrometheusSource(config)
     now_s = float(crash_cluster.t_s[-1])

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.config.recommend import RecommendSettings, resolve, upstream_settings
+from bot.config.recommend import RecommendSettings, upstream_settings
 from bot.model import ResourceValues
 from bot.recommend.changes import field_changes
 from bot.recommend.engine import recommend
@@ -20,7 +20,6 @@ from tests.recommend.factories import NOW_S, container, container_history, histo
 MIB = 1024 * 1024
 STEP_S = 1800.0
 """Coarse samples keep each example fast; the rules do not depend on the sampling step."""
-NO_STEP_LIMIT = resolve(RecommendSettings(), {"admin": {"max_allowed_scaling_down_ratio": 0}})
 PROPS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 cpu_levels = st.floats(min_value=0.005, max_value=6.0)
@@ -120,10 +119,11 @@ def _apply(inp: WorkloadInput, rec) -> WorkloadInput:
 def test_applying_a_proposal_then_recomputing_proposes_nothing(
     cpu, mem, seed, req_cpu, req_mem, ratio
 ):
+    # The defaults are a fixed point: `plan --write` then `plan` proposes nothing more.
     inp = _inp(_usage(cpu, seed), _usage(mem, seed + 1), req_cpu, req_mem, ratio)
-    first = recommend(inp, NO_STEP_LIMIT, now_s=NOW_S)
+    first = recommend(inp, RecommendSettings(), now_s=NOW_S)
     applied = _apply(inp, first)
-    second = recommend(applied, NO_STEP_LIMIT, now_s=NOW_S)
+    second = recommend(applied, RecommendSettings(), now_s=NOW_S)
     assert field_changes(second) == ()
     assert second.status == "no-change"
 
