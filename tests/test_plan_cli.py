@@ -44,7 +44,7 @@ def test_demo_prints_table_and_diff(cli):
     redis = out.split("redis: changes", 1)[1]
     assert re.search(r"last 8 days, replayed +current +proposed", redis)
     assert re.search(r"predicted OOM kills +2 +0\n", redis)
-    assert re.search(r"monthly cost +\$[\d,.]+ +\$[\d,.]+ \(\+\$", redis)
+    assert re.search(r"monthly cost +\$[\d,.]+ +\$[\d,.]+ \([+-]\$", redis)
     assert "charts/checkout/values-prod.yaml" in out
     assert "\x1b[" not in out  # not a terminal: plain text
 
