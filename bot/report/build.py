@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from bot.model import ChangeSet, EditResult, FieldChange, Resource, WorkloadHistory, WorkloadRef
-from bot.report.charts import week_profile, weekday_peaks
+from bot.report.charts import week_profile
 from bot.report.proposal import Proposal, WeekUsage
 
 CPU_PERCENTILE = 95.0
@@ -50,8 +50,8 @@ def make_proposal(
     From ``histories``: for each workload whose change is about its requests
     (``chart_subject``), that container resource's usage by hour of the week (CPU: P95,
     memory: the peak) on the clock of its replay (``ReplicaReplay.time_zone``, UTC without a
-    replay); peak replicas per weekday; the data window. Notes: the edit's, then each history's
-    quality notes.
+    replay); the OOM kills recorded per container; the data window. Notes: the edit's, then
+    each history's quality notes. ``time_zone``: the first replay's clock (UTC without one).
     """
     histories = histories or {}
     zones = {
@@ -60,7 +60,7 @@ def make_proposal(
         if r.replay is not None
     }
     usage: dict[str, WeekUsage] = {}
-    peaks: dict[str, tuple[float, ...]] = {}
+    kills: dict[str, dict[str, int]] = {}
     notes = list(edit.notes)
     windows: list[tuple[float, float]] = []
     for ref in sorted({c.ref for c in change_set.changes}):
@@ -69,8 +69,11 @@ def make_proposal(
             continue
         windows.append((history.start_s, history.end_s))
         notes.extend(history.quality)
-        if history.replicas.size:
-            peaks[ref.key] = weekday_peaks(history.replicas_t, history.replicas)
+        recorded = {
+            name: int(c.oom_t.size) for name, c in history.containers.items() if c.oom_t.size
+        }
+        if recorded:
+            kills[ref.key] = recorded
         subject = chart_subject(c for c in change_set.changes if c.ref == ref)
         container = history.containers.get(subject[0]) if subject else None
         if subject is None or container is None:
@@ -96,6 +99,7 @@ def make_proposal(
         diff=edit.diff,
         notes=tuple(dict.fromkeys(notes)),
         week_usage=usage,
-        replica_peaks=peaks,
+        oom_kills=kills,
         window_s=window,
+        time_zone=next(iter(zones.values()), "UTC"),
     )

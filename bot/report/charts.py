@@ -1,10 +1,9 @@
-"""Series reduced for charts: usage by hour of the day or of the week, peak replicas per weekday
-(numpy)."""
+"""Series reduced for charts: usage by hour of the week on a wall clock (numpy)."""
 
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
@@ -12,40 +11,18 @@ import numpy as np
 from bot.model import FloatArray
 
 SECONDS_PER_HOUR = 3600
-SECONDS_PER_DAY = 86400
-EPOCH_WEEKDAY = 3
-"""1970-01-01 was a Thursday (Monday = 0)."""
 ZERO = timedelta(0)
-
-
-def hourly_profile(
-    t_s: FloatArray, values: FloatArray, *, percentile: float = 90.0
-) -> tuple[float, ...]:
-    """24 values: the ``percentile`` of ``values`` per UTC hour of day (0.0 for an empty hour)."""
-    hours = ((t_s % SECONDS_PER_DAY) // SECONDS_PER_HOUR).astype(np.int64)
-    out = []
-    for hour in range(24):
-        chunk = values[hours == hour]
-        out.append(float(np.percentile(chunk, percentile)) if chunk.size else 0.0)
-    return tuple(out)
-
-
-def weekday_peaks(t_s: FloatArray, replicas: FloatArray) -> tuple[float, ...]:
-    """7 values, Monday..Sunday: the maximum replica count seen on that UTC weekday (0.0 if none)."""
-    days = ((t_s // SECONDS_PER_DAY).astype(np.int64) + EPOCH_WEEKDAY) % 7
-    return tuple(float(replicas[days == d].max()) if np.any(days == d) else 0.0 for d in range(7))
-
-
 HOURS_PER_WEEK = 168
 SUNDAY_FIRST_EPOCH_WEEKDAY = 4
 """1970-01-01 was a Thursday: day 4 of a week that starts on Sunday."""
 
 
-def _zone(name: str) -> tzinfo:
+def zone(name: str) -> ZoneInfo:
+    """The IANA time zone ``name``; UTC when it is unknown."""
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        return UTC
+        return ZoneInfo("UTC")
 
 
 def hour_of_week(t_s: FloatArray, time_zone: str) -> np.ndarray:
@@ -54,13 +31,13 @@ def hour_of_week(t_s: FloatArray, time_zone: str) -> np.ndarray:
     per UTC hour."""
     if t_s.size == 0:
         return np.zeros(0, dtype=np.int64)
-    zone = _zone(time_zone)
+    clock = zone(time_zone)
     hours = np.floor(t_s / SECONDS_PER_HOUR).astype(np.int64)
     unique, inverse = np.unique(hours, return_inverse=True)
     offsets = np.array(
         [
             (
-                datetime.fromtimestamp(float(h) * SECONDS_PER_HOUR, zone).utcoffset() or ZERO
+                datetime.fromtimestamp(float(h) * SECONDS_PER_HOUR, clock).utcoffset() or ZERO
             ).total_seconds()
             for h in unique.tolist()
         ]

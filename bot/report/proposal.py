@@ -57,9 +57,10 @@ class Proposal:
 
     ``key`` names the branch (see ``bot.forge.branches``); ``files`` holds the new bytes of
     every changed file; ``week_usage`` maps a workload key to the usage its chart shows (see
-    ``WeekUsage``; absent when the chart shows replicas, or without history);
-    ``replica_peaks`` maps a workload key to 7 values (peak replicas Monday..Sunday);
-    ``window_s`` is the data window ``(start, end)`` in unix seconds; ``emergency_phases``
+    ``WeekUsage``; absent when the chart shows replicas, or without history); ``oom_kills``
+    maps a workload key to the OOM kills recorded per container in the window;
+    ``window_s`` is the data window ``(start, end)`` in unix seconds and ``time_zone`` the
+    clock every time in the body is read on (the replica time slots'); ``emergency_phases``
     maps a workload key to the emergency phase this proposal leaves it in (``normal``,
     ``emergency`` or ``back-to-normal``), kept in the state so the next run knows it.
     """
@@ -71,8 +72,9 @@ class Proposal:
     diff: str = ""
     notes: tuple[Note, ...] = ()
     week_usage: Mapping[str, WeekUsage] = field(default_factory=dict)
-    replica_peaks: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    oom_kills: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     window_s: tuple[float, float] | None = None
+    time_zone: str = "UTC"
     emergency_phases: Mapping[str, str] = field(default_factory=dict)
 
     @property

@@ -25,7 +25,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.model import (
-    Explained,
     GateFinding,
     Number,
     Recommendation,
@@ -35,9 +34,7 @@ from bot.model import (
 from bot.report import numbers
 from bot.report.markdown import escape
 from bot.report.proposal import Prices
-
-POD_LEVEL = "*"
-"""The container of a pod-level ``Resource`` HPA target in a recommendation."""
+from bot.report.summary import POD_LEVEL, explained_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,20 +296,41 @@ def _percent(value: float | None) -> str:
     return "—" if value is None else f"{value:.0f} %"
 
 
-def cost_formula(replay: ReplayComparison, prices: Prices) -> str | None:
-    """How the monthly cost row is computed, with the prices and the replayed hours; None
-    without prices."""
+def cost_formula(replay: ReplayComparison, prices: Prices, *, brief: bool = False) -> str | None:
+    """How the monthly cost row is computed, with the prices (and, unless ``brief``, the
+    replayed core-hours and GiB-hours behind the means); None without prices."""
     if not priced(prices):
         return None
     cur, new = replay.current, replay.proposed
     c = prices.currency
+    head = (
+        f"Monthly cost = requested cores with replicas × {money(prices.core_month, c)} per "
+        f"core-month + requested GiB with replicas × {money(prices.gib_month, c)} per GiB-month"
+    )
+    if brief:
+        return head + "."
     hours = window_hours(cur)
     return (
-        f"Monthly cost = requested cores with replicas × {money(prices.core_month, c)} per "
-        f"core-month + requested GiB with replicas × {money(prices.gib_month, c)} per GiB-month; "
-        f"each mean is the replay's core-hours (GiB-hours) / {hours:,.0f} h: current "
+        f"{head}; each mean is the replay's core-hours (GiB-hours) / {hours:,.0f} h: current "
         f"{cur.core_hours:,.1f} core-hours and {cur.gib_hours:,.1f} GiB-hours, proposed "
         f"{new.core_hours:,.1f} core-hours and {new.gib_hours:,.1f} GiB-hours."
+    )
+
+
+def cost_line(replay: ReplayComparison, prices: Prices) -> str:
+    """``monthly cost with replicas $126.06 → $184.10 (+$58.04)``; without prices, the mean
+    requests with replicas (``CPU 4.757 cores → 7.013 cores, memory …``)."""
+    before, after = monthly_cost(replay.current, prices), monthly_cost(replay.proposed, prices)
+    if before is not None and after is not None:
+        c = prices.currency
+        return (
+            f"monthly cost with replicas {money(before, c)} → {money(after, c)} "
+            f"({numbers.money(after - before, c)})"
+        )
+    cur, new = replay.current, replay.proposed
+    return (
+        f"requests with replicas CPU {cores(mean_cores(cur))} → {cores(mean_cores(new))}, "
+        f"memory {gib(mean_gib(cur))} → {gib(mean_gib(new))} (means)"
     )
 
 
@@ -360,28 +378,6 @@ def summary(replay: ReplayComparison | None, prices: Prices) -> str:
 # --------------------------------------------------------------------------- the gate
 
 
-def _explained(rec: Recommendation, field: str, container: str | None) -> Explained | None:
-    """The ``Explained`` value of ``field`` (``FieldChange`` naming) in ``rec``."""
-    kind, _, resource = field.partition(".")
-    if kind in ("requests", "limits"):
-        cr = next((c for c in rec.containers if c.name == container), None)
-        if cr is None or resource not in ("cpu", "memory"):
-            return None
-        rr = cr.cpu if resource == "cpu" else cr.memory
-        return rr.request if kind == "requests" else rr.limit
-    if rec.hpa is None:
-        return None
-    if field == "hpa.minReplicas":
-        return rec.hpa.min_replicas
-    if field == "hpa.maxReplicas":
-        return rec.hpa.max_replicas
-    wanted = field.removeprefix("hpa.target.")
-    for t in rec.hpa.targets:
-        if t.resource == wanted and t.container == (container or POD_LEVEL):
-            return t.value
-    return None
-
-
 def _why(reason: str) -> str:
     """The finding in a held value's reason (``wants X; held at Y: <why>``), else the reason."""
     head, sep, tail = reason.partition(": ")
@@ -394,7 +390,7 @@ def held_values(rec: Recommendation) -> tuple[HeldValue, ...]:
         return ()
     out = []
     for field, container, wanted, kept in rec.replay.held:
-        value = _explained(rec, field, container)
+        value = explained_of(rec, field, container)
         why = _why(value.reason) if value is not None else "held back by the replay"
         shown = None if container == POD_LEVEL else container
         out.append(HeldValue(field, shown, wanted, kept, why))
@@ -426,18 +422,28 @@ def gate_lines(rec: Recommendation) -> list[str]:
     return lines
 
 
-def markdown(rec: Recommendation, prices: Prices, *, heading: str, column: str) -> str:
-    """One workload's replay section in Markdown: ``heading`` (already Markdown), the table
-    with ``column`` heading its first column (escaped here), the cost formula and what the gate
-    did; without a replay, a sentence saying so."""
+def _title(heading: str, rest: str) -> str:
+    """``### frontend: the last 8 days …`` or, with a bare ``###``, ``### The last 8 days …``."""
+    if heading.rstrip("#") == "":
+        return f"{heading} {rest[0].upper()}{rest[1:]}"
+    return f"{heading}: {rest}"
+
+
+def markdown(
+    rec: Recommendation, prices: Prices, *, heading: str, column: str, brief: bool = False
+) -> str:
+    """One workload's replay section in Markdown: ``heading`` (already Markdown: ``###`` and a
+    name, or ``###`` alone), the table with ``column`` heading its first column (escaped here),
+    the cost formula (``brief``: without the replayed hours) and what the gate did; without a
+    replay, a sentence saying so."""
     replay = rec.replay
     if replay is None:
         return (
-            f"{heading}: no replay\n\nNothing to replay for this workload: cost and risk are not "
-            "estimated.\n"
+            f"{_title(heading, 'no replay')}\n\nNothing to replay for this workload: cost and "
+            "risk are not estimated.\n"
         )
     lines = [
-        f"{heading}: the last {window_days(replay.current.window_s)} under this proposal",
+        _title(heading, f"the last {window_days(replay.current.window_s)} under this proposal"),
         "",
         f"| {escape(column)} | current | proposed |",
         "|---|---|---|",
@@ -446,7 +452,7 @@ def markdown(rec: Recommendation, prices: Prices, *, heading: str, column: str) 
         f"| {escape(r.label)} | {escape(r.current)} | {escape(r.proposed)} |"
         for r in rows(replay, prices)
     ]
-    formula = cost_formula(replay, prices)
+    formula = cost_formula(replay, prices, brief=brief)
     if formula:
         lines += ["", escape(formula)]
     gate = gate_lines(rec)

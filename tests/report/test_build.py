@@ -64,7 +64,7 @@ def test_make_proposal_from_histories():
     usage = p.week_usage[ref.key]
     assert (usage.container, usage.resource, usage.time_zone) == ("app", "cpu", "Asia/Tokyo")
     assert usage.values[33] == pytest.approx(0.1) and usage.values[32] == pytest.approx(0.33)
-    assert p.replica_peaks[ref.key] == (3.0, 3.0, 9.0, 3.0, 3.0, 3.0, 3.0)
+    assert p.time_zone == "Asia/Tokyo"
     assert p.window_s is not None and p.window_s[1] - p.window_s[0] == pytest.approx(7 * DAY - 300)
     assert [n.code for n in p.notes] == ["edit", "gap"]
     _, body = render_pull_request(p)

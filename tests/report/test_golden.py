@@ -72,10 +72,26 @@ def test_the_frontend_body_tells_the_replica_aware_cost(demo_plan, demo_proposal
     assert proposed.replicas.mean > current.replicas.mean  # smaller sidecars, more pods
     assert proposed.core_hours < current.core_hours  # and still a smaller bill
     summary = body.split("\n", 1)[0]
-    assert "monthly cost $" in summary and "(-$" in summary
-    assert "| `hpa.minReplicas` |" not in body  # the floor of 3 stays
+    assert "Monthly cost with replicas \\$" in summary and "\\(-\\$" in summary
+    assert "| minReplicas |" not in body  # the floor of 3 stays
 
 
 def test_the_redis_body_tells_its_oom_kills(demo_plan, demo_proposals):
     body = _body(demo_plan, demo_proposals["redis"])
     assert "| predicted OOM kills | 2 | 0 |" in body
+    assert (
+        "redis was OOM-killed twice at its 512 MiB memory limit; at the proposed 802 MiB limit "
+        "the replay predicts none." in body.split("\n", 1)[0]
+    )
+    assert "restarted" not in body
+
+
+@pytest.mark.parametrize("name", ["frontend", "cart", "checkout", "redis"])
+def test_a_reviewer_reads_the_demo_bodies_in_a_minute(demo_plan, demo_proposals, name):
+    """Under 3,000 characters before the folded part; one clock, stated; each note once."""
+    body = _body(demo_plan, demo_proposals[name])
+    visible = body.split("<details>", 1)[0]
+    assert len(visible) < 3000, len(visible)
+    assert "UTC" not in body and "Times are Asia/Tokyo." in body
+    notes = [line for line in body.splitlines() if line.startswith("- ")]
+    assert len(notes) == len(set(notes))

@@ -6,7 +6,6 @@ import re
 from dataclasses import replace
 
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -39,7 +38,7 @@ from bot.report import (
     state_of,
     ticked_keys,
 )
-from bot.report.charts import hour_of_week, hourly_profile, week_profile, weekday_peaks
+from bot.report.charts import hour_of_week, week_profile
 from bot.report.proposal import WeekUsage
 from tests.report.replays import comparison
 
@@ -105,31 +104,82 @@ def proposal(name="frontend", *, n_changes=2, with_hpa=True, replay=None):
         week_usage={
             ref.key: WeekUsage("app", "cpu", tuple(0.1 + h / 1000 for h in range(168)), 95.0)
         },
-        replica_peaks={ref.key: (5, 6, 7, 6, 5, 2, 2)},
         window_s=(1_700_000_000.0, 1_700_000_000.0 + 14 * 86400),
     )
 
 
-def test_body_has_every_section():
+def test_body_reads_in_one_minute():
     title, body = render_pull_request(
         proposal(), prices=Prices(20.0, 4.0), dashboard_url="http://x/issues/1"
     )
     assert title == "Right-size frontend"
-    # The summary is the replay's, with replicas: 2 → 1 cores and 4 → 2 GiB on average.
-    assert (
-        "Replayed on the last 14 days with replicas: requested CPU 2 cores → 1 core, memory "
-        "4.00 GiB → 2.00 GiB (means), monthly cost $56.00 → $28.00/month (-$28.00)." in body
+    visible, details = body.split("<details>", 1)
+    # One summary line: what changes, the cost with replicas (2 → 1 cores and 4 → 2 GiB on
+    # average, at 20 and 4 a month), the replay's risk figures.
+    assert visible.startswith(
+        "**frontend** (Deployment shop/frontend, prod): CPU request −50 %, memory request "
+        "−50 %. Monthly cost with replicas \\$56.00 → \\$28.00 \\(-\\$28.00\\); replayed on the last "
+        "14 days\\: OOM kills 0 → 0, CPU over request 0 % → 0 %.\n"
     )
-    assert "### frontend: the last 14 days under this proposal" in body
-    assert "| monthly cost | \\$56.00 | \\$28.00 \\(-\\$28.00\\) |" in body
+    # One table of changes, the rule in words.
+    assert "| value | current → proposed | why |" in visible
+    assert "| CPU request | 0.5 → 0.25 | P90 of usage times 1.15 |" in visible
+    assert "#### The last 14 days under this proposal" in visible
+    assert "| monthly cost | \\$56.00 | \\$28.00 \\(-\\$28.00\\) |" in visible
+    assert len(visible) < 3000
+    # The rest is folded: rules, usage and the recommender, the week, the data, feedback.
+    assert "CPU request: `vpa.target`" in details
     assert (
-        "| app | cpu | 0.5 → 0.25 | — → — | -50% | 0.1 / 0.2 / 0.3 / 0.4 | 2016 | 0.25 (0.2–0.375) | 0.90 | vertical |"
+        "| app | cpu | 0.1 / 0.2 / 0.3 / 0.4 | 2,016 | 0.25 (0.2–0.375) | 0.90 | vertical |"
+        in details
+    )
+    assert (
+        "Times are UTC.\n- Window: 2023-11-14 22\\:13 → 2023-11-28 22\\:13 UTC \\(14.0 days\\)"
+        in details
+    )
+    assert "- `gap` 2 h without samples" in details
+    assert body.count("2 h without samples") == 1
+    assert "Close this pull request to reject it" in details
+
+
+def test_inputs_stand_beside_each_value_with_their_terms_defined():
+    p = proposal()
+    rec = p.change_set.recommendations[0]
+    assert rec.hpa is not None
+    target = Explained(
+        50,
+        55,
+        "tortoise.target.max_increase",
+        "100 - (77% usage - 50% target); toward 73%, at most +5 per change",
+        {"rec": 0.763, "request": 1.0, "unlimited": 73},
+    )
+    low = Explained(2, 3, "tortoise.replicas.min", "ceil(replicas × 0.5)", {"slot_min": 3})
+    hpa = replace(
+        rec.hpa,
+        min_replicas=low,
+        targets=(HpaTargetRecommendation("app", "cpu", target),),
+        slots={"Mon 09-10": (3, 8), "Tue 09-10": (3, 12), "Wed 09-10": (2, 6)},
+    )
+    changes = (
+        FieldChange(rec.ref, "hpa.minReplicas", 3, 2),
+        FieldChange(rec.ref, "hpa.target.cpu", 55, 50, "app"),
+    )
+    p = replace(
+        p, time_zone="Asia/Tokyo", change_set=ChangeSet(p.key, changes, (replace(rec, hpa=hpa),))
+    )
+    _, body = render_pull_request(p)
+    assert (
+        "| minReplicas | 2 → 3 | ceil\\(replicas × 0.5\\); from busiest slot's minimum 3; busiest "
+        "slots Mon 09-10, Tue 09-10 |" in body
+    )
+    assert (
+        "| app CPU target | 50% → 55% | 100 - \\(77% usage - 50% target\\); toward 73%, at most +5 "
+        "per change; from rec 0.763 cores, request 1 core, before the per-change limit 73% |"
         in body
     )
-    assert "| minReplicas | 2 → 3 |" in body and "| target cpu (app) | 50% → 70% |" in body
-    assert "Peak replicas per weekday: Mon 5, Tue 6, Wed 7, Thu 6, Fri 5, Sat 2, Sun 2." in body
-    assert "(14.0 days)" in body and "2 h without samples" in body
-    assert "Close this pull request to reject it" in body
+    assert "usage % = ⌈100 × rec / request⌉" in body and "rec = Tortoise's recommendation" in body
+    assert "slots are hours of the week on the Asia/Tokyo clock" in body
+    assert body.count("Asia/Tokyo") == 3  # the legend, the data's clock, the window
 
 
 def test_one_week_chart_per_workload_shows_what_the_change_is_about():
@@ -155,12 +205,14 @@ def test_one_week_chart_per_workload_shows_what_the_change_is_about():
     )
     hpa_proposal = replace(
         with_hpa,
+        time_zone="Asia/Tokyo",
         change_set=ChangeSet(with_hpa.key, (hpa_change,), (replace(replicas, replay=by_hour),)),
     )
     _, body = render_pull_request(hpa_proposal)
     assert body.count("```mermaid\nxychart-beta\n") == 1 and body.count("    line [") == 2
     assert 'x-axis "hour of the week" 0 --> 167' in body
-    assert "Sunday 00:00 Asia/Tokyo" in body and "current (first line) and proposed" in body
+    assert "x: hours from Sunday 00:00." in body and "current (first line) and proposed" in body
+    assert "Times are Asia/Tokyo." in body
     # A change about requests: usage against the current and the proposed request.
     _, body = render_pull_request(proposal())
     assert body.count("```mermaid\nxychart-beta\n") == 1 and body.count("    line [") == 3
@@ -175,9 +227,59 @@ def test_a_workload_without_replay_gets_no_per_pod_figure():
     rec = replace(p.change_set.recommendations[0], replay=None)
     p = replace(p, change_set=replace(p.change_set, recommendations=(rec,)))
     _, body = render_pull_request(p, prices=Prices(20.0, 4.0))
-    assert "No replay for Deployment/shop/frontend: cost and risk not estimated there." in body
-    assert "### frontend: no replay" in body
-    assert "/month" not in body and "cores" not in body.split("### Changes")[0]
+    assert "No replay (nothing to replay): cost and risk not estimated." in body
+    assert "#### No replay" in body
+    assert "/month" not in body and "cores" not in body.split("<details>")[0]
+
+
+def test_several_workloads_one_line_each_and_one_table():
+    one, two = proposal("web"), proposal("api")
+    both = ChangeSet(
+        "prod/shop",
+        one.change_set.changes + two.change_set.changes,
+        one.change_set.recommendations + two.change_set.recommendations,
+    )
+    _, body = render_pull_request(
+        replace(one, key="prod/shop", change_set=both), prices=Prices(20.0, 4.0)
+    )
+    assert body.startswith(
+        "**Right-sizing 2 workloads** in prod/shop (4 values): monthly cost with replicas "
+        "\\$112.00 → \\$56.00/month \\(-\\$56.00\\).\n\n- **web** (Deployment shop/web, prod): "
+    )
+    assert "\n- **api** (Deployment shop/api, prod): " in body
+    assert "| workload | value | current → proposed | why |" in body
+    assert "| api | memory request | 512 MiB → 256 MiB | P90 of usage times 1.15 |" in body
+    assert "#### web: the last 14 days under this proposal" in body
+    assert body.count("- web: `gap` 2 h without samples") == 1
+
+
+def test_the_oom_story_replaces_the_restart_count_and_each_note_is_said_once():
+    p = proposal("cache", with_hpa=False)
+    rec = p.change_set.recommendations[0]
+    restarts = Note(
+        "restarts", "app restarted 2 times; rate() handled its CPU counter resets", "app"
+    )
+    said = Note("container-resource-unsupported", "P90 of usage times 1.15", None)
+    rec = replace(rec, notes=(*rec.notes, restarts, said))
+    p = replace(
+        p,
+        notes=(rec.notes[0], restarts),
+        oom_kills={rec.ref.key: {"app": 2}},
+        change_set=replace(p.change_set, recommendations=(rec,)),
+    )
+    _, body = render_pull_request(p)
+    summary_line = body.split("\n", 1)[0]
+    assert (
+        "cache \\(app\\) was OOM-killed twice without a memory limit \\(request 512 MiB\\)."
+        in summary_line
+    )
+    assert "restarted" not in body
+    assert body.count("2 h without samples") == 1
+    assert "`container-resource-unsupported`" not in body  # the table's reason says it
+    # More restarts than OOM kills: the count stays.
+    p = replace(p, oom_kills={rec.ref.key: {"app": 1}})
+    _, body = render_pull_request(p)
+    assert "was OOM-killed once" in body and body.count("restarted 2 times") == 1
 
 
 def test_hostile_names_are_escaped_everywhere():
@@ -228,7 +330,7 @@ def test_large_groups_fit_the_limit_and_link_the_dashboard():
     big = Proposal(base.key, base.title, ChangeSet(base.key, changes, recs), base.files)
     _, body = render_pull_request(big, dashboard_url="http://dash")
     assert len(body) <= MAX_BODY_CHARS
-    assert "too large for the full rationale" in body and "[dashboard](http://dash)" in body
+    assert "too large for the details here" in body and "[dashboard](http://dash)" in body
     assert re.search(r"…and \d+ more changes", body)
     assert parse_state(body) is not None
 
@@ -282,16 +384,6 @@ def test_hour_of_the_week_on_a_wall_clock():
     profile = week_profile(t, np.array([1.0, 2.0, 3.0]), "UTC", percentile=100.0)
     assert len(profile) == 168 and profile[0] == 3.0 and profile[167] == 2.0
     assert np.isnan(profile[1])
-
-
-def test_chart_helpers():
-    t = np.arange(0, 7 * 86400, 3600, dtype=np.float64)
-    values = (t % 86400) / 3600
-    profile = hourly_profile(t, values)
-    assert profile[0] == 0.0 and profile[23] == pytest.approx(23.0)
-    peaks = weekday_peaks(t, np.arange(t.size, dtype=np.float64))
-    assert peaks[3] == pytest.approx(23.0)  # 1970-01-01 was a Thursday: the first day in the series
-    assert len(peaks) == 7
 
 
 @given(
