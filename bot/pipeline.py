@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import logging
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -350,21 +351,32 @@ def plan_repository(
     config: RepoConfig | None = None,
     memory: Mapping[str, WorkloadMemory] | None = None,
     on_workload: Callable[[WorkloadRef], None] | None = None,
+    budget: Budget | None = None,
 ) -> RepositoryPlan:
     """Plan one checkout: every step up to the edit; ``write`` applies the edit to the tree.
 
     ``memory`` maps a workload key to what the bot's merged pull requests tell about it
     (``RepositorySession.workload_memory()``); absent keys know nothing. ``on_workload`` is
-    called after each workload is decided (progress on a terminal).
+    called after each workload is decided (progress on a terminal). ``budget`` (``run``) is
+    checked between steps and bounds the fetch.
 
     Raises ``ConfigError`` for a bad opt-in file and ``MetricsError`` when Prometheus is down:
-    both fail the repository as a whole.
+    both fail the repository as a whole; ``RepositoryTimeoutError`` when the budget runs out.
     """
     config = config if config is not None else load_repo_config(root)
     inventory = discover(root, config)
     window_s = settings.prometheus.window_days * SECONDS_PER_DAY
     start_s, end_s = now_s - window_s, now_s
-    fetched = source.fetch(history_requests(inventory, config), start_s=start_s, end_s=end_s)
+    requests = history_requests(inventory, config)
+    if budget is None:
+        fetched = source.fetch(requests, start_s=start_s, end_s=end_s)
+    else:
+        budget.check("reading its history")
+        try:
+            fetched = source.fetch(requests, start_s=start_s, end_s=end_s, budget_s=budget.left_s())
+        except MetricsError as exc:
+            budget.check("reading its history", cause=exc)
+            raise
     outcomes = []
     for w in inventory.workloads:
         outcomes.append(
@@ -379,6 +391,8 @@ def plan_repository(
         )
         if on_workload is not None:
             on_workload(w.ref)
+    if budget is not None:
+        budget.check("editing")
     changes = [c for o in outcomes for c in o.changes]
     edit = apply_changes(root, inventory, changes, config, write=write)
     return RepositoryPlan(
@@ -420,7 +434,44 @@ class RunSummary:
         return all(r.ok for r in self.reports)
 
 
-KNOWN_FAILURES = (ConfigError, MetricsError, ManifestError, ForgeError)
+class RepositoryTimeoutError(Exception):
+    """A repository took longer than ``run.repository_timeout_s``: it stopped between two
+    steps (or its fetch ran out of time), before writing anything more."""
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """The time one repository may take (``run.repository_timeout_s``), from its start.
+
+    ``deadline`` is ``time.monotonic()`` seconds. Steps check it between them (a step in
+    progress is bounded by its own timeouts: a fetch gets ``left_s()`` as its budget, git and
+    GitHub calls have theirs), so a repository stops cleanly, never halfway through a write.
+    """
+
+    seconds: float
+    deadline: float
+
+    @classmethod
+    def start(cls, seconds: float) -> Budget:
+        return cls(seconds, time.monotonic() + seconds)
+
+    def left_s(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def check(self, before: str, *, cause: Exception | None = None) -> None:
+        """Raise ``RepositoryTimeoutError`` when the time is up (``before``: the next step)."""
+        if time.monotonic() < self.deadline:
+            return
+        message = (
+            f"took longer than run.repository_timeout_s ({self.seconds:g} s): stopped before "
+            f"{before}, nothing written"
+        )
+        if cause is not None:
+            message += f" (last error: {cause})"
+        raise RepositoryTimeoutError(message) from cause
+
+
+KNOWN_FAILURES = (ConfigError, MetricsError, ManifestError, ForgeError, RepositoryTimeoutError)
 """The package error families: a failure of the repository's input or of a server, reported
 with its own message. Any other exception is a bug, contained all the same."""
 
@@ -582,8 +633,10 @@ def serve_repository(
 ) -> RepositoryReport:
     """Plan one repository on a fresh checkout and bring its pull requests and dashboard in line.
 
-    A bad opt-in file is reported on the dashboard issue and fails this repository only.
+    A bad opt-in file is reported on the dashboard issue and fails this repository only; so
+    does any other failure, and running longer than ``run.repository_timeout_s``.
     """
+    budget = Budget.start(settings.run.repository_timeout_s)
     session = forge.open(full_name, PullRequestConfig())
     root = session.checkout()
     if find_repo_config(root) is None:
@@ -597,7 +650,14 @@ def serve_repository(
     session.configure(effective_pull_requests(config, settings), dashboard=config.dashboard)
     try:
         return _serve_configured(
-            session, root, config, source=source, settings=settings, now_s=now_s, dry_run=dry_run
+            session,
+            root,
+            config,
+            source=source,
+            settings=settings,
+            now_s=now_s,
+            dry_run=dry_run,
+            budget=budget,
         )
     except Exception as exc:
         if not dry_run:
@@ -622,11 +682,14 @@ def _serve_configured(
     settings: BotSettings,
     now_s: float,
     dry_run: bool,
+    budget: Budget,
 ) -> RepositoryReport:
     """``serve_repository`` once the opt-in file is read and the session configured."""
     full_name = session.full_name
     memory = session.workload_memory()
-    plan = plan_repository(root, source, settings, now_s=now_s, config=config, memory=memory)
+    plan = plan_repository(
+        root, source, settings, now_s=now_s, config=config, memory=memory, budget=budget
+    )
     phases = emergency_phases(plan)
     proposals = [
         replace(p, emergency_phases={r.key: phases[r.key] for r in p.workloads if r.key in phases})
@@ -640,6 +703,7 @@ def _serve_configured(
         return RepositoryReport(
             full_name, ok=True, message="dry run", counts=dict(counts), cost=cost
         )
+    budget.check("publishing")
     held = dashboard_only_reason(config, now_s=now_s)
     if held is not None:
         report = PublishReport(

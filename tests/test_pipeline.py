@@ -114,9 +114,14 @@ class OneBrokenWorkload:
         self.inner, self.broken = inner, broken
 
     def fetch(
-        self, requests: Sequence[HistoryRequest], *, start_s: float, end_s: float
+        self,
+        requests: Sequence[HistoryRequest],
+        *,
+        start_s: float,
+        end_s: float,
+        budget_s: float | None = None,
     ) -> FetchResult:
-        result = self.inner.fetch(requests, start_s=start_s, end_s=end_s)
+        result = self.inner.fetch(requests, start_s=start_s, end_s=end_s, budget_s=budget_s)
         errors: dict[WorkloadRef, MetricsError] = dict(result.errors)
         histories = dict(result.histories)
         for ref in list(histories):

@@ -30,7 +30,12 @@ class TrackedSource:
         self.count_workloads = count_workloads
 
     def fetch(
-        self, requests: Sequence[HistoryRequest], *, start_s: float, end_s: float
+        self,
+        requests: Sequence[HistoryRequest],
+        *,
+        start_s: float,
+        end_s: float,
+        budget_s: float | None = None,
     ) -> FetchResult:
         """The wrapped source's answer, reporting progress as it comes."""
         waiting = Counter(r.ref.namespace for r in requests)
@@ -39,9 +44,11 @@ class TrackedSource:
         stream = getattr(self.source, "iter_fetch", None)
         began = time.perf_counter()
         parts = (
-            stream(requests, start_s=start_s, end_s=end_s)
+            stream(requests, start_s=start_s, end_s=end_s, budget_s=budget_s)
             if stream is not None
-            else iter([self.source.fetch(requests, start_s=start_s, end_s=end_s)])
+            else iter(
+                [self.source.fetch(requests, start_s=start_s, end_s=end_s, budget_s=budget_s)]
+            )
         )
         received = []
         for part in parts:

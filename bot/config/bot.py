@@ -30,6 +30,18 @@ class ScheduleConfig(ConfigModel):
         return value
 
 
+class RunConfig(ConfigModel):
+    """How ``tortoise-bot run`` (and each run of ``serve``) serves its repositories."""
+
+    repository_timeout_s: float = Field(
+        1800.0,
+        gt=0,
+        description="Longest time one repository may take, seconds. Checked between steps "
+        "(nothing is written once it has passed) and given to the Prometheus fetch as its "
+        "budget; a repository over it fails with a message and the next one is served.",
+    )
+
+
 class BotSettings(ConfigModel):
     """Settings of one bot deployment."""
 
@@ -49,6 +61,7 @@ class BotSettings(ConfigModel):
         "``pull_requests.cost`` overrides them.",
     )
     schedule: ScheduleConfig = ScheduleConfig()
+    run: RunConfig = RunConfig()
 
 
 def load_bot_settings(path: Path | None) -> BotSettings:

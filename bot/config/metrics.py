@@ -204,8 +204,20 @@ class PrometheusConfig(ConfigModel):
         description="Points per series per range query; longer windows are split into chunks.",
     )
     concurrency: int = Field(4, ge=1, le=64, description="Queries in flight at once.")
-    timeout_s: float = Field(120.0, gt=0, description="Read timeout of one query, seconds.")
+    timeout_s: float = Field(
+        120.0,
+        gt=0,
+        description="Longest time one request may take, seconds: connect, send and the whole "
+        "answer (a server that trickles its answer is cut off too); also the server's own "
+        "query timeout.",
+    )
     connect_timeout_s: float = Field(5.0, gt=0, description="Connect timeout, seconds.")
+    fetch_timeout_s: float = Field(
+        600.0,
+        gt=0,
+        description="Longest time one fetch (every query of one repository, retries and their "
+        "waits included) may take, seconds; then the fetch fails as an outage.",
+    )
     retries: int = Field(3, ge=0, le=10, description="Retries of a query on 5xx, 429 or network.")
     backoff_s: float = Field(
         1.0, ge=0, description="First retry delay, seconds; doubles each retry."

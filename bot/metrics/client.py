@@ -7,10 +7,14 @@ end to whole seconds, does not chunk past 11,000 points, and its urllib3 ``Retry
 a POST on a status code. So range and instant queries are sent here as POST form bodies through
 that connection's session, with:
 
-- a ``(connect, read)`` timeout on every request and the server-side ``timeout`` parameter;
+- a total deadline on every request, ``timeout_s`` (connect, send and the whole answer:
+  ``bot/metrics/deadline.py``), and the server-side ``timeout`` parameter;
 - up to ``retries`` retries on connection errors, timeouts, 5xx and 429, waiting
   ``min(max_backoff_s, backoff_s * 2**attempt)`` or the server's ``Retry-After``
   (seconds or HTTP date, capped at ``max_backoff_s``): queries are read-only, so safe to repeat;
+- inside ``PrometheusClient.bounded(deadline)`` (a fetch's budget, ``fetch_timeout_s``), no
+  request and no wait between retries lasts past ``deadline``: each request's limit is the
+  smaller of ``timeout_s`` and the time left;
 - ``Accept-Encoding: gzip`` or ``identity`` (``config.gzip``);
 - ``{"status": "error"}`` bodies turned into ``QueryError`` and ``warnings`` collected.
 """
@@ -33,6 +37,7 @@ from prometheus_api_client import PrometheusConnect
 from urllib3.util.retry import Retry
 
 from bot.config.metrics import PrometheusConfig
+from bot.metrics.deadline import DeadlineAdapter, total_deadline
 from bot.metrics.decode import decode_matrix, warnings_of
 from bot.metrics.errors import (
     MetricsError,
@@ -97,6 +102,16 @@ def _retry_after_s(response: requests.Response) -> float | None:
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError):
         return None
+
+
+class _NoAnswer(Exception):  # noqa: N818  (an outcome of one attempt, retried)
+    """One attempt got no complete answer (timeout, connection refused or broken)."""
+
+
+def _cut_off(limit_s: float) -> str:
+    return (
+        f"timed out: no complete answer within {limit_s:.3g} s (timeout_s bounds the whole request)"
+    )
 
 
 def _read_secret(path: str) -> str:
@@ -167,10 +182,11 @@ class PrometheusClient:
             timeout=config.timeout_s,
             method="POST",
         )
-        # PrometheusConnect mounted its own adapter (retry disabled): keep a pool per worker.
+        # PrometheusConnect mounted its own adapter (retry disabled): keep a pool per worker,
+        # with connections that obey the total deadline of each request.
         own.mount(
             self.url,
-            requests.adapters.HTTPAdapter(
+            DeadlineAdapter(
                 pool_maxsize=adapter_size, max_retries=Retry(total=0, raise_on_status=False)
             ),
         )
@@ -187,6 +203,16 @@ class PrometheusClient:
             yield
         finally:
             self._local.sink = None
+
+    @contextmanager
+    def bounded(self, deadline: float | None) -> Iterator[None]:
+        """No request or retry wait of this thread lasts past ``deadline`` (``time.monotonic``
+        seconds) inside the block; None: only ``timeout_s`` per request."""
+        self._local.deadline = deadline
+        try:
+            yield
+        finally:
+            self._local.deadline = None
 
     def check(self) -> bool:
         """Whether the server answers at all (prometheus-api-client's connection check)."""
@@ -260,28 +286,30 @@ class PrometheusClient:
     ) -> tuple[int, bytes]:
         """POST ``body``, retried as the module doc says; (status, content) of the answer."""
         config = self.config
+        deadline: float | None = getattr(self._local, "deadline", None)
         attempt = 0
         while True:
+            limit = config.timeout_s
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise PrometheusUnavailableError(
+                        "no time left for this fetch (prometheus.fetch_timeout_s, "
+                        "or what remained of run.repository_timeout_s)",
+                        query=query,
+                        url=url,
+                    )
+                limit = min(limit, left)
             wait: float | None = None
             failure: MetricsError
             try:
-                response = self.session.post(
-                    url,
-                    data=body,
-                    headers=headers,
-                    auth=self._auth,
-                    timeout=(config.connect_timeout_s, config.timeout_s),
-                )
-            except requests.Timeout as exc:
-                failure = PrometheusUnavailableError(f"timed out: {exc}", query=query, url=url)
-            except requests.ConnectionError as exc:
-                failure = PrometheusUnavailableError(f"cannot connect: {exc}", query=query, url=url)
+                status, content, retry_after = self._post_once(url, body, headers, limit)
+            except _NoAnswer as exc:
+                failure = PrometheusUnavailableError(str(exc), query=query, url=url)
             else:
-                content = response.content
                 self._count(requests_=1, bytes_=len(content))
-                status = response.status_code
                 if status in RETRY_STATUSES:
-                    wait = _retry_after_s(response)
+                    wait = retry_after
                     failure = PrometheusUnavailableError(
                         f"server error: {excerpt(content)}", query=query, url=url, status=status
                     )
@@ -296,9 +324,37 @@ class PrometheusClient:
             delay = min(config.max_backoff_s, config.backoff_s * 2**attempt)
             if wait is not None:
                 delay = min(config.max_backoff_s, wait)
+            if deadline is not None:
+                delay = min(delay, max(0.0, deadline - time.monotonic()))
             attempt += 1
             self._count(retries=1)
             self._sleep(delay)
+
+    def _post_once(
+        self, url: str, body: Mapping[str, str] | bytes, headers: Mapping[str, str], limit: float
+    ) -> tuple[int, bytes, float | None]:
+        """One POST that ends within ``limit`` seconds, whatever the server does: status,
+        content and ``Retry-After`` seconds; raises ``_NoAnswer`` without a complete answer."""
+        config = self.config
+        with total_deadline(limit) as guard:
+            try:
+                response = self.session.post(
+                    url,
+                    data=body,
+                    headers=headers,
+                    auth=self._auth,
+                    timeout=(min(config.connect_timeout_s, limit), limit),
+                )
+                content = response.content
+            except requests.RequestException as exc:
+                if guard.fired:
+                    raise _NoAnswer(_cut_off(limit)) from exc
+                if isinstance(exc, requests.Timeout):
+                    raise _NoAnswer(f"timed out: {excerpt(str(exc))}") from exc
+                raise _NoAnswer(f"cannot connect: {excerpt(str(exc))}") from exc
+        if guard.fired:  # the shutdown may look like the end of a body sent without a length
+            raise _NoAnswer(_cut_off(limit))
+        return response.status_code, content, _retry_after_s(response)
 
     def _count(self, **counts: int) -> None:
         sink: ClientStats | None = getattr(self._local, "sink", None)

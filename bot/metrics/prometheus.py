@@ -58,6 +58,10 @@ from bot.model import FloatArray, WorkloadHistory, WorkloadRef
 
 LOG = logging.getLogger(__name__)
 
+WAIT_NOTICE_S = 10.0
+"""Seconds without any answer after which a fetch says what it is waiting for (and again
+after each further such period)."""
+
 SUPPORTED_KINDS = ("Deployment", "StatefulSet")
 """Workload kinds whose pods and replicas the source can find."""
 
@@ -362,11 +366,16 @@ class PrometheusSource:
     # ------------------------------------------------------------------ fetching
 
     def fetch(
-        self, requests: Sequence[HistoryRequest], *, start_s: float, end_s: float
+        self,
+        requests: Sequence[HistoryRequest],
+        *,
+        start_s: float,
+        end_s: float,
+        budget_s: float | None = None,
     ) -> FetchResult:
         """History of every request over ``[start_s, end_s]``; see the module doc for the cost."""
         began = time.perf_counter()
-        parts = list(self.iter_fetch(requests, start_s=start_s, end_s=end_s))
+        parts = list(self.iter_fetch(requests, start_s=start_s, end_s=end_s, budget_s=budget_s))
         return merge_results(parts, seconds=time.perf_counter() - began)
 
     def iter_fetch(
@@ -375,14 +384,20 @@ class PrometheusSource:
         *,
         start_s: float,
         end_s: float,
+        budget_s: float | None = None,
         groups_per_batch: int | None = None,
     ) -> Iterator[FetchResult]:
         """``fetch``, one ``FetchResult`` per namespace group, as each group completes.
 
         At most ``groups_per_batch`` (default ``concurrency``) groups are in flight, so memory
         holds their answers, not the whole cluster's; with 1, groups come in request order.
-        An outage raises from the iterator.
+        An outage raises from the iterator; so does the end of the budget: ``fetch_timeout_s``
+        or ``budget_s``, whichever is shorter, from the first call of the iterator on.
         """
+        budget = self.config.fetch_timeout_s
+        if budget_s is not None:
+            budget = min(budget, budget_s)
+        deadline = time.monotonic() + budget
         if end_s <= start_s:
             raise MetricsError(f"empty window: start {start_s} >= end {end_s}")
         windows = chunks(start_s, end_s, self.config.step_s, self.config.max_points_per_query)
@@ -405,7 +420,7 @@ class PrometheusSource:
             yield FetchResult(errors=invalid)
         size = max(1, groups_per_batch or self.config.concurrency)
         with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
-            yield from self._stream(pool, groups, plan, size)
+            yield from self._stream(pool, groups, plan, size, deadline)
 
     def _stream(
         self,
@@ -413,11 +428,14 @@ class PrometheusSource:
         groups: Mapping[GroupKey, Sequence[HistoryRequest]],
         plan: _Plan,
         size: int,
+        deadline: float,
     ) -> Iterator[FetchResult]:
         """Run the groups' queries on ``pool``, ``size`` groups at a time, and turn each group's
         answers into histories as soon as they are all in, while the other groups' queries keep
         the server busy. A group whose pods restarted gets its OOM and restart-counter queries
-        once its first queries are answered. An outage cancels every query and raises."""
+        once its first queries are answered. An outage cancels every query and raises.
+        While no answer comes, a warning every ``WAIT_NOTICE_S`` says what is waited for and
+        until when."""
         waiting = deque(groups.items())
         active: dict[GroupKey, _GroupRun] = {}
         futures: dict[Future[Any], _Task] = {}
@@ -425,15 +443,20 @@ class PrometheusSource:
 
         def submit(run: _GroupRun, tasks: Iterator[_Task]) -> None:
             for task in tasks:
-                futures[pool.submit(self._task, task, run.stats, outage)] = task
+                futures[pool.submit(self._task, task, run.stats, outage, deadline)] = task
                 run.pending += 1
 
+        answered = time.monotonic()
         while waiting or active:
             while waiting and len(active) < size:
                 group, batch = waiting.popleft()
                 run = active[group] = _GroupRun(batch, time.perf_counter())
                 submit(run, self._tasks(group, batch, plan))
-            done, _ = wait(futures, return_when=FIRST_COMPLETED)
+            done, _ = wait(futures, timeout=WAIT_NOTICE_S, return_when=FIRST_COMPLETED)
+            if not done:
+                self._notice_wait(len(futures), time.monotonic() - answered, deadline)
+                continue
+            answered = time.monotonic()
             for future in sorted(done, key=lambda f: f.exception() is None):  # outages first
                 task = futures.pop(future)
                 run = active[task.group]
@@ -462,12 +485,25 @@ class PrometheusSource:
                 del active[task.group]
                 yield self._finish(task.group, run, plan)
 
-    def _task(self, task: _Task, stats: ClientStats, outage: threading.Event) -> Any:
-        """Run one query, counting its requests into its group's ``stats``."""
+    def _notice_wait(self, queries: int, silent_s: float, deadline: float) -> None:
+        LOG.warning(
+            "%s: no answer for %.0f s (%d queries waiting); a request gives up after %g s "
+            "(timeout_s), this fetch in %.0f s (fetch_timeout_s or the repository's budget)",
+            self.client.url,
+            silent_s,
+            queries,
+            self.config.timeout_s,
+            max(0.0, deadline - time.monotonic()),
+        )
+
+    def _task(
+        self, task: _Task, stats: ClientStats, outage: threading.Event, deadline: float
+    ) -> Any:
+        """Run one query before ``deadline``, counting its requests into its group's ``stats``."""
         if outage.is_set():  # another query found the server down: stop asking
             return None
         try:
-            with self.client.counting(stats):
+            with self.client.counting(stats), self.client.bounded(deadline):
                 return task.run()
         except PrometheusUnavailableError:
             outage.set()  # before this worker takes the next query

@@ -303,7 +303,12 @@ class SnapshotSource:
         return self.snapshot.end_s
 
     def fetch(
-        self, requests: Sequence[HistoryRequest], *, start_s: float, end_s: float
+        self,
+        requests: Sequence[HistoryRequest],
+        *,
+        start_s: float,
+        end_s: float,
+        budget_s: float | None = None,
     ) -> FetchResult:
         """The recorded answer for each request; the same window gives the recorded arrays.
 

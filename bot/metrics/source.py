@@ -84,7 +84,14 @@ class HistorySource(Protocol):
     """Where usage history comes from: Prometheus, a snapshot file, or a test double."""
 
     def fetch(
-        self, requests: Sequence[HistoryRequest], *, start_s: float, end_s: float
+        self,
+        requests: Sequence[HistoryRequest],
+        *,
+        start_s: float,
+        end_s: float,
+        budget_s: float | None = None,
     ) -> FetchResult:
-        """History of every request over ``[start_s, end_s]`` (unix seconds)."""
+        """History of every request over ``[start_s, end_s]`` (unix seconds), within
+        ``budget_s`` seconds when given (a source that waits on a server fails as an outage
+        when the time is up; one that reads local data may ignore it)."""
         ...

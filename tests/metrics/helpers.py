@@ -75,8 +75,13 @@ class EditedSource:
         self.inner, self.edit = inner, edit
 
     def fetch(
-        self, requests: Sequence[HistoryRequest], *, start_s: float, end_s: float
+        self,
+        requests: Sequence[HistoryRequest],
+        *,
+        start_s: float,
+        end_s: float,
+        budget_s: float | None = None,
     ) -> FetchResult:
-        got = self.inner.fetch(requests, start_s=start_s, end_s=end_s)
+        got = self.inner.fetch(requests, start_s=start_s, end_s=end_s, budget_s=budget_s)
         edited = {ref: self.edit(h) for ref, h in got.histories.items()}
         return dataclasses.replace(got, histories=edited)

@@ -7,6 +7,9 @@ answered by a rule (an empty answer by default), so a test chooses the fault it 
 
 from __future__ import annotations
 
+import socket
+import socketserver
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -122,3 +125,52 @@ def summary_lines(stdout: str) -> dict[str, str]:
         for line in stdout.splitlines()
         if line.strip().startswith(("ok", "FAILED"))
     }
+
+
+class Trickle:
+    """A server on 127.0.0.1 that answers every request one byte per ``interval_s``: the status
+    line and headers at once and then the body (``stage="body"``), or the headers themselves
+    (``stage="headers"``), until the client goes away. ``Trickle.seen`` counts requests."""
+
+    def __init__(self, stage: str = "body", interval_s: float = 1.0) -> None:
+        self.stage, self.interval_s, self.seen = stage, interval_s, 0
+        self._stop = threading.Event()
+        trickle = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                trickle.seen += 1
+                trickle.answer(self.request)
+
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Trickle:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+        self._thread.join(5)
+
+    def answer(self, conn: socket.socket) -> None:
+        head = (
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
+        )
+        try:
+            conn.recv(65536)
+            if self.stage == "body":
+                conn.sendall(head)
+                payload = b'{"status":"success","data":' + b" " * 100_000
+            else:
+                payload = head
+            for byte in payload:
+                if self._stop.wait(self.interval_s):
+                    return
+                conn.sendall(bytes([byte]))
+        except OSError:  # the client hung up: what the test wants
+            return

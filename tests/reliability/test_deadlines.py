@@ -1,0 +1,105 @@
+"""Every wait on Prometheus is bounded: a request by ``timeout_s`` in total (connect, send and
+the whole answer, even one byte per second), a fetch by ``fetch_timeout_s``, a repository by
+``run.repository_timeout_s``; while nothing answers, the bot says what it waits for.
+
+With ``timeout_s: 3`` a server trickling one byte per second kept ``plan`` busy 137.8 s when the
+timeout applied to each socket read.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+
+from bot.config.metrics import PrometheusConfig
+from bot.metrics import prometheus
+from bot.metrics.errors import PrometheusUnavailableError
+from bot.metrics.prometheus import PrometheusSource
+from bot.metrics.source import HistoryRequest
+from bot.model import WorkloadRef
+from tests.metrics.faults import Reply
+from tests.reliability.hostile import (
+    TOKEN,
+    Trickle,
+    bot_config,
+    deployment,
+    empty,
+    fake_prometheus,
+    repo_files,
+    serve_repositories,
+    summary_lines,
+)
+
+REQUEST = HistoryRequest(WorkloadRef("Deployment", "shop", "web", "default"), ("web",))
+
+
+@pytest.mark.parametrize("stage", ["body", "headers"])
+def test_a_trickling_prometheus_is_cut_off_by_the_request_deadline(cli, tmp_path, stage):
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "deploy.yaml").write_bytes(deployment("shop"))
+    with Trickle(stage) as server:
+        settings = {
+            "url": server.url,
+            "timeout_s": 3,
+            "retries": 1,
+            "backoff_s": 0.01,
+            "concurrency": 1,
+        }
+        config = bot_config(tmp_path / "bot.yaml", settings, "http://127.0.0.1:9", ())
+        began = time.monotonic()
+        done = cli("plan", "--repo", str(tmp_path / "repo"), "--config", str(config), timeout=60)
+        took = time.monotonic() - began
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "timed out: no complete answer within 3 s" in done.stdout + done.stderr
+    assert server.seen == 2  # the request and its one retry, each cut off
+    assert took < 30  # 2 x 3 s and start-up; per-read timeouts never ended this
+
+
+def test_a_fetch_ends_within_its_budget_and_says_what_it_waits_for(monkeypatch, caplog):
+    monkeypatch.setattr(prometheus, "WAIT_NOTICE_S", 0.5)
+    caplog.set_level(logging.WARNING, logger="bot.metrics")
+    with Trickle("body", interval_s=0.2) as server:
+        config = PrometheusConfig(
+            url=server.url, timeout_s=60, fetch_timeout_s=2, retries=3, backoff_s=0.01
+        )
+        source = PrometheusSource(config, env={})
+        began = time.monotonic()
+        with pytest.raises(PrometheusUnavailableError, match="no time left for this fetch"):
+            source.fetch([REQUEST], start_s=0, end_s=3600)
+        took = time.monotonic() - began
+    assert took < 10  # the budget is 2 s; a request alone would have had 60 s, 4 times
+    notices = [r.getMessage() for r in caplog.records if "no answer for" in r.getMessage()]
+    assert notices and "a request gives up after 60 s (timeout_s), this fetch in" in notices[0]
+
+
+def test_a_repository_over_its_time_budget_is_reported_and_the_next_is_served(
+    cli, tmp_path, github_emulator
+):
+    gh = github_emulator
+    serve_repositories(gh, {"octo/slow": repo_files("slow"), "octo/fast": repo_files("fast")})
+
+    def answer(seen):
+        if 'namespace="slow"' in seen.form.get("query", ""):
+            return Reply(200, b"{}", delay_s=40)
+        return empty(seen)
+
+    with fake_prometheus(answer) as prom:
+        config = bot_config(
+            tmp_path / "bot.yaml",
+            {"url": prom.url, "timeout_s": 60, "retries": 0},
+            gh.api_url,
+            ("octo/slow", "octo/fast"),
+            run={"repository_timeout_s": 4},
+        )
+        done = cli("run", "--config", str(config), env={"GITHUB_TOKEN": TOKEN}, timeout=60)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = summary_lines(done.stdout)
+    assert lines["octo/slow"].startswith("FAILED")
+    assert "took longer than run.repository_timeout_s (4 s)" in lines["octo/slow"]
+    assert lines["octo/fast"].startswith("ok"), done.stdout
+    (dashboard,) = gh.issues("octo/slow")
+    assert "took longer than run.repository_timeout_s (4 s)" in (dashboard.body or "")
+    assert gh.pulls("octo/slow") == []
+    gh.assert_valid()
