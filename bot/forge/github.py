@@ -415,17 +415,21 @@ class RepositorySession:
         commits = self._call(f"list commits of #{pull.number}", lambda: list(pull.get_commits()))
         return any(c.commit.author.email != self.config.author_email for c in commits)
 
+    def _oldest_dashboard(self) -> Issue | None:
+        """The oldest open issue with the dashboard label (one listing call)."""
+        label = self.config.dashboard_label
+
+        def lookup() -> Issue | None:
+            issues = self.repo.get_issues(
+                state="open", labels=[label], sort="created", direction="asc"
+            )
+            return next(iter(issues), None)
+
+        return self._call("find the dashboard issue", lookup)
+
     def _load_dashboard(self) -> Issue | None:
         if not self._dashboard_loaded:
-            label = self.config.dashboard_label
-
-            def lookup() -> Issue | None:
-                issues = self.repo.get_issues(
-                    state="open", labels=[label], sort="created", direction="asc"
-                )
-                return next(iter(issues), None)
-
-            self._dashboard = self._call("find the dashboard issue", lookup)
+            self._dashboard = self._oldest_dashboard()
             self._dashboard_loaded = True
         return self._dashboard
 
@@ -613,6 +617,8 @@ class RepositorySession:
         if kind == "create":
             assert proposal is not None
             return self._create(key, ref, observed, action, proposal)
+        if kind in ("update", "rebuild", "up-to-date") and pull and self._undecorated(pull):
+            self._decorate(pull, keep=True)  # opened by a run that stopped right after
         if kind in ("update", "rebuild"):
             assert proposal is not None and pull is not None
             head = self._push_proposal(proposal, ref, observed.branch_sha)
@@ -706,15 +712,31 @@ class RepositorySession:
         message = action.reason
         return KeyResult(key, "create", "proposal-open", message, pull.number, pull.html_url)
 
-    def _decorate(self, pull: PullRequest) -> None:
+    def _undecorated(self, pull: PullRequest) -> bool:
+        """True when an open bot pull request carries none of the configured labels and none of
+        the configured assignees: the run that opened it stopped before decorating it (or a
+        human removed them all). Read from the listing, no extra call. With neither labels nor
+        assignees configured nothing tells, so nothing is repaired."""
+        config = self.config
+        if pull.state != "open" or not (config.labels or config.assignees):
+            return False
+        labels = {label.name for label in pull.labels}
+        assignees = {user.login for user in pull.assignees}
+        return not (labels & set(config.labels) or assignees & set(config.assignees))
+
+    def _decorate(self, pull: PullRequest, *, keep: bool = False) -> None:
+        """Labels, assignees and review requests of the settings; ``keep``: after the labels
+        and assignees the pull request already has (a human's stay)."""
         config = self.config
         if config.labels or config.assignees:
             issue = self.repo.get_issue(pull.number)
+            had_labels = [label.name for label in pull.labels] if keep else []
+            had_assignees = [user.login for user in pull.assignees] if keep else []
             kwargs: dict[str, Any] = {}
             if config.labels:
-                kwargs["labels"] = list(config.labels)
+                kwargs["labels"] = list(dict.fromkeys([*had_labels, *config.labels]))
             if config.assignees:
-                kwargs["assignees"] = list(config.assignees)
+                kwargs["assignees"] = list(dict.fromkeys([*had_assignees, *config.assignees]))
             self._call(f"label #{pull.number}", lambda: issue.edit(**kwargs))
         if config.reviewers or config.team_reviewers:
             self._call(
@@ -794,12 +816,35 @@ class RepositorySession:
         if issue is None:
             label = self.config.dashboard_label
             title = self.config.dashboard_title
-            self._dashboard = self._call(
+            created = self._call(
                 "create the dashboard issue",
                 lambda: self.repo.create_issue(title=title, body=body, labels=[label]),
             )
+            self._dashboard = self._one_dashboard(created, body)
         elif issue.body != body:
             self._call("update the dashboard issue", lambda: issue.edit(body=body))
+
+    def _one_dashboard(self, created: Issue, body: str) -> Issue:
+        """The dashboard to keep after creating ``created``: itself, or the older one another
+        run created meanwhile (both found none); then ``created`` is closed as a duplicate and
+        its body goes to the older one. The oldest open dashboard always wins, so two runs
+        that both created one agree on which stays."""
+        oldest = self._oldest_dashboard()
+        if oldest is None or oldest.number == created.number:
+            return created
+        LOG.warning(
+            "%s: another run created dashboard #%d at the same time; #%d is closed",
+            self.full_name,
+            oldest.number,
+            created.number,
+        )
+        self._call(
+            f"close #{created.number}",
+            lambda: created.edit(state="closed", state_reason="duplicate"),
+        )
+        if oldest.body != body:
+            self._call("update the dashboard issue", lambda: oldest.edit(body=body))
+        return oldest
 
     # ------------------------------------------------------------------ repository settings
 

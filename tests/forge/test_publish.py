@@ -66,6 +66,8 @@ def test_first_run_opens_a_decorated_pull_request(github_emulator, tmp_path):
         "PATCH /repos/octo/shop/issues/1 -> 200",
         "POST /repos/octo/shop/pulls/1/requested_reviewers -> 201",
         "POST /repos/octo/shop/issues -> 201",
+        # another run may have created a dashboard at the same time: the oldest one stays
+        "GET /repos/octo/shop/issues?direction=asc&labels=tortoise-bot-dashboard&per_page=100&sort=created&state=open -> 200",
     ]
     (pr,) = gh.pulls(REPO)
     assert (pr.pull.head, pr.pull.draft, pr.labels, pr.assignees) == (

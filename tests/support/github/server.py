@@ -83,6 +83,22 @@ class Fault:
 
 
 @dataclass(slots=True)
+class Gate:
+    """Calls held until ``barrier.parties`` of them have arrived (``GitHubEmulator.gate``)."""
+
+    method: str
+    path_regex: str
+    barrier: threading.Barrier
+    timeout_s: float
+    arrived: int = 0
+    met: bool = False
+    """True once the parties met (False: the wait timed out)."""
+
+    def matches(self, method: str, path: str) -> bool:
+        return self.method == method and re.search(self.path_regex, path) is not None
+
+
+@dataclass(slots=True)
 class Comment:
     id: int
     body: str
@@ -216,6 +232,8 @@ class GitHubEmulator:
         self.violations: list[str] = []
         self.faults: list[Fault] = []
         self.hooks: list[tuple[str, str, Callable[[GitHubEmulator], None]]] = []
+        self.after_hooks: list[tuple[Callable[[Call], bool], Callable[[Call], None]]] = []
+        self.gates: list[Gate] = []
         self.rate_limit_remaining: int | None = None
         """Primary budget left; None = unlimited. At 0 every REST call answers 403."""
         self.rate_limit_reset_s = 3600.0
@@ -346,6 +364,50 @@ class GitHubEmulator:
         """
         with self.lock:
             self.hooks.append((method.upper(), path_regex, action))
+
+    def after(self, matches: Callable[[Call], bool], action: Callable[[Call], None]) -> None:
+        """Run ``action(call)`` once, after the first REST or git call for which
+        ``matches(call)`` holds has been handled and before its answer is sent.
+
+        The server has done what was asked; the client has not heard back. A test kills the
+        client here to crash it right after a write (a git push is the call whose ``path``
+        ends in ``git-receive-pack``).
+        """
+        with self.lock:
+            self.after_hooks.append((matches, action))
+
+    def gate(
+        self, method: str, path_regex: str, *, parties: int = 2, timeout_s: float = 20.0
+    ) -> Gate:
+        """Hold the first ``parties`` matching calls (REST or git) until all have arrived, then
+        let them through together: concurrent clients meet at that call. After ``timeout_s``
+        the waiting calls go on alone (``Gate.met`` stays False)."""
+        gate = Gate(method.upper(), path_regex, threading.Barrier(parties), timeout_s)
+        with self.lock:
+            self.gates.append(gate)
+        return gate
+
+    def _pass_gates(self, method: str, path: str) -> None:
+        with self.lock:
+            gate = next((g for g in self.gates if g.matches(method, path)), None)
+            if gate is None:
+                return
+            gate.arrived += 1
+            if gate.arrived >= gate.barrier.parties:
+                self.gates.remove(gate)
+        try:
+            gate.barrier.wait(gate.timeout_s)
+            gate.met = True
+        except threading.BrokenBarrierError:
+            pass
+
+    def _run_after_hooks(self, call: Call) -> None:
+        with self.lock:
+            hook = next((h for h in self.after_hooks if h[0](call)), None)
+            if hook is not None:
+                self.after_hooks.remove(hook)
+        if hook is not None:
+            hook[1](call)
 
     def open_pull(
         self,
@@ -1174,7 +1236,9 @@ class GitHubEmulator:
     def handle_rest(
         self, method: str, path: str, query: dict[str, str], raw: bytes, authorization: str
     ) -> tuple[int, dict[str, str], bytes]:
-        """One REST exchange: faults, auth, rate limit, request check, handler, response check."""
+        """One REST exchange: gates, faults, auth, rate limit, request check, handler, response
+        check, after-hooks."""
+        self._pass_gates(method, path)
         headers = {"Content-Type": "application/json; charset=utf-8"}
         found = self.route(method, path)
         if self.validate and found is not None:
@@ -1246,7 +1310,9 @@ class GitHubEmulator:
             headers.setdefault("X-RateLimit-Reset", str(math.ceil(self._rate_window())))
             headers.setdefault("X-RateLimit-Resource", "core")
             body = b"" if payload is None else json.dumps(payload).encode()
-            self.calls.append(Call("rest", method, path, dict(query), status, parsed, login))
+            call = Call("rest", method, path, dict(query), status, parsed, login)
+            self.calls.append(call)
+        self._run_after_hooks(call)
         if self.validate and found is not None:
             problems = validate_response(
                 self.base_url, method, API_PREFIX + path, query, raw or None, status, body, found[0]
@@ -1300,12 +1366,15 @@ class _HTTPHandler(BaseHTTPRequestHandler):
     def _send(
         self, status: int, headers: dict[str, str] | list[tuple[str, str]], body: bytes
     ) -> None:
-        self.send_response(status)
-        for key, value in headers.items() if isinstance(headers, dict) else headers:
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.send_response(status)
+            for key, value in headers.items() if isinstance(headers, dict) else headers:
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client is gone (killed by a test)
 
     def _dispatch(self) -> None:
         path, _, query = self.path.partition("?")
@@ -1325,6 +1394,7 @@ class _HTTPHandler(BaseHTTPRequestHandler):
 
     def _git(self, path: str, query: str, body: bytes) -> None:
         gh = self.gh
+        gh._pass_gates(self.command, path)
         match = re.match(r"^/(?P<owner>[^/]+)/(?P<name>[^/]+)\.git/", path)
         repo = gh.repos.get(f"{match['owner']}/{match['name']}") if match else None
         who = gh.authenticate(self.headers.get("Authorization", ""), path)
@@ -1355,11 +1425,11 @@ class _HTTPHandler(BaseHTTPRequestHandler):
             content_encoding=self.headers.get("Content-Encoding"),
             git_protocol=self.headers.get("Git-Protocol"),
         )
+        call = Call("git", self.command, path, {"service": service}, status, None, who[0])
         with gh.lock:
-            gh.calls.append(
-                Call("git", self.command, path, {"service": service}, status, None, who[0])
-            )
+            gh.calls.append(call)
             gh._refresh(repo)
+        gh._run_after_hooks(call)
         self._send(status, headers, data)
 
     def do_GET(self) -> None:
