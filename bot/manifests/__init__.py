@@ -11,7 +11,8 @@ Public API::
 Modules, in data-flow order: ``files`` (safe, cached reads) -> ``yamldoc`` (parse with exact
 spans) -> ``sources`` (objects and the origin of every value) -> ``patching``, ``kustomize``,
 ``helm`` (the repository styles) -> ``workloads`` -> ``discovery``; then ``plan`` (where each
-change goes) -> ``textedit`` (span edits) -> ``edit`` (combine, verify) -> ``writing``.
+change goes) -> ``textedit`` (span edits) -> ``edit`` (combine, verify) -> ``writing``
+(one unit through ``journal``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from bot.manifests import quantities
 from bot.manifests.discovery import Discovery, discover_index
 from bot.manifests.edit import apply_inventory_changes
 from bot.manifests.errors import ManifestError
+from bot.manifests.journal import recover
 from bot.manifests.plan import PATCH_FILE
 from bot.model import EditResult, FieldChange, Inventory
 
@@ -49,7 +51,12 @@ def environment_config(config: RepoConfig, environment: str) -> EnvironmentConfi
 
 
 def discover(root: Path, config: RepoConfig) -> Inventory:
-    """The inventory of the checkout at ``root``; bad files become ``Inventory.errors``."""
+    """The inventory of the checkout at ``root``; bad files become ``Inventory.errors``.
+
+    A change set that an earlier process left half-written in ``root`` is undone first
+    (``bot.manifests.journal``), so the inventory is never read from a half-applied set.
+    """
+    recover(root)
     disc = discover_index(root, config)
     _RECENT[id(disc.inventory)] = disc
     while len(_RECENT) > _RECENT_SIZE:

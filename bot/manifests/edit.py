@@ -29,6 +29,7 @@ from bot.config.repo import RepoConfig
 from bot.manifests.discovery import Discovery, discover_index, gc_paused
 from bot.manifests.errors import EditError, ManifestError, VerificationError
 from bot.manifests.files import RepoFiles, join
+from bot.manifests.journal import JournalError
 from bot.manifests.kustomize import kustomization_in
 from bot.manifests.plan import (
     PATCH_FILE,
@@ -419,7 +420,12 @@ def apply_changes_with(
         failed.extend(p.ref for p in plans)
         return EditResult((), "", (), tuple(errors), tuple(dict.fromkeys(failed)))
     if write and changed:
-        write_atomically(disc.files.root, changed)
+        try:
+            write_atomically(disc.files.root, changed)
+        except JournalError as exc:  # changed on disk meanwhile, or another writer: none written
+            errors.append(exc.as_source_error())
+            failed.extend(p.ref for p in plans)
+            return EditResult((), "", (), tuple(errors), tuple(dict.fromkeys(failed)))
     notes = tuple(dict.fromkeys(n for p in plans for n in p.notes))
     return EditResult(
         changed, unified_diff(changed), notes, tuple(errors), tuple(dict.fromkeys(failed))

@@ -1,53 +1,22 @@
-"""Writing: all-or-nothing file replacement and the unified diff of a change."""
+"""Writing: a change set replaced as one unit (``journal``) and the unified diff of a change."""
 
 from __future__ import annotations
 
 import difflib
-import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from bot.model import (
-    FileChange,
-)
+from bot.manifests.journal import write_change_set
+from bot.model import FileChange
 
 
 def write_atomically(root: Path, files: Sequence[FileChange]) -> None:
-    """Write every file through a temporary file + fsync + rename; restore all on failure."""
-    staged: list[tuple[Path, Path]] = []
-    try:
-        for change in files:
-            target = root / change.path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp_name = tempfile.mkstemp(
-                prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
-            )
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(change.new)
-                handle.flush()
-                os.fsync(handle.fileno())
-            if target.exists():
-                shutil.copymode(target, tmp_name)
-            staged.append((Path(tmp_name), target))
-    except OSError:
-        for staged_tmp, _ in staged:
-            staged_tmp.unlink(missing_ok=True)
-        raise
-    done: list[FileChange] = []
-    try:
-        for (staged_tmp, target), change in zip(staged, files, strict=True):
-            os.replace(staged_tmp, target)
-            done.append(change)
-    except OSError:
-        for change in done:
-            target = root / change.path
-            if change.old or target.exists():
-                target.write_bytes(change.old)
-        for staged_tmp, _ in staged:
-            staged_tmp.unlink(missing_ok=True)
-        raise
+    """Write every file as one unit: all or none, also across a crash (``journal``).
+
+    Raises ``OSError`` (everything rolled back) or ``JournalError`` (a file changed on disk
+    since it was read, or another process holds the checkout too long: nothing written).
+    """
+    write_change_set(root, files)
 
 
 def unified_diff(files: Sequence[FileChange]) -> str:

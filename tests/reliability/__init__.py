@@ -1,0 +1,1 @@
+"""Reliability under faults: crashes, kills, concurrent runs, expiring credentials."""
