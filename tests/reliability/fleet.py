@@ -2,8 +2,8 @@
 bot run as a process, and the state of GitHub reduced to what must not differ between runs.
 
 ``make_fleet`` writes one raw manifest per simulated service with requests ``OVERSIZE`` times
-the simulated ones, so every run lowers each of them by Tortoise's step limit (x0.8): every
-workload gets a pull request, and a file changed twice shows. The history is the simulator's
+the simulated ones, so every run with Tortoise's step limit (``STEP_LIMITED``) lowers each of
+them by 20 %: every workload gets a pull request, and a file changed twice shows. The history is the simulator's
 truth, written as a snapshot (``run --snapshot``), so no Prometheus is needed.
 """
 
@@ -25,7 +25,7 @@ from bot.report import parse_state
 from bot.sim import ClusterSpec, simulate
 from bot.sim.manifests import write_manifests
 from tests.conftest import PROJECT, console_script
-from tests.reliability.hostile import TOKEN
+from tests.reliability.hostile import TOKEN, bot_config
 from tests.support.github import GitHubEmulator
 from tests.support.github.gitrepo import git
 
@@ -36,13 +36,25 @@ OPT_IN = b"update_mode: auto\npull_requests:\n  labels: [right-sizing]\n  assign
 """The opt-in file: pull requests on, each labelled and assigned (two more writes to lose)."""
 
 
+STEP_LIMITED = {"recommend": {"noise": {"step_limit": True}}}
+"""Bot settings with Tortoise's step limit: each run lowers a request by at most 20 %."""
+
+
 @dataclass(frozen=True)
 class Fleet:
-    files: dict[str, bytes]
-    """Repository files: one manifest per service and the opt-in file."""
+    root: Path
+    """The repository as a directory: one manifest per service and the opt-in file."""
     snapshot: Path
     """The services' history (``run --snapshot``, ``plan --snapshot``)."""
     services: int
+
+    @property
+    def files(self) -> dict[str, bytes]:
+        return {
+            p.relative_to(self.root).as_posix(): p.read_bytes()
+            for p in self.root.rglob("*")
+            if p.is_file()
+        }
 
 
 def oversize(text: str) -> str:
@@ -68,8 +80,17 @@ def make_fleet(directory: Path, *, services: int, seed: int, namespaces: int = 2
         end_s=float(cluster.t_s[-1]),
         compression=zipfile.ZIP_STORED,
     )
-    files = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*.yaml")}
-    return Fleet({".tortoise-bot.yaml": OPT_IN, **files}, snapshot, services)
+    (root / ".tortoise-bot.yaml").write_bytes(OPT_IN)
+    return Fleet(root, snapshot, services)
+
+
+def fleet_config(
+    path: Path, gh: GitHubEmulator, repositories: Sequence[str], *, ratio: float = 0.8
+) -> Path:
+    """Bot settings for ``repositories`` on the emulator, step-limited to ``ratio`` per run."""
+    admin = {"max_allowed_scaling_down_ratio": ratio}
+    recommend = {**STEP_LIMITED["recommend"], "admin": admin}
+    return bot_config(path, {}, gh.api_url, tuple(repositories), recommend=recommend)
 
 
 def run_command(config: Path, snapshot: Path, *extra: str) -> list[str]:

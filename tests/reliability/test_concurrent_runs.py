@@ -20,13 +20,14 @@ from tests.reliability.fleet import (
     Fleet,
     closed_dashboards,
     finish,
+    fleet_config,
     github_state,
     make_fleet,
     open_pulls,
     run_command,
     start,
 )
-from tests.reliability.hostile import bot_config, serve_repositories
+from tests.reliability.hostile import serve_repositories
 
 pytestmark = pytest.mark.github
 
@@ -42,8 +43,8 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Fleet:
 def test_two_runs_at_once_leave_what_one_run_leaves(github_emulator, fleet, tmp_path):
     gh = github_emulator
     serve_repositories(gh, {name: fleet.files for name in (*REPOSITORIES, "octo/alone")})
-    both = bot_config(tmp_path / "both.yaml", {}, gh.api_url, REPOSITORIES)
-    alone = bot_config(tmp_path / "alone.yaml", {}, gh.api_url, ("octo/alone",))
+    both = fleet_config(tmp_path / "both.yaml", gh, REPOSITORIES)
+    alone = fleet_config(tmp_path / "alone.yaml", gh, ("octo/alone",))
 
     gates = [gh.gate("POST", r"/pulls$"), gh.gate("POST", r"/issues$")]
     runs = [start(run_command(both, fleet.snapshot)) for _ in range(2)]
@@ -62,28 +63,15 @@ def test_two_runs_at_once_leave_what_one_run_leaves(github_emulator, fleet, tmp_
         assert closed_dashboards(gh, name) <= 1  # the later of two created at once
 
 
-def _ratio(path, gh, repositories, ratio: float):
-    """Settings whose step limit is ``ratio``: another proposal for every workload."""
-    return bot_config(
-        path,
-        {},
-        gh.api_url,
-        repositories,
-        recommend={"admin": {"max_allowed_scaling_down_ratio": ratio}},
-    )
-
-
 def test_two_runs_with_other_proposals_never_lose_an_update(github_emulator, fleet, tmp_path):
     gh = github_emulator
     serve_repositories(gh, {n: fleet.files for n in ("octo/race", "octo/one", "octo/two")})
-    first = bot_config(
-        tmp_path / "first.yaml", {}, gh.api_url, ("octo/race", "octo/one", "octo/two")
-    )
+    first = fleet_config(tmp_path / "first.yaml", gh, ("octo/race", "octo/one", "octo/two"))
     code, out = finish(start(run_command(first, fleet.snapshot)))
     assert code == 0, out
 
-    one = _ratio(tmp_path / "one.yaml", gh, ("octo/race",), 0.7)
-    two = _ratio(tmp_path / "two.yaml", gh, ("octo/race",), 0.9)
+    one = fleet_config(tmp_path / "one.yaml", gh, ("octo/race",), ratio=0.7)
+    two = fleet_config(tmp_path / "two.yaml", gh, ("octo/race",), ratio=0.9)
     gate = gh.gate("POST", r"git-receive-pack$")
     results = [finish(p) for p in [start(run_command(c, fleet.snapshot)) for c in (one, two)]]
     assert gate.met  # both pushed the first branch at once, each with a lease on the same head

@@ -17,8 +17,16 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.reliability.fleet import Fleet, finish, github_state, make_fleet, run_command, start
-from tests.reliability.hostile import bot_config, serve_repositories
+from tests.reliability.fleet import (
+    Fleet,
+    finish,
+    fleet_config,
+    github_state,
+    make_fleet,
+    run_command,
+    start,
+)
+from tests.reliability.hostile import serve_repositories
 from tests.support.github import Call, GitHubEmulator
 
 pytestmark = pytest.mark.github
@@ -73,7 +81,7 @@ def _run_killed_after(gh: GitHubEmulator, config, fleet: Fleet, full_name: str, 
 def test_a_run_killed_after_any_write_is_completed_by_the_next(github_emulator, fleet, tmp_path):
     gh = github_emulator
     serve_repositories(gh, {"octo/whole": fleet.files})
-    whole = bot_config(tmp_path / "whole.yaml", {}, gh.api_url, ("octo/whole",))
+    whole = fleet_config(tmp_path / "whole.yaml", gh, ("octo/whole",))
     code, out = finish(start(run_command(whole, fleet.snapshot)))
     assert code == 0, out
     expected = github_state(gh, "octo/whole")
@@ -84,7 +92,7 @@ def test_a_run_killed_after_any_write_is_completed_by_the_next(github_emulator, 
     for n in range(1, len(writes) + 1):
         name = f"octo/killed-{n}"
         serve_repositories(gh, {name: fleet.files})
-        config = bot_config(tmp_path / f"{n}.yaml", {}, gh.api_url, (name,))
+        config = fleet_config(tmp_path / f"{n}.yaml", gh, (name,))
         assert _run_killed_after(gh, config, fleet, name, n) == -signal.SIGKILL, writes[n - 1]
         code, out = finish(start(run_command(config, fleet.snapshot)))
         assert code == 0, (writes[n - 1], out)

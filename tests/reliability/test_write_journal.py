@@ -2,7 +2,7 @@
 killed process left, and a rerun ends byte-identical to one uninterrupted run.
 
 The repository has 305 manifests whose requests are four times what the workloads use, so every
-run lowers them by Tortoise's step limit (x0.8): a rerun over a file the killed run had already
+run with Tortoise's step limit lowers them by 20 %: a rerun over a file the killed run had already
 changed would change it a second time (1Gi -> 820Mi -> 656Mi), which is what a half-applied set
 used to cause. Kills are ``SIGKILL`` before a chosen file-system operation
 (``tests/reliability/crashing.py``) or at a random moment of the process (seeded).
@@ -13,35 +13,26 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import time
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from bot.manifests.journal import SET_FILE, journal_dir
-from bot.metrics.snapshot import write_snapshot
-from bot.metrics.source import FetchResult
-from bot.sim import ClusterSpec, simulate
-from bot.sim.manifests import write_manifests
 from tests.conftest import PROJECT
 from tests.reliability.crashing import read_log, temporaries, tree
+from tests.reliability.fleet import STEP_LIMITED, make_fleet
 
 SEED = 15
 """Seed of the workloads, of the random kill points and of the random kill times."""
 
 SERVICES = 305
 """Manifests in the repository (the size at which the half-applied sets were seen)."""
-
-OVERSIZE = 4
-"""Requests are this many times the simulated ones: every run steps them down."""
 
 RANDOM_POINTS = 10
 """Random operations to kill the change-set writer before, on top of each phase's edges."""
@@ -58,12 +49,12 @@ class Shop:
     before: Path
     """The repository (a git checkout) before any run."""
     snapshot: Path
+    settings: Path
+    """Bot settings with the step limit."""
     after: Path
     """The repository after one uninterrupted ``plan --write``."""
     log: Path
     """File-system operations of that run (``crashing.read_log``)."""
-    seconds: float
-    """How long that run took."""
 
 
 def crashing(*args: str) -> list[str]:
@@ -75,39 +66,29 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def plan_write(shop: Shop, root: Path) -> list[str]:
-    return ["plan", "--repo", str(root), "--snapshot", str(shop.snapshot), "--write"]
-
-
-def _oversize(root: Path) -> None:
-    for path in root.rglob("*.yaml"):
-        text = path.read_text()
-        text = re.sub(r"(memory: )(\d+)Mi", lambda m: f"{m[1]}{int(m[2]) * OVERSIZE}Mi", text)
-        text = re.sub(r"(cpu: )(\d+)m\b", lambda m: f"{m[1]}{int(m[2]) * OVERSIZE}m", text)
-        path.write_text(text)
+    return [
+        "plan",
+        "--repo",
+        str(root),
+        "--snapshot",
+        str(shop.snapshot),
+        "--config",
+        str(shop.settings),
+        "--write",
+    ]
 
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Shop:
     base = tmp_path_factory.mktemp("journal")
-    spec = ClusterSpec.generate(seed=SEED, services=SERVICES, namespaces=5, days=2, step_s=600)
-    cluster = simulate(spec)
-    before = base / "before"
-    write_manifests(spec, before)
-    _oversize(before)
+    fleet = make_fleet(base, services=SERVICES, seed=SEED, namespaces=5)
+    before = fleet.root
     subprocess.run(["git", "init", "-q", str(before)], check=True)
-    snapshot = base / "history.zip"
-    histories = {s.ref: cluster.expected_history(s.ref) for s in cluster.services}
-    write_snapshot(
-        snapshot,
-        FetchResult(histories),
-        start_s=float(cluster.t_s[0]),
-        end_s=float(cluster.t_s[-1]),
-        compression=zipfile.ZIP_STORED,
-    )
+    settings = base / "bot.yaml"
+    settings.write_text(json.dumps(STEP_LIMITED))  # JSON is YAML
     after, log = base / "after", base / "operations.log"
     shutil.copytree(before, after)
-    shop = Shop(before, snapshot, after, log, 0.0)
-    began = time.monotonic()
+    shop = Shop(before, fleet.snapshot, settings, after, log)
     done = subprocess.run(
         crashing("cli", "0", str(log), "--", *plan_write(shop, after)),
         env=_env(),
@@ -117,13 +98,13 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Shop:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    return Shop(before, snapshot, after, log, time.monotonic() - began)
+    return shop
 
 
 def test_every_file_steps_down_so_a_double_step_would_show(shop, tmp_path):
     old, _ = tree(shop.before)
     new, _ = tree(shop.after)
-    assert len(old) == SERVICES
+    assert len(old) == SERVICES + 1  # and the opt-in file
     assert sum(old[p] != new[p] for p in old) == SERVICES
     again = tmp_path / "again"
     shutil.copytree(shop.after, again)
