@@ -2,13 +2,16 @@
 
 Secrets reach this module as values (the CLI reads the environment variables named in
 ``GitHubConfig``); they are never logged, never put in argv and never written to disk.
-PyGithub's ``AppInstallationAuth`` refreshes an installation token shortly before it expires
-(``github/Auth.py``, ``TOKEN_REFRESH_THRESHOLD_TIMEDELTA``); git reads the same token.
+PyGithub's ``AppInstallationAuth`` refreshes an installation token shortly before the
+``expires_at`` GitHub gave (``github/Auth.py``, ``TOKEN_REFRESH_THRESHOLD_TIMEDELTA``, 20 s); git
+reads the same token. A token can still stop working earlier for this process (its clock runs
+behind GitHub's, or the token was revoked): ``RepositoryAuth.renew`` then gets a new one, and
+the forge calls it once when GitHub answers 401 to an installation token (REST or git).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from github import Auth, GithubIntegration
@@ -60,16 +63,47 @@ def credentials_from_env(config: GitHubConfig, env: Mapping[str, str]) -> Creden
     return TokenCredentials(token)
 
 
+class InstallationAuth(Auth.Auth):
+    """An App installation's token for PyGithub, renewed before its ``expires_at`` (PyGithub)
+    and on demand (``renew``): each renewal asks GitHub for a new token."""
+
+    def __init__(self, make: Callable[[], Auth.AppInstallationAuth]) -> None:
+        self._make = make
+        self._current = make()
+
+    @property
+    def token_type(self) -> str:
+        return "token"
+
+    @property
+    def token(self) -> str:
+        return self._current.token
+
+    def renew(self) -> None:
+        """Drop the current token; the next use asks GitHub for a new one."""
+        self._current = self._make()
+
+
 class RepositoryAuth:
     """PyGithub auth for one repository plus the token git uses; App tokens refresh themselves."""
 
-    def __init__(self, auth: Auth.Token | Auth.AppInstallationAuth) -> None:
+    def __init__(self, auth: Auth.Token | InstallationAuth) -> None:
         self.auth = auth
+        self.renewals = 0
 
     @property
     def token(self) -> str:
         """The current token (an installation token is renewed before it expires)."""
         return self.auth.token
+
+    def renew(self) -> bool:
+        """Get a new installation token after GitHub refused the current one; False for a fixed
+        token (a personal or given token cannot be renewed: the refusal stands)."""
+        if not isinstance(self.auth, InstallationAuth):
+            return False
+        self.auth.renew()
+        self.renewals += 1
+        return True
 
 
 def repository_auth(
@@ -89,6 +123,7 @@ def repository_auth(
                 full_name, "find the App installation", str(exc.data), exc.status
             ) from exc
     app = Auth.AppAuth(credentials.app_id, credentials.private_key_pem)
+    number = installation_id
     return RepositoryAuth(
-        app.get_installation_auth(installation_id, requester=integration.requester)
+        InstallationAuth(lambda: app.get_installation_auth(number, requester=integration.requester))
     )

@@ -30,6 +30,10 @@ DEFAULT_FILE_MODE = "100644"
 """Mode of files the bot creates (existing files keep theirs)."""
 
 
+REFUSED = ("could not read Username", "Authentication failed", "returned error: 401")
+"""What git prints when the remote refused its credentials (``GIT_TERMINAL_PROMPT=0``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Author:
     name: str
@@ -40,10 +44,18 @@ class Git:
     """git commands against one remote, authenticated by ``token()`` (called per command)."""
 
     def __init__(
-        self, remote_url: str, token: Callable[[], str], *, repo: str, timeout_s: float = 300.0
+        self,
+        remote_url: str,
+        token: Callable[[], str],
+        *,
+        repo: str,
+        timeout_s: float = 300.0,
+        renew: Callable[[], bool] | None = None,
     ) -> None:
         self.remote_url = remote_url
         self._token = token
+        self._renew = renew
+        """Gets a new token after the remote refused this one; False when there is none."""
         self.repo = repo
         self.timeout_s = timeout_s
 
@@ -72,7 +84,28 @@ class Git:
         input: bytes | None = None,
         env: dict[str, str] | None = None,
     ) -> str:
-        """stdout of ``git args`` (text); raises ``GitError`` with the token redacted."""
+        """stdout of ``git args`` (text); raises ``GitError`` with the token redacted.
+
+        When the remote refuses the token (HTTP 401: git cannot ask for a user name), the
+        command runs once more with a renewed token, if ``renew`` gets one: a refused push or
+        fetch changed nothing."""
+        try:
+            return self._run_once(args, cwd=cwd, input=input, env=env)
+        except GitError as exc:
+            if not any(sign in exc.stderr for sign in REFUSED) or self._renew is None:
+                raise
+            if not self._renew():
+                raise
+            return self._run_once(args, cwd=cwd, input=input, env=env)
+
+    def _run_once(
+        self,
+        args: tuple[str, ...],
+        *,
+        cwd: Path | None,
+        input: bytes | None,
+        env: dict[str, str] | None,
+    ) -> str:
         cmd = ["git", *args]
         try:
             done = subprocess.run(

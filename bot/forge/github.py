@@ -285,8 +285,16 @@ class RepositorySession:
     # ------------------------------------------------------------------ helpers
 
     def _call(self, operation: str, fn: Callable[[], T]) -> T:
+        """``fn()`` with PyGithub's errors translated; when GitHub refuses an installation token
+        (401), once more with a new token (``RepositoryAuth.renew``)."""
         with _translated(self.full_name, operation):
-            return fn()
+            try:
+                return fn()
+            except BadCredentialsException:
+                if not self.auth.renew():
+                    raise
+                LOG.warning("%s: GitHub refused the installation token; renewed it", self.full_name)
+                return fn()
 
     @property
     def git(self) -> Git:
@@ -335,6 +343,7 @@ class RepositorySession:
             lambda: self.auth.token,
             repo=self.full_name,
             timeout_s=self.forge.config.git_timeout_s,
+            renew=self.auth.renew,
         )
         path = self.forge.workdir / self.full_name.replace("/", "__")
         self.base_sha = self.git.clone(path, default_branch)
@@ -688,9 +697,10 @@ class RepositorySession:
             ),
         )
         base = self.default_branch or "main"
-        with _translated(self.full_name, "open a pull request"):
+
+        def open_or_adopt() -> tuple[PullRequest, bool]:
             try:
-                pull = self.repo.create_pull(
+                created = self.repo.create_pull(
                     title=title, body=body, head=ref, base=base, draft=self.config.draft
                 )
             except GithubException as exc:
@@ -699,15 +709,14 @@ class RepositorySession:
                 # another run opened it between our listing and now: adopt, never duplicate
                 owner = self.full_name.split("/")[0]
                 listed = self.repo.get_pulls(state="open", head=f"{owner}:{ref}", base=base)
-                pull = next(iter(listed))
-                return KeyResult(
-                    key,
-                    "adopted",
-                    "proposal-open",
-                    "another run opened it",
-                    pull.number,
-                    pull.html_url,
-                )
+                return next(iter(listed)), True
+            return created, False
+
+        pull, adopted = self._call("open a pull request", open_or_adopt)
+        if adopted:
+            return KeyResult(
+                key, "adopted", "proposal-open", "another run opened it", pull.number, pull.html_url
+            )
         self._decorate(pull)
         message = action.reason
         return KeyResult(key, "create", "proposal-open", message, pull.number, pull.html_url)

@@ -5,9 +5,16 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from github import Auth
 
 from bot.config.forge import GitHubConfig
-from bot.forge.auth import AppCredentials, TokenCredentials, credentials_from_env
+from bot.forge.auth import (
+    AppCredentials,
+    InstallationAuth,
+    RepositoryAuth,
+    TokenCredentials,
+    credentials_from_env,
+)
 from bot.forge.branches import branch_name, group_change_sets, group_key, is_bot_branch
 from bot.forge.errors import AuthError, GitError
 from bot.forge.git import Git
@@ -109,3 +116,20 @@ def test_git_errors_never_show_the_token(tmp_path):
 )
 def test_is_bot_branch(template, name, expected):
     assert is_bot_branch(name, template=template) is expected
+
+
+def test_only_an_installation_token_can_be_renewed():
+    fixed = RepositoryAuth(Auth.Token("ghp_fixed"))
+    assert fixed.renew() is False and fixed.token == "ghp_fixed"
+    tokens = iter(["ghs_first", "ghs_second"])
+    made = []
+
+    class Installation:
+        def __init__(self) -> None:
+            self.token = next(tokens)
+            made.append(self.token)
+
+    renewable = RepositoryAuth(InstallationAuth(Installation))  # type: ignore[arg-type]
+    assert renewable.token == "ghs_first"
+    assert renewable.renew() is True and renewable.token == "ghs_second"
+    assert made == ["ghs_first", "ghs_second"] and renewable.renewals == 1

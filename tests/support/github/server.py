@@ -355,6 +355,18 @@ class GitHubEmulator:
             self.apps[app_id].installations[installation_id] = (account, set(repositories))
             self._user_id(account)
 
+    def expire_installation_tokens(self) -> int:
+        """Every installation token issued so far stops working now, whatever ``expires_at``
+        said (a token that expired early for the client: its clock is behind GitHub's, or the
+        token was revoked). Returns how many were still valid."""
+        now = _now()
+        with self.lock:
+            valid = [t for t, (_, expires) in self.installation_tokens.items() if expires > now]
+            for token in valid:
+                installation_id, _ = self.installation_tokens[token]
+                self.installation_tokens[token] = (installation_id, now)
+        return len(valid)
+
     def before(
         self, method: str, path_regex: str, action: Callable[[GitHubEmulator], None]
     ) -> None:
