@@ -520,6 +520,15 @@ class FileChange:
 
 
 @dataclass(frozen=True, slots=True)
+class SkippedChange:
+    """A change the editor left out, and why (its value lives only in a file that renders of
+    other environments read, and the environment has no file of its own to hold it)."""
+
+    change: FieldChange
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class EditResult:
     """What an edit did: changed files, unified diff, and problems per workload."""
 
@@ -529,3 +538,5 @@ class EditResult:
     errors: tuple[SourceError, ...] = ()
     failed: tuple[WorkloadRef, ...] = ()
     """Workloads whose edits were refused or failed verification (nothing written for them)."""
+    skipped: tuple[SkippedChange, ...] = ()
+    """Changes left out while the rest of their workload's changes were written."""

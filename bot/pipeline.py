@@ -53,6 +53,7 @@ from bot.model import (
     Recommendation,
     Resource,
     ResourceValues,
+    SkippedChange,
     Status,
     WorkloadHistory,
     WorkloadRef,
@@ -266,6 +267,17 @@ def decide_workload(
     except RecommendError as exc:
         return WorkloadOutcome(declared, "error", (f"recommendation: {exc}",), history=history)
     changes = field_changes(recommendation)
+    env = environment_config(config, ref.environment)
+    if changes and env is not None and env.update_mode == "off":
+        reason = f"update_mode is off for environment {ref.environment!r}: shown, never edited"
+        return WorkloadOutcome(
+            declared,
+            "skipped",
+            (*recommendation.reasons, reason),
+            recommendation,
+            (),
+            history,
+        )
     return WorkloadOutcome(
         declared,
         recommendation.status,
@@ -324,6 +336,9 @@ def _mark_failed_edits(
     messages: dict[str, list[str]] = defaultdict(list)
     for err in edit.errors:
         messages[err.file].append(f"{err.file}:{err.line}: {err.message}")
+    skipped: dict[WorkloadRef, list[SkippedChange]] = defaultdict(list)
+    for left_out in edit.skipped:
+        skipped[left_out.change.ref].append(left_out)
     out = []
     for outcome in outcomes:
         if outcome.ref in failed:
@@ -334,6 +349,24 @@ def _mark_failed_edits(
                     status="error",
                     reasons=("edit refused, nothing written", *why),
                     changes=(),
+                )
+            )
+        elif outcome.ref in skipped:
+            dropped = [s.change for s in skipped[outcome.ref]]
+            kept = tuple(c for c in outcome.changes if c not in dropped)
+            by_reason: dict[str, list[str]] = defaultdict(list)
+            for left_out in skipped[outcome.ref]:
+                change = left_out.change
+                by_reason[left_out.reason].append(
+                    change.field + (f" of {change.container}" if change.container else "")
+                )
+            reasons = tuple(f"{', '.join(f)} skipped: {why}" for why, f in by_reason.items())
+            out.append(
+                replace(
+                    outcome,
+                    status=outcome.status if kept else "skipped",
+                    reasons=(*outcome.reasons, *reasons),
+                    changes=kept,
                 )
             )
         else:

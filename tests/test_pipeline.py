@@ -329,3 +329,41 @@ def test_a_container_made_vertical_loses_its_hpa_metric_end_to_end(
     # Written, the manifest reads back without the metric.
     plan_repository(demo_repo, demo_source, demo_settings, now_s=now_s, write=True)
     assert "container: istio-proxy" not in manifest.read_text().split("HorizontalPodAutoscaler")[1]
+
+
+def test_an_environment_with_update_mode_off_is_shown_never_edited(
+    demo_repo, demo_source, demo_settings
+):
+    opt_in = demo_repo / ".tortoise-bot.yaml"
+    opt_in.write_text(
+        opt_in.read_text().replace(
+            "  - name: apps/kustomize/overlays/prod\n",
+            "  - name: apps/kustomize/overlays/prod\n    update_mode: 'off'\n",
+        )
+    )
+    plan = plan_repository(demo_repo, demo_source, demo_settings, now_s=demo_source.end_s)
+    cart = next(o for o in plan.outcomes if o.ref.name == "cart")
+    assert cart.status == "skipped" and not cart.changes and cart.recommendation is not None
+    assert "update_mode is off for environment 'apps/kustomize/overlays/prod'" in cart.reasons[-1]
+    assert plan.edit.diff and "apps/kustomize" not in plan.edit.diff
+
+
+def test_a_change_in_a_file_another_render_reads_is_skipped_with_its_reason(
+    demo_repo, demo_source, demo_settings
+):
+    # the raw YAML is a plain directory environment, and a kustomization at the root also
+    # applies the frontend: with no overlay of its own, the frontend's changes are skipped, the
+    # others still written
+    (demo_repo / "kustomization.yaml").write_text("resources:\n  - apps/raw/frontend.yaml\n")
+    opt_in = demo_repo / ".tortoise-bot.yaml"
+    text = opt_in.read_text()
+    assert "  - name: default " in text
+    opt_in.write_text(text.replace("    selector:", "    path: apps/raw\n    selector:", 1))
+    plan = plan_repository(demo_repo, demo_source, demo_settings, now_s=demo_source.end_s)
+    frontend = next(o for o in plan.outcomes if o.ref.name == "frontend")
+    assert frontend.status == "skipped" and not frontend.changes
+    assert any("skipped: it is written in apps/raw/frontend.yaml" in r for r in frontend.reasons)
+    assert any(". (a kustomization no other one includes)" in r for r in frontend.reasons)
+    assert (
+        "apps/raw/frontend.yaml" not in plan.edit.diff and "apps/raw/redis.yaml" in plan.edit.diff
+    )

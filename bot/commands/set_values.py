@@ -12,8 +12,9 @@ bot's own changes. Like ``plan``, it writes only with ``--write`` (then it lists
 wrote); without it the diff is printed and a note on stderr says nothing was written (``set``
 used to write by default: a script relying on that is told so rather than silently changed).
 ``--dry-run`` is still accepted and means the default. Exit code 1 with a message when the
-workload, container or HPA does not exist or an edit fails verification (nothing is written
-then).
+workload, container or HPA does not exist, an edit fails verification (nothing is written
+then), or a value is skipped because it lives in a file other renders read and the
+environment has no overlay of its own.
 """
 
 from __future__ import annotations
@@ -154,6 +155,10 @@ def run(args: argparse.Namespace) -> int:
     for error in result.errors:
         where = f"{error.file}:{error.line}" if error.line else error.file
         print(f"tortoise-bot: {where + ': ' if where else ''}{error.message}", file=sys.stderr)
+    for left_out in result.skipped:
+        change = left_out.change
+        what = change.field + (f" of {change.container}" if change.container else "")
+        print(f"tortoise-bot: {what} skipped: {left_out.reason}", file=sys.stderr)
     if args.write:
         for changed in result.files:
             print(f"wrote {changed.path}", file=sys.stderr)
@@ -164,4 +169,4 @@ def run(args: argparse.Namespace) -> int:
             "--write, like plan",
             file=sys.stderr,
         )
-    return EXIT_FAILED if result.failed else EXIT_OK
+    return EXIT_FAILED if result.failed or result.skipped else EXIT_OK

@@ -81,6 +81,12 @@ class EnvironmentConfig(ConfigModel):
         description="Namespace of the environment's objects that declare none (as "
         "``kubectl apply -n``).",
     )
+    update_mode: Literal["off", "auto"] | None = Field(
+        None,
+        description="``off``: this environment's workloads are read and shown, never edited "
+        "(its renders still keep shared files from changing); ``auto`` or unset: as the "
+        "repository's ``update_mode``.",
+    )
 
     @model_validator(mode="after")
     def _name_inside(self) -> EnvironmentConfig:

@@ -27,7 +27,7 @@ import gc
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -43,6 +43,7 @@ from bot.manifests.kustomize import (
     kustomization_in,
     render,
 )
+from bot.manifests.renders import Closure, Renders, find_renders
 from bot.manifests.sources import Obj, Origin, objects_in
 from bot.manifests.workloads import (
     WORKLOAD_KINDS,
@@ -70,10 +71,26 @@ class Discovery:
     environments: dict[str, Environment]
     file_users: dict[str, set[str]]
     files: RepoFiles
+    renders: Renders = field(default_factory=Renders)
 
     def exclusive(self, file: str, environment: str) -> bool:
-        """Whether only ``environment`` reads ``file``."""
-        return self.file_users.get(file, {environment}) <= {environment}
+        """Whether only ``environment`` reads ``file``: no other environment of the inventory,
+        and no render root of the repository but those that deploy ``environment``
+        (``renders``)."""
+        return not self.sharers(file, environment)
+
+    def sharers(self, file: str, environment: str) -> list[str]:
+        """Who else reads ``file``: other environments, then render roots that do not deploy
+        ``environment`` (each with what deploys it)."""
+        names = sorted(self.file_users.get(file, set()) - {environment})
+        out = [f"environment {e!r}" for e in names]
+        listed = {o.directory for o in map(self.environments.get, names) if o is not None}
+        env = self.environments.get(environment)
+        kind, directory = (env.kind, env.directory) if env is not None else ("", None)
+        for root in self.renders.reading(file):
+            if not root.deploys(kind, directory) and root.directory not in listed:
+                out.append(f"{root.name} ({root.why})")
+        return out
 
 
 @contextmanager
@@ -126,6 +143,8 @@ class _Discoverer:
         self.config = config
         self.files = files
         self.kustomizer = Kustomizer(files)
+        self.closure = Closure(files, self.kustomizer)
+        self.renders = Renders()
         self.errors: list[SourceError] = []
         self.referenced: set[str] = set()
         self.broken: dict[str, set[str]] = {}
@@ -155,7 +174,13 @@ class _Discoverer:
         envs: list[Environment] = []
         with ThreadPoolExecutor(max_workers=RENDER_WORKERS) as pool:
             pending = self.start_overlays(kdirs, chosen.kustomize, only, pool)
-            envs.extend(self.charts(charts, listing, only))  # kubectl runs meanwhile
+            # kubectl runs meanwhile
+            self.renders = find_renders(
+                self.closure,
+                charts,
+                [(e.name, d) for e, d in chosen.kustomize + chosen.directories],
+            )
+            envs.extend(self.charts(charts, listing, only))
             held: set[str] = set()
             for config_env, directory in chosen.directories:
                 env = self.directory(config_env, directory, listing, kdirs, in_chart)
@@ -272,7 +297,7 @@ class _Discoverer:
         components: set[str] = set()
         for directory in kdirs:
             try:
-                dirs, refs = self.kustomizer.references(directory)
+                dirs, refs = self.closure.reads(directory)
                 if self.kustomizer.kind(directory) == "Component":
                     components.add(directory)
             except ManifestError as exc:
@@ -512,4 +537,6 @@ def _discover_index(
         set(errors) | set(builder.errors), key=lambda e: (e.file, e.line, e.message)
     )
     inventory = Inventory(tuple(sorted({e.name for e in envs})), workloads, tuple(all_errors))
-    return Discovery(inventory, entries, {e.name: e for e in envs}, file_users, repo)
+    return Discovery(
+        inventory, entries, {e.name: e for e in envs}, file_users, repo, discoverer.renders
+    )

@@ -2,18 +2,21 @@
 
 For each change the editor finds the node that wins for the workload's environment:
 
-- written in a file only this environment reads (raw YAML, the overlay's own patch, a values file
-  of this environment, a base no other overlay uses): that scalar's text span is replaced (or,
-  for a missing key, lines are added under the nearest mapping of such a file);
-- written only in a file other environments share (a Kustomize base, a chart's ``values.yaml``):
-  the value goes into the environment's own file instead: a strategic-merge patch in the overlay
-  (``PATCH_FILE``, listed in the overlay's ``patches``) or the environment's values file, and a
-  note says so.
+- written in a file no other render reads (raw YAML, the overlay's own patch, a values file of
+  this environment; ``renders``): that scalar's text span is replaced (or, for a missing key,
+  lines are added under the nearest mapping of such a file);
+- written only in a file other renders read (a Kustomize base, which is a render of its own, a
+  chart's ``values.yaml``): the value goes into the environment's own file instead: a
+  strategic-merge patch in the overlay (``PATCH_FILE``, listed in the overlay's ``patches``) or
+  the environment's values file, and a note says so; an environment with no such file (a plain
+  directory) skips that field with the reason.
 
 The planned texts are then proven: the repository is copied to a temporary directory with the
 new files, rediscovered (Kustomize overlays rendered by ``kubectl kustomize``), and every workload
-of every affected environment must read exactly the old values plus the intended changes. A
-workload whose changes fail is dropped (listed in ``EditResult.failed``) and the rest re-planned.
+of every affected environment must read exactly the old values plus the intended changes; every
+render that reads an edited file and deploys none of the named environments must render
+byte-identically (``renders.changed_renders``). A workload whose changes fail is dropped (listed
+in ``EditResult.failed``) and the rest re-planned.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from bot.manifests.plan import (
     merge_tree,
     patch_tree,
 )
+from bot.manifests.renders import changed_renders
 from bot.manifests.sources import Inline, Obj, Path_
 from bot.manifests.textedit import (
     NewTree,
@@ -60,6 +64,7 @@ from bot.model import (
     FieldChange,
     FileChange,
     Inventory,
+    SkippedChange,
     SourceError,
     WorkloadRef,
 )
@@ -288,22 +293,36 @@ def _verify(
     affected = {p.ref.environment for p in plans}
     for path in new:
         affected |= disc.file_users.get(path, set())
+    named = {id(e): e for e in (disc.entries[p.ref].environment for p in plans)}
+    deployed = [(e.kind, e.directory) for e in named.values()]
     with tempfile.TemporaryDirectory(prefix="tortoise-bot-verify-") as tmp:
         copy_root = Path(tmp) / "repo"
         _materialize(disc.files.root, new, copy_root)
         copied = RepoFiles(copy_root, config.paths)
         copied.adopt(disc.files, set(new))
         after = discover_index(copy_root, config, files=copied, only=affected)
+        others = {r.directory: r for r in disc.renders.others(new, deployed)}
+        others.update({r.directory: r for r in after.renders.others(new, deployed)})
+        changed = changed_renders(disc.files.root, copy_root, others.values(), set(new))
     failures: dict[WorkloadRef, str] = {}
 
-    def blame(path_or_env: str, message: str) -> None:
+    def blame(path_or_env: str, message: str, files: frozenset[str] = frozenset()) -> None:
         hit = [
             ref
-            for ref, files in touched.items()
-            if path_or_env in files or ref.environment == path_or_env
+            for ref, edited in touched.items()
+            if path_or_env in edited or ref.environment == path_or_env or edited & files
         ]
         for ref in hit or list(by_ref):
             failures.setdefault(ref, message)
+
+    names = ", ".join(sorted(repr(e.name) for e in named.values()))
+    for render, why in changed:
+        blame(
+            "",
+            f"the edit would change the render of {render.name} ({render.why}), which does not "
+            f"deploy environment {names}: {why}",
+            render.files,
+        )
 
     old_errors = set(disc.inventory.errors)
     for error in after.inventory.errors:
@@ -427,8 +446,14 @@ def apply_changes_with(
             failed.extend(p.ref for p in plans)
             return EditResult((), "", (), tuple(errors), tuple(dict.fromkeys(failed)))
     notes = tuple(dict.fromkeys(n for p in plans for n in p.notes))
+    skipped = tuple(SkippedChange(c, reason) for p in plans for c, reason in p.skipped)
     return EditResult(
-        changed, unified_diff(changed), notes, tuple(errors), tuple(dict.fromkeys(failed))
+        changed,
+        unified_diff(changed),
+        notes,
+        tuple(errors),
+        tuple(dict.fromkeys(failed)),
+        skipped,
     )
 
 

@@ -8,6 +8,8 @@ Hierarchy::
     ├── KustomizeError         a kustomization cannot be read or does not build
     ├── EditError              a change cannot be planned (no such container, HPA or field,
     │                          a value the editor cannot locate or rewrite)
+    │   └── SharedFileError    the value lives only in a file renders of other environments
+    │                          read, and the environment has no file of its own for it
     └── VerificationError      the edited files do not read or render back exactly the intended values
 """
 
@@ -40,6 +42,16 @@ class KustomizeError(ManifestError):
 
 class EditError(ManifestError):
     """A change cannot be planned."""
+
+
+class SharedFileError(EditError):
+    """A change would have to be written in a file other environments' renders read: that
+    field is skipped, the workload's other changes go on. ``why`` is the reason without the
+    workload and field (``it is written in ..., which other renders read ...``)."""
+
+    def __init__(self, file: str, line: int, message: str, why: str = "") -> None:
+        super().__init__(file, line, message)
+        self.why = why or message
 
 
 class VerificationError(ManifestError):

@@ -54,6 +54,8 @@ class RepoFiles:
         self._adopted: dict[str, YamlFile] = {}
         """Parses of another checkout of the same tree, served only for identical bytes."""
         self._listing: list[str] | None = None
+        self._everything: list[str] | None = None
+        self._walked: list[str] | None = None
         self.listing_errors: list[ManifestError] = []
         self._safe: dict[str, Path] = {}
         self._exists: dict[str, bool] = {}
@@ -64,26 +66,38 @@ class RepoFiles:
         if self._listing is not None:
             return self._listing
         found: set[str] = set()
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
-            rel_dir = Path(dirpath).relative_to(self.root).as_posix()
-            for name in filenames:
-                rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-                if not matches_any(rel, self.paths.include) or matches_any(rel, self.paths.exclude):
-                    continue
-                try:
-                    self._check_path(rel)
-                except ManifestError as exc:
-                    self.listing_errors.append(exc)
-                    continue
-                found.add(rel)
-        found.update(
-            p
-            for p in self.overrides
-            if matches_any(p, self.paths.include) and not matches_any(p, self.paths.exclude)
-        )
+        for rel in self._walk():
+            if not matches_any(rel, self.paths.include) or matches_any(rel, self.paths.exclude):
+                continue
+            try:
+                self._check_path(rel)
+            except ManifestError as exc:
+                self.listing_errors.append(exc)
+                continue
+            found.add(rel)
         self._listing = sorted(found)
         return self._listing
+
+    def everything(self) -> list[str]:
+        """Every safe file of the checkout, whatever ``paths`` selects, sorted: what renders
+        outside the opt-in paths read (see ``renders``)."""
+        if self._everything is None:
+            self._everything = sorted(
+                rel for rel in self._walk() if self._probe(rel, lambda _: True)
+            )
+        return self._everything
+
+    def _walk(self) -> list[str]:
+        """Every file under the root (skipped directories left out) and every override, walked
+        once."""
+        if self._walked is None:
+            found: list[str] = []
+            for dirpath, dirnames, filenames in os.walk(self.root):
+                dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+                rel_dir = Path(dirpath).relative_to(self.root).as_posix()
+                found.extend(name if rel_dir == "." else f"{rel_dir}/{name}" for name in filenames)
+            self._walked = [*found, *self.overrides]
+        return self._walked
 
     def _check_path(self, rel: str) -> Path:
         """The absolute path of ``rel``; refuses paths that lead (or link) outside the root."""

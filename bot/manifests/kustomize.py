@@ -387,8 +387,9 @@ def kubectl() -> str | None:
     return shutil.which("kubectl")
 
 
-def render(root: Path, directory: str, kustomization: str) -> list[dict[str, Any]]:
-    """The objects ``kubectl kustomize`` renders for a repository directory."""
+def render_text(root: Path, directory: str, kustomization: str) -> str:
+    """What ``kubectl kustomize`` prints for a repository directory; ``KustomizeError`` when it
+    fails (the reason from its stderr)."""
     exe = kubectl()
     if exe is None:
         raise KustomizeError(kustomization, 0, "kubectl not found on PATH: cannot render overlays")
@@ -411,9 +412,15 @@ def render(root: Path, directory: str, kustomization: str) -> list[dict[str, Any
         found = re.search(r'err="(.*)"', text)
         reason = found.group(1).replace('\\"', '"') if found else text
         raise KustomizeError(kustomization, 0, f"kubectl kustomize failed: {reason}")
+    return done.stdout
+
+
+def render(root: Path, directory: str, kustomization: str) -> list[dict[str, Any]]:
+    """The objects ``kubectl kustomize`` renders for a repository directory."""
+    stdout = render_text(root, directory, kustomization)
     wanted = [
         chunk
-        for chunk in _RENDERED_SEPARATOR.split(done.stdout)
+        for chunk in _RENDERED_SEPARATOR.split(stdout)
         if (found := _RENDERED_KIND.search(chunk)) is not None and found.group(1) in RENDERED_KINDS
     ]
     try:

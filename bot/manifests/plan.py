@@ -10,13 +10,13 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.manifests.comments import KeyPath, Line, carry, place
 from bot.manifests.discovery import Discovery
-from bot.manifests.errors import EditError
+from bot.manifests.errors import EditError, SharedFileError
 from bot.manifests.quantities import (
     bytes_from_quantity,
     cores_from_quantity,
@@ -106,6 +106,8 @@ class Plan:
     """(values file, tree) for an environment values file with no mapping to insert into."""
     notes: list[Note] = field(default_factory=list)
     expected: dict[tuple[str | None, str], float | int | None] = field(default_factory=dict)
+    skipped: list[tuple[FieldChange, str]] = field(default_factory=list)
+    """Changes left out, with the reason (``SharedFileError``)."""
 
 
 def _slot_for(entry: Entry, change: FieldChange) -> tuple[tuple[str | None, str], Slot]:
@@ -427,8 +429,19 @@ class Planner:
         """Whether only ``env`` reads the file of ``origin``."""
         return self.disc.exclusive(origin.file, env)
 
+    def _also(self, file: str, env: str) -> str:
+        """`` (also read by ...)`` for a shared file, naming what else reads it."""
+        others = self.disc.sharers(file, env)
+        return f" (also read by {'; '.join(others)})" if others else ""
+
     def plan(self, ref: WorkloadRef, changes: Sequence[FieldChange]) -> Plan:
-        """Every edit ``changes`` need; raises ``ManifestError`` when one cannot be planned."""
+        """Every edit ``changes`` need; raises ``ManifestError`` when one cannot be planned.
+
+        A change whose value lives only in a file that renders of other environments read, where
+        the environment has no file of its own to hold it (``SharedFileError``), is skipped
+        (``Plan.skipped``, with a note) and the others go on; the metric changes of an HPA
+        (replaced, added, removed items) are one such change.
+        """
         entry = self.disc.entries.get(ref)
         if entry is None:
             raise EditError("", 0, f"{ref} is not declared in this repository")
@@ -447,7 +460,44 @@ class Planner:
                 adding.append(change)
                 continue
             key, slot = _slot_for(entry, change)
-            self.change(plan, entry, key, slot, change)
+            self._try(plan, [change], self.change, entry, key, slot, change)
+        metric_changes = [*removing, *adding, *(c for g in replacing.values() for c in g)]
+        if metric_changes:
+            self._try(plan, metric_changes, self._metrics, entry, replacing, adding, removing)
+        return plan
+
+    def _try(
+        self,
+        plan: Plan,
+        changes: Sequence[FieldChange],
+        step: Callable[..., None],
+        *args: Any,
+    ) -> None:
+        """Plan ``step(part, *args)`` on its own and add it to ``plan``; a ``SharedFileError``
+        skips ``changes`` with its reason instead."""
+        part = Plan(plan.ref)
+        try:
+            step(part, *args)
+        except SharedFileError as exc:
+            plan.skipped.extend((change, exc.why) for change in changes)
+            plan.notes.append(Note("skipped", exc.message))
+            return
+        plan.edits.extend(part.edits)
+        plan.inserts.extend(part.inserts)
+        plan.patches.extend(part.patches)
+        plan.appends.extend(part.appends)
+        plan.notes.extend(part.notes)
+        plan.expected.update(part.expected)
+
+    def _metrics(
+        self,
+        plan: Plan,
+        entry: Entry,
+        replacing: dict[str, list[FieldChange]],
+        adding: list[FieldChange],
+        removing: list[FieldChange],
+    ) -> None:
+        """The ``spec.metrics`` edits of one HPA: removals, additions, replacements."""
         removed = self.metric_removals(plan, entry, removing, adding=bool(adding))
         added = self.add_metrics(plan, entry, adding, replacing=bool(replacing), removed=removed)
         last = max(replacing, key=lambda n: entry.slots[(None, n)].path[2], default=None)
@@ -457,7 +507,6 @@ class Planner:
             obj = entry.slots[(None, "hpa.maxReplicas")].obj
             for index in sorted(removed):
                 self._write_items(plan, entry, obj, ("spec", "metrics", index), (), keep=False)
-        return plan
 
     def metric_removals(
         self, plan: Plan, entry: Entry, changes: Sequence[FieldChange], *, adding: bool
@@ -601,6 +650,7 @@ class Planner:
         where = entry.workload.files[0] if entry.workload.files else ""
         verb = "adding to" if keep else "replacing" if items else "removing from"
         origin = obj.origin(item_path)
+        shared = origin.file if origin else obj.root.file
         env = entry.environment
         if (
             origin is not None
@@ -633,10 +683,12 @@ class Planner:
                 Note(
                     "overlay-patch",
                     f"{plan.ref}: added a patch in {env.directory} {verb} the HPA metrics "
-                    f"of the shared {origin.file if origin else obj.root.file}",
+                    f"of the shared {shared}{self._also(shared, env.name)}",
                 )
             )
             return
+        if origin is not None and not self.exclusive(origin, env.name):
+            raise self._shared(plan, entry, "its HPA metrics", origin.file, origin.line)
         what = (
             "ContainerResource not expressible here (no file of environment "
             f"{env.name!r} can hold the {'added' if keep else 'replaced'} metric)"
@@ -716,7 +768,9 @@ class Planner:
                     )
                 )
             return
-        self._own_file(plan, entry, slot, leaf, origin)
+        container, name = key
+        what = f"{name}{' of ' + container if container else ''}"
+        self._own_file(plan, entry, slot, leaf, origin, what=what)
 
     def _location(self, workload: DeclaredWorkload, key: tuple[str | None, str]) -> object | None:
         container, name = key
@@ -783,7 +837,7 @@ class Planner:
         return False
 
     def _own_file(
-        self, plan: Plan, entry: Entry, slot: Slot, leaf: str, origin: Origin | None
+        self, plan: Plan, entry: Entry, slot: Slot, leaf: str, origin: Origin | None, *, what: str
     ) -> None:
         env = entry.environment
         shared = origin.file if origin is not None else slot.obj.root.file
@@ -798,7 +852,7 @@ class Planner:
                 Note(
                     "overlay-patch",
                     f"{plan.ref}: added a patch in {env.directory} instead of changing the shared "
-                    f"base {shared}",
+                    f"base {shared}{self._also(shared, env.name)}",
                 )
             )
             return
@@ -818,11 +872,24 @@ class Planner:
                 )
             return
         where = origin or slot.obj.root
+        if not self.disc.exclusive(where.file, env.name):
+            raise self._shared(plan, entry, what, where.file, where.line)
         raise EditError(
             where.file,
             where.line,
             f"{plan.ref}: no file of environment {env.name!r} can hold this value",
         )
+
+    def _shared(self, plan: Plan, entry: Entry, what: str, file: str, line: int) -> SharedFileError:
+        """Why ``what`` cannot be written for this environment: ``file`` holds it, other renders
+        read that file, and the environment has no overlay or values file of its own."""
+        env = entry.environment.name
+        others = "; ".join(self.disc.sharers(file, env))
+        why = (
+            f"it is written in {file}, which other renders read ({others}), and environment "
+            f"{env!r} has no overlay of its own to patch"
+        )
+        return SharedFileError(file, line, f"{plan.ref}: {what} skipped: {why}", why)
 
     def _insert_tree(self, plan: Plan, file: YamlFile, root: YNode | None, tree: NewTree) -> None:
         """Insert ``tree`` into a values mapping, descending through keys that already exist."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -52,7 +52,7 @@ def workload(inventory: Inventory, name: str, environment: str | None = None):
 
 def edit(
     root: Path,
-    changes: list[tuple[str, str, float | int | None, str | None]],
+    changes: Sequence[tuple[str, str, float | int | None, str | None]],
     *,
     environment: str | None = None,
     write: bool = True,

@@ -169,7 +169,8 @@ def test_value_of_a_shared_base_goes_into_a_new_overlay_patch(repo):
     ]
 
 
-def test_base_used_by_one_overlay_only_is_edited_in_place(repo):
+def test_base_used_by_one_overlay_only_keeps_its_own_render(repo):
+    # ``kubectl kustomize base2`` is a render of its own: the value goes into the overlay
     require_binary("kubectl")
     files = layout()
     files["overlays/dev/kustomization.yaml"] = "resources:\n- ../../base2\n"
@@ -178,8 +179,13 @@ def test_base_used_by_one_overlay_only_is_edited_in_place(repo):
     root = repo(files)
     result = edit(root, [("api", "requests.cpu", 0.2, "api")], environment="overlays/dev")
     assert not result.errors, result.errors
-    assert [f.path for f in result.files] == ["base2/deployment.yaml"]
-    assert not result.notes
+    assert [f.path for f in result.files] == [
+        "overlays/dev/kustomization.yaml",
+        f"overlays/dev/{PATCH_FILE}",
+    ]
+    assert [n.message.split("(also read by ")[1] for n in result.notes] == [
+        "base2 (a kustomization other ones include))"
+    ]
 
 
 def test_inline_and_json6902_patches_are_edited_inside_the_kustomization(repo):
