@@ -24,7 +24,7 @@ workloads their inline values describe. A bad file, kustomization or object beco
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -241,22 +241,30 @@ class _Discoverer:
             config_env.name, "raw", directory=directory, namespace=config_env.namespace
         )
         inner = [d for d in kdirs if _under(d, directory) or d == directory]
-        for path in listing:
-            if (
-                not _under(path, directory)
-                or PurePosixPath(path).suffix not in (".yaml", ".yml")
-                or any(_under(path, d) for d in inner)
-                or in_chart(path) is not None
-            ):
-                continue
+        self.read_objects(
+            env,
+            (
+                path
+                for path in listing
+                if _under(path, directory)
+                and PurePosixPath(path).suffix in (".yaml", ".yml")
+                and not any(_under(path, d) for d in inner)
+                and in_chart(path) is None
+            ),
+        )
+        return env
+
+    def read_objects(self, env: Environment, paths: Iterable[str]) -> None:
+        """Add the objects of ``paths`` to ``env`` (a file that does not parse is an error)."""
+        for path in paths:
             try:
                 found = objects_in(self.files.parse(path))
             except ManifestError as exc:
                 self.fail(exc)
                 continue
             env.objects.extend(found)
-            env.files.add(path)
-        return env
+            if found:
+                env.files.add(path)
 
     # ------------------------------------------------------------------------ Kustomize
 
@@ -266,23 +274,17 @@ class _Discoverer:
         """The ``default`` environment: every object no kustomization, chart or configured
         directory reads."""
         raw = Environment(DEFAULT_ENVIRONMENT, "raw")
-        for path in listing:
-            name = PurePosixPath(path).name
-            if (
-                path in self.referenced
-                or path in held
-                or name in KUSTOMIZATION_FILES
-                or in_chart(path) is not None
-            ):
-                continue
-            try:
-                found = objects_in(self.files.parse(path))
-            except ManifestError as exc:
-                self.fail(exc)
-                continue
-            raw.objects.extend(found)
-            if found:
-                raw.files.add(path)
+        self.read_objects(
+            raw,
+            (
+                path
+                for path in listing
+                if path not in self.referenced
+                and path not in held
+                and PurePosixPath(path).name not in KUSTOMIZATION_FILES
+                and in_chart(path) is None
+            ),
+        )
         return raw
 
     def start_overlays(

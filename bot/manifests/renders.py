@@ -109,6 +109,7 @@ class Closure:
         self.files = files
         self.kustomizer = kustomizer or Kustomizer(files)
         self._reads: dict[str, tuple[list[str], list[str]]] = {}
+        self._of: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
 
     def reads(self, directory: str) -> tuple[list[str], list[str]]:
         """(kustomization directories, files) one kustomization names; ``ManifestError`` when
@@ -146,24 +147,28 @@ class Closure:
 
     def of(self, directory: str) -> tuple[set[str], set[str]]:
         """(files, kustomization directories) a build of ``directory`` reads, transitively;
-        a kustomization that cannot be read counts as read, with its file."""
+        a kustomization that cannot be read counts as read, with its file. Each directory's
+        answer is kept, so a base shared by many overlays is walked once."""
+        known = self._of.get(directory)
+        if known is not None:
+            return set(known[0]), set(known[1])
         files: set[str] = set()
-        seen: set[str] = set()
-        todo = [directory]
-        while todo:
-            current = todo.pop()
-            if current in seen or current.startswith("../"):
-                continue
-            seen.add(current)
+        dirs: set[str] = set()
+        self._of[directory] = (frozenset(), frozenset())  # a cycle reads nothing more
+        kfile = kustomization_in(self.files, directory)
+        if kfile is not None and not directory.startswith("../"):
+            dirs.add(directory)
             try:
-                dirs, refs = self.reads(current)
+                subdirs, refs = self.reads(directory)
             except ManifestError:
-                found = kustomization_in(self.files, current)
-                files.update([found] if found else [])
-                continue
+                subdirs, refs = [], [kfile]
             files.update(r for r in refs if not r.startswith("../"))
-            todo.extend(dirs)
-        return files, {d for d in seen if kustomization_in(self.files, d)}
+            for sub in subdirs:
+                sub_files, sub_dirs = self.of(sub)
+                files |= sub_files
+                dirs |= sub_dirs
+        self._of[directory] = (frozenset(files), frozenset(dirs))
+        return files, dirs
 
 
 def _items(node: YNode | None) -> list[YMap]:

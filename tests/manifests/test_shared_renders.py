@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.config.repo import load_repo_config
+from bot.config.repo import RepoConfig, load_repo_config
 from bot.manifests import PATCH_FILE, discover
-from bot.manifests.discovery import Discovery
+from bot.manifests.discovery import Discovery, discover_index
 from bot.manifests.kustomize import KUSTOMIZATION_FILES
 from tests.conftest import require_binary
 from tests.manifests.conftest import edit, lost_comments, snapshot
@@ -286,3 +286,62 @@ def test_verification_renders_every_other_root_that_reads_an_edited_file(shared,
     assert "would change the render of deploy/bases/backend" in message
     assert "its kubectl kustomize output changes" in message
     assert snapshot(root) == files
+
+
+def test_every_render_knows_the_files_its_build_reads(repo):
+    kustomization = """\
+resources: [app.yaml, ../../shared]
+components: [../../components/sidecar]
+patches:
+  - path: patch.yaml
+transformers: [labels.yaml]
+configMapGenerator:
+  - name: conf
+    files: [app.conf, extra=extra.conf]
+    envs: [app.env]
+helmCharts:
+  - name: web
+    valuesFile: values.yaml
+"""
+    argo = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: plain}
+spec:
+  sources:
+    - path: plain
+      directory: {recurse: false}
+"""
+    root = repo(
+        {
+            "apps/web/kustomization.yaml": kustomization,
+            **{f"apps/web/{n}": "a: 1\n" for n in ("app.yaml", "patch.yaml", "labels.yaml")},
+            **{f"apps/web/{n}": "x\n" for n in ("app.conf", "extra.conf", "app.env")},
+            "apps/web/values.yaml": "replicaCount: 1\n",
+            "shared/kustomization.yaml": "resources: [cm.yaml]\n",
+            "shared/cm.yaml": "a: 1\n",
+            "components/sidecar/kustomization.yaml": "kind: Component\nresources: [s.yaml]\n",
+            "components/sidecar/s.yaml": "a: 1\n",
+            "argo.yaml": argo,
+            "plain/one.yaml": "a: 1\n",
+            "plain/deeper/two.yaml": "a: 1\n",
+        }
+    )
+    roots = {r.directory: r for r in discover_index(root, RepoConfig()).renders.roots}
+    assert sorted(roots) == ["apps/web", "plain", "shared"]  # a Component is no render
+    web = roots["apps/web"]
+    assert web.files == {
+        f"apps/web/{n}"
+        for n in (
+            "kustomization.yaml",
+            *("app.yaml", "patch.yaml", "labels.yaml", "values.yaml"),
+            *("app.conf", "extra.conf", "app.env"),
+        )
+    } | {"shared/kustomization.yaml", "shared/cm.yaml"} | {
+        "components/sidecar/kustomization.yaml",
+        "components/sidecar/s.yaml",
+    }
+    assert web.includes == {"apps/web", "shared", "components/sidecar"}
+    assert roots["shared"].why == "a kustomization other ones include"
+    assert roots["plain"].files == {"plain/one.yaml"}  # the Application does not recurse
+    assert roots["plain"].why == "Application plain (argo.yaml:6)"
