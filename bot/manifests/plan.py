@@ -764,7 +764,7 @@ class Planner:
                     Note(
                         "own-file",
                         f"{plan.ref}: set in {plan.inserts[-1].file} instead of changing the "
-                        f"shared {origin.file}",
+                        f"shared {origin.file}{self._also(origin.file, env.name)}",
                     )
                 )
             return
