@@ -75,7 +75,7 @@ def test_plan_reads_at_the_width_without_breaking_an_identifier(demo_plan, width
     details_narrow, details_wide = (text.split("\n\n", 2)[2] for text in (narrow, wide))
     identifiers = _identifiers(demo_plan)
     long_ones = {
-        "tortoise.target.max_increase",
+        "tortoise.replicas.max_by_replay",
         "Deployment/shop/cart@apps/kustomize/overlays/prod",
     }
     assert long_ones | {"istio-proxy"} <= identifiers

@@ -63,7 +63,10 @@ class AdminSettings(ConfigModel):
         10 * GIB, gt=0, description="Ceiling on any memory request the bot proposes (bytes)."
     )
     minimum_cpu_request_cores: float = Field(
-        0.05, ge=0, description="Floor on CPU requests (cores)."
+        0.01,
+        ge=0,
+        description="Floor on CPU requests (cores); upstream 0.05 (50m, MinimumCPURequest), "
+        "which keeps a 20m exporter at 2.5 × its use.",
     )
     minimum_cpu_request_per_container_cores: dict[str, float] = Field(
         default_factory=dict,
@@ -251,6 +254,32 @@ class NoiseSettings(ConfigModel):
         "current request for more than this many container-minutes of the window, or when a "
         "container was OOM-killed.",
     )
+    target_min_points: int = Field(
+        2,
+        ge=0,
+        description="An HPA target move smaller than this many points is not proposed (bot "
+        "rule noise.target_min_points; 0: upstream, any move).",
+    )
+    leak_hold_days: float = Field(
+        7.0,
+        gt=0,
+        description="A leaking container (its working set climbs to each OOM kill) keeps its "
+        "request; its limit holds this many days of growth (bot rule oom.leak).",
+    )
+    vertical_from: Literal["vpa_target", "tortoise_rec"] = Field(
+        "vpa_target",
+        description="vpa_target: vertical requests follow the VPA's current target (bot rule "
+        "vertical.vpa_target; the replay gate checks them against the whole window, weekly "
+        "peaks included); tortoise_rec: Tortoise's sticky maximum of the target over the "
+        "window (upstream).",
+    )
+    vertical_buffer: bool = Field(
+        False,
+        description="true: vertical requests carry Tortoise's buffer "
+        "(admin.buffer_ratio_on_vertical_resource) on top of the VPA target, which already "
+        "has its 15 % margin (upstream); false: the VPA target alone, the replay gate bounding "
+        "the risk (bot rule vertical.no_buffer).",
+    )
     vertical_hysteresis: bool = Field(
         False,
         description="true: Tortoise's vertical rule as upstream (scale up to VPA × (1 + b)², "
@@ -271,9 +300,11 @@ class NoiseSettings(ConfigModel):
     )
     oom_response: Literal["bounded", "stacked"] = Field(
         "bounded",
-        description="bounded: after an OOM kill, memory = max(VPA target, the VPA OOM bump) × "
-        "(1 + buffer), once (bot rule oom.bounded); stacked: Tortoise's sticky maximum, its "
-        "scale-up buffer and the limit ratio on top of each other (upstream).",
+        description="bounded: after an OOM kill, the VPA OOM bump goes once into the limit of a "
+        "container whose limit is above its request, else into the request (max(VPA target, "
+        "bump) × (1 + buffer)); a leak is not chased (bot rules oom.bounded, oom.leak); "
+        "stacked: Tortoise's sticky maximum, its scale-up buffer and the limit ratio on top of "
+        "each other (upstream).",
     )
     cpu_step_cores: float = Field(
         0.001, gt=0, description="Proposed CPU requests are rounded up to this step (cores)."
@@ -367,6 +398,18 @@ class ReplicaRules(ConfigModel):
         description="replay: the replayed peak × max_replicas_headroom (bot rule "
         "tortoise.replicas.max_by_replay); slots: the maximum over the hourly slots.",
     )
+    target: Literal["replay", "upstream"] = Field(
+        "replay",
+        description="replay: the highest HPA target at which the replayed pods run above their "
+        "requests at most replay.max_extra_over_request of the time, in one step (bot rule "
+        "tortoise.target.by_replay); upstream: 100 − (usage % − current), +5 points a day.",
+    )
+    skip_targets_without_effect: bool = Field(
+        True,
+        description="A raised HPA target that changes no replica in the replay (its metric does "
+        "not drive the HPA) is not proposed (bot rule replay.target_no_effect); false: "
+        "raised as upstream.",
+    )
     max_replicas_headroom: float = Field(
         1.5, ge=1, description="maxReplicas = ceil(replayed peak replicas × this)."
     )
@@ -393,9 +436,8 @@ class ReplaySettings(ConfigModel):
         0.01,
         ge=0,
         le=1,
-        description="Share of container-minutes with CPU above the request a proposal may "
-        "reach when the current values stay below it (also minutes above a memory request "
-        "without a limit); a proposal is never worse than max(current share, this).",
+        description="Share of container-minutes with CPU above the request a proposal may add "
+        "to the current values' (also minutes above a memory request without a limit).",
     )
     max_extra_shortfall: float = Field(
         0.001,
@@ -469,6 +511,9 @@ def resolve(base: RecommendSettings, *overrides: Mapping[str, Any]) -> Recommend
 UPSTREAM_RULES: Mapping[str, Any] = {
     "noise": {
         "proportional": False,
+        "target_min_points": 0,
+        "vertical_from": "tortoise_rec",
+        "vertical_buffer": True,
         "vertical_hysteresis": True,
         "step_limit": True,
         "floors_raise": True,
@@ -476,7 +521,13 @@ UPSTREAM_RULES: Mapping[str, Any] = {
         "risk_minutes": float("inf"),
     },
     "limits": {"max_ratio": {"cpu": None, "memory": None}},
-    "replicas": {"min_replicas": "slots", "max_replicas": "slots"},
+    "admin": {"minimum_cpu_request_cores": 0.05},
+    "replicas": {
+        "min_replicas": "slots",
+        "max_replicas": "slots",
+        "target": "upstream",
+        "skip_targets_without_effect": False,
+    },
     "replay": {"gate": "off"},
 }
 """The overrides that turn every bot rule of ``docs/recommendations.md`` §7 back into the

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from bot.config.recommend import AdminSettings, RecommendSettings
+from bot.config.recommend import RecommendSettings
 from bot.model import (
     RESOURCES,
     ContainerHistory,
@@ -31,6 +31,7 @@ from bot.model import (
     Explained,
     FloatArray,
     HpaRecommendation,
+    HpaTarget,
     HpaTargetRecommendation,
     Note,
     Number,
@@ -44,8 +45,10 @@ from bot.model import (
 from bot.recommend import hvpa, noise, units
 from bot.recommend.changes import field_changes
 from bot.recommend.inputs import ContainerInput, WorkloadInput
+from bot.recommend.leak import Leak, find_leak
 from bot.recommend.replay.bounds import choose as choose_bounds
 from bot.recommend.replay.compare import proposed_values
+from bot.recommend.replay.figures import Values, replay, replica_path
 from bot.recommend.replay.gate import ReplayContext, gate
 from bot.recommend.tortoise.constants import (
     CLOSE_TO_PREFERRED_FRACTION,
@@ -95,8 +98,12 @@ class ResourceEstimate:
     """Memory: the largest OOM bump in the window (0 without OOM kills)."""
     rec_unfloored: float | None = None
     """``rec`` from the targets before the VPA per-pod minimum: what usage alone asks for."""
+    target_unfloored: float | None = None
+    """The VPA's final target before the per-pod minimum."""
     pod_minimum: float = 0.0
     """The VPA per-pod minimum of this container (cores or bytes)."""
+    leak: Leak | None = None
+    """Memory: a leak found between OOM kills (``bot.recommend.leak``)."""
 
 
 def _keep(
@@ -236,6 +243,7 @@ def estimate_container(
         "memory": usage_from_counts(finite_mem, MEMORY_OPTIONS),
     }
     factors = confidence_factors(conf)
+    leak = find_leak(mem_t, mem_pod, mem_used, oom_t, oom_pod) if oom_t.size else None
     out: dict[Resource, ResourceEstimate] = {}
     for resource, rows in (("cpu", cpu_rows), ("memory", mem_rows)):
         res: Resource = "cpu" if resource == "cpu" else "memory"
@@ -257,12 +265,14 @@ def estimate_container(
             rec_unfloored=(
                 sticky_max(raw.tolist(), est.upper.tolist()) if raw is not None else rec
             ),
+            target_unfloored=float(raw[-1]) if raw is not None and raw.size else None,
             pod_minimum=pod_minimum_amount(res, vpa_s, n_containers),
             usage=usages[res],
             capped_by=est.capped_by,
             oom_floor=float(peaks.oom_bumps.max())
             if res == "memory" and peaks.oom_bumps.size
             else 0.0,
+            leak=leak if res == "memory" else None,
         )
     return out
 
@@ -415,10 +425,12 @@ def _target_value(
     inputs: dict[str, Number | str | None],
     *,
     inp: WorkloadInput,
-    admin: AdminSettings,
+    settings: RecommendSettings,
     now_s: float,
 ) -> Explained:
-    """C3 then C4: the proposed target with the +5 / 24 h limits."""
+    """C3 then C4: the proposed target with the +5 / 24 h limits (upstream; with
+    ``replicas.target: replay`` the replay then chooses, ``_replayed_targets``)."""
+    admin = settings.admin
     proposal = recommend_target(rec_m, req_m, current, admin)
     limited = apply_target_change_limits(
         current,
@@ -457,7 +469,6 @@ def _targets(
     new ``ContainerResource`` metric at Tortoise's initial 70 % (``_added``); the
     ``ContainerResource`` metric of a resource no longer horizontal is removed (``_removed``).
     """
-    admin = settings.admin
     targets = []
     pod_level_done: set[Resource] = set()
     replaced = {
@@ -483,7 +494,7 @@ def _targets(
                             resource,
                             current,
                             estimates,
-                            admin=admin,
+                            settings=settings,
                             now_s=now_s,
                             at_max=at_max,
                         ),
@@ -539,7 +550,7 @@ def _targets(
                     (name, resource),
                     inputs,
                     inp=inp,
-                    admin=admin,
+                    settings=settings,
                     now_s=now_s,
                 )
                 if kind == "Resource" and not inp.container_resource_metrics:
@@ -699,7 +710,7 @@ def _replacement(
     pod_target: int,
     estimates: dict[str, dict[Resource, ResourceEstimate]],
     *,
-    admin: AdminSettings,
+    settings: RecommendSettings,
     now_s: float,
     at_max: bool,
 ) -> Explained:
@@ -736,7 +747,9 @@ def _replacement(
                 key: inp.target_changed_s[(POD_LEVEL, resource)],
             },
         )
-    value = _target_value(pod_target, rec_m, req_m, key, inputs, inp=inp, admin=admin, now_s=now_s)
+    value = _target_value(
+        pod_target, rec_m, req_m, key, inputs, inp=inp, settings=settings, now_s=now_s
+    )
     return replace(value, reason=f"{start}; {value.reason}")
 
 
@@ -793,11 +806,32 @@ def _request(
             inputs | {"vpa_weight": weight},
         )
     if policy == "vertical":
-        buffer = admin.buffer_ratio_on_vertical_resource
-        bounded_oom = (
-            resource == "memory" and est.oom_floor > 0 and settings.noise.oom_response == "bounded"
+        ns = settings.noise
+        if ns.vertical_from == "vpa_target":
+            rec_m = milli(est.vpa.target, resource)
+        buffer = (
+            admin.buffer_ratio_on_vertical_resource
+            if ns.vertical_buffer or ns.vertical_hysteresis
+            else 0.0
         )
-        if bounded_oom:
+        bounded_oom = resource == "memory" and est.oom_floor > 0 and ns.oom_response == "bounded"
+        if bounded_oom and est.leak is not None:
+            leak = est.leak
+            return Explained(
+                current,
+                current,
+                "oom.leak",
+                f"memory leak: the working set grew about "
+                f"{units.amount(leak.bytes_per_day, resource)} a day until each OOM kill "
+                f"({leak.grew} of {leak.lives} pod lives, {leak.kills} kills); the request is "
+                "kept and the limit holds a set number of days of growth (fix the leak)",
+                inputs | {"leak_bytes_per_day": leak.bytes_per_day, "oom_kills": leak.kills},
+            )
+        burstable = _burstable(container)
+        if bounded_oom and burstable:
+            # The limit takes the OOM bump (``_limit``); the request follows usage.
+            new, rule, reason = vertical_ideal(req_m, rec_m, buffer, resource=resource)
+        elif bounded_oom:
             rec_m = milli(max(est.vpa.target, est.oom_floor), resource)
             new, rule, reason = vertical_ideal(req_m, rec_m, buffer, resource=resource)
             rule = "oom.bounded"
@@ -818,7 +852,9 @@ def _request(
         if clamp_rule and value_m != new:
             rule, reason = clamp_rule, f"{reason}; clamped ({clamp_rule})"
         usage = (est.rec_unfloored or est.rec) * (1 + buffer)
-        if bounded_oom:
+        if ns.vertical_from == "vpa_target":
+            usage = (est.target_unfloored or est.vpa.target) * (1 + buffer)
+        if bounded_oom and not burstable:
             usage = max(usage, est.oom_floor)
         result = Explained(current, from_milli(value_m, resource), rule, reason, inputs)
         return _floors(result, est, container, resource, settings, usage=usage)
@@ -846,6 +882,12 @@ def _request(
     return _floors(result, est, container, resource, settings, usage=usage)
 
 
+def _burstable(container: ContainerInput) -> bool:
+    """A memory limit above the request: the limit, not the request, absorbs the peaks."""
+    request, limit = container.requests.memory_bytes, container.limits.memory_bytes
+    return bool(request and limit and limit > request)
+
+
 def _floors(
     x: Explained,
     est: ResourceEstimate,
@@ -871,7 +913,12 @@ def _floors(
     admin = settings.admin
     floor: float | None = None
     what = ""
-    if est.rec_unfloored is not None and est.rec > est.rec_unfloored * (1 + 1e-9):
+    floored = (
+        est.target_unfloored is not None and est.vpa.target > est.target_unfloored * (1 + 1e-9)
+        if settings.noise.vertical_from == "vpa_target" and x.inputs.get("vpa_target") is not None
+        else est.rec_unfloored is not None and est.rec > est.rec_unfloored * (1 + 1e-9)
+    )
+    if floored:
         floor = est.pod_minimum
         what = f"the VPA per-pod minimum ({units.amount(floor, resource)} for this container)"
     elif x.rule == "tortoise.request.min":
@@ -941,13 +988,20 @@ def _noise(
         and est.usage is not None
         and ns.memory_floor_at_peak
         and proposed < est.usage.max
+        and not (_burstable(container) and ns.oom_response == "bounded")
     ):
         proposed, rule = est.usage.max, "noise.memory_peak_floor"
         proposed = min(
             proposed, float(cap or math.inf), float(settings.admin.maximum_memory_request_bytes)
         )
         reason = f"raised to the observed working-set peak ({raw.reason})"
-    if resource == "memory" and ns.oom_immediate_increase and est.oom_floor > 0:
+    bump_in_limit = _burstable(container) and ns.oom_response == "bounded"
+    if (
+        resource == "memory"
+        and ns.oom_immediate_increase
+        and est.oom_floor > 0
+        and not bump_in_limit
+    ):
         floor = est.oom_floor if not cap else min(est.oom_floor, float(cap))
         if proposed < floor and floor > current:
             proposed, rule, forced = floor, "oom.bump", True
@@ -1014,11 +1068,27 @@ def _limit(
     settings: RecommendSettings,
     *,
     peak: float | None = None,
+    oom_bump: float = 0.0,
+    leak: Leak | None = None,
 ) -> Explained:
     current = container.limits.get(resource)
     orig_request = container.requests.get(resource)
     if request.rule in ("policy.off", "tortoise.emergency.frozen"):
         return Explained(current, current, request.rule, "limit untouched")
+    if request.rule == "oom.leak" and leak is not None:
+        days = settings.noise.leak_hold_days
+        held = math.ceil(leak.start_bytes + leak.bytes_per_day * days)
+        if current is not None and held <= current:
+            return Explained(current, current, "oom.leak", "memory leak: the limit is kept")
+        return Explained(
+            current,
+            held,
+            "oom.leak",
+            f"memory leak: the limit holds {days:g} days of growth, the working set at a "
+            f"restart {units.amount(leak.start_bytes, resource)} + {days:g} × "
+            f"{units.amount(leak.bytes_per_day, resource)}",
+            {"leak_bytes_per_day": leak.bytes_per_day, "start_bytes": leak.start_bytes},
+        )
     new_request = request.proposed
     if settings.strategy == "hvpa" and request.rule == "hvpa.weighted" and new_request is not None:
         params = settings.hvpa.limits_requests_gap_scale_params.get(resource)
@@ -1040,11 +1110,29 @@ def _limit(
         peak=peak,
     )
     value: Number | None = proposal.value
+    rule, reason = proposal.rule, proposal.reason
+    if (
+        value is not None
+        and resource == "memory"
+        and _burstable(container)
+        and settings.noise.oom_response == "bounded"
+    ):
+        # The limit absorbs the peaks of a burstable container: never below the observed
+        # peak, and after an OOM kill at least the VPA OOM bump.
+        if oom_bump > value:
+            value, rule = oom_bump, "oom.limit_bump"
+            reason = (
+                f"OOM kill in the window: limit raised to the VPA OOM bump, max(used + 100Mi, "
+                f"used × 1.2) = {units.amount(oom_bump, resource)}"
+            )
+        if peak is not None and settings.noise.memory_floor_at_peak and value < peak:
+            value, rule = peak, "noise.memory_peak_floor"
+            reason = f"not below the observed working-set peak {units.amount(peak, resource)}"
     if value is not None and resource == "memory":
         value = math.ceil(value)
     if value is not None and current is not None and math.isclose(value, current, rel_tol=1e-9):
         value = current
-    return Explained(current, value, proposal.rule, proposal.reason)
+    return Explained(current, value, rule, reason)
 
 
 def input_problems(inp: WorkloadInput) -> list[str]:
@@ -1157,6 +1245,8 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
                     request,
                     settings,
                     peak=est.usage.max if est.usage else None,
+                    oom_bump=est.oom_floor,
+                    leak=est.leak,
                 ),
                 est.usage,
                 est.vpa,
@@ -1179,6 +1269,7 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
         notes,
     )
     if context is not None and inp.hpa is not None and _replays_bounds(inp, hpa_part, settings):
+        draft = _replayed_targets(inp, draft, settings, context, now_s=now_s)
         draft = _replayed_bounds(inp, draft, settings, context)
     if context is not None and field_changes(draft):
         draft = _gated(inp, draft, settings, context)
@@ -1231,6 +1322,153 @@ def _at_risk(
             "minutes (eviction risk): minChange does not hold an increase"
         )
     return None
+
+
+REPLAYED_TARGET_RULES = frozenset(
+    {
+        "tortoise.target.headroom",
+        "tortoise.target.fixed_point",
+        "tortoise.target.keep",
+        "tortoise.target.max",
+        "tortoise.target.min",
+        "tortoise.target.max_increase",
+        "noise.target_min_points",
+    }
+)
+"""Rules of a target Tortoise's formula computed: the replay may choose it instead."""
+
+
+def _replayed_targets(
+    inp: WorkloadInput,
+    draft: Recommendation,
+    settings: RecommendSettings,
+    context: ReplayContext,
+    *,
+    now_s: float,
+) -> Recommendation:
+    """HPA targets chosen by replay (bot rule ``tortoise.target.by_replay``, with
+    ``replicas.target: replay``): the highest target in [minimum, maximum target utilisation]
+    at which the replayed pods of the container (all containers for a pod-level metric) run
+    above their requests in at most ``replay.max_extra_over_request`` of their minutes, the
+    other values as proposed. Tortoise's formula (``100 − (usage − current)``, +5 points a
+    day) moves toward that point one proposal at a time and overshoots when the metrics
+    interact; the replay finds it in one, and the same history finds it again. A move below
+    ``noise.target_min_points`` is not proposed; one change per
+    ``admin.hpa_target_utilization_update_interval_s`` as upstream. A raised target that
+    changes no replica in the replay is not proposed (``replay.target_no_effect``)."""
+    if draft.hpa is None:
+        return draft
+    rules, admin = settings.replicas, settings.admin
+    proposal = proposed_values(context.now, draft)
+    plain = replace(context.options, slots=None)
+    base = replica_path(context.series, proposal, plain)
+    lo = admin.minimum_target_resource_utilization
+    hi = admin.maximum_target_resource_utilization
+    allowance = settings.replay.max_extra_over_request
+    out = []
+    for t in draft.hpa.targets:
+        value = t.value
+        start = value.current if value.current is not None else value.inputs.get("replaces")
+        replays = (
+            rules.target == "replay"
+            and value.rule in REPLAYED_TARGET_RULES
+            and isinstance(start, int)
+            and proposal.hpa is not None
+        )
+        if replays:
+            assert isinstance(start, int)
+
+            def over(percent: int, t: HpaTargetRecommendation = t) -> float:
+                trial = _with_target(proposal, t.container, t.resource, percent)
+                figures = replay(context.series, trial, recorded=context.now, options=plain)
+                names = {t.container} if t.container != POD_LEVEL else None
+                shares = [
+                    c.over_request_minutes / c.container_minutes
+                    for c in figures.cpu
+                    if (names is None or c.container in names) and c.container_minutes
+                ]
+                return max(shares, default=0.0)
+
+            low, high = lo, hi
+            if over(low) > allowance:
+                high = low
+            while low < high:
+                mid = (low + high + 1) // 2
+                if over(mid) <= allowance:
+                    low = mid
+                else:
+                    high = mid - 1
+            chosen = low
+            key = (t.container, t.resource)
+            last = inp.target_changed_s.get(key)
+            interval = admin.hpa_target_utilization_update_interval_s
+            inputs = {**value.inputs, "replayed_target": chosen}
+            if chosen != start and abs(chosen - start) < settings.noise.target_min_points:
+                value = Explained(
+                    start,
+                    start,
+                    "noise.target_min_points",
+                    f"the replay puts it at {chosen}%, a move below "
+                    f"{settings.noise.target_min_points} points: kept",
+                    inputs,
+                )
+            elif chosen != start and last is not None and now_s - last < interval:
+                value = Explained(
+                    start,
+                    start,
+                    "tortoise.target.interval",
+                    f"the replay puts it at {chosen}%; changed {(now_s - last) / 3600:.1f} h "
+                    f"ago, at most one change per {interval / 3600:g} h",
+                    inputs,
+                )
+            else:
+                prefix = value.reason.split(";")[0] + "; " if value.inputs.get("replaces") else ""
+                suffix = f"; {NOT_EXPRESSIBLE}" if NOT_EXPRESSIBLE in value.reason else ""
+                value = Explained(
+                    start,
+                    chosen,
+                    "tortoise.target.by_replay",
+                    f"{prefix}the highest target at which the replayed pods run above their "
+                    f"request at most {allowance:.0%} of the time (range {lo}–{hi}%){suffix}",
+                    inputs,
+                )
+        if (
+            rules.skip_targets_without_effect
+            and value.proposed is not None
+            and value.current is not None
+            and value.proposed > value.current
+            and value.inputs.get("metric") != "Resource"
+        ):
+            alone = _with_target(proposal, t.container, t.resource, int(value.proposed))
+            same = _with_target(proposal, t.container, t.resource, int(value.current))
+            if np.array_equal(
+                replica_path(context.series, alone, plain).replicas,
+                replica_path(context.series, same, plain).replicas,
+            ):
+                value = Explained(
+                    value.current,
+                    value.current,
+                    "replay.target_no_effect",
+                    f"wants {value.proposed}%; this metric does not drive the HPA in the replay "
+                    "(the same replicas at either target): kept",
+                    {**value.inputs, "wanted": value.proposed},
+                )
+        out.append(HpaTargetRecommendation(t.container, t.resource, value))
+    del base
+    return replace(draft, hpa=replace(draft.hpa, targets=tuple(out)))
+
+
+def _with_target(values: Values, container: str, resource: Resource, percent: int) -> Values:
+    """``values`` with one HPA target (``*``: pod-level) set to ``percent``."""
+    assert values.hpa is not None
+    name = None if container == POD_LEVEL else container
+    targets = tuple(
+        HpaTarget(t.resource, percent, t.container)
+        if t.container == name and t.resource == resource
+        else t
+        for t in values.hpa.targets
+    )
+    return replace(values, hpa=replace(values.hpa, targets=targets))
 
 
 def _replays_bounds(inp: WorkloadInput, hpa_part: _HpaPart, settings: RecommendSettings) -> bool:

@@ -4,7 +4,7 @@
 * bursts(t)`` with ``diurnal`` a raised cosine peaking at 15:00 UTC and lowest at 03:00, ``weekly`` equal to
 ``weekend_fraction`` on Saturdays and Sundays, ``slow`` an hourly random walk of relative size
 ``noise_fraction``, ``trend`` equal to ``1 + growth_per_day * days since the first sample``, and
-``bursts`` a few short multiplicative spikes.
+``bursts`` a few short multiplicative spikes (overlapping ones do not compound).
 """
 
 from __future__ import annotations
@@ -48,7 +48,9 @@ def demand_cores(spec: ServiceSpec, t_s: FloatArray, rng: np.random.Generator) -
     trend = 1.0 + spec.growth_per_day * (t_s - t_s[0]) / SECONDS_PER_DAY if len(t_s) else t_s
     out = spec.peak_cores * level * weekly * np.clip(slow, 0.2, None) * trend
     days = len(t_s) * (t_s[1] - t_s[0]) / SECONDS_PER_DAY if len(t_s) > 1 else 0.0
+    bursts = np.ones(len(t_s))
     for _ in range(int(rng.poisson(spec.burst_per_day * days))):
         at = int(rng.integers(0, len(t_s)))
-        out[at : at + int(rng.integers(*BURST_STEPS))] *= spec.burst_factor
-    return np.asarray(out, dtype=np.float64)
+        # Overlapping bursts do not multiply (two 8x bursts are not a 64x one).
+        bursts[at : at + int(rng.integers(*BURST_STEPS))] = spec.burst_factor
+    return np.asarray(out * bursts, dtype=np.float64)

@@ -8,12 +8,15 @@ the gate's rules (``docs/recommendations.md`` §9):
 
 * ``oom``: more predicted OOM kills in a container than with the current values;
 * ``eviction``: without a memory limit, a larger share of minutes with the working set above the
-  request than ``max(current share, allowance)``;
-* ``cpu``: a larger share of container-minutes with CPU usage above the request than
-  ``max(current share, replay.max_extra_over_request)``: a proposal may use the allowance, and
-  a repeat of the proposal from where the last one stopped cannot add it again (no ratchet);
-* ``shortfall``: more minutes of capacity shortfall than ``max(the current HPA's,
-  replay.max_extra_shortfall × the window's minutes)``.
+  request than the current values' plus the allowance;
+* ``cpu``: a larger share of container-minutes with CPU usage above the request than the
+  current values' plus ``replay.max_extra_over_request``;
+* ``shortfall``: more minutes of capacity shortfall than the current HPA's plus
+  ``replay.max_extra_shortfall`` × the window's minutes.
+
+A proposal the gate held at the edge of the allowance, once merged, is the next run's current
+value: the engine then wants the same value again, and the gate can give it at most another
+allowance, which noise control rejects when it is a small move (``gate``).
 """
 
 from __future__ import annotations
@@ -145,14 +148,14 @@ def findings(
         if mem.over_request_minutes is not None and total > 0:
             was = _share(old.over_request_minutes, total)
             now = _share(mem.over_request_minutes, total)
-            if now > max(was, allowance):
+            if now > was + allowance:
                 out.append(
                     GateFinding(
                         "eviction",
                         mem.container,
                         was,
                         now,
-                        max(was, allowance),
+                        was + allowance,
                         f"{mem.container}: working set above the proposed memory request "
                         f"{now:.1%} of the time (current {was:.1%}; no memory limit: eviction "
                         "risk)",
@@ -164,7 +167,7 @@ def findings(
             continue
         was = _share(old_cpu.over_request_minutes, old_cpu.container_minutes)
         now = _share(cpu.over_request_minutes, cpu.container_minutes)
-        allowed = max(was, allowance)
+        allowed = was + allowance
         if now > allowed:
             out.append(
                 GateFinding(
@@ -179,7 +182,7 @@ def findings(
             )
     was_short = current.replicas.shortfall_minutes or 0.0
     now_short = proposed.replicas.shortfall_minutes or 0.0
-    allowed_short = max(was_short, shortfall_allowance * proposed.window_s / 60.0)
+    allowed_short = was_short + shortfall_allowance * proposed.window_s / 60.0
     if now_short > allowed_short:
         out.append(
             GateFinding(

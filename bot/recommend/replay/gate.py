@@ -43,6 +43,7 @@ from bot.model import (
 )
 from bot.recommend import units
 from bot.recommend.inputs import WorkloadInput
+from bot.recommend.noise import passes_min_change
 from bot.recommend.replay.compare import POD_LEVEL, current_values, findings, proposed_values
 from bot.recommend.replay.figures import Options, Values, replay
 from bot.recommend.replay.series import ReplaySeries
@@ -388,6 +389,29 @@ def gate(
             break
         if not progressed:
             break
+    for k in work.knobs:
+        key = (k.field, k.container)
+        held_value = values[key]
+        if (
+            held_value not in (k.wanted, k.current)
+            and k.resource is not None
+            and held_value is not None
+            and k.field.startswith("requests.")
+            and not passes_min_change(
+                float(k.current), float(held_value), k.resource, settings.noise
+            )[0]
+        ):
+            # What the replay lets through is too small a move to propose.
+            values[key] = k.current
+            reasons[key] = f"{reasons.get(key, '')}; that move is below minChange: kept"
+        elif (
+            held_value not in (k.wanted, k.current)
+            and held_value is not None
+            and k.field.startswith("hpa.target.")
+            and abs(float(held_value) - float(k.current)) < settings.noise.target_min_points
+        ):
+            values[key] = k.current
+            reasons[key] = f"{reasons.get(key, '')}; that move is below the target step: kept"
     gated = _apply(draft, values, reasons, limit_of)
     proposed = score(proposed_values(now, gated), detail=True)
     held = tuple(

@@ -163,6 +163,8 @@ def vertical_ideal(
     ideal = math.ceil(round(rec_milli * (1 + buffer), 6))
     if ideal == req_milli:
         return None, "vertical.ideal", "VPA × (1 + buffer) equals the request: kept"
+    if not buffer:
+        return ideal, "vertical.ideal", f"VPA target {amount(rec_milli / 1000, resource)}"
     return (
         ideal,
         "vertical.ideal",
