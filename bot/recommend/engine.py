@@ -48,8 +48,9 @@ from bot.recommend.inputs import ContainerInput, WorkloadInput
 from bot.recommend.leak import Leak, find_leak
 from bot.recommend.replay.bounds import choose as choose_bounds
 from bot.recommend.replay.compare import proposed_values
-from bot.recommend.replay.figures import Values, replay, replica_path
+from bot.recommend.replay.figures import Values, hpa_metrics, over_request_share, replica_path
 from bot.recommend.replay.gate import ReplayContext, gate
+from bot.recommend.replay.series import ReplaySeries
 from bot.recommend.tortoise.constants import (
     CLOSE_TO_PREFERRED_FRACTION,
     INITIAL_TARGET_PERCENT,
@@ -1361,7 +1362,8 @@ def _replayed_targets(
     rules, admin = settings.replicas, settings.admin
     proposal = proposed_values(context.now, draft)
     plain = replace(context.options, slots=None)
-    base = replica_path(context.series, proposal, plain)
+    quick = replace(plain, model="quick")
+    drives = _driving_metrics(context.series, proposal)
     lo = admin.minimum_target_resource_utilization
     hi = admin.maximum_target_resource_utilization
     allowance = settings.replay.max_extra_over_request
@@ -1380,14 +1382,8 @@ def _replayed_targets(
 
             def over(percent: int, t: HpaTargetRecommendation = t) -> float:
                 trial = _with_target(proposal, t.container, t.resource, percent)
-                figures = replay(context.series, trial, recorded=context.now, options=plain)
-                names = {t.container} if t.container != POD_LEVEL else None
-                shares = [
-                    c.over_request_minutes / c.container_minutes
-                    for c in figures.cpu
-                    if (names is None or c.container in names) and c.container_minutes
-                ]
-                return max(shares, default=0.0)
+                name = t.container if t.container != POD_LEVEL else None
+                return over_request_share(context.series, trial, name, quick)
 
             low, high = lo, hi
             if over(low) > allowance:
@@ -1398,7 +1394,7 @@ def _replayed_targets(
                     low = mid
                 else:
                     high = mid - 1
-            chosen = low
+            chosen = low  # on the quick model; the gate replays the proposal in full
             key = (t.container, t.resource)
             last = inp.target_changed_s.get(key)
             interval = admin.hpa_target_utilization_update_interval_s
@@ -1434,6 +1430,7 @@ def _replayed_targets(
                 )
         if (
             rules.skip_targets_without_effect
+            and (t.container, t.resource) not in drives
             and value.proposed is not None
             and value.current is not None
             and value.proposed > value.current
@@ -1454,8 +1451,21 @@ def _replayed_targets(
                     {**value.inputs, "wanted": value.proposed},
                 )
         out.append(HpaTargetRecommendation(t.container, t.resource, value))
-    del base
     return replace(draft, hpa=replace(draft.hpa, targets=tuple(out)))
+
+
+def _driving_metrics(series: ReplaySeries, values: Values) -> set[tuple[str, str]]:
+    """The HPA metrics ``(container or *, resource)`` whose need at their target is the
+    largest at some step: the others never decide the replica count (their targets can be
+    raised without effect, which ``_replayed_targets`` then confirms by replay)."""
+    metrics = hpa_metrics(series, values)
+    if len(metrics) < 2:
+        return {(t.container or POD_LEVEL, t.resource) for _, t in metrics}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        needs = np.vstack([m.usage * 100.0 / (m.request * m.target_percent) for m, _ in metrics])
+    top = np.argmax(np.where(np.isfinite(needs), needs, -np.inf), axis=0)
+    seen = set(np.flatnonzero(np.bincount(top, minlength=len(metrics))).tolist())
+    return {(t.container or POD_LEVEL, t.resource) for i, (_, t) in enumerate(metrics) if i in seen}
 
 
 def _with_target(values: Values, container: str, resource: Resource, percent: int) -> Values:

@@ -45,8 +45,10 @@ def _run(cli, config: Path, now: str, **env: str):
     return cli("run", "--config", str(config), "--now", now, env={"GITHUB_TOKEN": TOKEN, **env})
 
 
-def _bot_config(path: Path, prom_url: str, api_url: str) -> Path:
-    config = {
+def _bot_config(
+    path: Path, prom_url: str, api_url: str, recommend: dict[str, object] | None = None
+) -> Path:
+    config: dict[str, object] = {
         "repositories": ["octo/shop"],
         "prometheus": {"url": prom_url, "window_days": 8, "step_s": 120, "gzip": False},
         "github": {
@@ -58,6 +60,8 @@ def _bot_config(path: Path, prom_url: str, api_url: str) -> Path:
         },
         "prices": {"cpu_core_month": 24.0, "memory_gib_month": 3.0},
     }
+    if recommend is not None:
+        config["recommend"] = recommend
     with path.open("w") as out:
         YAML().dump(config, out)
     return path

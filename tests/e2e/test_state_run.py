@@ -58,7 +58,11 @@ def test_emergency_steps_back_and_a_raised_target_waits_across_runs(
     )
     gh.create_repository("octo", "shop", files)
     gh.add_token(TOKEN, "tortoise-bot")
-    config = _bot_config(tmp_path / "bot.yaml", demo_prometheus.url, gh.api_url)
+    # Tortoise's own target steps (+5 points, one change a day) are what waits across runs.
+    upstream_targets: dict[str, object] = {"replicas": {"target": "upstream"}}
+    config = _bot_config(
+        tmp_path / "bot.yaml", demo_prometheus.url, gh.api_url, recommend=upstream_targets
+    )
     now = demo_prometheus.extra["now"]
     env = {"GITHUB_TOKEN": TOKEN}
 

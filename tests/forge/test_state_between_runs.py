@@ -15,6 +15,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from bot.config.forge import PullRequestConfig
+from bot.config.recommend import resolve
 from bot.forge.auth import TokenCredentials
 from bot.forge.branches import group_key
 from bot.forge.github import GitHubForge
@@ -177,6 +178,9 @@ def test_a_target_raised_by_a_merged_pull_request_waits_24_hours(
     github_emulator, tmp_path, demo_source, demo_settings, hours_ago, raised
 ):
     gh = github_emulator
+    # Tortoise's own target steps (+5 points, one change a day) are what waits across runs.
+    recommend = resolve(demo_settings.recommend, {"replicas": {"target": "upstream"}})
+    demo_settings = demo_settings.model_copy(update={"recommend": recommend})
     runs = Runs(gh, tmp_path, demo_source, demo_settings, emergency=False)
     now_s = runs.now_s
     assert runs.serve(now_s).ok

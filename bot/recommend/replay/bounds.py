@@ -109,7 +109,7 @@ def choose(
     chosen = baseline
     while low < high:
         mid = (low + high) // 2
-        trial = walk(mid, max_replicas)
+        trial = walk(mid, max_replicas)  # the full model: shortfall lives in the details
         if trial.shortfall_steps <= baseline.shortfall_steps:
             high, chosen = mid, trial
         else:

@@ -62,8 +62,8 @@ FAST_START_UTILISATION = 1.0 + TOLERANCE / 2
 simulator's services and noisy series, ``replay_fast``'s pod-hours are within 1.3 % of
 ``replay_exact`` (0.8 % on average; starting at the target itself: 3 %)."""
 
-Model: TypeAlias = Literal["fast", "exact"]
-"""Which implementation replays the controller."""
+Model: TypeAlias = Literal["fast", "exact", "quick"]
+"""Which implementation replays the controller (``quick``: ``replay_quick``, for searches)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +241,8 @@ def replay_fast(
 def _rate_limited(path: np.ndarray, syncs: int) -> np.ndarray:
     """``path`` with every rise faster than the scale-up policies allow slowed to the policy
     limit (in place; such rises are rare, so the walk is over them only)."""
+    if path.size < 2 or int((path[1:] - path[:-1]).max()) <= SCALE_UP_PODS * syncs:
+        return path  # every rise is within what the Pods policy alone allows
     limit = path[:-1].copy()
     for _ in range(syncs):
         limit = np.maximum(limit + SCALE_UP_PODS, limit * (100 + SCALE_UP_PERCENT) // 100)
@@ -250,6 +252,32 @@ def _rate_limited(path: np.ndarray, syncs: int) -> np.ndarray:
             path[k] = scale_up_limit(int(path[k - 1]), syncs)
             k += 1
     return path
+
+
+def replay_quick(
+    metrics: Sequence[Metric],
+    *,
+    min_replicas: int,
+    max_replicas: int,
+    initial: int,
+    step_s: float,
+) -> np.ndarray:
+    """The controller without its tolerance: each step's need at the target, held over the
+    stabilisation window, clamped. A few passes over the series: the searches of the replica
+    and target rules use it to narrow a choice that the full model then replays."""
+    usable = _usable(metrics)
+    n = len(metrics[0].usage) if metrics else 0
+    start = min(max(initial, min_replicas), max_replicas)
+    if not usable or n == 0:
+        return np.full(n, start, dtype=np.int64)
+    need = np.full(n, np.nan)
+    with np.errstate(invalid="ignore"):
+        for m in usable:
+            np.fmax(need, np.ceil(m.usage * (100.0 / (m.request * m.target_percent))), out=need)
+    need = np.clip(np.where(np.isfinite(need), need, start), min_replicas, max_replicas)
+    path = _window_max(need, window_steps(step_s))
+    path[0] = start
+    return path.astype(np.int64)
 
 
 def replay_replicas(
@@ -262,7 +290,7 @@ def replay_replicas(
     model: Model = "fast",
 ) -> np.ndarray:
     """Replicas per step under one HPA configuration (``replay_fast`` or ``replay_exact``)."""
-    walk = replay_fast if model == "fast" else replay_exact
+    walk = {"fast": replay_fast, "exact": replay_exact, "quick": replay_quick}[model]
     return walk(
         metrics,
         min_replicas=min_replicas,

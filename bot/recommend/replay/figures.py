@@ -89,6 +89,11 @@ class Options:
     """Hour of the week (0..167, Sunday 00 first) of each step; None: no per-hour profile."""
     time_zone: str = "UTC"
 
+    @property
+    def detail(self) -> bool:
+        """Figures only a report shows (the 95th percentile of CPU): with the per-hour profile."""
+        return self.slots is not None
+
 
 def hpa_metrics(series: ReplaySeries, values: Values) -> list[tuple[Metric, HpaTarget]]:
     """The replayable metrics of ``values.hpa``: each with its demand and per-pod request.
@@ -195,6 +200,8 @@ def _cpu(
     scale: FloatArray | None,
     pods: FloatArray | None,
     minutes_per_step: float,
+    *,
+    detail: bool = True,
 ) -> CpuReplay:
     """CPU figures of one container; ``scale`` multiplies each step's per-pod load and
     ``pods`` counts how many pods each sample stands for (None: as recorded)."""
@@ -207,10 +214,14 @@ def _cpu(
         return float(weight[mask].sum()) * minutes_per_step
 
     request, limit = cv.requests.cpu_cores, cv.limits.cpu_cores
-    total = minutes(np.ones(usage.size, dtype=bool))
+    total = (
+        float(weight.sum()) * minutes_per_step
+        if weight is not None
+        else usage.size * minutes_per_step
+    )
     over = minutes(usage > request) if request else 0.0
     throttled = minutes(usage > limit) if limit else None
-    p95 = _percentile_of(usage, 95) / request * 100.0 if request else None
+    p95 = _percentile_of(usage, 95) / request * 100.0 if request and detail else None
     return CpuReplay(cv.name, request, limit, total, over, throttled, p95)
 
 
@@ -252,6 +263,30 @@ def _unexplained_kills(cs: ContainerSeries, hit: np.ndarray) -> int:
     return int(np.count_nonzero(found == 0))
 
 
+def over_request_share(
+    series: ReplaySeries, values: Values, container: str | None, options: Options
+) -> float:
+    """The largest share of container-minutes with CPU above the request among ``container``
+    (None: every container) under ``values``: what the target rule and the gate read, without
+    the other figures."""
+    walk = replica_path(series, values, options)
+    scale = pods = None
+    if walk.replayed:
+        path = walk.replicas
+        with np.errstate(invalid="ignore", divide="ignore"):
+            pods = np.where(series.replicas > 0, path / np.maximum(series.replicas, 1e-9), 1.0)
+            scale = np.where(path > 0, series.replicas / np.maximum(path, 1e-9), 0.0)
+    shares = [0.0]
+    for cv in values.containers:
+        cs = series.containers.get(cv.name)
+        if cs is None or (container is not None and cv.name != container):
+            continue
+        figures = _cpu(cs, cv, scale, pods, series.step_s / 60.0, detail=False)
+        if figures.container_minutes:
+            shares.append(figures.over_request_minutes / figures.container_minutes)
+    return max(shares)
+
+
 def replay(
     series: ReplaySeries,
     values: Values,
@@ -281,7 +316,7 @@ def replay(
         cs = series.containers.get(cv.name)
         if cs is None:
             continue
-        cpu.append(_cpu(cs, cv, scale, pods, minutes_per_step))
+        cpu.append(_cpu(cs, cv, scale, pods, minutes_per_step, detail=options.detail))
         old = recorded.container(cv.name)
         memory.append(_memory(cs, cv, old.limits.memory_bytes if old else None, series.step_s))
     pod_hours = replicas.pod_hours

@@ -45,7 +45,13 @@ from bot.recommend import units
 from bot.recommend.inputs import WorkloadInput
 from bot.recommend.noise import passes_min_change
 from bot.recommend.replay.compare import POD_LEVEL, current_values, findings, proposed_values
-from bot.recommend.replay.figures import Options, Values, replay
+from bot.recommend.replay.figures import (
+    Options,
+    Values,
+    over_request_share,
+    replay,
+    replica_path,
+)
 from bot.recommend.replay.series import ReplaySeries
 
 GATE_RULE = "replay.gate"
@@ -342,9 +348,17 @@ def gate(
         return _apply(draft, merged, {}, limit_of)
 
     def clears(finding: GateFinding, rec: Recommendation) -> bool:
+        """Whether ``rec`` no longer has ``finding``, computing only the figure it is about."""
+        values = proposed_values(now, rec)
+        if finding.kind == "cpu":
+            share = over_request_share(series, values, finding.container, plain)
+            return share <= finding.allowed
+        if finding.kind == "shortfall":
+            walk = replica_path(series, values, plain)
+            return walk.shortfall_steps * series.step_s / 60.0 <= finding.allowed
         result = findings(
             before,
-            score(proposed_values(now, rec)),
+            score(values),
             allowance=allowance,
             shortfall_allowance=short_allowance,
         )

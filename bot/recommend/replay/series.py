@@ -29,11 +29,17 @@ MAX_STEPS = 200_000
 """At most this many steps: a longer window is replayed on a proportionally coarser grid."""
 
 
+STEP_SAMPLES = 4096
+"""The sampling step is read from at most this many samples (the most common gap)."""
+
+
 def _step_of(times_s: FloatArray) -> float | None:
-    """The most common positive gap between consecutive distinct times, or None."""
+    """The most common positive gap between consecutive distinct times (among the first
+    ``STEP_SAMPLES``), or None."""
     if times_s.size < 2:
         return None
-    t = np.unique(times_s[np.isfinite(times_s)])
+    head = times_s[:STEP_SAMPLES]
+    t = np.unique(head[np.isfinite(head)])
     if t.size < 2:
         return None
     gaps = np.round(np.diff(t), 3)
