@@ -36,8 +36,9 @@ OPT_IN = b"update_mode: auto\npull_requests:\n  labels: [right-sizing]\n  assign
 """The opt-in file: pull requests on, each labelled and assigned (two more writes to lose)."""
 
 
-STEP_LIMITED = {"recommend": {"noise": {"step_limit": True}}}
-"""Bot settings with Tortoise's step limit: each run lowers a request by at most 20 %."""
+STEP_LIMITED = {"recommend": {"noise": {"step_limit": True, "oom_response": "stacked"}}}
+"""Bot settings with Tortoise's step limit: each run lowers a request by at most 20 %; and its
+OOM response, so a leaking service changes at every run too (the bot's own holds a leak)."""
 
 
 @dataclass(frozen=True)

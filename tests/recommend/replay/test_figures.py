@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.model import HpaTarget, ResourceValues
-from bot.recommend.replay.figures import ContainerValues, HpaValues, Values, replay
+from bot.recommend.replay.figures import ContainerValues, HpaValues, Options, Values, replay
 from bot.recommend.replay.series import ReplaySeries
 from tests.recommend.factories import DAY_S, NOW_S, container_history, history, series
 
@@ -84,7 +84,8 @@ def test_without_a_memory_limit_minutes_above_the_request_are_eviction_risk():
 def test_cpu_minutes_over_request_and_limit():
     cpu = np.where(np.arange(series(1).size) % 4 == 0, 0.8, 0.2)  # 1 minute in 4 at 0.8 core
     replayed = _series(history(container_history("app", cpu, 300 * MIB, days=1), days=1))
-    figures = replay(replayed, _values(cpu=0.5, cpu_limit=0.6))
+    detail = Options(slots=np.zeros(replayed.steps, dtype=np.intp))  # as a report asks
+    figures = replay(replayed, _values(cpu=0.5, cpu_limit=0.6), options=detail)
     c = figures.cpu[0]
     assert c.container_minutes == 1440.0
     assert c.over_request_minutes == 360.0
