@@ -208,5 +208,6 @@ def progress(console: Console, totals: Mapping[str, int | None]) -> Iterator[Adv
             bars.update(ids[task], advance=steps, description=description)
             if total is not None:
                 bars.update(ids[task], total=total)
+            bars.refresh()  # every step is drawn, however fast the next one comes
 
         yield advance
