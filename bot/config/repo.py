@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from bot.config.base import ConfigModel
+from bot.config.errors import ConfigError, ConfigProblem
 from bot.config.forge import PullRequestConfig
 from bot.config.load import line_in, load_model
 from bot.config.manifests import EnvironmentConfig, HelmChartConfig, PathsConfig
@@ -98,17 +99,28 @@ def find_repo_config(root: Path) -> Path | None:
     """The opt-in file of the checkout at ``root``, or None when the repository has not opted in."""
     for name in REPO_CONFIG_FILES:
         candidate = root / name
-        if candidate.is_file():
+        if candidate.is_symlink() or candidate.is_file():
             return candidate
     return None
 
 
+def _inside(root: Path, path: Path) -> bool:
+    """Whether ``path``, symlinks followed, is a file of the repository at ``root``."""
+    return path.resolve().is_relative_to(root.resolve())
+
+
 def load_repo_config(root: Path) -> RepoConfig:
-    """The repository's config; defaults when it has no opt-in file. Raises ``ConfigError``."""
+    """The repository's config; defaults when it has no opt-in file. Raises ``ConfigError``,
+    also for an opt-in file that is a symlink leading outside the repository (never read)."""
     path = find_repo_config(root)
     if path is None:
         return RepoConfig()
-    return load_model(path, RepoConfig, display_name=path.relative_to(root).as_posix())
+    name = path.relative_to(root).as_posix()
+    if not _inside(root, path):
+        raise ConfigError(
+            [ConfigProblem(name, 0, "", "symlink leads outside the repository; it is not read")]
+        )
+    return load_model(path, RepoConfig, display_name=name)
 
 
 def repo_config_line(root: Path, loc: Sequence[int | str]) -> tuple[str, int]:
@@ -116,6 +128,8 @@ def repo_config_line(root: Path, loc: Sequence[int | str]) -> tuple[str, int]:
     path = find_repo_config(root)
     if path is None:
         return REPO_CONFIG_FILES[0], 0
+    if not _inside(root, path):
+        return path.relative_to(root).as_posix(), 0
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError):

@@ -535,8 +535,9 @@ def _discover_index(
             key=lambda w: (w.ref.environment, w.ref.namespace, w.ref.kind, w.ref.name),
         )
     )
+    broken = {p.as_source_error() for p in repo.problems()}  # documents that do not parse
     all_errors = sorted(
-        set(errors) | set(builder.errors), key=lambda e: (e.file, e.line, e.message)
+        set(errors) | set(builder.errors) | broken, key=lambda e: (e.file, e.line, e.message)
     )
     inventory = Inventory(tuple(sorted({e.name for e in envs})), workloads, tuple(all_errors))
     return Discovery(

@@ -134,7 +134,23 @@ def _combine(disc: Discovery, plans: Sequence[Plan]) -> dict[str, bytes]:
         file = files.parse(path)
         out[path] = file.encode(apply_edits(path, file.text, file_edits))
     _add_patches(disc, plans, out)
+    for path in out:
+        _refuse_broken(files, path)
     return out
+
+
+def _refuse_broken(files: RepoFiles, path: str) -> None:
+    """A file with a document that does not parse is read, never edited (``EditError``)."""
+    if not files.exists(path):
+        return
+    problems = files.parse(path).problems
+    if problems:
+        raise EditError(
+            path,
+            problems[0].line,
+            f"a document of this file does not parse ({problems[0].message}); "
+            "the file is read, never edited, until it is fixed",
+        )
 
 
 def _depth(ins: Insert) -> int:

@@ -1,8 +1,11 @@
 """The repository as discovery sees it: which files to read, read safely, each parsed once.
 
 ``RepoFiles`` lists the files matching ``paths.include`` minus ``paths.exclude`` (globs relative
-to the root, ``**`` crossing directories, matched by ``bot.manifests.globs``), refuses symlinks that lead outside the repository and
-files larger than ``paths.max_file_bytes``, and caches every parse. ``overrides`` replaces the
+to the root, ``**`` crossing directories, matched by ``bot.manifests.globs``), refuses symlinks
+that lead outside the repository and files larger than ``paths.max_file_bytes``, and caches
+every parse. A symlink that stays inside the repository is read as the file it names (its
+canonical path): the file is listed and parsed once, and an edit changes the target, never
+the link. ``overrides`` replaces the
 bytes of some files (or adds new ones): the editor reads its planned result through them.
 """
 
@@ -58,6 +61,7 @@ class RepoFiles:
         self._walked: list[str] | None = None
         self.listing_errors: list[ManifestError] = []
         self._safe: dict[str, Path] = {}
+        self._canonical: dict[str, str] = {}
         self._exists: dict[str, bool] = {}
         self._dirs: dict[str, bool] = {}
 
@@ -70,11 +74,9 @@ class RepoFiles:
             if not matches_any(rel, self.paths.include) or matches_any(rel, self.paths.exclude):
                 continue
             try:
-                self._check_path(rel)
+                found.add(self.canonical(rel))
             except ManifestError as exc:
                 self.listing_errors.append(exc)
-                continue
-            found.add(rel)
         self._listing = sorted(found)
         return self._listing
 
@@ -111,7 +113,16 @@ class RepoFiles:
         if real != self.root and not real.is_relative_to(self.root):
             raise ManifestParseError(rel, 0, "symlink leads outside the repository")
         self._safe[rel] = full
+        self._canonical[rel] = real.relative_to(self.root).as_posix() if real != full else rel
         return full
+
+    def canonical(self, rel: str) -> str:
+        """The repository path of the file ``rel`` names: ``rel`` itself, or the target of the
+        symlinks on its way (inside the repository; outside raises ``ManifestParseError``)."""
+        if rel in self.overrides:
+            return rel
+        self._check_path(rel)
+        return self._canonical[rel]
 
     def exists(self, rel: str) -> bool:
         """Whether ``rel`` is a file inside the repository (cached)."""
@@ -163,19 +174,43 @@ class RepoFiles:
         return data
 
     def parse(self, rel: str) -> YamlFile:
-        """The parsed file, cached; raises the same ``ManifestError`` on every call."""
+        """The parsed file, cached; raises the same ``ManifestError`` on every call. A path
+        through a symlink gives the parse of its target (``canonical``), path included."""
         cached = self._parsed.get(rel)
-        if cached is None:
+        if cached is None and rel not in self.overrides:
             try:
-                data = self.read(rel)
-                known = self._adopted.pop(rel, None)
-                cached = known if known is not None and known.raw == data else parse_file(rel, data)
+                target = self.canonical(rel)
             except ManifestError as exc:
-                cached = exc
-            self._parsed[rel] = cached
+                self._parsed[rel] = exc
+                raise
+            if target != rel:
+                cached = self._parsed[rel] = self._parsed.get(target) or self._parse(target)
+        if cached is None:
+            cached = self._parse(rel)
         if isinstance(cached, ManifestError):
             raise cached
         return cached
+
+    def _parse(self, rel: str) -> YamlFile | ManifestError:
+        """Read and parse ``rel`` once (cached, errors included)."""
+        cached: YamlFile | ManifestError
+        try:
+            data = self.read(rel)
+            known = self._adopted.pop(rel, None)
+            cached = known if known is not None and known.raw == data else parse_file(rel, data)
+        except ManifestError as exc:
+            cached = exc
+        self._parsed[rel] = cached
+        return cached
+
+    def problems(self) -> list[ManifestError]:
+        """The broken documents of the files parsed so far whose other documents were read."""
+        return [
+            problem
+            for parsed in self._parsed.values()
+            if isinstance(parsed, YamlFile)
+            for problem in parsed.problems
+        ]
 
     def adopt(self, other: RepoFiles, changed: set[str]) -> None:
         """Reuse ``other``'s parses of the files not in ``changed`` (a copy of the same tree).

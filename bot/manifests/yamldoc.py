@@ -7,12 +7,15 @@ pure-Python one; both report the same marks); this module turns the composed nod
 and nothing else, so a file is never re-dumped.
 
 Guards: files larger than the configured limit, non-UTF-8 files, duplicate keys and alias bombs
-(``MAX_EXPANDED_NODES`` nodes after expanding aliases) raise ``ManifestParseError`` with the line.
+(aliases that expand to more than ``MAX_EXPANDED_NODES`` nodes; the nodes written out in the
+file do not count, so a large plain file is bounded by its size alone) raise
+``ManifestParseError`` with the line.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +36,7 @@ except ImportError:  # pragma: no cover - depends on the installed wheel
 BOM = "\ufeff"
 """UTF-8 byte-order mark, kept aside and written back unchanged."""
 MAX_EXPANDED_NODES = 250_000
-"""Nodes one file may expand to through aliases; more is an alias bomb."""
+"""Nodes the aliases of one file may expand to; more is an alias bomb."""
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _TAG = "tag:yaml.org,2002:"
@@ -107,6 +110,8 @@ class YamlFile:
     bom: bool
     newline: str
     documents: list[YDocument]
+    problems: tuple[ManifestParseError, ...] = ()
+    """Documents that do not parse (the others are in ``documents``): the file is read-only."""
 
     def line_of(self, offset: int) -> int:
         """1-based line of a character offset."""
@@ -171,11 +176,14 @@ def _resolve(node: ScalarNode) -> Any:
 
 
 class _Builder:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, offset: int = 0, line: int = 0) -> None:
         self.path = path
+        self.offset, self.line = offset, line
+        """Where the composed text starts in the file: character offset and 0-based line."""
         self.seen: dict[int, tuple[Node, YNode]] = {}
         """Built nodes by ``id`` of the composed node, which is kept alive so ids stay unique."""
-        self.expanded = 0
+        self.aliased = 0
+        """Nodes the aliases seen so far stand for (the written nodes do not count)."""
         self.sizes: dict[int, int] = {}
         """Expanded node count of each built collection (aliases counted in full)."""
 
@@ -183,13 +191,11 @@ class _Builder:
         """Our node for a composed node; aliases share the node already built."""
         hit = self.seen.get(id(node))
         if hit is not None and hit[0] is node:  # an alias: count its expansion, share the node
-            self.expanded += self.sizes.get(id(hit[1]), 1)
+            self.aliased += self.sizes.get(id(hit[1]), 1)
             self._check(node)
             return hit[1]
-        self.expanded += 1
-        self._check(node)
-        start, end = node.start_mark.index, node.end_mark.index
-        line, col = node.start_mark.line, node.start_mark.column
+        start, end = node.start_mark.index + self.offset, node.end_mark.index + self.offset
+        line, col = node.start_mark.line + self.line, node.start_mark.column
         out: YNode
         if isinstance(node, ScalarNode):
             out = YScalar(start, end, line, col, _resolve(node), node.value, node.style or "")
@@ -213,10 +219,10 @@ class _Builder:
         return out
 
     def _check(self, node: Node) -> None:
-        if self.expanded > MAX_EXPANDED_NODES:
+        if self.aliased > MAX_EXPANDED_NODES:
             raise ManifestParseError(
                 self.path,
-                node.start_mark.line + 1,
+                node.start_mark.line + self.line + 1,
                 f"aliases expand to more than {MAX_EXPANDED_NODES} nodes (alias bomb?)",
             )
 
@@ -236,7 +242,7 @@ class _Builder:
             if not isinstance(key, YScalar):
                 raise ManifestParseError(
                     self.path,
-                    key_node.start_mark.line + 1,
+                    key_node.start_mark.line + self.line + 1,
                     "complex mapping keys are not supported",
                 )
             hashable = key.value if not isinstance(key.value, float) else repr(key.value)
@@ -257,23 +263,73 @@ class _Builder:
 
 def parse_text(path: str, text: str) -> list[YDocument]:
     """The documents of ``text`` (no BOM); raises ``ManifestParseError`` with the line."""
-    builder = _Builder(path)
+    return _parse_span(path, text, 0, 0, 0)
+
+
+def _parse_span(path: str, text: str, offset: int, line: int, first: int) -> list[YDocument]:
+    """The documents of ``text``, which starts at character ``offset`` and 0-based ``line`` of
+    the file and holds its documents from index ``first`` on."""
+    builder = _Builder(path, offset, line)
     docs: list[YDocument] = []
     try:
-        for index, node in enumerate(_compose(text)):
+        for index, node in enumerate(_compose(text), start=first):
             root = builder.build(node)
             empty = isinstance(root, YScalar) and root.value is None and root.start == root.end
             docs.append(YDocument(index, None if empty else root))
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else 0
+        at = mark.line + line + 1 if mark is not None else 0
         problem = exc.problem or exc.context or "invalid YAML"
-        raise ManifestParseError(path, line, f"invalid YAML: {problem}") from exc
+        raise ManifestParseError(path, at, f"invalid YAML: {problem}") from exc
     except YAMLError as exc:
         raise ManifestParseError(path, 0, f"invalid YAML: {exc}") from exc
     except RecursionError as exc:
         raise ManifestParseError(path, 0, "YAML nested too deeply") from exc
     return docs
+
+
+_DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
+"""A ``---`` marker at the start of a line: never inside a document's content (YAML 1.2,
+``c-forbidden``), so a file splits into its documents there without parsing it."""
+
+
+def parse_documents(path: str, text: str) -> tuple[list[YDocument], list[ManifestParseError]]:
+    """Every document of ``text`` that parses, and a problem per document that does not.
+
+    The whole text is parsed first; only when that fails is each document (split at its
+    ``---`` line) parsed on its own, so one broken document does not hide the others. A broken
+    document keeps its place as an empty ``YDocument`` (indices stay those of the file).
+    """
+    try:
+        return parse_text(path, text), []
+    except ManifestParseError as whole:
+        starts = [m.start() for m in _DOCUMENT_START.finditer(text)]
+        if not starts or starts[0] != 0:
+            starts.insert(0, 0)
+        if len(starts) > 1 and _only_directives(text[: starts[1]]):
+            del starts[1]  # directives and comments belong to the document after them
+        if len(starts) < 2:
+            raise whole from None
+    docs: list[YDocument] = []
+    problems: list[ManifestParseError] = []
+    for begin, end in zip(starts, [*starts[1:], len(text)], strict=True):
+        part = text[begin:end]
+        line = text.count("\n", 0, begin)
+        try:
+            found = _parse_span(path, part, begin, line, len(docs))
+        except ManifestParseError as exc:
+            problems.append(exc)
+            docs.append(YDocument(len(docs), None))
+            continue
+        docs.extend(found)
+    if not any(doc.root is not None for doc in docs):
+        raise problems[0]
+    return docs, problems
+
+
+def _only_directives(text: str) -> bool:
+    """Whether ``text`` holds only ``%`` directives and comments (what precedes a ``---``)."""
+    return all(not ln.strip() or ln.lstrip().startswith(("%", "#")) for ln in text.splitlines())
 
 
 def newline_of(text: str) -> str:
@@ -283,9 +339,12 @@ def newline_of(text: str) -> str:
 
 
 def parse_file(path: str, raw: bytes) -> YamlFile:
-    """Decode and parse a whole file."""
+    """Decode and parse a whole file; a file where only some documents are broken is returned
+    with the others and ``problems`` (such a file is read, never edited). Raises
+    ``ManifestParseError`` when nothing of it can be read."""
     text, bom = decode(path, raw)
-    return YamlFile(path, raw, text, bom, newline_of(text), parse_text(path, text))
+    docs, problems = parse_documents(path, text)
+    return YamlFile(path, raw, text, bom, newline_of(text), docs, tuple(problems))
 
 
 def plain_data(node: Node) -> Any:

@@ -12,14 +12,20 @@ import socketserver
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 
+from bot.sim import write_manifests
 from tests.metrics.faults import FaultProxy, Reply, Seen, empty_body
 from tests.support.github import GitHubEmulator
-from tests.support.github.gitrepo import git
+from tests.support.github.gitrepo import FileContent, git
+from tests.support.prometheus import TEST_LABELS, TEST_SPEC
+
+SIM_NOW = datetime.fromtimestamp(TEST_SPEC.end_s, UTC).isoformat()
+"""The end of the history ``sim_prometheus`` serves: ``--now`` of runs against it."""
 
 TOKEN = "ghp_reliabilityTOKENreliabilityTOKEN00"
 """The GitHub token the bot runs with (registered in the emulator)."""
@@ -42,12 +48,36 @@ def deployment(
     ).encode()
 
 
-def repo_files(namespace: str, opt_in: bytes = OPT_IN, **more: bytes) -> dict[str, bytes]:
+def repo_files(
+    namespace: str, opt_in: bytes = OPT_IN, **more: FileContent
+) -> dict[str, FileContent]:
     """An opted-in repository with one Deployment in ``namespace`` (and ``more`` files)."""
     return {".tortoise-bot.yaml": opt_in, "deploy.yaml": deployment(namespace), **more}
 
 
-def serve_repositories(gh: GitHubEmulator, repos: Mapping[str, Mapping[str, bytes]]) -> None:
+def sim_repository(namespace: str, tmp: Path) -> dict[str, FileContent]:
+    """An opted-in repository with the manifests of one namespace of ``sim_prometheus``'s
+    cluster (``ns-0`` or ``ns-1``): workloads with history, so pull requests are opened."""
+    write_manifests(TEST_SPEC, tmp)
+    files: dict[str, FileContent] = {
+        p.relative_to(tmp).as_posix(): p.read_bytes()
+        for p in tmp.rglob("*.yaml")
+        if p.relative_to(tmp).parts[0] == namespace
+    }
+    return {".tortoise-bot.yaml": OPT_IN, **files}
+
+
+def sim_settings(url: str) -> dict[str, Any]:
+    """Prometheus settings that read ``sim_prometheus``'s cluster at ``url``."""
+    return {
+        "url": url,
+        "window_days": 2,
+        "step_s": 60,
+        "matchers": [{"label": k, "value": v} for k, v in TEST_LABELS.items()],
+    }
+
+
+def serve_repositories(gh: GitHubEmulator, repos: Mapping[str, Mapping[str, FileContent]]) -> None:
     """Create each ``owner/name`` repository with its files and let the bot's token reach it."""
     for full_name, files in repos.items():
         owner, name = full_name.split("/")

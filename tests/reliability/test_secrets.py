@@ -15,8 +15,6 @@ from __future__ import annotations
 import base64
 import json
 import sys
-from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
@@ -30,18 +28,18 @@ from bot.redaction import (
     redact,
 )
 from bot.report.markdown import escape
-from bot.sim import write_manifests
 from tests.metrics.faults import FaultProxy, Reply, Seen, error_body
 from tests.reliability.hostile import (
-    OPT_IN,
+    SIM_NOW,
     TOKEN,
     bot_config,
     published,
     repo_files,
     serve_repositories,
+    sim_repository,
+    sim_settings,
     summary_lines,
 )
-from tests.support.prometheus import TEST_LABELS, TEST_SPEC
 
 BEARER = "prom_bearer-7f3c9a+/Kq2_secret"
 USER, PASSWORD = "bot-reader", "p@ss_w0rd-9931"
@@ -74,16 +72,6 @@ def _hostile(n: int, seen: Seen):
     return warn
 
 
-def _sim_repository(namespace: str, tmp: Path) -> dict[str, bytes]:
-    write_manifests(TEST_SPEC, tmp)
-    files = {
-        p.relative_to(tmp).as_posix(): p.read_bytes()
-        for p in tmp.rglob("*.yaml")
-        if p.relative_to(tmp).parts[0] == namespace
-    }
-    return {".tortoise-bot.yaml": OPT_IN, **files}
-
-
 @pytest.mark.parametrize(
     ("auth", "env", "secrets", "log_format"),
     [
@@ -102,23 +90,15 @@ def test_credentials_quoted_by_the_server_are_never_published(
 ):
     gh = github_emulator
     repos = {
-        "octo/warned": _sim_repository("ns-0", tmp_path / "sim0"),
-        "octo/refused": _sim_repository("ns-1", tmp_path / "sim1"),
+        "octo/warned": sim_repository("ns-0", tmp_path / "sim0"),
+        "octo/refused": sim_repository("ns-1", tmp_path / "sim1"),
         "octo/down": repo_files("down"),
     }
     serve_repositories(gh, repos)
     summary = tmp_path / "step-summary.md"
-    now = datetime.fromtimestamp(TEST_SPEC.end_s, UTC).isoformat()
+    now = SIM_NOW
     with FaultProxy(sim_prometheus.url, _hostile) as proxy:
-        prometheus = {
-            "url": proxy.url,
-            "auth": auth,
-            "window_days": 2,
-            "step_s": 60,
-            "retries": 1,
-            "backoff_s": 0.01,
-            "matchers": [{"label": k, "value": v} for k, v in TEST_LABELS.items()],
-        }
+        prometheus = {**sim_settings(proxy.url), "auth": auth, "retries": 1, "backoff_s": 0.01}
         config = bot_config(tmp_path / "bot.yaml", prometheus, gh.api_url, tuple(repos))
         done = cli(
             "--log-level",

@@ -42,6 +42,17 @@ class CommitInfo:
     message: str
 
 
+@dataclass(frozen=True)
+class Symlink:
+    """A symbolic link to commit (git mode 120000) pointing at ``target``."""
+
+    target: str
+
+
+FileContent = bytes | Symlink
+"""What a committed path holds: bytes (mode 100644) or a symbolic link."""
+
+
 def git(*args: str, cwd: Path | None = None, input: bytes | None = None) -> str:
     """Run git with a clean environment; stdout as text. Raises ``CalledProcessError``."""
     env = {**_GIT_ENV, "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
@@ -65,7 +76,7 @@ class BareRepository:
     def create(
         cls,
         path: Path,
-        files: Mapping[str, bytes],
+        files: Mapping[str, FileContent],
         *,
         default_branch: str,
         author: tuple[str, str] = ("Repository Owner", "owner@example.com"),
@@ -113,6 +124,11 @@ class BareRepository:
             return False
         return True
 
+    def mode(self, ref: str, path: str) -> str | None:
+        """The git mode of ``path`` at ``ref`` (``100644``, ``120000`` for a symlink), or None."""
+        listed = git("ls-tree", ref, "--", path, cwd=self.path).split()
+        return listed[0] if listed else None
+
     def read_file(self, ref: str, path: str) -> bytes | None:
         try:
             env = {**_GIT_ENV, "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
@@ -156,7 +172,7 @@ class BareRepository:
     def commit(
         self,
         branch: str,
-        files: Mapping[str, bytes | None],
+        files: Mapping[str, FileContent | None],
         *,
         message: str,
         author: tuple[str, str],
@@ -193,8 +209,11 @@ class BareRepository:
                 if content is None:
                     run("update-index", "--force-remove", name)
                 else:
-                    blob = run("hash-object", "-w", "--stdin", input=content)
-                    run("update-index", "--add", "--cacheinfo", f"100644,{blob},{name}")
+                    link = isinstance(content, Symlink)
+                    data = content.target.encode() if isinstance(content, Symlink) else content
+                    blob = run("hash-object", "-w", "--stdin", input=data)
+                    mode = "120000" if link else "100644"
+                    run("update-index", "--add", "--cacheinfo", f"{mode},{blob},{name}")
             tree = run("write-tree")
             parents = ["-p", start] if start else []
             sha = run("commit-tree", tree, *parents, "-m", message)

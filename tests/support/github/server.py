@@ -17,7 +17,7 @@ import secrets
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,7 +30,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from tests.support.github import objects
-from tests.support.github.gitrepo import BareRepository, run_http_backend
+from tests.support.github.gitrepo import BareRepository, FileContent, run_http_backend
 from tests.support.github.openapi import validate_request, validate_response
 
 API_PREFIX = "/api/v3"
@@ -309,7 +309,12 @@ class GitHubEmulator:
     # ------------------------------------------------------------------ set-up helpers
 
     def create_repository(
-        self, owner: str, name: str, files: dict[str, bytes], *, default_branch: str = "main"
+        self,
+        owner: str,
+        name: str,
+        files: Mapping[str, FileContent],
+        *,
+        default_branch: str = "main",
     ) -> Repository:
         """A repository whose default branch holds ``files`` in one commit."""
         with self.lock:
