@@ -26,10 +26,8 @@ import numpy as np
 from bot.config.recommend import RecommendSettings
 from bot.model import (
     RESOURCES,
-    ContainerHistory,
     ContainerRecommendation,
     Explained,
-    FloatArray,
     HpaRecommendation,
     HpaTarget,
     HpaTargetRecommendation,
@@ -39,13 +37,19 @@ from bot.model import (
     Resource,
     ResourceRecommendation,
     Status,
-    Usage,
-    VpaEstimate,
 )
 from bot.recommend import hvpa, noise, units
 from bot.recommend.changes import field_changes
+from bot.recommend.estimate import (
+    ContainerEstimate,
+    Estimates,
+    ResourceEstimate,
+    TooLittleData,
+    estimate_container,
+    estimate_of,
+)
 from bot.recommend.inputs import ContainerInput, WorkloadInput
-from bot.recommend.leak import Leak, find_leak
+from bot.recommend.leak import Leak
 from bot.recommend.replay.bounds import choose as choose_bounds
 from bot.recommend.replay.compare import proposed_values
 from bot.recommend.replay.figures import Values, hpa_metrics, over_request_share, replica_path
@@ -64,218 +68,27 @@ from bot.recommend.tortoise.requests import (
     justify,
     milli,
     request_bounds,
-    sticky_max,
     vertical_ideal,
     vertical_request,
 )
 from bot.recommend.tortoise.utilization import apply_target_change_limits, recommend_target
-from bot.recommend.vpa.aggregate import (
-    ReplayGrid,
-    accepted,
-    confidence,
-    cpu_counters,
-    memory_peaks,
-    replay_rows,
-    sample_order,
-    sample_step_s,
-    usage_from_counts,
-)
-from bot.recommend.vpa.constants import MIN_SAMPLE_WEIGHT
-from bot.recommend.vpa.estimator import confidence_factors, estimate, pod_minimum_amount
-from bot.recommend.vpa.histogram import CPU_OPTIONS, MEMORY_OPTIONS
+from bot.recommend.vpa.aggregate import ReplayGrid
 from bot.recommend.vpa.limits import propose_limit
+from bot.recommend.window import Window
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceEstimate:
-    """What the VPA part says about one container resource."""
-
-    vpa: VpaEstimate
-    rec: float
-    """Tortoise's sticky maximum of the VPA target: the ``rec`` of every Tortoise formula."""
-    usage: Usage | None
-    capped_by: str | None = None
-    oom_floor: float = 0.0
-    """Memory: the largest OOM bump in the window (0 without OOM kills)."""
-    rec_unfloored: float | None = None
-    """``rec`` from the targets before the VPA per-pod minimum: what usage alone asks for."""
-    target_unfloored: float | None = None
-    """The VPA's final target before the per-pod minimum."""
-    pod_minimum: float = 0.0
-    """The VPA per-pod minimum of this container (cores or bytes)."""
-    leak: Leak | None = None
-    """Memory: a leak found between OOM kills (``bot.recommend.leak``)."""
-
-
-def _keep(
-    times_s: FloatArray, now_s: float, excluded: tuple[tuple[float, float], ...]
-) -> np.ndarray:
-    mask = times_s <= now_s
-    for start, end in excluded:
-        mask &= ~((times_s >= start) & (times_s < end))
-    return mask
-
-
-def _select(mask: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The arrays restricted to ``mask``; no copy when every element is kept."""
-    if bool(mask.all()):
-        return arrays
-    return tuple(a[mask] for a in arrays)
-
-
-def _all_kept(times_s: FloatArray, now_s: float, excluded: tuple[tuple[float, float], ...]) -> bool:
-    """``_keep`` keeps every time: nothing excluded, none after ``now`` (NaN fails the test)."""
-    return not excluded and (times_s.size == 0 or bool(times_s.max() <= now_s))
-
-
-def _first_cpu_time(inp: WorkloadInput, now_s: float) -> float | None:
+def _first_cpu_time(inp: WorkloadInput, window: Window) -> float | None:
     firsts = []
     for container in inp.containers:
         ch = inp.history.containers.get(container.name)
         if ch is not None and ch.cpu_t.size:
-            if _all_kept(ch.cpu_t, now_s, inp.excluded_intervals_s):
+            if window.all_kept(ch.cpu_t):
                 firsts.append(float(ch.cpu_t.min()))
                 continue
-            t = ch.cpu_t[_keep(ch.cpu_t, now_s, inp.excluded_intervals_s)]
+            t = ch.cpu_t[window.keep(ch.cpu_t)]
             if t.size:
                 firsts.append(float(t.min()))
     return min(firsts) if firsts else None
-
-
-def estimate_container(
-    ch: ContainerHistory,
-    container: ContainerInput,
-    grid: ReplayGrid,
-    settings: RecommendSettings,
-    *,
-    n_containers: int,
-    now_s: float,
-    excluded: tuple[tuple[float, float], ...] = (),
-) -> dict[Resource, ResourceEstimate] | str:
-    """VPA estimates and sticky maxima for both resources, or why there is too little data.
-
-    Series that are clean, grouped by pod and in time order (the usual case) skip the masks and
-    copies and take the shortcuts of ``vpa.aggregate``, with the same results.
-    """
-    vpa_s = settings.vpa
-    cpu_order = sample_order(ch.cpu_t, ch.cpu_pod, ch.cpu_cores, strict=True)
-    if _all_kept(ch.cpu_t, now_s, excluded) and cpu_order.all_accepted:
-        cpu_t, cpu_v, cpu_pods = ch.cpu_t, ch.cpu_cores, ch.cpu_pod
-    else:
-        keep = _keep(ch.cpu_t, now_s, excluded)
-        keep &= accepted(ch.cpu_t, ch.cpu_pod, ch.cpu_cores, strict=True)
-        cpu_t, cpu_v, cpu_pods = _select(keep, ch.cpu_t, ch.cpu_cores, ch.cpu_pod)
-    if cpu_t.size == 0:
-        return f"no CPU samples for container {container.name}"
-    # A subset of times in order is in order: the bounds of each replay step follow.
-    bounds = grid.step_bounds(cpu_t) if cpu_order.sorted else None
-    span_s = float(cpu_t[-1] - cpu_t[0] if cpu_order.sorted else cpu_t.max() - cpu_t.min())
-    if span_s < settings.min_history_s:
-        return (
-            f"container {container.name}: {span_s / 3600:.1f} h of CPU history, "
-            f"{settings.min_history_s / 3600:g} h needed"
-        )
-    mem_order = None
-    if _all_kept(ch.mem_t, now_s, excluded):
-        mem_t, mem_pod, mem_used = ch.mem_t, ch.mem_pod, ch.mem_bytes
-        mem_order = sample_order(mem_t, mem_pod, mem_used, strict=False)
-    else:
-        mem_t, mem_pod, mem_used = _select(
-            _keep(ch.mem_t, now_s, excluded), ch.mem_t, ch.mem_pod, ch.mem_bytes
-        )
-    oom_t, oom_pod, oom_req = _select(
-        _keep(ch.oom_t, now_s, excluded), ch.oom_t, ch.oom_pod, ch.oom_request_bytes
-    )
-    declared = container.requests.memory_bytes
-    if oom_req.size and declared and not bool(np.isfinite(oom_req).all()):
-        # A kill whose request kube-state-metrics did not report: the manifest's request.
-        oom_req = np.where(np.isfinite(oom_req), oom_req, float(declared))
-    peaks = memory_peaks(
-        mem_t,
-        mem_pod,
-        mem_used,
-        oom_times_s=oom_t,
-        oom_pods=oom_pod,
-        oom_request_bytes=oom_req,
-        interval_s=vpa_s.memory_aggregation_interval_s,
-        oom_bump_up_ratio=vpa_s.oom_bump_up_ratio,
-        oom_min_bump_up_bytes=vpa_s.oom_min_bump_up_bytes,
-        order=mem_order,
-    )
-    if peaks.values.size == 0:
-        return f"no memory samples for container {container.name}"
-    cpu_steps = None if bounds is not None else grid.bins(cpu_t)
-    cpu_buckets = CPU_OPTIONS.find_buckets(cpu_v)
-    per_sample = 1.0
-    if vpa_s.confidence_per_minute:
-        per_sample = max(1.0, sample_step_s(cpu_t, cpu_pods) / 60.0)
-    conf = confidence(
-        cpu_counters(cpu_t, cpu_steps, grid, bounds),
-        vpa_s.confidence_interval_s,
-        samples_per_sample=per_sample,
-    )
-    cpu_rows = replay_rows(
-        cpu_v,
-        MIN_SAMPLE_WEIGHT,
-        cpu_t,
-        cpu_steps,
-        grid=grid,
-        options=CPU_OPTIONS,
-        half_life_s=vpa_s.cpu_half_life_s,
-        buckets=cpu_buckets,
-        bounds=bounds,
-    )
-    mem_rows = replay_rows(
-        peaks.values,
-        1.0,
-        peaks.window_end_s,
-        grid.bins(peaks.window_start_s),
-        grid=grid,
-        options=MEMORY_OPTIONS,
-        half_life_s=vpa_s.memory_half_life_s,
-    )
-    finite_mem = (
-        mem_used
-        if mem_order is not None and mem_order.clean
-        else _select(np.isfinite(mem_used), mem_used)[0]
-    )
-    usages = {
-        "cpu": usage_from_counts(cpu_v, CPU_OPTIONS, cpu_buckets),
-        "memory": usage_from_counts(finite_mem, MEMORY_OPTIONS),
-    }
-    factors = confidence_factors(conf)
-    leak = find_leak(mem_t, mem_pod, mem_used, oom_t, oom_pod) if oom_t.size else None
-    out: dict[Resource, ResourceEstimate] = {}
-    for resource, rows in (("cpu", cpu_rows), ("memory", mem_rows)):
-        res: Resource = "cpu" if resource == "cpu" else "memory"
-        est = estimate(
-            rows,
-            conf,
-            res,
-            vpa_s,
-            n_containers=n_containers,
-            min_allowed=container.min_allocated.get(res),
-            max_allowed=container.max_allocated.get(res),
-            factors=factors,
-        )
-        rec = sticky_max(est.target.tolist(), est.upper.tolist())
-        raw = est.unfloored_target
-        out[res] = ResourceEstimate(
-            vpa=est.final(),
-            rec=rec,
-            rec_unfloored=(
-                sticky_max(raw.tolist(), est.upper.tolist()) if raw is not None else rec
-            ),
-            target_unfloored=float(raw[-1]) if raw is not None and raw.size else None,
-            pod_minimum=pod_minimum_amount(res, vpa_s, n_containers),
-            usage=usages[res],
-            capped_by=est.capped_by,
-            oom_floor=float(peaks.oom_bumps.max())
-            if res == "memory" and peaks.oom_bumps.size
-            else 0.0,
-            leak=leak if res == "memory" else None,
-        )
-    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,18 +123,19 @@ def _hpa_target_current(inp: WorkloadInput, container: str, resource: Resource) 
 def _hpa_part(
     inp: WorkloadInput,
     settings: RecommendSettings,
-    estimates: dict[str, dict[Resource, ResourceEstimate]],
+    estimates: Estimates,
     now_s: float,
 ) -> _HpaPart:
     admin = settings.admin
     hist = inp.history
     r = hist.replicas
-    if _all_kept(hist.replicas_t, now_s, inp.excluded_intervals_s) and (
+    window = Window(now_s, inp.excluded_intervals_s)
+    if window.all_kept(hist.replicas_t) and (
         r.size == 0 or (bool(np.isfinite(r.min())) and bool(np.isfinite(r.max())))
     ):
         t = hist.replicas_t
     else:
-        keep = _keep(hist.replicas_t, now_s, inp.excluded_intervals_s) & np.isfinite(r)
+        keep = window.keep(hist.replicas_t) & np.isfinite(r)
         t, r = hist.replicas_t[keep], r[keep]
     hpa = inp.hpa
     hpa_min = (hpa.min_replicas if hpa and hpa.min_replicas is not None else 1) if hpa else 1
@@ -447,7 +261,7 @@ def _target_value(
 def _targets(
     inp: WorkloadInput,
     settings: RecommendSettings,
-    estimates: dict[str, dict[Resource, ResourceEstimate]],
+    estimates: Estimates,
     *,
     now_s: float,
     hold: str | None,
@@ -508,7 +322,7 @@ def _targets(
                 pod_level_done.add(resource)
                 name = POD_LEVEL
                 pairs = [
-                    (estimates.get(c.name, {}).get(resource), c.requests.get(resource))
+                    (estimate_of(estimates, c.name, resource), c.requests.get(resource))
                     for c in inp.containers
                     if c.requests.get(resource)
                 ]
@@ -516,7 +330,7 @@ def _targets(
                 rec_m = sum(milli(e.rec, resource) for e, _ in pairs if e is not None)
                 req_m = sum(milli(float(q or 0), resource) for _, q in pairs)
             else:
-                est = estimates.get(name, {}).get(resource)
+                est = estimate_of(estimates, name, resource)
                 req = container.requests.get(resource)
                 complete = est is not None and bool(req)
                 rec_m = milli(est.rec, resource) if est is not None else 0
@@ -684,7 +498,7 @@ def _horizontal(inp: WorkloadInput, resource: Resource) -> list[ContainerInput]:
 
 def _replaces_pod_level(
     inp: WorkloadInput,
-    estimates: dict[str, dict[Resource, ResourceEstimate]],
+    estimates: Estimates,
     resource: Resource,
     *,
     hold: str | None,
@@ -699,7 +513,7 @@ def _replaces_pod_level(
         return False
     horizontal = _horizontal(inp, resource)
     return bool(horizontal) and all(
-        c.requests.get(resource) and estimates.get(c.name, {}).get(resource) is not None
+        c.requests.get(resource) and estimate_of(estimates, c.name, resource) is not None
         for c in horizontal
     )
 
@@ -709,7 +523,7 @@ def _replacement(
     container: ContainerInput,
     resource: Resource,
     pod_target: int,
-    estimates: dict[str, dict[Resource, ResourceEstimate]],
+    estimates: Estimates,
     *,
     settings: RecommendSettings,
     now_s: float,
@@ -1185,31 +999,24 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
     problems = input_problems(inp)
     if problems:
         return Recommendation(inp.ref, "error", tuple(problems))
-    first = _first_cpu_time(inp, now_s)
+    window = Window(now_s, inp.excluded_intervals_s)
+    first = _first_cpu_time(inp, window)
     if first is None:
         return _gathering(inp, ["no CPU samples in the window"])
     grid = ReplayGrid.covering(first, now_s, settings.vpa.sticky_step_s)
     n_active = sum(
         1 for c in inp.containers if any(c.policy(r) != "off" for r in RESOURCES)
     ) or len(inp.containers)
-    estimates: dict[str, dict[Resource, ResourceEstimate]] = {}
+    estimates: dict[str, ContainerEstimate] = {}
     missing = []
     for container in inp.containers:
         ch = inp.history.containers.get(container.name)
         if ch is None:
             missing.append(f"no history for container {container.name}")
             continue
-        result = estimate_container(
-            ch,
-            container,
-            grid,
-            settings,
-            n_containers=n_active,
-            now_s=now_s,
-            excluded=inp.excluded_intervals_s,
-        )
-        if isinstance(result, str):
-            missing.append(result)
+        result = estimate_container(ch, container, grid, settings, window, n_containers=n_active)
+        if isinstance(result, TooLittleData):
+            missing.append(result.reason)
         else:
             estimates[container.name] = result
     if missing:
