@@ -18,8 +18,7 @@ Order, per workload (``docs/recommendations.md`` has the formulas):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -42,11 +41,9 @@ from bot.recommend import hvpa, noise, units
 from bot.recommend.changes import field_changes
 from bot.recommend.estimate import (
     ContainerEstimate,
-    Estimates,
     ResourceEstimate,
     TooLittleData,
     estimate_container,
-    estimate_of,
 )
 from bot.recommend.inputs import ContainerInput, WorkloadInput
 from bot.recommend.leak import Leak
@@ -55,14 +52,10 @@ from bot.recommend.replay.compare import proposed_values
 from bot.recommend.replay.figures import Values, hpa_metrics, over_request_share, replica_path
 from bot.recommend.replay.gate import ReplayContext, gate
 from bot.recommend.replay.series import ReplaySeries
-from bot.recommend.tortoise.constants import (
-    CLOSE_TO_PREFERRED_FRACTION,
-    INITIAL_TARGET_PERCENT,
-)
-from bot.recommend.tortoise.emergency import emergency_min_replicas
-from bot.recommend.tortoise.replicas import hour_of_week, replica_slots, slot_labels
+from bot.recommend.tortoise.hpa import HpaPart, recommend_hpa
+from bot.recommend.tortoise.hpa_targets import NOT_EXPRESSIBLE, POD_LEVEL, target_current
+from bot.recommend.tortoise.replicas import hour_of_week
 from bot.recommend.tortoise.requests import (
-    HorizontalContext,
     from_milli,
     horizontal_request,
     justify,
@@ -71,7 +64,6 @@ from bot.recommend.tortoise.requests import (
     vertical_ideal,
     vertical_request,
 )
-from bot.recommend.tortoise.utilization import apply_target_change_limits, recommend_target
 from bot.recommend.vpa.aggregate import ReplayGrid
 from bot.recommend.vpa.limits import propose_limit
 from bot.recommend.window import Window
@@ -91,488 +83,11 @@ def _first_cpu_time(inp: WorkloadInput, window: Window) -> float | None:
     return min(firsts) if firsts else None
 
 
-@dataclass(frozen=True, slots=True)
-class _HpaPart:
-    recommendation: HpaRecommendation
-    context: HorizontalContext
-    gathering: str | None
-    frozen: bool
-    """Emergency or back-to-normal: requests and targets are frozen (upstream C7)."""
-    note: Note | None = None
-
-
-def _fraction(mask: np.ndarray) -> float:
-    return np.count_nonzero(mask) / mask.size if mask.size else 0.0
-
-
-def _hpa_target_current(inp: WorkloadInput, container: str, resource: Resource) -> tuple[int, str]:
-    assert inp.hpa is not None
-    pod_level = None
-    for target in inp.hpa.targets:
-        if target.resource != resource:
-            continue
-        if target.container == container:
-            return target.utilization_percent, "ContainerResource"
-        if target.container is None:
-            pod_level = target.utilization_percent
-    if pod_level is not None:
-        return pod_level, "Resource"
-    return INITIAL_TARGET_PERCENT, "added"
-
-
-def _hpa_part(
-    inp: WorkloadInput,
-    settings: RecommendSettings,
-    estimates: Estimates,
-    now_s: float,
-) -> _HpaPart:
-    admin = settings.admin
-    hist = inp.history
-    r = hist.replicas
-    window = Window(now_s, inp.excluded_intervals_s)
-    if window.all_kept(hist.replicas_t) and (
-        r.size == 0 or (bool(np.isfinite(r.min())) and bool(np.isfinite(r.max())))
-    ):
-        t = hist.replicas_t
-    else:
-        keep = window.keep(hist.replicas_t) & np.isfinite(r)
-        t, r = hist.replicas_t[keep], r[keep]
-    hpa = inp.hpa
-    hpa_min = (hpa.min_replicas if hpa and hpa.min_replicas is not None else 1) if hpa else 1
-    frac = settings.right_sizing.bound_time_fraction
-    pairs = sum(1 for c in inp.containers for res in RESOURCES if c.policy(res) == "horizontal")
-    close_at = int(admin.preferred_max_replicas * CLOSE_TO_PREFERRED_FRACTION)
-    context = HorizontalContext(
-        scaled_up=admin.vertical_scaling_based_on_preferred_max_replicas
-        and _fraction((r >= admin.preferred_max_replicas) & (r > hpa_min)) >= frac,
-        close_to_preferred=_fraction(r > close_at) >= frac,
-        at_minimum=_fraction(r <= admin.minimum_min_replicas) >= frac,
-        single_pair_or_at_hpa_min=pairs < 2 or _fraction(r == hpa_min) >= frac,
-    )
-    if hpa is None:
-        empty = Explained(None, None, "hpa.none", "no HorizontalPodAutoscaler")
-        return _HpaPart(HpaRecommendation(empty, empty), context, None, False)
-
-    slots = replica_slots(t, r, admin)
-    cur_min, cur_max = hpa.min_replicas, hpa.max_replicas
-    gathering = None
-    frozen = inp.emergency.requested or inp.emergency.previous_phase != "normal"
-    note = None
-    if slots.missing and not inp.emergency.requested:
-        total = len(slot_labels(admin))
-        gathering = (
-            f"replica history covers {total - len(slots.missing)} of {total} time slots "
-            f"(missing e.g. {', '.join(slots.missing[:3])})"
-        )
-        min_x = Explained(cur_min, cur_min, "tortoise.gathering_data", gathering)
-        max_x = Explained(cur_max, cur_max, "tortoise.gathering_data", gathering)
-    else:
-        # In emergency with slots still unobserved: the observed slots, else the current max.
-        slot_max = slots.max_max or cur_max
-        capped_max, max_rule, max_reason = (
-            slot_max,
-            "tortoise.replicas.max",
-            (
-                f"max over {len(slots.values)} slots of ceil(replicas × "
-                f"{admin.max_replicas_recommendation_multiplier:g})"
-            ),
-        )
-        if settings.max_replicas is not None and capped_max > settings.max_replicas:
-            capped_max, max_rule = settings.max_replicas, "tortoise.replicas.max_workload_cap"
-            max_reason = f"slot max {slot_max} capped by the workload's max_replicas"
-        if capped_max > admin.maximum_max_replicas:
-            capped_max, max_rule = admin.maximum_max_replicas, "tortoise.replicas.max_global_cap"
-            max_reason = f"slot max {slot_max} capped by maximum_max_replicas"
-        rec_min = min(slots.max_min, admin.maximum_min_replicas)
-        min_rule = (
-            "tortoise.replicas.min" if rec_min == slots.max_min else "tortoise.replicas.min_cap"
-        )
-        min_reason = (
-            f"max over {len(slots.values)} slots of ceil(replicas × "
-            f"{admin.min_replicas_recommendation_multiplier:g}), at most maximum_min_replicas"
-        )
-        proposed_min = rec_min
-        outcome = emergency_min_replicas(
-            requested=inp.emergency.requested,
-            previous_phase=inp.emergency.previous_phase,
-            current_min=cur_min if cur_min is not None else 1,
-            recommended_min=rec_min,
-            capped_max=capped_max,
-            reduction_factor=admin.replica_reduction_factor,
-            steps=settings.back_to_normal_steps_per_run,
-        )
-        phase = "normal"
-        if outcome is not None:
-            proposed_min, min_rule, min_reason, phase = (
-                outcome.min_replicas,
-                outcome.rule,
-                outcome.reason,
-                outcome.phase,
-            )
-        if proposed_min > capped_max:
-            note = Note(
-                "min-above-max",
-                f"minReplicas {proposed_min} above maxReplicas {capped_max}: maxReplicas raised",
-            )
-            capped_max, max_rule = proposed_min, "tortoise.replicas.max_raised_to_min"
-            max_reason = "raised to minReplicas (upstream does not check min <= max)"
-        min_x = Explained(
-            cur_min, proposed_min, min_rule, min_reason, {"phase": phase, "slot_min": slots.max_min}
-        )
-        max_x = Explained(cur_max, capped_max, max_rule, max_reason, {"slot_max": slot_max})
-
-    at_max = r.size > 0 and float(r[-1]) >= admin.maximum_max_replicas
-    hold = "emergency: targets frozen" if frozen else gathering
-    targets = _targets(inp, settings, estimates, now_s=now_s, hold=hold, at_max=at_max)
-    rec = HpaRecommendation(min_x, max_x, targets, dict(slots.values))
-    return _HpaPart(rec, context, gathering, frozen, note)
-
-
-POD_LEVEL = "*"
-"""``HpaTargetRecommendation.container`` of a pod-level ``Resource`` metric."""
-
-
-def _target_value(
-    current: int,
-    rec_m: int,
-    req_m: int,
-    key: tuple[str, Resource],
-    inputs: dict[str, Number | str | None],
-    *,
-    inp: WorkloadInput,
-    settings: RecommendSettings,
-    now_s: float,
-) -> Explained:
-    """C3 then C4: the proposed target with the +5 / 24 h limits (upstream; with
-    ``replicas.target: replay`` the replay then chooses, ``_replayed_targets``)."""
-    admin = settings.admin
-    proposal = recommend_target(rec_m, req_m, current, admin)
-    limited = apply_target_change_limits(
-        current,
-        proposal,
-        last_changed_s=inp.target_changed_s.get(key),
-        now_s=now_s,
-        admin=admin,
-    )
-    inputs = inputs | {"unlimited": proposal.value}
-    return Explained(current, limited.value, limited.rule, limited.reason, inputs)
-
-
-def _targets(
-    inp: WorkloadInput,
-    settings: RecommendSettings,
-    estimates: Estimates,
-    *,
-    now_s: float,
-    hold: str | None,
-    at_max: bool,
-) -> tuple[HpaTargetRecommendation, ...]:
-    """HPA targets as Tortoise manages them (C3, C4), one per horizontal (container, resource).
-
-    Where the HPA scales a resource on the pod-level ``Resource`` metric, Tortoise replaces it by
-    one ``ContainerResource`` metric per horizontal container
-    (``pkg/hpa/service.go: syncHPAMetricsWithTortoiseAutoscalingPolicy``). The bot does the same
-    when the repository can express such metrics (``WorkloadInput.container_resource_metrics``):
-    each container's target starts from the pod-level target it replaces (not from Tortoise's
-    70 % for a new metric, which would move scaling for no reason) and goes through C3/C4; the
-    proposal carries ``inputs["metric"] = "Resource"`` and is written even when the number stays,
-    since the metric itself changes. When any container lacks an estimate or request, or the
-    targets are held, the pod-level target is kept as one value. Where the repository cannot
-    express ``ContainerResource`` (a Helm chart without it, ``autoscaling/v1``), the pod-level
-    target is tuned with the same formula from the pod's summed VPA values and requests
-    (container ``*``) and the reason says so. A horizontal container without any metric gets a
-    new ``ContainerResource`` metric at Tortoise's initial 70 % (``_added``); the
-    ``ContainerResource`` metric of a resource no longer horizontal is removed (``_removed``).
-    """
-    targets = []
-    pod_level_done: set[Resource] = set()
-    replaced = {
-        resource
-        for resource in RESOURCES
-        if _replaces_pod_level(inp, estimates, resource, hold=hold)
-    }
-    for container in inp.containers:
-        for resource in RESOURCES:
-            if container.policy(resource) != "horizontal":
-                continue
-            current, kind = _hpa_target_current(inp, container.name, resource)
-            name = container.name
-            inputs: dict[str, Number | str | None] = {"metric": kind}
-            if kind == "Resource" and resource in replaced:
-                targets.append(
-                    HpaTargetRecommendation(
-                        name,
-                        resource,
-                        _replacement(
-                            inp,
-                            container,
-                            resource,
-                            current,
-                            estimates,
-                            settings=settings,
-                            now_s=now_s,
-                            at_max=at_max,
-                        ),
-                    )
-                )
-                continue
-            if kind == "Resource":
-                if resource in pod_level_done:
-                    continue
-                pod_level_done.add(resource)
-                name = POD_LEVEL
-                pairs = [
-                    (estimate_of(estimates, c.name, resource), c.requests.get(resource))
-                    for c in inp.containers
-                    if c.requests.get(resource)
-                ]
-                complete = all(est is not None for est, _ in pairs)
-                rec_m = sum(milli(e.rec, resource) for e, _ in pairs if e is not None)
-                req_m = sum(milli(float(q or 0), resource) for _, q in pairs)
-            else:
-                est = estimate_of(estimates, name, resource)
-                req = container.requests.get(resource)
-                complete = est is not None and bool(req)
-                rec_m = milli(est.rec, resource) if est is not None else 0
-                req_m = milli(float(req or 0), resource)
-            if kind == "added":
-                value = _added(inp, resource, replaced, inputs)
-            elif not inp.container_resource_metrics and kind == "ContainerResource":
-                value = Explained(
-                    current,
-                    current,
-                    "hpa.container_resource_unsupported",
-                    "skipped: the repository cannot express ContainerResource metrics here",
-                    inputs,
-                )
-            elif hold or not complete or req_m <= 0:
-                why = hold or "no request or estimate"
-                value = Explained(current, current, "tortoise.target.hold", why, inputs)
-            elif at_max:
-                value = Explained(
-                    current,
-                    current,
-                    "tortoise.target.at_max_replicas",
-                    "replicas at maximum_max_replicas: no target recommendation",
-                    inputs,
-                )
-            else:
-                inputs |= {"rec": rec_m / 1000, "request": req_m / 1000}
-                value = _target_value(
-                    current,
-                    rec_m,
-                    req_m,
-                    (name, resource),
-                    inputs,
-                    inp=inp,
-                    settings=settings,
-                    now_s=now_s,
-                )
-                if kind == "Resource" and not inp.container_resource_metrics:
-                    value = replace(value, reason=f"{value.reason}; {NOT_EXPRESSIBLE}")
-            targets.append(HpaTargetRecommendation(name, resource, value))
-    return (*targets, *_removed(inp, targets))
-
-
-NOT_EXPRESSIBLE = "ContainerResource not expressible here: the pod-level Resource target is tuned"
-"""Reason suffix (and note) where the repository cannot hold per-container HPA metrics."""
-
-
-def _added(
-    inp: WorkloadInput,
-    resource: Resource,
-    replaced: set[Resource],
-    inputs: dict[str, Number | str | None],
-) -> Explained:
-    """A horizontal container resource the HPA has no metric for. Tortoise adds a
-    ``ContainerResource`` metric at ``INITIAL_TARGET_PERCENT`` (tortoise.md B4,
-    ``pkg/hpa/service.go: syncHPAMetricsWithTortoiseAutoscalingPolicy``); the bot proposes the
-    same (current None) where the HPA already scales on ``ContainerResource`` metrics or its
-    pod-level metric is being replaced by them, and the repository can express them. Otherwise
-    the gap is reported with no proposal."""
-    assert inp.hpa is not None
-    per_container = replaced or any(t.container is not None for t in inp.hpa.targets)
-    if not inp.container_resource_metrics:
-        return Explained(
-            None,
-            None,
-            "tortoise.target.missing_metric",
-            f"no metric for this container (Tortoise would add one at "
-            f"{INITIAL_TARGET_PERCENT}%); {NOT_EXPRESSIBLE}",
-            inputs,
-        )
-    if not per_container:
-        return Explained(
-            None,
-            None,
-            "tortoise.target.missing_metric",
-            f"no metric for this container: Tortoise would add one at "
-            f"{INITIAL_TARGET_PERCENT}%; the HPA has no ContainerResource metric to add it "
-            f"next to, add it by hand",
-            inputs,
-        )
-    return Explained(
-        None,
-        INITIAL_TARGET_PERCENT,
-        "tortoise.target.new_metric",
-        f"new ContainerResource metric at Tortoise's initial {INITIAL_TARGET_PERCENT}% "
-        f"(syncHPAMetricsWithTortoiseAutoscalingPolicy adds one for every horizontal "
-        f"container resource the HPA lacks)",
-        inputs,
-    )
-
-
-REMOVE_METRIC = "tortoise.target.remove_metric"
-"""Rule of a ``ContainerResource`` metric removed because its resource is not horizontal."""
-
-
-def _removed(
-    inp: WorkloadInput, targets: Sequence[HpaTargetRecommendation]
-) -> list[HpaTargetRecommendation]:
-    """``ContainerResource`` metrics of a (container, resource) whose policy is not horizontal
-    (vertical, or off): Tortoise removes them
-    (``pkg/hpa/service.go: syncHPAMetricsWithTortoiseAutoscalingPolicy``, tortoise.md A5), and
-    so does the bot: proposed None (``REMOVE_METRIC``). Only containers of the workload count (a
-    metric naming a container the manifest does not declare, such as an injected sidecar, is
-    left alone); pod-level ``Resource`` metrics and every other metric type are never touched.
-
-    Guard: an HPA keeps at least one metric. Where no metric would remain (counting the
-    metrics added in this proposal), Tortoise "disables" the HPA (``disableHPA``: metrics nil,
-    min = max = replicas); the bot cannot write an HPA without metrics, so it keeps them all
-    (``tortoise.target.keep_last_metric``) and says why. Where the repository cannot express
-    ``ContainerResource`` metrics, the metric is kept with a skip reason."""
-    assert inp.hpa is not None
-    stale: list[tuple[str, Resource, int, str]] = []
-    for target in inp.hpa.targets:
-        container = inp.container(target.container) if target.container is not None else None
-        if container is not None and container.policy(target.resource) != "horizontal":
-            stale.append(
-                (
-                    container.name,
-                    target.resource,
-                    target.utilization_percent,
-                    container.policy(target.resource),
-                )
-            )
-    added = sum(1 for t in targets if t.value.rule == "tortoise.target.new_metric")
-    remaining = len(inp.hpa.targets) + inp.hpa.other_metrics + added - len(stale)
-    out = []
-    for name, resource, current, how in stale:
-        inputs: dict[str, Number | str | None] = {"metric": "ContainerResource", "policy": how}
-        why = f"{resource} of {name} is {how}"
-        if not inp.container_resource_metrics:
-            value = Explained(
-                current,
-                current,
-                "hpa.container_resource_unsupported",
-                f"{why}: Tortoise would remove its ContainerResource metric; the repository "
-                "cannot express ContainerResource metrics here, remove it by hand",
-                inputs,
-            )
-        elif remaining <= 0:
-            value = Explained(
-                current,
-                current,
-                "tortoise.target.keep_last_metric",
-                f"{why}, but no other metric would remain: Tortoise would disable the HPA "
-                "(no metrics, minReplicas = maxReplicas = replicas); the bot keeps the metric, "
-                "an HPA needs at least one",
-                inputs,
-            )
-        else:
-            value = Explained(
-                current,
-                None,
-                REMOVE_METRIC,
-                f"{why}: ContainerResource metric removed, as Tortoise does "
-                "(syncHPAMetricsWithTortoiseAutoscalingPolicy)",
-                inputs,
-            )
-        out.append(HpaTargetRecommendation(name, resource, value))
-    return out
-
-
-def _horizontal(inp: WorkloadInput, resource: Resource) -> list[ContainerInput]:
-    return [c for c in inp.containers if c.policy(resource) == "horizontal"]
-
-
-def _replaces_pod_level(
-    inp: WorkloadInput,
-    estimates: Estimates,
-    resource: Resource,
-    *,
-    hold: str | None,
-) -> bool:
-    """Whether the pod-level ``Resource`` metric of ``resource`` becomes per-container metrics:
-    the repository can express them, the HPA scales on it, nothing holds the targets, and every
-    horizontal container has a request and an estimate (a partial set would stop scaling on the
-    others)."""
-    if hold or inp.hpa is None or not inp.container_resource_metrics:
-        return False
-    if not any(t.resource == resource and t.container is None for t in inp.hpa.targets):
-        return False
-    horizontal = _horizontal(inp, resource)
-    return bool(horizontal) and all(
-        c.requests.get(resource) and estimate_of(estimates, c.name, resource) is not None
-        for c in horizontal
-    )
-
-
-def _replacement(
-    inp: WorkloadInput,
-    container: ContainerInput,
-    resource: Resource,
-    pod_target: int,
-    estimates: Estimates,
-    *,
-    settings: RecommendSettings,
-    now_s: float,
-    at_max: bool,
-) -> Explained:
-    """One container's ``ContainerResource`` target replacing the pod-level ``Resource`` target
-    ``pod_target``: C3/C4 from that starting point (tortoise.md B4 starts a new metric at 70 %;
-    the bot starts from the value the pod scaled on and says so)."""
-    est = estimates[container.name][resource]
-    req_m = milli(float(container.requests.get(resource) or 0), resource)
-    rec_m = milli(est.rec, resource)
-    inputs: dict[str, Number | str | None] = {
-        "metric": "Resource",
-        "replaces": pod_target,
-        "rec": rec_m / 1000,
-        "request": req_m / 1000,
-    }
-    start = (
-        f"replaces the pod-level Resource metric, starting from its target {pod_target}% "
-        f"(Tortoise starts a new metric at {INITIAL_TARGET_PERCENT}%)"
-    )
-    if at_max:
-        return Explained(
-            pod_target,
-            pod_target,
-            "tortoise.target.at_max_replicas",
-            f"{start}; replicas at maximum_max_replicas: target kept",
-            inputs,
-        )
-    key = (container.name, resource)
-    if key not in inp.target_changed_s and (POD_LEVEL, resource) in inp.target_changed_s:
-        inp = replace(
-            inp,
-            target_changed_s={
-                **inp.target_changed_s,
-                key: inp.target_changed_s[(POD_LEVEL, resource)],
-            },
-        )
-    value = _target_value(
-        pod_target, rec_m, req_m, key, inputs, inp=inp, settings=settings, now_s=now_s
-    )
-    return replace(value, reason=f"{start}; {value.reason}")
-
-
 def _request(
     container: ContainerInput,
     resource: Resource,
     est: ResourceEstimate,
-    hpa_part: _HpaPart,
+    hpa_part: HpaPart,
     *,
     inp: WorkloadInput,
     settings: RecommendSettings,
@@ -675,7 +190,7 @@ def _request(
         return _floors(result, est, container, resource, settings, usage=usage)
     current_target = None
     if inp.hpa is not None:
-        current_target, kind = _hpa_target_current(inp, container.name, resource)
+        current_target, kind = target_current(inp, container.name, resource)
         if kind == "added":
             current_target = None
     proposal = horizontal_request(
@@ -1029,7 +544,7 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
         hours=lambda times: hour_of_week(times, settings.admin),
         time_zone=settings.admin.time_zone,
     )
-    hpa_part = _hpa_part(inp, settings, estimates, now_s)
+    hpa_part = recommend_hpa(inp, settings, estimates, now_s)
     containers = []
     for container in inp.containers:
         per: dict[Resource, ResourceRecommendation] = {}
@@ -1288,7 +803,7 @@ def _with_target(values: Values, container: str, resource: Resource, percent: in
     return replace(values, hpa=replace(values.hpa, targets=targets))
 
 
-def _replays_bounds(inp: WorkloadInput, hpa_part: _HpaPart, settings: RecommendSettings) -> bool:
+def _replays_bounds(inp: WorkloadInput, hpa_part: HpaPart, settings: RecommendSettings) -> bool:
     """Whether minReplicas/maxReplicas come from the replay: a replica rule says so, the HPA
     is not gathering data, and no emergency (or its way back) is in progress."""
     rules = settings.replicas
