@@ -10,7 +10,8 @@ import pytest
 
 from bot.config.recommend import RecommendSettings, resolve
 from bot.model import Explained, Recommendation
-from bot.recommend.engine import _limit, recommend
+from bot.recommend.engine import recommend
+from bot.recommend.folding import limit
 from bot.recommend.inputs import WorkloadInput
 from bot.recommend.replay.gate import GATE_RULE, ReplayContext, gate
 from tests.recommend.factories import (
@@ -40,7 +41,7 @@ def _gate(inp: WorkloadInput, draft: Recommendation, mode: str = "on") -> Recomm
         draft,
         settings,
         context=context,
-        limit_of=lambda name, res, request: _limit(by_name[name], res, request, settings),
+        limit_of=lambda name, res, request: limit(by_name[name], res, request, settings),
     )
 
 

@@ -1,0 +1,429 @@
+"""Steps 4 and 5 of the engine: the folding rules that turn estimates into requests and limits.
+
+- ``request_move``: the full move of one request before noise control: ``off`` keeps,
+  ``vertical`` follows the VPA (Tortoise's buffer and hysteresis, or HVPA blending; the OOM
+  response, a leak), ``horizontal`` is right-sized (``tortoise.requests``);
+- ``floors``: a value set by a floor (the VPA per-pod minimum, Tortoise's minimum request) says
+  so and, with ``noise.floors_raise`` false, raises a request no further than usage needs;
+- ``noise_control``: memory floor at the peak, OOM increase, rounding to the manifest grid,
+  minChange, then the step limit;
+- ``limit``: the limit that goes with the new request (``vpa.limits``, HVPA's gap, the OOM bump
+  and peak of a burstable container, a leak's days of growth).
+
+``docs/recommendations.md`` §2-§7 has every rule with its setting and its upstream value.
+"""
+
+from __future__ import annotations
+
+import math
+
+from bot.config.recommend import RecommendSettings
+from bot.model import (
+    Explained,
+    Number,
+    Resource,
+)
+from bot.recommend import hvpa, noise, units
+from bot.recommend.estimate import (
+    ResourceEstimate,
+)
+from bot.recommend.inputs import ContainerInput, WorkloadInput
+from bot.recommend.leak import Leak
+from bot.recommend.tortoise.hpa import HpaPart
+from bot.recommend.tortoise.hpa_targets import target_current
+from bot.recommend.tortoise.requests import (
+    from_milli,
+    horizontal_request,
+    justify,
+    milli,
+    request_bounds,
+    vertical_ideal,
+    vertical_request,
+)
+from bot.recommend.vpa.limits import propose_limit
+
+
+def request_move(
+    container: ContainerInput,
+    resource: Resource,
+    est: ResourceEstimate,
+    hpa_part: HpaPart,
+    *,
+    inp: WorkloadInput,
+    settings: RecommendSettings,
+) -> Explained:
+    """The full move for one container resource: the recommended request before noise control
+    and before the step limit (``noise_control`` applies both, in that order)."""
+    admin = settings.admin
+    current = container.requests.get(resource)
+    policy = container.policy(resource)
+    if policy == "off" or current is None:
+        return Explained(current, current, "policy.off", "policy off or no request: untouched")
+    if hpa_part.frozen:
+        return Explained(
+            current, current, "tortoise.emergency.frozen", "emergency: requests frozen"
+        )
+    if policy == "horizontal" and inp.hpa is None:
+        return Explained(
+            current,
+            current,
+            "policy.horizontal_without_hpa",
+            "horizontal policy but no HPA: untouched (the bot does not create HPAs)",
+        )
+    req_m, rec_m = milli(float(current), resource), milli(est.rec, resource)
+    inputs: dict[str, Number | str | None] = {"rec": est.rec, "vpa_target": est.vpa.target}
+    bounds = {
+        "min_allocated": container.min_allocated.get(resource),
+        "max_allocated": container.max_allocated.get(resource),
+    }
+    if settings.strategy == "hvpa" and policy == "vertical":
+        replicas = inp.history.replicas
+        now_replicas = int(replicas[-1]) if replicas.size else (inp.replicas or 1)
+        hpa = inp.hpa
+        weight = hvpa.vpa_weight(
+            settings.hvpa.weight_based_scaling_intervals,
+            now_replicas,
+            now_replicas,
+            hpa_min=(hpa.min_replicas or 1) if hpa else now_replicas,
+            hpa_max=hpa.max_replicas if hpa else now_replicas,
+        )
+        value = hvpa.weighted_request(float(current), est.vpa.target, weight, resource)
+        return Explained(
+            current,
+            value,
+            "hvpa.weighted",
+            f"current + trunc((VPA target − current) × {weight}/100)",
+            inputs | {"vpa_weight": weight},
+        )
+    if policy == "vertical":
+        ns = settings.noise
+        if ns.vertical_from == "vpa_target":
+            rec_m = milli(est.vpa.target, resource)
+        buffer = (
+            admin.buffer_ratio_on_vertical_resource
+            if ns.vertical_buffer or ns.vertical_hysteresis
+            else 0.0
+        )
+        bounded_oom = resource == "memory" and est.oom_floor > 0 and ns.oom_response == "bounded"
+        if bounded_oom and est.leak is not None:
+            leak = est.leak
+            return Explained(
+                current,
+                current,
+                "oom.leak",
+                f"memory leak: the working set grew about "
+                f"{units.amount(leak.bytes_per_day, resource)} a day until each OOM kill "
+                f"({leak.grew} of {leak.lives} pod lives, {leak.kills} kills); the request is "
+                "kept and the limit holds a set number of days of growth (fix the leak)",
+                inputs | {"leak_bytes_per_day": leak.bytes_per_day, "oom_kills": leak.kills},
+            )
+        burstable = is_burstable(container)
+        if bounded_oom and burstable:
+            # The limit takes the OOM bump (``limit``); the request follows usage.
+            new, rule, reason = vertical_ideal(req_m, rec_m, buffer, resource=resource)
+        elif bounded_oom:
+            rec_m = milli(max(est.vpa.target, est.oom_floor), resource)
+            new, rule, reason = vertical_ideal(req_m, rec_m, buffer, resource=resource)
+            rule = "oom.bounded"
+            reason = (
+                f"OOM kill in the window: max(VPA target {units.amount(est.vpa.target, resource)}"
+                f", OOM bump {units.amount(est.oom_floor, resource)}) × (1 + {buffer:g}), once"
+            )
+            inputs |= {"oom_bump": est.oom_floor}
+        elif settings.noise.vertical_hysteresis:
+            new, rule, reason = vertical_request(req_m, rec_m, buffer, resource=resource)
+        else:
+            new, rule, reason = vertical_ideal(req_m, rec_m, buffer, resource=resource)
+        if new is None:
+            return Explained(current, current, rule, reason, inputs)
+        value_m, clamp_rule = justify(
+            req_m, new, resource, container.name, admin=admin, step_limit=False, **bounds
+        )
+        if clamp_rule and value_m != new:
+            rule, reason = clamp_rule, f"{reason}; clamped ({clamp_rule})"
+        usage = (est.rec_unfloored or est.rec) * (1 + buffer)
+        if ns.vertical_from == "vpa_target":
+            usage = (est.target_unfloored or est.vpa.target) * (1 + buffer)
+        if bounded_oom and not burstable:
+            usage = max(usage, est.oom_floor)
+        result = Explained(current, from_milli(value_m, resource), rule, reason, inputs)
+        return floors(result, est, container, resource, settings, usage=usage)
+    current_target = None
+    if inp.hpa is not None:
+        current_target, kind = target_current(inp, container.name, resource)
+        if kind == "added":
+            current_target = None
+    proposal = horizontal_request(
+        req_m,
+        rec_m,
+        current_target,
+        hpa_part.context,
+        resource=resource,
+        container=container.name,
+        admin=admin,
+        step_limit=False,
+        **bounds,
+    )
+    result = Explained(
+        current, from_milli(proposal.milli, resource), proposal.rule, proposal.reason, inputs
+    )
+    unfloored = est.rec_unfloored or est.rec
+    usage = unfloored * 100 / current_target if current_target else unfloored
+    return floors(result, est, container, resource, settings, usage=usage)
+
+
+def is_burstable(container: ContainerInput) -> bool:
+    """A memory limit above the request: the limit, not the request, absorbs the peaks."""
+    request, limit = container.requests.memory_bytes, container.limits.memory_bytes
+    return bool(request and limit and limit > request)
+
+
+def floors(
+    x: Explained,
+    est: ResourceEstimate,
+    container: ContainerInput,
+    resource: Resource,
+    settings: RecommendSettings,
+    *,
+    usage: float,
+) -> Explained:
+    """Floors that say so (bot rule ``floor.kept``).
+
+    A value set by a floor, the VPA per-pod minimum (``rec`` above what the unfloored targets
+    give) or Tortoise's minimum request (clamp ``tortoise.request.min``), is named as a floor
+    in its reason and ``inputs.floor``. With ``noise.floors_raise`` false (the default), a floor
+    never raises a request above ``max(current, usage)``, ``usage`` being the same rule on the
+    unfloored VPA values (cores or bytes): the current value is kept (``floor.kept``) or the
+    request rises to what usage needs (``floor.usage``). Upstream (``floors_raise: true``) lets
+    the floor raise it.
+    """
+    current, proposed = x.current, x.proposed
+    if current is None or proposed is None:
+        return x
+    admin = settings.admin
+    floor: float | None = None
+    what = ""
+    floored = (
+        est.target_unfloored is not None and est.vpa.target > est.target_unfloored * (1 + 1e-9)
+        if settings.noise.vertical_from == "vpa_target" and x.inputs.get("vpa_target") is not None
+        else est.rec_unfloored is not None and est.rec > est.rec_unfloored * (1 + 1e-9)
+    )
+    if floored:
+        floor = est.pod_minimum
+        what = f"the VPA per-pod minimum ({units.amount(floor, resource)} for this container)"
+    elif x.rule == "tortoise.request.min":
+        floor = float(
+            request_bounds(
+                0, resource, container.name, min_allocated=None, max_allocated=None, admin=admin
+            )[0]
+            / 1000
+        )
+        what = f"Tortoise's minimum request ({units.amount(floor, resource)})"
+    if floor is None:
+        return x
+    usage = max(usage, float(container.min_allocated.get(resource) or 0.0))  # the user's own
+    inputs = {**x.inputs, "floor": floor, "usage": usage}
+    if proposed > current and not settings.noise.floors_raise:
+        if usage <= current:
+            return Explained(
+                current,
+                current,
+                "floor.kept",
+                f"kept: {what} would raise it to {units.amount(proposed, resource)}, but it "
+                f"is a floor, not usage (usage asks for {units.amount(usage, resource)})",
+                inputs,
+            )
+        if usage < proposed:
+            return Explained(
+                current,
+                usage if resource == "cpu" else math.ceil(usage),
+                "floor.usage",
+                f"usage asks for {units.amount(usage, resource)}; {what} would raise it to "
+                f"{units.amount(proposed, resource)}, but a floor raises a request no further "
+                "than usage needs",
+                inputs,
+            )
+    return Explained(current, proposed, x.rule, f"{x.reason}; floor: {what}", inputs)
+
+
+def noise_control(
+    raw: Explained,
+    resource: Resource,
+    est: ResourceEstimate,
+    container: ContainerInput,
+    settings: RecommendSettings,
+    *,
+    at_risk: str | None = None,
+) -> Explained:
+    """Memory floor at the peak, OOM increase, rounding to the manifest grid, minChange, then
+    the step limit. Rounding and minChange judge the full move; the step limit
+    (``admin.max_allowed_scaling_down_ratio`` with ``noise.step_limit``, Tortoise strategy
+    only: HVPA's weight is its own damping) then bounds what one proposal asks for.
+    ``at_risk``: why the current request is a measured risk (usage above it longer than
+    ``noise.risk_minutes``): an increase then passes whatever minChange says."""
+    ns = settings.noise
+    current, proposed = raw.current, raw.proposed
+    if (
+        proposed is None
+        or current is None
+        or raw.rule in ("policy.off", "tortoise.emergency.frozen")
+    ):
+        return raw
+    rule, reason = raw.rule, raw.reason
+    inputs = dict(raw.inputs)
+    cap = container.max_allocated.get(resource)
+    forced = False
+    if (
+        resource == "memory"
+        and est.usage is not None
+        and ns.memory_floor_at_peak
+        and proposed < est.usage.max
+        and not (is_burstable(container) and ns.oom_response == "bounded")
+    ):
+        proposed, rule = est.usage.max, "noise.memory_peak_floor"
+        proposed = min(
+            proposed, float(cap or math.inf), float(settings.admin.maximum_memory_request_bytes)
+        )
+        reason = f"raised to the observed working-set peak ({raw.reason})"
+    bump_in_limit = is_burstable(container) and ns.oom_response == "bounded"
+    if (
+        resource == "memory"
+        and ns.oom_immediate_increase
+        and est.oom_floor > 0
+        and not bump_in_limit
+    ):
+        floor = est.oom_floor if not cap else min(est.oom_floor, float(cap))
+        if proposed < floor and floor > current:
+            proposed, rule, forced = floor, "oom.bump", True
+            reason = "OOM kill in the window: max(request + 100 MiB, request × 1.2)"
+        elif proposed > current:
+            forced = True
+    if at_risk is not None and proposed > current and not forced:
+        forced = True
+        reason = f"{reason}; {at_risk}"
+    admin = settings.admin
+    global_max = (
+        admin.maximum_cpu_request_cores
+        if resource == "cpu"
+        else float(admin.maximum_memory_request_bytes)
+    )
+    ceiling = min(float(cap) if cap else math.inf, global_max)
+    rounded = noise.round_up_to_step(float(proposed), resource, ns)
+    if rounded > ceiling >= float(proposed):
+        rounded = ceiling
+    if noise.same_on_grid(float(current), rounded, resource, ns):
+        return Explained(
+            current,
+            current,
+            raw.rule if proposed == current else "noise.rounding",
+            raw.reason
+            if proposed == current
+            else "differs from the current value only by rounding",
+            inputs,
+        )
+    allowed, threshold = noise.passes_min_change(float(current), rounded, resource, ns)
+    if not allowed and not forced:
+        inputs |= {"unfiltered": rounded, "min_change": threshold, "unfiltered_rule": rule}
+        return Explained(
+            current,
+            current,
+            "noise.min_change",
+            f"wants {units.describe(rounded, resource, float(current))}: a move of "
+            f"{units.amount(abs(rounded - float(current)), resource)} is below minChange "
+            f"{units.amount(threshold, resource)}",
+            inputs,
+        )
+    ratio = (
+        0.0
+        if raw.rule == "hvpa.weighted" or not ns.step_limit
+        else admin.max_allowed_scaling_down_ratio
+    )
+    stepped = min(noise.step_limited(float(current), rounded, resource, ratio, ns), ceiling)
+    if stepped > rounded:
+        inputs |= {"wanted": rounded, "wanted_rule": rule}
+        rule = "tortoise.request.step_down"
+        reason = (
+            f"{reason}; wants {units.describe(rounded, resource, float(current))}, "
+            f"step-limited to {units.describe(stepped, resource, float(current))}"
+        )
+        rounded = stepped
+    value: Number = rounded if resource == "cpu" else int(rounded)
+    return Explained(current, value, rule, reason, inputs)
+
+
+def limit(
+    container: ContainerInput,
+    resource: Resource,
+    request: Explained,
+    settings: RecommendSettings,
+    *,
+    peak: float | None = None,
+    oom_bump: float = 0.0,
+    leak: Leak | None = None,
+) -> Explained:
+    """The limit of ``container``'s ``resource`` that goes with the folded ``request``: kept
+    where the request is; a leak's ``noise.leak_hold_days`` of growth; HVPA's gap scaling; else
+    ``vpa.limits.propose_limit`` (``limits`` settings), then for a burstable container's memory
+    (``noise.oom_response: bounded``) at least the OOM bump and the observed ``peak`` (bytes)."""
+    current = container.limits.get(resource)
+    orig_request = container.requests.get(resource)
+    if request.rule in ("policy.off", "tortoise.emergency.frozen"):
+        return Explained(current, current, request.rule, "limit untouched")
+    if request.rule == "oom.leak" and leak is not None:
+        days = settings.noise.leak_hold_days
+        held = math.ceil(leak.start_bytes + leak.bytes_per_day * days)
+        if current is not None and held <= current:
+            return Explained(current, current, "oom.leak", "memory leak: the limit is kept")
+        return Explained(
+            current,
+            held,
+            "oom.leak",
+            f"memory leak: the limit holds {days:g} days of growth, the working set at a "
+            f"restart {units.amount(leak.start_bytes, resource)} + {days:g} × "
+            f"{units.amount(leak.bytes_per_day, resource)}",
+            {"leak_bytes_per_day": leak.bytes_per_day, "start_bytes": leak.start_bytes},
+        )
+    new_request = request.proposed
+    if settings.strategy == "hvpa" and request.rule == "hvpa.weighted" and new_request is not None:
+        params = settings.hvpa.limits_requests_gap_scale_params.get(resource)
+        gap_limit = hvpa.scaled_limit(
+            current,
+            float(orig_request) if orig_request else None,
+            float(new_request),
+            params,
+            resource,
+        )
+        return Explained(current, gap_limit, "hvpa.limits_gap", "limitsRequestsGapScaleParams")
+    proposal = propose_limit(
+        current,
+        float(orig_request) if orig_request is not None else None,
+        float(new_request) if new_request is not None else None,
+        resource,
+        limits=settings.limits,
+        admin=settings.admin,
+        peak=peak,
+    )
+    value: Number | None = proposal.value
+    rule, reason = proposal.rule, proposal.reason
+    if (
+        value is not None
+        and resource == "memory"
+        and is_burstable(container)
+        and settings.noise.oom_response == "bounded"
+    ):
+        # The limit absorbs the peaks of a burstable container: never below the observed
+        # peak, and after an OOM kill at least the VPA OOM bump.
+        if oom_bump > value:
+            value, rule = oom_bump, "oom.limit_bump"
+            reason = (
+                f"OOM kill in the window: limit raised to the VPA OOM bump, max(used + 100Mi, "
+                f"used × 1.2) = {units.amount(oom_bump, resource)}"
+            )
+        if peak is not None and settings.noise.memory_floor_at_peak and value < peak:
+            value, rule = peak, "noise.memory_peak_floor"
+            reason = f"not below the observed working-set peak {units.amount(peak, resource)}"
+    if value is not None and resource == "memory":
+        value = math.ceil(value)
+    if value is not None and current is not None and math.isclose(value, current, rel_tol=1e-9):
+        value = current
+    return Explained(current, value, rule, reason)
