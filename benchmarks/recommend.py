@@ -105,7 +105,7 @@ class _ReplayClock:
                 return clock.wrap(build)(*args, **kwargs)
 
         setattr(engine, "ReplayContext", TimedContext)  # noqa: B010
-        for name in ("_replayed_targets", "_replayed_bounds", "_gated"):
+        for name in ("replayed_targets", "replayed_bounds", "_gated"):
             setattr(engine, name, self.wrap(getattr(engine, name)))
 
 

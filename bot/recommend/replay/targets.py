@@ -1,0 +1,178 @@
+"""HPA targets chosen by replay (bot rule ``tortoise.target.by_replay``, ``replicas.target:
+replay``) and raised targets that change no replica left out (``replay.target_no_effect``).
+
+The target is the highest percent in ``[minimum, maximum]_target_resource_utilization`` at which
+the replayed pods run above their requests in at most ``replay.max_extra_over_request`` of their
+minutes: a binary search on the quick model (``figures.over_request_share``); the gate then
+replays the whole proposal in full.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from bot.config.recommend import RecommendSettings
+from bot.model import Explained, HpaTarget, HpaTargetRecommendation, Recommendation, Resource
+from bot.recommend.inputs import WorkloadInput
+from bot.recommend.replay.compare import proposed_values
+from bot.recommend.replay.figures import Values, hpa_metrics, over_request_share, replica_path
+from bot.recommend.replay.gate import ReplayContext
+from bot.recommend.replay.series import ReplaySeries
+from bot.recommend.tortoise.hpa_targets import NOT_EXPRESSIBLE, POD_LEVEL
+
+REPLAYED_TARGET_RULES = frozenset(
+    {
+        "tortoise.target.headroom",
+        "tortoise.target.fixed_point",
+        "tortoise.target.keep",
+        "tortoise.target.max",
+        "tortoise.target.min",
+        "tortoise.target.max_increase",
+        "noise.target_min_points",
+    }
+)
+"""Rules of a target Tortoise's formula computed: the replay may choose it instead."""
+
+
+def replayed_targets(
+    inp: WorkloadInput,
+    draft: Recommendation,
+    settings: RecommendSettings,
+    context: ReplayContext,
+    *,
+    now_s: float,
+) -> Recommendation:
+    """HPA targets chosen by replay (bot rule ``tortoise.target.by_replay``, with
+    ``replicas.target: replay``): the highest target in [minimum, maximum target utilisation]
+    at which the replayed pods of the container (all containers for a pod-level metric) run
+    above their requests in at most ``replay.max_extra_over_request`` of their minutes, the
+    other values as proposed. Tortoise's formula (``100 − (usage − current)``, +5 points a
+    day) moves toward that point one proposal at a time and overshoots when the metrics
+    interact; the replay finds it in one, and the same history finds it again. A move below
+    ``noise.target_min_points`` is not proposed; one change per
+    ``admin.hpa_target_utilization_update_interval_s`` as upstream. A raised target that
+    changes no replica in the replay is not proposed (``replay.target_no_effect``)."""
+    if draft.hpa is None:
+        return draft
+    rules, admin = settings.replicas, settings.admin
+    proposal = proposed_values(context.now, draft)
+    plain = replace(context.options, slots=None)
+    quick = replace(plain, model="quick")
+    drives = driving_metrics(context.series, proposal)
+    lo = admin.minimum_target_resource_utilization
+    hi = admin.maximum_target_resource_utilization
+    allowance = settings.replay.max_extra_over_request
+    out = []
+    for t in draft.hpa.targets:
+        value = t.value
+        start = value.current if value.current is not None else value.inputs.get("replaces")
+        replays = (
+            rules.target == "replay"
+            and value.rule in REPLAYED_TARGET_RULES
+            and isinstance(start, int)
+            and proposal.hpa is not None
+        )
+        if replays:
+            assert isinstance(start, int)
+
+            def over(percent: int, t: HpaTargetRecommendation = t) -> float:
+                trial = with_target(proposal, t.container, t.resource, percent)
+                name = t.container if t.container != POD_LEVEL else None
+                return over_request_share(context.series, trial, name, quick)
+
+            low, high = lo, hi
+            if over(low) > allowance:
+                high = low
+            while low < high:
+                mid = (low + high + 1) // 2
+                if over(mid) <= allowance:
+                    low = mid
+                else:
+                    high = mid - 1
+            chosen = low  # on the quick model; the gate replays the proposal in full
+            key = (t.container, t.resource)
+            last = inp.target_changed_s.get(key)
+            interval = admin.hpa_target_utilization_update_interval_s
+            inputs = {**value.inputs, "replayed_target": chosen}
+            if chosen != start and abs(chosen - start) < settings.noise.target_min_points:
+                value = Explained(
+                    start,
+                    start,
+                    "noise.target_min_points",
+                    f"the replay puts it at {chosen}%, a move below "
+                    f"{settings.noise.target_min_points} points: kept",
+                    inputs,
+                )
+            elif chosen != start and last is not None and now_s - last < interval:
+                value = Explained(
+                    start,
+                    start,
+                    "tortoise.target.interval",
+                    f"the replay puts it at {chosen}%; changed {(now_s - last) / 3600:.1f} h "
+                    f"ago, at most one change per {interval / 3600:g} h",
+                    inputs,
+                )
+            else:
+                prefix = value.reason.split(";")[0] + "; " if value.inputs.get("replaces") else ""
+                suffix = f"; {NOT_EXPRESSIBLE}" if NOT_EXPRESSIBLE in value.reason else ""
+                value = Explained(
+                    start,
+                    chosen,
+                    "tortoise.target.by_replay",
+                    f"{prefix}the highest target at which the replayed pods run above their "
+                    f"request at most {allowance:.0%} of the time (range {lo}–{hi}%){suffix}",
+                    inputs,
+                )
+        if (
+            rules.skip_targets_without_effect
+            and (t.container, t.resource) not in drives
+            and value.proposed is not None
+            and value.current is not None
+            and value.proposed > value.current
+            and value.inputs.get("metric") != "Resource"
+        ):
+            alone = with_target(proposal, t.container, t.resource, int(value.proposed))
+            same = with_target(proposal, t.container, t.resource, int(value.current))
+            if np.array_equal(
+                replica_path(context.series, alone, plain).replicas,
+                replica_path(context.series, same, plain).replicas,
+            ):
+                value = Explained(
+                    value.current,
+                    value.current,
+                    "replay.target_no_effect",
+                    f"wants {value.proposed}%; this metric does not drive the HPA in the replay "
+                    "(the same replicas at either target): kept",
+                    {**value.inputs, "wanted": value.proposed},
+                )
+        out.append(HpaTargetRecommendation(t.container, t.resource, value))
+    return replace(draft, hpa=replace(draft.hpa, targets=tuple(out)))
+
+
+def driving_metrics(series: ReplaySeries, values: Values) -> set[tuple[str, str]]:
+    """The HPA metrics ``(container or *, resource)`` whose need at their target is the
+    largest at some step: the others never decide the replica count (their targets can be
+    raised without effect, which ``replayed_targets`` then confirms by replay)."""
+    metrics = hpa_metrics(series, values)
+    if len(metrics) < 2:
+        return {(t.container or POD_LEVEL, t.resource) for _, t in metrics}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        needs = np.vstack([m.usage * 100.0 / (m.request * m.target_percent) for m, _ in metrics])
+    top = np.argmax(np.where(np.isfinite(needs), needs, -np.inf), axis=0)
+    seen = set(np.flatnonzero(np.bincount(top, minlength=len(metrics))).tolist())
+    return {(t.container or POD_LEVEL, t.resource) for i, (_, t) in enumerate(metrics) if i in seen}
+
+
+def with_target(values: Values, container: str, resource: Resource, percent: int) -> Values:
+    """``values`` with one HPA target (``*``: pod-level) set to ``percent``."""
+    assert values.hpa is not None
+    name = None if container == POD_LEVEL else container
+    targets = tuple(
+        HpaTarget(t.resource, percent, t.container)
+        if t.container == name and t.resource == resource
+        else t
+        for t in values.hpa.targets
+    )
+    return replace(values, hpa=replace(values.hpa, targets=targets))
