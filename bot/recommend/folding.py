@@ -32,11 +32,10 @@ from bot.recommend.leak import Leak
 from bot.recommend.tortoise.hpa import HpaPart
 from bot.recommend.tortoise.hpa_targets import target_current
 from bot.recommend.tortoise.requests import (
+    RequestBounds,
     from_milli,
     horizontal_request,
-    justify,
     milli,
-    request_bounds,
     vertical_ideal,
     vertical_request,
 )
@@ -72,10 +71,14 @@ def request_move(
         )
     req_m, rec_m = milli(float(current), resource), milli(est.rec, resource)
     inputs: dict[str, Number | str | None] = {"rec": est.rec, "vpa_target": est.vpa.target}
-    bounds = {
-        "min_allocated": container.min_allocated.get(resource),
-        "max_allocated": container.max_allocated.get(resource),
-    }
+    bounds = RequestBounds(
+        resource,
+        container.name,
+        admin,
+        container.min_allocated.get(resource),
+        container.max_allocated.get(resource),
+        step_limit=False,
+    )
     if settings.strategy == "hvpa" and policy == "vertical":
         replicas = inp.history.replicas
         now_replicas = int(replicas[-1]) if replicas.size else (inp.replicas or 1)
@@ -136,9 +139,7 @@ def request_move(
             new, rule, reason = vertical_ideal(req_m, rec_m, buffer, resource=resource)
         if new is None:
             return Explained(current, current, rule, reason, inputs)
-        value_m, clamp_rule = justify(
-            req_m, new, resource, container.name, admin=admin, step_limit=False, **bounds
-        )
+        value_m, clamp_rule = bounds.justify(req_m, new)
         if clamp_rule and value_m != new:
             rule, reason = clamp_rule, f"{reason}; clamped ({clamp_rule})"
         usage = (est.rec_unfloored or est.rec) * (1 + buffer)
@@ -153,17 +154,7 @@ def request_move(
         current_target, kind = target_current(inp, container.name, resource)
         if kind == "added":
             current_target = None
-    proposal = horizontal_request(
-        req_m,
-        rec_m,
-        current_target,
-        hpa_part.context,
-        resource=resource,
-        container=container.name,
-        admin=admin,
-        step_limit=False,
-        **bounds,
-    )
+    proposal = horizontal_request(req_m, rec_m, current_target, hpa_part.context, bounds)
     result = Explained(
         current, from_milli(proposal.milli, resource), proposal.rule, proposal.reason, inputs
     )
@@ -212,12 +203,7 @@ def floors(
         floor = est.pod_minimum
         what = f"the VPA per-pod minimum ({units.amount(floor, resource)} for this container)"
     elif x.rule == "tortoise.request.min":
-        floor = float(
-            request_bounds(
-                0, resource, container.name, min_allocated=None, max_allocated=None, admin=admin
-            )[0]
-            / 1000
-        )
+        floor = float(RequestBounds(resource, container.name, admin).floor_and_ceiling(0)[0] / 1000)
         what = f"Tortoise's minimum request ({units.amount(floor, resource)})"
     if floor is None:
         return x

@@ -22,8 +22,8 @@ from bot.recommend.tortoise.replicas import (
 )
 from bot.recommend.tortoise.requests import (
     HorizontalContext,
+    RequestBounds,
     horizontal_request,
-    justify,
     sticky_max,
     vertical_request,
 )
@@ -215,18 +215,15 @@ NOTHING = HorizontalContext(False, False, False, False)
 
 
 def _h(req, rec, target, ctx, resource="cpu", container="test-container", admin=H3, **kw):
-    out = horizontal_request(
-        m(req),
-        m(rec),
-        target,
-        ctx,
-        resource=resource,
-        container=container,
-        admin=admin,
-        min_allocated=kw.get("min_allocated"),
-        max_allocated=kw.get("max_allocated"),
+    bounds = RequestBounds(
+        resource,
+        container,
+        admin,
+        kw.get("min_allocated"),
+        kw.get("max_allocated"),
         step_limit=kw.get("step_limit", True),
     )
+    out = horizontal_request(m(req), m(rec), target, ctx, bounds)
     return out.milli
 
 
@@ -305,29 +302,15 @@ def test_vertical_hysteresis_band_keeps_memory():
     ids=["max-allocated", "global-max", "min-allocated", "global-min", "per-container", "ratio"],
 )
 def test_justify_new_size(container, old, new, admin, bounds, expected):
-    value, _ = justify(
-        m(old),
-        m(new),
-        "cpu",
-        container,
-        min_allocated=bounds.get("min_allocated"),
-        max_allocated=bounds.get("max_allocated"),
-        admin=admin,
-    )
+    limits = RequestBounds("cpu", container, admin, **bounds)
+    value, _ = limits.justify(m(old), m(new))
     assert value == m(expected)
 
 
 def test_justify_per_container_map_quirk():
     # A name only in the CPU map has a memory floor of 0, not MinimumMemoryRequest.
-    value, _ = justify(
-        m(100 * MI),
-        m(1 * MI),
-        "memory",
-        "istio-proxy",
-        min_allocated=None,
-        max_allocated=None,
-        admin=H3.model_copy(update={"minimum_memory_request_per_container_bytes": {}}),
-    )
+    admin = H3.model_copy(update={"minimum_memory_request_per_container_bytes": {}})
+    value, _ = RequestBounds("memory", "istio-proxy", admin).justify(m(100 * MI), m(1 * MI))
     assert value == m(1 * MI)
 
 

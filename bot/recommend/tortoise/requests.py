@@ -52,77 +52,75 @@ def sticky_max(targets: Sequence[float], uppers: Sequence[float]) -> float:
     return m
 
 
-def request_bounds(
-    old_milli: int,
-    resource: Resource,
-    container: str,
-    *,
-    min_allocated: float | None,
-    max_allocated: float | None,
-    admin: AdminSettings,
-    step_limit: bool = True,
-) -> tuple[int, int]:
-    """(floor, ceiling) of ``justifyNewSize`` in milli-units.
+@dataclass(frozen=True, slots=True)
+class RequestBounds:
+    """What bounds one container resource's request in ``justifyNewSize``: the container's
+    ``minAllocatedResources``/``maxAllocatedResources`` (cores or bytes, None = unset), the
+    global and per-container minimums and maximums of ``admin``, and the step limit
+    (``MaxAllowedScalingDownRatio``; ``step_limit=False`` leaves it out: the full move, which
+    the engine's noise control judges before it limits the step, ``noise.step_limited``)."""
 
-    floor = max(minAllocated, per-container or global minimum, trunc(old × MaxAllowedScalingDownRatio));
-    ceiling = maxAllocated when set, non-zero and <= the global maximum, else the global maximum.
-    A container named in either per-container map takes its floor from that map (0 if absent).
-    Deviation: the floor never exceeds the ceiling (upstream returns the floor when the new size
-    is below both, e.g. a 3-core request with maxAllocated 2 stepping down to 2.4), so a
-    proposal always lies within the allowed range. ``step_limit=False`` leaves out the
-    ``MaxAllowedScalingDownRatio`` term: the full move, which the engine's noise control judges
-    before it limits the step (``noise.step_limited``).
-    """
-    cpu_map = admin.minimum_cpu_request_per_container_cores
-    mem_map = admin.minimum_memory_request_per_container_bytes
-    if container in cpu_map or container in mem_map:
-        global_min = cpu_map.get(container, 0.0) if resource == "cpu" else mem_map.get(container, 0)
-    else:
-        global_min = (
-            admin.minimum_cpu_request_cores
+    resource: Resource
+    container: str
+    admin: AdminSettings
+    min_allocated: float | None = None
+    max_allocated: float | None = None
+    step_limit: bool = True
+
+    def floor_and_ceiling(self, old_milli: int) -> tuple[int, int]:
+        """(floor, ceiling) of ``justifyNewSize`` in milli-units.
+
+        floor = max(minAllocated, per-container or global minimum,
+        trunc(old × MaxAllowedScalingDownRatio)); ceiling = maxAllocated when set, non-zero and
+        <= the global maximum, else the global maximum. A container named in either
+        per-container map takes its floor from that map (0 if absent). Deviation: the floor
+        never exceeds the ceiling (upstream returns the floor when the new size is below both,
+        e.g. a 3-core request with maxAllocated 2 stepping down to 2.4), so a proposal always
+        lies within the allowed range.
+        """
+        admin, resource, container = self.admin, self.resource, self.container
+        cpu_map = admin.minimum_cpu_request_per_container_cores
+        mem_map = admin.minimum_memory_request_per_container_bytes
+        if container in cpu_map or container in mem_map:
+            global_min = (
+                cpu_map.get(container, 0.0) if resource == "cpu" else mem_map.get(container, 0)
+            )
+        else:
+            global_min = (
+                admin.minimum_cpu_request_cores
+                if resource == "cpu"
+                else admin.minimum_memory_request_bytes
+            )
+        global_max = (
+            admin.maximum_cpu_request_cores
             if resource == "cpu"
-            else admin.minimum_memory_request_bytes
+            else admin.maximum_memory_request_bytes
         )
-    global_max = (
-        admin.maximum_cpu_request_cores if resource == "cpu" else admin.maximum_memory_request_bytes
-    )
-    floor = max(milli(min_allocated or 0.0, resource), milli(global_min, resource))
-    ceiling = milli(global_max, resource)
-    if max_allocated and milli(max_allocated, resource) <= ceiling:
-        ceiling = milli(max_allocated, resource)
-    by_ratio = math.trunc(old_milli * admin.max_allowed_scaling_down_ratio) if step_limit else 0
-    return min(max(floor, by_ratio), ceiling), ceiling
-
-
-def justify(
-    old_milli: int,
-    new_milli: int,
-    resource: Resource,
-    container: str,
-    *,
-    min_allocated: float | None,
-    max_allocated: float | None,
-    admin: AdminSettings,
-    step_limit: bool = True,
-) -> tuple[int, str | None]:
-    """``justifyNewSize``: the ceiling first, then the floor; returns (value, clamp rule)."""
-    floor, ceiling = request_bounds(
-        old_milli,
-        resource,
-        container,
-        min_allocated=min_allocated,
-        max_allocated=max_allocated,
-        admin=admin,
-        step_limit=step_limit,
-    )
-    if new_milli > ceiling:
-        return ceiling, "tortoise.request.max"
-    if new_milli < floor:
+        floor = max(milli(self.min_allocated or 0.0, resource), milli(global_min, resource))
+        ceiling = milli(global_max, resource)
+        if self.max_allocated and milli(self.max_allocated, resource) <= ceiling:
+            ceiling = milli(self.max_allocated, resource)
         by_ratio = (
-            math.trunc(old_milli * admin.max_allowed_scaling_down_ratio) if step_limit else -1
+            math.trunc(old_milli * admin.max_allowed_scaling_down_ratio) if self.step_limit else 0
         )
-        return floor, "tortoise.request.step_down" if floor == by_ratio else "tortoise.request.min"
-    return new_milli, None
+        return min(max(floor, by_ratio), ceiling), ceiling
+
+    def justify(self, old_milli: int, new_milli: int) -> tuple[int, str | None]:
+        """``justifyNewSize``: the ceiling first, then the floor; returns (value, clamp rule)."""
+        floor, ceiling = self.floor_and_ceiling(old_milli)
+        if new_milli > ceiling:
+            return ceiling, "tortoise.request.max"
+        if new_milli < floor:
+            by_ratio = (
+                math.trunc(old_milli * self.admin.max_allowed_scaling_down_ratio)
+                if self.step_limit
+                else -1
+            )
+            return (
+                floor,
+                "tortoise.request.step_down" if floor == by_ratio else "tortoise.request.min",
+            )
+        return new_milli, None
 
 
 def vertical_request(
@@ -189,13 +187,7 @@ def horizontal_request(
     rec_milli: int,
     target_percent: int | None,
     ctx: HorizontalContext,
-    *,
-    resource: Resource,
-    container: str,
-    min_allocated: float | None,
-    max_allocated: float | None,
-    admin: AdminSettings,
-    step_limit: bool = True,
+    bounds: RequestBounds,
 ) -> RequestProposal:
     """Right-sizing of a horizontal resource: the first matching branch of
     ``calculateBestNewSize`` (growth at PreferredMax, close to PreferredMax, at the minimum,
@@ -203,20 +195,11 @@ def horizontal_request(
 
     The rebalance uses the **current** HPA target ``t``: when ``t × 0.9 > rec/req × 100`` the
     request becomes ``rec × 100 / t`` (the VPA usage then sits at the target), floored at
-    ``MaxAllowedScalingDownRatio × old`` per proposal (unless ``step_limit`` is False).
+    ``MaxAllowedScalingDownRatio × old`` per proposal (unless ``bounds.step_limit`` is False).
     """
 
     def clamp(new: int, rule: str, reason: str) -> RequestProposal:
-        value, clamp_rule = justify(
-            req_milli,
-            new,
-            resource,
-            container,
-            min_allocated=min_allocated,
-            max_allocated=max_allocated,
-            admin=admin,
-            step_limit=step_limit,
-        )
+        value, clamp_rule = bounds.justify(req_milli, new)
         if clamp_rule and value != new:
             return RequestProposal(value, clamp_rule, f"{reason}; clamped ({clamp_rule})")
         return RequestProposal(value, rule, reason)
