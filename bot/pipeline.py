@@ -27,7 +27,7 @@ from bot.config.forge import PullRequestConfig
 from bot.config.recommend import NoiseSettings, RecommendSettings, resolve
 from bot.config.repo import RepoConfig, WorkloadConfig, find_repo_config, load_repo_config
 from bot.forge.branches import group_change_sets, group_key
-from bot.forge.errors import ForgeError
+from bot.forge.errors import ForgeError, RateLimitError
 from bot.forge.github import (
     GitHubForge,
     KeyResult,
@@ -456,15 +456,34 @@ class RepositoryReport:
     counts: Mapping[str, int] = field(default_factory=dict)
     cost: CostTotals | None = None
     """The replays of the workloads with changes, summed (``bot.report.replay.cost_totals``)."""
+    stopped: str | None = None
+    """Why the run stopped in this repository (GitHub's API budget is gone), None otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
 class RunSummary:
     reports: tuple[RepositoryReport, ...]
+    stopped: str | None = None
+    """Why the run stopped before serving every repository (GitHub's API budget), or None."""
+    not_reached: tuple[str, ...] = ()
+    """The repositories the run did not finish, in order: the one where it stopped, then those
+    it never began. The next run serves them first (``bot.resume``)."""
 
     @property
     def ok(self) -> bool:
-        return all(r.ok for r in self.reports)
+        return self.stopped is None and all(r.ok for r in self.reports)
+
+    def stop_line(self) -> str | None:
+        """The summary line saying where the run stopped, or None when it reached every
+        repository."""
+        if self.stopped is None:
+            return None
+        count = len(self.not_reached)
+        return (
+            f"stopped: {self.stopped}; {count} repositor{'y' if count == 1 else 'ies'} not "
+            f"finished ({', '.join(self.not_reached[:3])}{', …' if count > 3 else ''}): "
+            "the next run starts with them"
+        )
 
 
 class RepositoryTimeoutError(Exception):
@@ -525,18 +544,25 @@ def run_repositories(
 
     Every ``Exception`` is contained to its repository (``KeyboardInterrupt`` and
     ``SystemExit`` still stop the run): the package error families with their message, any
-    other exception as an internal error with its traceback in the log.
+    other exception as an internal error with its traceback in the log. One failure stops the
+    run: GitHub's API budget running out (``RateLimitError``, or a repository whose publishing
+    stopped for it); the repositories not finished are listed in ``RunSummary.not_reached``.
     """
-    reports = []
-    for name in repositories:
+    reports: list[RepositoryReport] = []
+    for position, name in enumerate(repositories):
         try:
-            reports.append(serve_one(name))
+            report = serve_one(name)
         except Exception as exc:
             if isinstance(exc, KNOWN_FAILURES):
                 log.warning("repository %s failed: %s", name, exc)
             else:
                 log.error("repository %s failed", name, exc_info=exc)
-            reports.append(RepositoryReport(name, ok=False, message=failure_message(exc)))
+            stopped = str(exc) if isinstance(exc, RateLimitError) else None
+            report = RepositoryReport(name, ok=False, message=failure_message(exc), stopped=stopped)
+        reports.append(report)
+        if report.stopped is not None:
+            log.warning("GitHub's API budget is gone: the run stops at %s", name)
+            return RunSummary(tuple(reports), report.stopped, tuple(repositories[position:]))
     return RunSummary(tuple(reports))
 
 
@@ -755,6 +781,7 @@ def _serve_configured(
         full_name,
         ok=not failed and report.stopped is None,
         message=message,
+        stopped=report.stopped,
         opened=_links(report, report.opened),
         updated=_links(report, report.updated),
         closed=_links(report, report.closed),

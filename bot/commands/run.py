@@ -1,7 +1,9 @@
 """``tortoise-bot run``: serve every configured repository once.
 
 For each repository: checkout, plan, edit, branch, pull request, dashboard. One failing
-repository never stops the others; the exit code is 0 when all succeeded, 1 when any failed,
+repository never stops the others, but GitHub's API budget running out stops the run (a line
+says where; with ``run.state_dir`` the next run starts with the repositories not finished,
+``bot.resume``). The exit code is 0 when all succeeded, 1 when any failed or the run stopped,
 2 for a bad bot configuration or missing credentials. A summary table is printed and, in
 GitHub Actions, appended to ``$GITHUB_STEP_SUMMARY``.
 """
@@ -28,6 +30,7 @@ from bot.metrics.source import HistorySource
 from bot.pipeline import RepositoryReport, RunSummary, run_repositories, serve_repository
 from bot.report.markdown import escape
 from bot.report.replay import CostTotals
+from bot.resume import load_not_reached, resume_order, save, state_path
 from bot.sharding import Shard
 
 HELP = "Serve every configured repository: plan, edit, branch, pull request, dashboard."
@@ -71,6 +74,9 @@ def summary_markdown(summary: RunSummary) -> str:
             f"{len(r.updated)} | {len(r.closed)} | {escape(counts)} | {escape(requests)} | "
             f"{escape(cost)} | {escape(r.message)} |"
         )
+    stop_line = summary.stop_line()
+    if stop_line is not None:
+        lines += ["", f"**{escape(stop_line)}**"]
     return "\n".join(lines) + "\n"
 
 
@@ -136,6 +142,9 @@ def execute(
             return EXIT_FAILED
         if shard is not None:
             repositories = shard.select(repositories)
+        state = state_path(settings.run.state_dir, shard) if settings.run.state_dir else None
+        if state is not None:
+            repositories = resume_order(repositories, load_not_reached(state))
         with progress(console, {REPOSITORIES: len(repositories)}) as advance:
 
             def serve_one(name: str) -> RepositoryReport:
@@ -147,6 +156,8 @@ def execute(
                     advance(REPOSITORIES, label=name)
 
             summary = run_repositories(repositories, serve_one)
+        if state is not None and not dry_run:
+            save(state, summary.not_reached, stopped=summary.stopped)
     for report in summary.reports:
         status = "ok" if report.ok else "FAILED"
         console.print(
@@ -155,6 +166,9 @@ def execute(
             + (f"  {report.message}" if report.message else ""),
             markup=False,
         )
+    stop_line = summary.stop_line()
+    if stop_line is not None:
+        console.print(public(stop_line), markup=False, soft_wrap=True)
     step_summary = env.get("GITHUB_STEP_SUMMARY")
     if step_summary:
         with open(step_summary, "a", encoding="utf-8") as out:

@@ -40,6 +40,13 @@ class RunConfig(ConfigModel):
         "(nothing is written once it has passed) and given to the Prometheus fetch as its "
         "budget; a repository over it fails with a message and the next one is served.",
     )
+    state_dir: Path | None = Field(
+        None,
+        description="Directory kept between runs (a volume, or a cache in GitHub Actions): "
+        "a run that stops because GitHub's API budget is gone writes there the repositories it "
+        "did not finish, one file per shard, and the next run serves them first. "
+        "null = every run starts at the first repository.",
+    )
 
 
 class BotSettings(ConfigModel):

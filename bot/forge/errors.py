@@ -31,12 +31,19 @@ class AuthError(ForgeError):
 
 
 class RateLimitError(ForgeError):
-    """GitHub's rate limit would need a wait longer than allowed (``wait_s``)."""
+    """GitHub's rate limit would need a wait longer than allowed (``wait_s``); ``status`` None
+    when the bot stopped before a write that its budget could not finish (no request made)."""
 
     def __init__(
-        self, repo: str, operation: str, message: str, wait_s: float | None = None
+        self,
+        repo: str,
+        operation: str,
+        message: str,
+        wait_s: float | None = None,
+        *,
+        status: int | None = 403,
     ) -> None:
-        super().__init__(repo, operation, message, status=403)
+        super().__init__(repo, operation, message, status=status)
         self.wait_s = wait_s
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -64,6 +65,10 @@ LOG = logging.getLogger(__name__)
 
 PER_PAGE = 100
 """Items per page of every listing (GitHub's maximum)."""
+
+DASHBOARD_RESERVE = 3
+"""REST requests kept for the dashboard when a run decides whether it can afford one more pull
+request: looking it up, creating it and checking that no other run created one meanwhile."""
 
 MAX_PROBLEM_CHARS = 2_000
 """Longest failure message shown on a dashboard (an issue body holds at most 65,536)."""
@@ -296,6 +301,53 @@ class RepositorySession:
                 LOG.warning("%s: GitHub refused the installation token; renewed it", self.full_name)
                 return fn()
 
+    def requests_left(self) -> int | None:
+        """REST requests left in GitHub's primary budget as the last response reported
+        (``X-RateLimit-Remaining``, no request made); None before the first response."""
+        remaining, limit = self.github.requester.rate_limiting
+        return None if limit < 0 else remaining
+
+    def _reserve(self, needed: int, before: str) -> None:
+        """Make sure ``needed`` REST requests are left before a step that writes, so a pull
+        request is never left half-made (opened without its labels, closed without its
+        comment) and the dashboard can still say what was not done.
+
+        Short of them: wait for the budget's reset when it comes within
+        ``max_rate_limit_wait_s``, else raise ``RateLimitError`` (the run stops there). With
+        several processes on one budget (shards) another may spend it meanwhile; then GitHub's
+        403 stops the run in the middle of a step and the next run repairs what it left
+        (``_undecorated``)."""
+        left = self.requests_left()
+        if left is None or left >= needed:
+            return
+        wait_s = self.github.requester.rate_limiting_resettime - time.time()
+        if 0 <= wait_s <= self.forge.config.max_rate_limit_wait_s:
+            time.sleep(wait_s + 1)
+            return
+        raise RateLimitError(
+            self.full_name,
+            before,
+            f"rate limit: {left} requests left of the API budget, {needed} needed; stopped before it",
+            max(wait_s, 0.0),
+            status=None,
+        )
+
+    def _requests_of(self, step: _Step) -> int:
+        """REST requests the step's writes take (0: the step writes nothing)."""
+        config = self.config
+        decorate = int(bool(config.labels or config.assignees)) + int(
+            bool(config.reviewers or config.team_reviewers)
+        )
+        kind = step.action.kind
+        if kind == "create":
+            return 1 + decorate
+        repair = decorate if step.pull is not None and self._undecorated(step.pull) else 0
+        if kind in ("update", "rebuild"):
+            return 1 + repair
+        if kind in ("close", "note-human"):
+            return 2
+        return repair if kind == "up-to-date" else 0
+
     @property
     def git(self) -> Git:
         assert self._git is not None, "call checkout() first"
@@ -527,8 +579,12 @@ class RepositorySession:
                     KeyResult(key, "pending", "pending", f"waiting for a free slot ({limit})")
                 )
                 continue
+            step = _Step(key, ref, observed, action, pull, by_key.get(key))
             try:
-                result = self._act(_Step(key, ref, observed, action, pull, by_key.get(key)))
+                needed = self._requests_of(step)
+                if needed:
+                    self._reserve(needed + DASHBOARD_RESERVE, f"{action.kind} {key}")
+                result = self._act(step)
             except RateLimitError as exc:
                 stopped = str(exc)
                 not_done.append(key)

@@ -357,7 +357,7 @@ def test_rate_limit_budget_stops_cleanly_and_reports_what_was_not_done(github_em
     gh = github_emulator
     names = ["a", "b", "c"]
     create_repository(gh, names)
-    gh.rate_limit_remaining = 3  # repository, pull listing, one pull request
+    gh.rate_limit_remaining = 3  # repository, pull listing, and too few for a pull request
     report, _ = run_once(
         gh, tmp_path / "w", lambda p: [proposal_for(p, [n], 250) for n in names], dashboard=False
     )
