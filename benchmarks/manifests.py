@@ -14,6 +14,12 @@ ruamel.yaml's round-trip loader (what a plain ruamel-based tool pays) and compos
 (what discovery itself pays). CPU seconds are reported apart for Python and ``kubectl`` (the
 machine may be shared: the load average is printed with the figures); ``--profile`` prints the
 Python functions that take the most time.
+
+Render cache (``bot.manifests.rendercache``): discovery runs ``--runs`` times as a pair, first
+with an empty cache, then on a fresh copy of the repository (as the next scheduled run's clone)
+with the cache the first one filled; each pair starts as a new process would (kubectl's version
+asked again). Both discovery CPU figures (Python + kubectl) are printed as min / median / max,
+with their ratio, the cache's hits and ``/proc/loadavg`` before and after.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ import io
 import os
 import pstats
 import resource
+import shutil
+import statistics
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -35,6 +43,7 @@ from bot.config.repo import RepoConfig
 from bot.manifests import apply_changes, discover
 from bot.manifests.discovery import RENDER_WORKERS
 from bot.manifests.kustomize import render
+from bot.manifests.rendercache import _IDENTITIES, CACHE_DIR_ENV, render_cache
 from bot.manifests.yamldoc import parse_text
 from bot.model import FieldChange
 
@@ -151,6 +160,52 @@ def _cpu() -> tuple[float, float]:
     return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
+def _loadavg() -> str:
+    with open("/proc/loadavg", encoding="ascii") as f:
+        return f.read().strip()
+
+
+def _spread(values: list[float]) -> str:
+    return f"{min(values):.2f} / {statistics.median(values):.2f} / {max(values):.2f}"
+
+
+def cache_pairs(root: Path, config: RepoConfig, runs: int, scratch: Path) -> list[tuple[str, str]]:
+    """Discovery with an empty render cache, then on a copy of the repository with the cache
+    filled, ``runs`` times (a fresh cache directory each); the report rows."""
+    cold: list[float] = []
+    warm: list[float] = []
+    hits = []
+    load_before = _loadavg()
+    for run in range(runs):
+        os.environ[CACHE_DIR_ENV] = str(scratch / f"cache{run}")
+        figures = []
+        for checkout in (root, scratch / f"clone{run}"):
+            if checkout != root:
+                shutil.copytree(root, checkout)
+            _IDENTITIES.clear()  # a new process asks kubectl its version again
+            cache = render_cache()
+            assert cache is not None
+            before_hits = cache.stats.hits
+            cpu0 = _cpu()
+            inventory = discover(checkout, config)
+            cpu1 = _cpu()
+            figures.append((sum(cpu1) - sum(cpu0), inventory, cache.stats.hits - before_hits))
+        (first, inv_first, _), (second, inv_second, hit) = figures
+        assert inv_first == inv_second, "the cached renders changed the inventory"
+        cold.append(first)
+        warm.append(second)
+        hits.append(hit)
+    ratios = [w / c for c, w in zip(cold, warm, strict=True)]
+    return [
+        (f"render cache, {runs} runs: CPU discover (python + kubectl) min / median / max", ""),
+        ("  first run (empty cache)", f"{_spread(cold)} s"),
+        ("  second run (unchanged repository, new clone)", f"{_spread(warm)} s"),
+        ("  second / first", f"{_spread(ratios)} (hits per second run: {hits})"),
+        ("  /proc/loadavg before", load_before),
+        ("  /proc/loadavg after", _loadavg()),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -159,6 +214,9 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=500, help="raw YAML files in the bases")
     parser.add_argument("--apps", type=int, default=10, help="bases, each with 2 overlays")
     parser.add_argument("--profile", action="store_true", help="print where the time goes")
+    parser.add_argument(
+        "--runs", type=int, default=3, help="first/second discovery pairs for the render cache"
+    )
     args = parser.parse_args()
     deployments = max(1, args.workloads // OVERLAYS_PER_APP)
     profiler = cProfile.Profile() if args.profile else None
@@ -179,6 +237,7 @@ def main() -> None:
         with timed() as t_kubectl, ThreadPoolExecutor(max_workers=RENDER_WORKERS) as pool:
             list(pool.map(lambda d: render(root, d, d), overlays))
         config = RepoConfig()
+        os.environ[CACHE_DIR_ENV] = str(Path(tmp) / "cache-edit")
         load_before = os.getloadavg()[0]
         if profiler:
             profiler.enable()
@@ -202,6 +261,8 @@ def main() -> None:
             profiler.disable()
         load_after = os.getloadavg()[0]
         assert not result.failed, result.errors[:3]
+        peak = peak_rss_mib()
+        cache_rows = cache_pairs(root, config, args.runs, Path(tmp))
         total = t_discover.seconds + t_edit.seconds
         report(
             "manifest engine",
@@ -229,8 +290,9 @@ def main() -> None:
                 ("floor: ruamel round-trip load", f"{floor_rt.seconds:.2f} s"),
                 ("floor: ruamel C compose", f"{floor_c.seconds:.2f} s"),
                 ("ratio total / round-trip floor", f"{total / floor_rt.seconds:.2f}"),
-                ("peak RSS", f"{peak_rss_mib():.0f} MiB"),
+                ("peak RSS (discover + edit)", f"{peak:.0f} MiB"),
                 ("load average (1 min) before / after", f"{load_before:.2f} / {load_after:.2f}"),
+                *cache_rows,
             ],
         )
     if profiler:

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,15 @@ def require_binary(name: str) -> str:
     path = shutil.which(name)
     assert path, f"{name} not found: run scripts/setup (the README's test command installs it)"
     return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def render_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The suite's render cache: one directory for the session, never the user's ``~/.cache``
+    (subprocesses inherit it)."""
+    from bot.manifests.rendercache import CACHE_DIR_ENV
+
+    path = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CACHE_DIR_ENV, str(path))
+        yield path

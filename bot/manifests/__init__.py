@@ -11,7 +11,8 @@ Public API::
 Modules, in data-flow order: ``files`` (safe, cached reads) -> ``yamldoc`` (parse with exact
 spans) -> ``sources`` (objects and the origin of every value) -> ``patching``, ``kustomize``,
 ``helm`` (the repository styles) -> ``renders`` (every render of the checkout and the files it
-reads) -> ``workloads`` -> ``discovery``; then ``plan`` (where each change goes) -> ``comments``,
+reads) -> ``rendercache`` (``kubectl kustomize`` output kept between runs, keyed by those
+files) -> ``workloads`` -> ``discovery``; then ``plan`` (where each change goes) -> ``comments``,
 ``textedit`` (span edits) -> ``edit`` (combine, verify) -> ``writing`` (one unit through
 ``journal``).
 """

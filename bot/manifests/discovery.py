@@ -41,8 +41,8 @@ from bot.manifests.kustomize import (
     Kustomizer,
     error_line,
     kustomization_in,
-    render,
 )
+from bot.manifests.rendercache import render_cache, render_cached
 from bot.manifests.renders import Closure, Renders, find_renders
 from bot.manifests.sources import Obj, Origin, objects_in
 from bot.manifests.workloads import (
@@ -145,6 +145,9 @@ class _Discoverer:
         self.kustomizer = Kustomizer(files)
         self.closure = Closure(files, self.kustomizer)
         self.renders = Renders()
+        self.cache = None if files.overrides else render_cache()
+        """Renders of unchanged inputs from earlier runs (``rendercache``); not for files
+        that are not on disk."""
         self.errors: list[SourceError] = []
         self.referenced: set[str] = set()
         self.broken: dict[str, set[str]] = {}
@@ -321,7 +324,12 @@ class _Discoverer:
                 continue
             env = Environment(name, "kustomize", directory=directory, namespace=namespace)
             kfile = kustomization_in(self.files, directory) or directory
-            pending.append((env, pool.submit(render, self.root, directory, kfile)))
+            inputs: tuple[frozenset[str], frozenset[str]] | None = None
+            if self.cache is not None and self.closure.sealed(directory):
+                files, includes = self.closure.of(directory)
+                inputs = frozenset(files), frozenset(includes)
+            job = pool.submit(render_cached, self.cache, self.root, directory, kfile, inputs)
+            pending.append((env, job))
         return pending
 
     def finish_overlays(

@@ -45,6 +45,9 @@ DEPLOYERS = re.compile(rb"kustomize\.toolkit\.fluxcd\.io|argoproj\.io")
 _FILE_LISTS = ("transformers", "generators", "validators", "configurations", "crds")
 """Kustomization keys listing files (or kustomization directories) the build reads."""
 _GENERATORS = ("configMapGenerator", "secretGenerator")
+_PLUGINS = ("transformers", "generators", "validators", "helmCharts")
+"""Kustomization keys whose entries may read files no kustomization names (plugin
+configurations with their own ``path``, charts): a build using them is not ``sealed``."""
 
 
 def _under(path: str, directory: str) -> bool:
@@ -110,6 +113,9 @@ class Closure:
         self.kustomizer = kustomizer or Kustomizer(files)
         self._reads: dict[str, tuple[list[str], list[str]]] = {}
         self._of: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._open: set[str] = set()
+        """Kustomization directories that read something their files do not name (remote
+        resources, paths outside the repository, plugins) or cannot be read."""
 
     def reads(self, directory: str) -> tuple[list[str], list[str]]:
         """(kustomization directories, files) one kustomization names; ``ManifestError`` when
@@ -136,12 +142,19 @@ class Closure:
         for entry in _items(root.get("replacements")):
             named.extend(_strings(entry.get("path")))
         dirs, files = list(dirs), list(files)
+        listed = [r for k in ("resources", "bases", "components") for r in _strings(root.get(k))]
+        if any(root.get(k) is not None for k in _PLUGINS) or any(
+            not _local(r) for r in named + listed
+        ):
+            self._open.add(directory)
         for ref in filter(_local, named):
             target = join(directory, ref)
             if self.files.is_dir(target) and kustomization_in(self.files, target):
                 dirs.append(target)
             else:
                 files.append(target)
+        if any(p.startswith("../") for p in dirs + files):
+            self._open.add(directory)
         self._reads[directory] = dirs, files
         return dirs, files
 
@@ -162,6 +175,7 @@ class Closure:
                 subdirs, refs = self.reads(directory)
             except ManifestError:
                 subdirs, refs = [], [kfile]
+                self._open.add(directory)
             files.update(r for r in refs if not r.startswith("../"))
             for sub in subdirs:
                 sub_files, sub_dirs = self.of(sub)
@@ -169,6 +183,12 @@ class Closure:
                 dirs |= sub_dirs
         self._of[directory] = (frozenset(files), frozenset(dirs))
         return files, dirs
+
+    def sealed(self, directory: str) -> bool:
+        """Whether the files ``of`` lists are everything a build of ``directory`` reads: no
+        remote resource, no path outside the repository, no plugin, every kustomization read."""
+        _, dirs = self.of(directory)
+        return bool(dirs) and not (dirs & self._open)
 
 
 def _items(node: YNode | None) -> list[YMap]:

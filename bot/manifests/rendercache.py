@@ -1,0 +1,344 @@
+"""Render cache: what ``kubectl kustomize`` rendered, kept between runs for unchanged inputs.
+
+A scheduled run mostly meets repositories that did not change since the last one, and
+``kubectl kustomize`` is most of discovery's CPU. An entry holds the documents ``render`` keeps
+(``RENDERED_KINDS``, already parsed) and is found by a key that covers everything the render
+depends on::
+
+    key = sha256(CACHE_FORMAT, bot version, RENDERED_KINDS,
+                 `kubectl version --client -o json`,
+                 overlay directory,
+                 for each kustomization directory the build includes: which of
+                     KUSTOMIZATION_FILES it holds,
+                 for each file the build reads (``renders.Closure.of``): path, sha256 of its
+                     bytes on disk, or "absent")
+
+so changing one byte of one input, adding a second kustomization file, or another kubectl gives
+another key: an entry never outlives a change of its inputs. A build that reads something the
+key cannot cover (a remote resource, a path outside the repository, ``transformers`` /
+``generators`` / ``validators`` / ``helmCharts``, whose configurations may name further files)
+is never cached (``Closure.sealed``). Only successful renders are kept. The inputs are hashed
+again after a render and the entry is stored only when they did not change meanwhile.
+
+Where: ``$TORTOISE_BOT_CACHE_DIR/renders`` (default ``$XDG_CACHE_HOME/tortoise-bot``, else
+``~/.cache/tortoise-bot``), outside any checkout. Bounded: at most
+``$TORTOISE_BOT_RENDER_CACHE_MIB`` MiB (default 256; ``0`` turns the cache off); past it, the
+least recently used entries (by modification time, refreshed on every hit) are removed. Entries
+are written to a temporary file and renamed into place, so concurrent runs sharing the directory
+read whole entries or none; an entry that cannot be read or does not hold what its name says
+(truncated, edited, another format) is ignored and rendered again, never trusted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bot import __version__
+from bot.manifests.kustomize import KUSTOMIZATION_FILES, RENDERED_KINDS, kubectl, render
+
+log = logging.getLogger(__name__)
+
+CACHE_DIR_ENV = "TORTOISE_BOT_CACHE_DIR"
+"""Environment variable naming the bot's cache directory (renders go in ``renders/``)."""
+CACHE_MIB_ENV = "TORTOISE_BOT_RENDER_CACHE_MIB"
+"""Environment variable bounding the render cache, MiB; ``0`` turns it off."""
+DEFAULT_CACHE_MIB = 256
+"""Default bound of the render cache, MiB (a 2,000-workload render is ~0.1 MiB of JSON)."""
+CACHE_FORMAT = "tortoise-bot render cache 1"
+"""Changes whenever what an entry holds, or how a render is read, changes."""
+VERSION_TIMEOUT_S = 30.0
+"""Longest ``kubectl version --client`` may run."""
+ENTRY_SUFFIX = ".json"
+RESCAN_STORES = 64
+"""The directory is measured on the first store of a process, when what this process stored
+may have passed the bound, and after this many stores (other runs may share it)."""
+
+
+def default_directory(env: Mapping[str, str]) -> Path | None:
+    """The render cache directory the environment names (None: no home to put it in)."""
+    base = env.get(CACHE_DIR_ENV)
+    if base:
+        return Path(base) / "renders"
+    xdg = env.get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg) / "tortoise-bot" / "renders"
+    home = env.get("HOME")
+    return Path(home) / ".cache" / "tortoise-bot" / "renders" if home else None
+
+
+_IDENTITIES: dict[tuple[str, int, int, int], str | None] = {}
+_IDENTITY_LOCK = threading.Lock()
+
+
+def kubectl_identity() -> str | None:
+    """``kubectl version --client -o json`` of the ``kubectl`` on PATH (asked once per binary
+    and process), or None when there is none or it does not answer."""
+    exe = kubectl()
+    if exe is None:
+        return None
+    real = os.path.realpath(exe)
+    try:
+        st = os.stat(real)
+    except OSError:
+        return None
+    memo = (real, st.st_mtime_ns, st.st_size, st.st_ino)
+    with _IDENTITY_LOCK:
+        if memo in _IDENTITIES:
+            return _IDENTITIES[memo]
+        try:
+            done = subprocess.run(
+                [exe, "version", "--client", "-o", "json"],
+                capture_output=True,
+                text=True,
+                timeout=VERSION_TIMEOUT_S,
+                check=False,
+            )
+            found = f"{real}\n{done.stdout}" if done.returncode == 0 and done.stdout else None
+        except (OSError, subprocess.SubprocessError):
+            found = None
+        _IDENTITIES[memo] = found
+        return found
+
+
+@dataclass(slots=True)
+class CacheStats:
+    """What the cache did in this process."""
+
+    hits: int = 0
+    misses: int = 0
+    stored: int = 0
+    ignored: int = 0
+    """Entries found but not usable (unreadable, corrupt, another format): rendered again."""
+    evicted: int = 0
+
+
+@dataclass(eq=False)
+class RenderCache:
+    """A directory of render entries bounded to ``max_bytes``."""
+
+    directory: Path
+    max_bytes: int
+    stats: CacheStats = field(default_factory=CacheStats)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _estimate: int | None = None
+    """Bytes in the directory as of the last scan plus what this process stored since."""
+    _since_scan: int = 0
+
+    # ------------------------------------------------------------------ key
+
+    def key(
+        self, root: Path, directory: str, files: Iterable[str], dirs: Iterable[str]
+    ) -> str | None:
+        """The key of the render of ``directory`` in checkout ``root`` reading ``files`` and
+        including the kustomization directories ``dirs``; None when it cannot be known (no
+        kubectl, a file that cannot be read)."""
+        identity = kubectl_identity()
+        if identity is None:
+            return None
+        real_root = os.path.realpath(root)
+        digest = hashlib.sha256()
+        for part in (CACHE_FORMAT, __version__, ",".join(sorted(RENDERED_KINDS)), identity):
+            digest.update(part.encode() + b"\0")
+        digest.update(f"overlay {directory}\0".encode())
+        for kdir in sorted(dirs):
+            if not _inside(real_root, root / kdir):
+                return None
+            held = [n for n in KUSTOMIZATION_FILES if (root / kdir / n).is_file()]
+            digest.update(f"dir {kdir} {'/'.join(held)}\0".encode())
+        for rel in sorted(files):
+            content = _digest(root / rel) if _inside(real_root, root / rel) else None
+            if content is None:
+                return None
+            digest.update(f"file {rel} {content}\0".encode())
+        return digest.hexdigest()
+
+    # ------------------------------------------------------------------ entries
+
+    def _path(self, key: str) -> Path:
+        return self.directory / f"{key}{ENTRY_SUFFIX}"
+
+    def load(self, key: str) -> list[dict[str, Any]] | None:
+        """The documents stored under ``key``, or None (absent, unreadable or corrupt)."""
+        path = self._path(key)
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            self._count("misses")
+            return None
+        except OSError:
+            self._count("ignored")
+            return None
+        documents = _documents(raw, key)
+        if documents is None:
+            log.warning("render cache: ignoring the unreadable entry %s", path)
+            self._count("ignored")
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # recently used: evicted last
+        self._count("hits")
+        return documents
+
+    def store(self, key: str, documents: list[dict[str, Any]]) -> None:
+        """Keep ``documents`` under ``key`` (atomically); a failure only logs."""
+        try:
+            text = json.dumps({"format": CACHE_FORMAT, "key": key, "documents": documents})
+        except (TypeError, ValueError):
+            return  # not plain JSON data: rendered each time
+        if json.loads(text)["documents"] != documents:
+            return  # keys that are not strings, NaN...: JSON would not give them back
+        data = text.encode()
+        if len(data) > self.max_bytes:
+            return
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=ENTRY_SUFFIX, dir=self.directory)
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    out.write(data)
+                os.replace(tmp, self._path(key))
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            log.warning("render cache: cannot write in %s: %s", self.directory, exc)
+            return
+        self._count("stored")
+        with self._lock:
+            self._since_scan += 1
+            if self._estimate is not None:
+                self._estimate += len(data)
+            due = (
+                self._estimate is None
+                or self._estimate > self.max_bytes
+                or self._since_scan >= RESCAN_STORES
+            )
+        if due:
+            self.prune()
+
+    def prune(self) -> None:
+        """Remove the least recently used entries until the cache fits ``max_bytes`` (the
+        directory is measured whole: other runs may have written to it)."""
+        entries = []
+        try:
+            with os.scandir(self.directory) as found:
+                for item in found:
+                    if not item.name.endswith(ENTRY_SUFFIX) or item.name.startswith(".tmp-"):
+                        continue
+                    try:
+                        st = item.stat()
+                    except OSError:
+                        continue
+                    entries.append((st.st_mtime_ns, st.st_size, item.path))
+        except OSError:
+            return
+        total = sum(size for _, size, _ in entries)
+        for _, size, path in sorted(entries):
+            if total <= self.max_bytes:
+                break
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass  # another run removed it
+            except OSError:
+                continue
+            total -= size
+            self._count("evicted")
+        with self._lock:
+            self._estimate, self._since_scan = total, 0
+
+    def _count(self, what: str) -> None:
+        with self._lock:
+            setattr(self.stats, what, getattr(self.stats, what) + 1)
+
+
+def _inside(real_root: str, path: Path) -> bool:
+    """Whether ``path`` (through every symlink) stays in the checkout: outside it, what kubectl
+    reads is not the repository's, and the key could not follow it."""
+    real = os.path.realpath(path)
+    return real == real_root or real.startswith(real_root + os.sep)
+
+
+def _digest(path: Path) -> str | None:
+    """sha256 of a file's bytes, or ``absent``; None when it cannot be read or is a directory
+    (a directory with no kustomization does not build). Always read afresh: a timestamp may
+    not change when a byte does."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return "absent"
+    except OSError:
+        return None
+    return hashlib.sha256(data).hexdigest()
+
+
+def _documents(raw: bytes, key: str) -> list[dict[str, Any]] | None:
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT:
+        return None
+    documents = entry.get("documents")
+    if entry.get("key") != key or not isinstance(documents, list):
+        return None
+    if not all(isinstance(d, dict) for d in documents):
+        return None
+    return documents
+
+
+_CACHES: dict[tuple[Path, int], RenderCache] = {}
+_CACHES_LOCK = threading.Lock()
+
+
+def render_cache(env: Mapping[str, str] | None = None) -> RenderCache | None:
+    """The render cache the environment configures (one per directory and bound in a
+    process), or None when it is off."""
+    env = os.environ if env is None else env
+    try:
+        mib = int(env.get(CACHE_MIB_ENV) or DEFAULT_CACHE_MIB)
+    except ValueError:
+        log.warning(
+            "render cache: %s=%r is not a number of MiB: off", CACHE_MIB_ENV, env.get(CACHE_MIB_ENV)
+        )
+        return None
+    directory = default_directory(env)
+    if mib <= 0 or directory is None:
+        return None
+    with _CACHES_LOCK:
+        cache = _CACHES.get((directory, mib))
+        if cache is None:
+            cache = _CACHES[(directory, mib)] = RenderCache(directory, mib * 2**20)
+        return cache
+
+
+def render_cached(
+    cache: RenderCache | None,
+    root: Path,
+    directory: str,
+    kustomization: str,
+    inputs: tuple[frozenset[str], frozenset[str]] | None,
+) -> list[dict[str, Any]]:
+    """``kustomize.render`` of ``directory``, from ``cache`` when an entry holds it; ``inputs``
+    are (files, kustomization directories) the build reads, None when they are not known
+    (``Closure.sealed``): then it is always rendered."""
+    key = cache.key(root, directory, *inputs) if cache is not None and inputs else None
+    if key is not None:
+        assert cache is not None
+        documents = cache.load(key)
+        if documents is not None:
+            return documents
+    documents = render(root, directory, kustomization)
+    if key is not None and cache is not None and cache.key(root, directory, *inputs or ()) == key:
+        cache.store(key, documents)
+    return documents
