@@ -42,6 +42,15 @@ WorkloadKind: TypeAlias = Literal["Deployment", "StatefulSet"]
 FloatArray: TypeAlias = npt.NDArray[np.float64]
 IntArray: TypeAlias = npt.NDArray[np.int32]
 
+MIB = 1024**2
+"""Bytes in one MiB."""
+GIB = 1024**3
+"""Bytes in one GiB."""
+SECONDS_PER_HOUR = 3600
+"""Seconds in one hour."""
+SECONDS_PER_DAY = 86_400
+"""Seconds in one day."""
+
 DEFAULT_ENVIRONMENT = "default"
 """The environment of raw YAML outside any kustomization, and of a repo with no mapping."""
 

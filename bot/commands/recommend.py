@@ -21,6 +21,7 @@ from bot.model import RESOURCES, Recommendation
 from bot.recommend.document import parse_document
 from bot.recommend.engine import recommend
 from bot.recommend.errors import InputError
+from bot.report.numbers import amount, field_value
 from bot.report.plan_json import workload_json
 
 HELP = "Run the engine on one workload's history given as JSON."
@@ -55,18 +56,8 @@ def _settings(overrides: Any, path: str) -> RecommendSettings:
         raise UsageError("\n".join(problems)) from exc
 
 
-def _fmt(value: float | int | None, resource: str) -> str:
-    if value is None:
-        return "-"
-    if resource == "memory":
-        return f"{value / 2**20:.0f}Mi"
-    if resource == "cpu":
-        return f"{value * 1000:.0f}m"
-    return str(value)
-
-
 def _percent(value: float | int | None) -> str:
-    return "-" if value is None else f"{value}%"
+    return "—" if value is None else f"{value}%"
 
 
 def table(rec: Recommendation) -> str:
@@ -78,15 +69,15 @@ def table(rec: Recommendation) -> str:
     for container in rec.containers:
         for resource in RESOURCES:
             rr = container.resource(resource)
-            target = _fmt(rr.vpa.target, resource) if rr.vpa else "-"
+            target = amount(resource, rr.vpa.target) if rr.vpa else "—"
             for kind, value in (("request", rr.request), ("limit", rr.limit)):
                 rows.append(
                     (
                         container.name,
                         f"{kind}.{resource}",
                         rr.policy,
-                        _fmt(value.current, resource),
-                        _fmt(value.proposed, resource),
+                        amount(resource, value.current),
+                        amount(resource, value.proposed),
                         target if kind == "request" else "",
                         value.rule,
                     )
@@ -101,8 +92,8 @@ def table(rec: Recommendation) -> str:
                     "",
                     f"hpa.{name}",
                     "",
-                    _fmt(value.current, ""),
-                    _fmt(value.proposed, ""),
+                    field_value(f"hpa.{name}", value.current),
+                    field_value(f"hpa.{name}", value.proposed),
                     "",
                     value.rule,
                 )

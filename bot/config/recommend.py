@@ -19,11 +19,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from bot.config.base import ConfigModel
-
-MIB = 1024 * 1024
-"""Bytes in one MiB."""
-GIB = 1024 * MIB
-"""Bytes in one GiB."""
+from bot.model import GIB, MIB
 
 
 class AdminSettings(ConfigModel):

@@ -12,7 +12,8 @@ manifests in ``bot/demo/repo`` (namespace ``shop``, cluster label ``demo``).
 
 from __future__ import annotations
 
-from bot.sim.spec import MIB, ClusterSpec, ContainerSpec, HpaSpec, ServiceSpec
+from bot.model import MIB
+from bot.sim.spec import ClusterSpec, ContainerSpec, HpaSpec, ServiceSpec
 
 DEMO_LABELS = {"cluster": "demo"}
 """Labels on every demo series (an external label of the demo cluster)."""

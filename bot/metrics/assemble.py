@@ -40,12 +40,18 @@ from bot.metrics.restarts import (
     unexplained_resets,
 )
 from bot.metrics.source import HistoryRequest
-from bot.model import ContainerHistory, FloatArray, IntArray, Note, WorkloadHistory, WorkloadRef
+from bot.model import (
+    SECONDS_PER_DAY,
+    ContainerHistory,
+    FloatArray,
+    IntArray,
+    Note,
+    WorkloadHistory,
+    WorkloadRef,
+)
 
 GAP_STEPS = 2.5
 """A hole longer than this many steps inside one pod's series counts as a gap."""
-
-SECONDS_PER_DAY = 86_400
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,7 @@ where needed. Used by every rule reason in ``bot.recommend`` that names an amoun
 
 from __future__ import annotations
 
-from bot.config.recommend import GIB, MIB
-from bot.model import Resource
+from bot.model import GIB, MIB, Resource
 
 
 def _decimals(value: float, places: int) -> str:

@@ -17,7 +17,16 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from bot.model import RESOURCES, FieldChange, Note, Number, Recommendation, Resource, WorkloadRef
+from bot.model import (
+    MIB,
+    RESOURCES,
+    FieldChange,
+    Note,
+    Number,
+    Recommendation,
+    Resource,
+    WorkloadRef,
+)
 from bot.report import numbers, summary
 from bot.report import replay as replay_view
 from bot.report.build import chart_subject
@@ -308,7 +317,7 @@ def week_chart(
     if usage is None:
         return None
     cpu = usage.resource == "cpu"
-    scale, unit, digits = (1.0, "cores", 3) if cpu else (1.0 / numbers.MIB, "MiB", 0)
+    scale, unit, digits = (1.0, "cores", 3) if cpu else (1.0 / MIB, "MiB", 0)
     container, resource = usage.container, usage.resource
     lines = [_line(usage.values, scale, digits)]
     names = ["usage P95" if usage.percentile < 100 else "peak usage"]

@@ -8,9 +8,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
-from bot.model import FloatArray
+from bot.model import SECONDS_PER_HOUR, FloatArray
 
-SECONDS_PER_HOUR = 3600
 ZERO = timedelta(0)
 HOURS_PER_WEEK = 168
 SUNDAY_FIRST_EPOCH_WEEKDAY = 4

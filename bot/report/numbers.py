@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from bot.model import Number, Resource
-
-MIB = 1024**2
-GIB = 1024**3
+from bot.model import GIB, MIB, Number, Resource
 
 
 def cores(value: Number | None) -> str:

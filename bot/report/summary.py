@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping, Sequence
 
 from bot.model import (
+    GIB,
+    MIB,
     Explained,
     FieldChange,
     HpaRecommendation,
@@ -107,9 +109,9 @@ def amount(resource: Resource, value: Number) -> str:
     if resource == "cpu":
         text = _plain(float(value))
         return f"{text} core" if text == "1" else f"{text} cores"
-    if abs(value) >= numbers.GIB:
-        return f"{value / numbers.GIB:.2f}".rstrip("0").rstrip(".") + " GiB"
-    return f"{value / numbers.MIB:.1f}".removesuffix(".0") + " MiB"
+    if abs(value) >= GIB:
+        return f"{value / GIB:.2f}".rstrip("0").rstrip(".") + " GiB"
+    return f"{value / MIB:.1f}".removesuffix(".0") + " MiB"
 
 
 def inputs_text(field: str, inputs: Mapping[str, Number | str | None]) -> str:

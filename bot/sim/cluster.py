@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bot.model import (
+    SECONDS_PER_DAY,
     ContainerHistory,
     FloatArray,
     IntArray,
@@ -37,7 +38,7 @@ from bot.model import (
 )
 from bot.sim.errors import SimError
 from bot.sim.hpa import hpa_signals, simulate_replicas
-from bot.sim.load import SECONDS_PER_DAY, demand_cores
+from bot.sim.load import demand_cores
 from bot.sim.spec import ClusterSpec, ContainerSpec, ServiceSpec
 
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"

@@ -25,11 +25,18 @@ import random
 from collections.abc import Iterable
 from dataclasses import replace
 
-from bot.model import DeclaredContainer, DeclaredWorkload, Note, WorkloadHistory, WorkloadRef
+from bot.model import (
+    MIB,
+    SECONDS_PER_DAY,
+    DeclaredContainer,
+    DeclaredWorkload,
+    Note,
+    WorkloadHistory,
+    WorkloadRef,
+)
 from bot.sim.cluster import simulate
-from bot.sim.load import SECONDS_PER_DAY
 from bot.sim.profiles import PROFILES, Profile, ProfileShape
-from bot.sim.spec import MIB, ClusterSpec, ContainerSpec, HpaSpec, ServiceSpec
+from bot.sim.spec import ClusterSpec, ContainerSpec, HpaSpec, ServiceSpec
 
 UTILISATION_RANGE = (0.25, 1.1)
 """Peak CPU use of the first container per pod, as a fraction of its request (uniform)."""

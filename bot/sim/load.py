@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bot.model import FloatArray
+from bot.model import SECONDS_PER_DAY, FloatArray
 from bot.sim.spec import ServiceSpec
-
-SECONDS_PER_DAY = 86_400
-"""Seconds in one day."""
 
 PEAK_HOUR_UTC = 15.0
 """Hour of the day (UTC) at which the diurnal cycle peaks."""

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from bot.model import MIB
 from bot.sim.errors import SimError
-from bot.sim.spec import MIB, ClusterSpec, ContainerSpec, ServiceSpec
+from bot.sim.spec import ClusterSpec, ContainerSpec, ServiceSpec
 
 
 def _cpu(cores: float) -> str:

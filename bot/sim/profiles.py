@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from bot.model import MIB
 from bot.sim.spec import (
     DEFAULT_START_S,
-    MIB,
     SIDECAR_NAME,
     ClusterSpec,
     ContainerSpec,

@@ -13,13 +13,10 @@ from typing import Literal
 
 import numpy as np
 
-from bot.model import FloatArray
+from bot.model import MIB, FloatArray
 from bot.sim.errors import SimError
 
 Kind = Literal["Deployment", "StatefulSet"]
-
-MIB = 1024 * 1024
-"""Bytes in one MiB."""
 
 DEFAULT_START_S = 1_767_225_600.0
 """2026-01-01T00:00:00Z, a Thursday: the default first sample of a simulated history."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from bot.model import (
+    MIB,
     DeclaredContainer,
     DeclaredHPA,
     DeclaredWorkload,
@@ -14,7 +15,6 @@ from bot.model import (
 )
 from bot.sim.declared import service_for, simulate_workloads
 from bot.sim.profiles import PROFILES
-from bot.sim.spec import MIB
 
 END_S = 1_772_409_600.0  # 2026-03-02T00:00:00Z
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bot.model import (
+    GIB,
     CpuReplay,
     FloatArray,
     HpaTarget,
@@ -37,9 +38,6 @@ from bot.model import (
 )
 from bot.recommend.replay.controller import TOLERANCE, Metric, Model, replay_replicas
 from bot.recommend.replay.series import ContainerSeries, ReplaySeries
-
-GIB = 1024**3
-"""Bytes in one GiB."""
 
 HOURS_PER_WEEK = 168
 """Slots of the per-hour profile: hour of the week, Sunday 00 first."""
