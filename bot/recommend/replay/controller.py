@@ -62,8 +62,8 @@ FAST_START_UTILISATION = 1.0 + TOLERANCE / 2
 simulator's services and noisy series, ``replay_fast``'s pod-hours are within 1.3 % of
 ``replay_exact`` (0.8 % on average; starting at the target itself: 3 %)."""
 
-Model: TypeAlias = Literal["fast", "exact", "quick"]
-"""Which implementation replays the controller (``quick``: ``replay_quick``, for searches)."""
+Model: TypeAlias = Literal["fast", "exact"]
+"""Which implementation replays the controller."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +96,19 @@ def scale_up_limit(replicas: int, syncs: int) -> int:
     for _ in range(syncs):
         replicas = max(replicas + SCALE_UP_PODS, replicas * (100 + SCALE_UP_PERCENT) // 100)
     return replicas
+
+
+def _up_limits(replicas: np.ndarray, syncs: int) -> np.ndarray:
+    """``scale_up_limit`` of each (whole, non-negative) replica count: from ``SCALE_UP_PODS``
+    pods on, doubling allows more than ``+SCALE_UP_PODS``, so the limit is ``R × 2^syncs``;
+    below, a table of ``scale_up_limit``."""
+    counts = np.maximum(replicas.astype(np.int64), 0)
+    out: np.ndarray = counts * ((100 + SCALE_UP_PERCENT) // 100) ** syncs
+    few = counts < SCALE_UP_PODS
+    if few.any():
+        small = np.array([scale_up_limit(r, syncs) for r in range(SCALE_UP_PODS)])
+        out[few] = small[counts[few]]
+    return out
 
 
 def _usable(metrics: Sequence[Metric]) -> list[Metric]:
@@ -173,9 +186,7 @@ def _step(
     recent = _window_max(np.concatenate((np.full(window - 1, float(seed)), desired)), window)
     recent = recent[window - 1 :]
     stabilised = np.where(desired >= prev, desired, recent)
-    up = prev
-    for _ in range(syncs):
-        up = np.maximum(up + SCALE_UP_PODS, np.floor(up * (100 + SCALE_UP_PERCENT) / 100))
+    up = _up_limits(previous, syncs)
     up_to = np.minimum(np.minimum(stabilised, float(max_replicas)), up)
     down_to = np.maximum(stabilised, float(min_replicas))
     return np.where(stabilised > prev, up_to, np.where(stabilised < prev, down_to, prev))
@@ -243,41 +254,13 @@ def _rate_limited(path: np.ndarray, syncs: int) -> np.ndarray:
     limit (in place; such rises are rare, so the walk is over them only)."""
     if path.size < 2 or int((path[1:] - path[:-1]).max()) <= SCALE_UP_PODS * syncs:
         return path  # every rise is within what the Pods policy alone allows
-    limit = path[:-1].copy()
-    for _ in range(syncs):
-        limit = np.maximum(limit + SCALE_UP_PODS, limit * (100 + SCALE_UP_PERCENT) // 100)
+    limit = _up_limits(path[:-1], syncs)
     for first in (np.flatnonzero(path[1:] > limit) + 1).tolist():
         k = first
         while k < path.size and path[k] > scale_up_limit(int(path[k - 1]), syncs):
             path[k] = scale_up_limit(int(path[k - 1]), syncs)
             k += 1
     return path
-
-
-def replay_quick(
-    metrics: Sequence[Metric],
-    *,
-    min_replicas: int,
-    max_replicas: int,
-    initial: int,
-    step_s: float,
-) -> np.ndarray:
-    """The controller without its tolerance: each step's need at the target, held over the
-    stabilisation window, clamped. A few passes over the series: the searches of the replica
-    and target rules use it to narrow a choice that the full model then replays."""
-    usable = _usable(metrics)
-    n = len(metrics[0].usage) if metrics else 0
-    start = min(max(initial, min_replicas), max_replicas)
-    if not usable or n == 0:
-        return np.full(n, start, dtype=np.int64)
-    need = np.full(n, np.nan)
-    with np.errstate(invalid="ignore"):
-        for m in usable:
-            np.fmax(need, np.ceil(m.usage * (100.0 / (m.request * m.target_percent))), out=need)
-    need = np.clip(np.where(np.isfinite(need), need, start), min_replicas, max_replicas)
-    path = _window_max(need, window_steps(step_s))
-    path[0] = start
-    return path.astype(np.int64)
 
 
 def replay_replicas(
@@ -290,7 +273,7 @@ def replay_replicas(
     model: Model = "fast",
 ) -> np.ndarray:
     """Replicas per step under one HPA configuration (``replay_fast`` or ``replay_exact``)."""
-    walk = {"fast": replay_fast, "exact": replay_exact, "quick": replay_quick}[model]
+    walk = {"fast": replay_fast, "exact": replay_exact}[model]
     return walk(
         metrics,
         min_replicas=min_replicas,

@@ -124,6 +124,22 @@ def _percentile_of(values: FloatArray, q: float) -> float:
     return float(np.percentile(values, q)) if values.size else 0.0
 
 
+def _percentile_of_counts(values: FloatArray, q: float) -> float:
+    """``np.percentile(values, q)`` (linear interpolation) of whole non-negative numbers such
+    as replica counts, from their counts instead of a sort."""
+    if not values.size:
+        return 0.0
+    counts = np.cumsum(np.bincount(values.astype(np.int64)))
+    position = (values.size - 1) * (q / 100.0)
+    below = math.floor(position)
+    low = int(np.searchsorted(counts, below, side="right"))
+    high = int(np.searchsorted(counts, min(below + 1, values.size - 1), side="right"))
+    weight = position - below  # numpy's _lerp, rounding included
+    if weight >= 0.5:
+        return float(high - (high - low) * (1.0 - weight))
+    return float(low + (high - low) * weight)
+
+
 @dataclass(frozen=True, slots=True)
 class ReplicaPath:
     """Replicas per step (float) and the steps of capacity shortfall (module doc);
@@ -138,8 +154,35 @@ class ReplicaPath:
         return int(np.count_nonzero(self.short))
 
 
+def _path_key(values: Values, options: Options) -> tuple[object, ...] | None:
+    """What a replica path depends on: the HPA, the requests its metrics divide by, the
+    controller model and the pod start-up time (None: no HPA)."""
+    hpa = values.hpa
+    if hpa is None:
+        return None
+    requests = tuple(
+        (c.name, c.requests.get(t.resource))
+        for t in hpa.targets
+        for c in values.containers
+        if t.container in (None, c.name)
+    )
+    return (hpa, requests, options.model, options.pod_startup_s)
+
+
 def replica_path(series: ReplaySeries, values: Values, options: Options) -> ReplicaPath:
-    """The replicas ``values`` give over ``series``: the HPA replayed, or as recorded."""
+    """The replicas ``values`` give over ``series``: the HPA replayed, or as recorded.
+    Remembered on ``series`` by what the path depends on (``_path_key``)."""
+    key = _path_key(values, options)
+    if key is not None and key in series.memo:
+        known: ReplicaPath = series.memo[key]
+        return known
+    walk = _replica_path(series, values, options)
+    if key is not None:
+        series.memo[key] = walk
+    return walk
+
+
+def _replica_path(series: ReplaySeries, values: Values, options: Options) -> ReplicaPath:
     metrics = hpa_metrics(series, values)
     hpa = values.hpa
     if hpa is None or not metrics:
@@ -182,7 +225,7 @@ def _replica_figures(series: ReplaySeries, walk: ReplicaPath, options: Options) 
         )
     return ReplicaReplay(
         mean=float(path.mean()) if path.size else 0.0,
-        p95=_percentile_of(path, 95),
+        p95=_percentile_of_counts(path, 95),
         max=float(path.max()) if path.size else 0.0,
         pod_hours=float(path.sum()) * series.step_s / 3600.0,
         shortfall_minutes=walk.shortfall_steps * series.step_s / 60.0 if walk.replayed else None,

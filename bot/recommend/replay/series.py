@@ -16,7 +16,8 @@ pod order for OOM episodes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -90,6 +91,9 @@ class ReplaySeries:
     steps: int
     replicas: FloatArray
     containers: Mapping[str, ContainerSeries]
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Results already computed on this series (replica paths by the values they depend on):
+    every candidate of one workload shares them."""
 
     @property
     def times_s(self) -> FloatArray:

@@ -3,8 +3,10 @@ replay``) and raised targets that change no replica left out (``replay.target_no
 
 The target is the highest percent in ``[minimum, maximum]_target_resource_utilization`` at which
 the replayed pods run above their requests in at most ``replay.max_extra_over_request`` of their
-minutes: a binary search on the quick model (``figures.over_request_share``); the gate then
-replays the whole proposal in full.
+minutes and whose capacity shortfall stays within what the gate allows (the current HPA's plus
+``replay.max_extra_shortfall`` × the window): a binary search on the gate's own controller model
+(``figures.over_request_share``, ``figures.replica_path``), so the gate does not hold back the
+target it finds.
 """
 
 from __future__ import annotations
@@ -47,8 +49,8 @@ def replayed_targets(
     """HPA targets chosen by replay (bot rule ``tortoise.target.by_replay``, with
     ``replicas.target: replay``): the highest target in [minimum, maximum target utilisation]
     at which the replayed pods of the container (all containers for a pod-level metric) run
-    above their requests in at most ``replay.max_extra_over_request`` of their minutes, the
-    other values as proposed. Tortoise's formula (``100 − (usage − current)``, +5 points a
+    above their requests in at most ``replay.max_extra_over_request`` of their minutes, with no
+    more capacity shortfall than the gate allows, the other values as proposed. Tortoise's formula (``100 − (usage − current)``, +5 points a
     day) moves toward that point one proposal at a time and overshoots when the metrics
     interact; the replay finds it in one, and the same history finds it again. A move below
     ``noise.target_min_points`` is not proposed; one change per
@@ -59,11 +61,13 @@ def replayed_targets(
     rules, admin = settings.replicas, settings.admin
     proposal = proposed_values(context.now, draft)
     plain = replace(context.options, slots=None)
-    quick = replace(plain, model="quick")
     drives = driving_metrics(context.series, proposal)
     lo = admin.minimum_target_resource_utilization
     hi = admin.maximum_target_resource_utilization
     allowance = settings.replay.max_extra_over_request
+    allowed_short = (context.before.replicas.shortfall_minutes or 0.0) + (
+        settings.replay.max_extra_shortfall * context.series.window_s / 60.0
+    )
     out = []
     for t in draft.hpa.targets:
         value = t.value
@@ -77,21 +81,24 @@ def replayed_targets(
         if replays:
             assert isinstance(start, int)
 
-            def over(percent: int, t: HpaTargetRecommendation = t) -> float:
+            def passes(percent: int, t: HpaTargetRecommendation = t) -> bool:
                 trial = with_target(proposal, t.container, t.resource, percent)
                 name = t.container if t.container != POD_LEVEL else None
-                return over_request_share(context.series, trial, name, quick)
+                if over_request_share(context.series, trial, name, plain) > allowance:
+                    return False
+                walk = replica_path(context.series, trial, plain)  # remembered: no new replay
+                return walk.shortfall_steps * context.series.step_s / 60.0 <= allowed_short
 
             low, high = lo, hi
-            if over(low) > allowance:
+            if not passes(low):
                 high = low
             while low < high:
                 mid = (low + high + 1) // 2
-                if over(mid) <= allowance:
+                if passes(mid):
                     low = mid
                 else:
                     high = mid - 1
-            chosen = low  # on the quick model; the gate replays the proposal in full
+            chosen = low
             key = (t.container, t.resource)
             last = inp.target_changed_s.get(key)
             interval = admin.hpa_target_utilization_update_interval_s
@@ -122,7 +129,8 @@ def replayed_targets(
                     chosen,
                     "tortoise.target.by_replay",
                     f"{prefix}the highest target at which the replayed pods run above their "
-                    f"request at most {allowance:.0%} of the time (range {lo}–{hi}%){suffix}",
+                    f"request at most {allowance:.0%} of the time, with no more capacity "
+                    f"shortfall than the gate allows (range {lo}–{hi}%){suffix}",
                     inputs,
                 )
         if (

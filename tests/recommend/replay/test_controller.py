@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot.recommend.replay.controller import (
     Metric,
+    _up_limits,
     replay_exact,
     replay_fast,
     replay_replicas,
@@ -128,3 +131,9 @@ def test_replay_is_deterministic_and_picks_the_model():
     assert np.array_equal(fast, run())
     assert np.array_equal(fast, run(replay_fast))
     assert np.array_equal(run(model="exact"), run(replay_exact))
+
+
+@given(st.lists(st.integers(0, 500), min_size=1, max_size=50), st.integers(1, 8))
+def test_the_scale_up_limits_of_a_path_are_those_of_each_count(counts, syncs):
+    limits = _up_limits(np.array(counts, dtype=np.float64), syncs)
+    assert limits.tolist() == [scale_up_limit(c, syncs) for c in counts]

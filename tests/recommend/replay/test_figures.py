@@ -7,7 +7,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.model import HpaTarget, ResourceValues
-from bot.recommend.replay.figures import ContainerValues, HpaValues, Options, Values, replay
+from bot.recommend.replay.figures import (
+    ContainerValues,
+    HpaValues,
+    Options,
+    Values,
+    _percentile_of_counts,
+    replay,
+    replica_path,
+)
 from bot.recommend.replay.series import ReplaySeries
 from tests.recommend.factories import DAY_S, NOW_S, container_history, history, series
 
@@ -154,3 +162,27 @@ def test_proposed_equal_to_current_gives_identical_figures(
     a = _values(cpu=cpu, mem=mem_mib * MIB, mem_limit=limit and limit * MIB, hpa=hpa)
     b = _values(cpu=cpu, mem=mem_mib * MIB, mem_limit=limit and limit * MIB, hpa=hpa)
     assert replay(replayed, a) == replay(replayed, b, recorded=a)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 60), min_size=1, max_size=400),
+    st.sampled_from([0.0, 5.0, 50.0, 95.0, 99.0, 100.0]),
+)
+def test_the_percentile_of_replica_counts_is_numpys(counts, q):
+    values = np.array(counts, dtype=np.float64)
+    assert _percentile_of_counts(values, q) == float(np.percentile(values, q))
+
+
+def test_a_replica_path_is_replayed_once_per_set_of_values_it_depends_on():
+    built = _series(
+        history(container_history("app", 0.6, 300 * MIB, days=1, pods=3), replicas=3.0, days=1)
+    )
+    hpa = HpaValues(1, 10, (HpaTarget("cpu", 60, "app"),))
+    first = replica_path(built, _values(cpu=0.5, hpa=hpa), Options())
+    # the memory request and the limits do not move the HPA: the same path, not replayed again
+    same = _values(cpu=0.5, mem=256 * MIB, cpu_limit=2.0, hpa=hpa)
+    assert replica_path(built, same, Options()) is first
+    other = replica_path(built, _values(cpu=0.25, hpa=hpa), Options())
+    assert other is not first
+    assert other.replicas.mean() > first.replicas.mean()
