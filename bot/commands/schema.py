@@ -1,4 +1,5 @@
-"""``tortoise-bot schema``: write the configuration JSON Schemas and the reference tables."""
+"""``tortoise-bot schema``: write the configuration JSON Schemas, the reference tables and the
+JSON Schemas of the documents the bot reads (``docs/schemas/``), each from its pydantic model."""
 
 from __future__ import annotations
 
@@ -6,9 +7,16 @@ import argparse
 from pathlib import Path
 
 from bot.config.reference import refresh
-from bot.config.schema import DOC_TABLES, write_schemas
+from bot.config.schema import DOC_TABLES, schema_text, write_schemas
+from bot.recommend.document import SCHEMA_FILE, InputDocument
 
-HELP = "Write the configuration JSON Schemas and refresh the tables in docs/configuration.md."
+HELP = (
+    "Write the configuration JSON Schemas and the input document schemas, and refresh the "
+    "tables in docs/configuration.md."
+)
+
+DOCUMENT_SCHEMAS = {SCHEMA_FILE: InputDocument}
+"""File name in ``docs/schemas/`` -> the model of the document it describes."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -19,6 +27,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=Path("docs/configuration.md"),
         help="Reference document whose generated tables are refreshed (skipped if absent).",
     )
+    parser.add_argument(
+        "--schemas",
+        type=Path,
+        default=Path("docs/schemas"),
+        help="Directory of the input document schemas (skipped if absent).",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,4 +42,9 @@ def run(args: argparse.Namespace) -> int:
     if args.docs.is_file():
         args.docs.write_text(refresh(args.docs.read_text(), DOC_TABLES))
         print(args.docs)
+    if args.schemas.is_dir():
+        for name, model in DOCUMENT_SCHEMAS.items():
+            path = args.schemas / name
+            path.write_text(schema_text(model), encoding="utf-8")
+            print(path)
     return 0

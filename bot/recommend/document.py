@@ -1,6 +1,7 @@
 """One workload's history as a JSON document -> engine input (``tortoise-bot recommend``).
 
-The document is described by ``docs/schemas/recommend-input.schema.json``::
+The document is the pydantic model ``InputDocument`` below; ``docs/schemas/
+recommend-input.schema.json`` is generated from it (``tortoise-bot schema``)::
 
     {"now": ISO8601, "workload": {"kind", "namespace", "name", "environment"?},
      "containers": [{"name", "requests": {"cpu", "memory"}, "limits": {...},
@@ -10,19 +11,22 @@ The document is described by ``docs/schemas/recommend-input.schema.json``::
      "replicas": [[unix_s, count]], "hpa": {...} | null,
      "emergency"?: {"requested", "previous_phase"}, "target_changed"?: [...], "settings"?: {...}}
 
-Every problem raises ``InputError`` whose ``field`` is the JSON path (``containers[0].cpu_samples[3]``).
+Numbers are taken as they are (no string is read as a number, no boolean as 0 or 1); every
+problem raises ``InputError`` whose ``field`` is the JSON path (``containers[0].cpu_samples[3]``).
 Pure: the caller reads the file and parses the JSON.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic.json_schema import WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from bot.model import (
     RESOURCES,
@@ -37,11 +41,156 @@ from bot.model import (
 )
 from bot.recommend.errors import InputError
 from bot.recommend.inputs import ContainerInput, EmergencyState, WorkloadInput, default_policy
+from bot.recommend.tortoise.emergency import EmergencyPhase
 
-POLICIES: tuple[Policy, ...] = ("horizontal", "vertical", "off")
-"""Accepted policy values."""
-PHASES = ("normal", "emergency", "back-to-normal")
-"""Accepted emergency phases."""
+SCHEMA_FILE = "recommend-input.schema.json"
+"""The generated JSON Schema's file name in ``docs/schemas/``."""
+
+
+def _unix_s(value: Any) -> float:
+    """ISO 8601 (naive means UTC) or unix seconds -> unix seconds."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, str) or not value:
+        raise PydanticCustomError("time", "expected an ISO 8601 time or unix seconds")
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise PydanticCustomError(
+            "time", "not an ISO 8601 time: {text}", {"text": repr(value)}
+        ) from exc
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
+
+
+Amount = Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]
+"""A finite number >= 0: cores, bytes, unix seconds of a sample, a replica count."""
+Count = Annotated[int, Field(ge=0, strict=True)]
+"""A whole number >= 0."""
+Name = Annotated[str, Field(min_length=1, strict=True)]
+"""A non-empty string."""
+Instant = Annotated[
+    float,
+    BeforeValidator(_unix_s),
+    WithJsonSchema(
+        {
+            "description": "ISO 8601 (naive means UTC) or unix seconds.",
+            "type": ["string", "number"],
+        }
+    ),
+]
+"""A time: ISO 8601 text or unix seconds, read as unix seconds."""
+Sample = tuple[Amount, Name, Amount]
+"""``[unix_s, pod name, value]``."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class Values(_Strict):
+    """Requests, limits or allocation bounds: CPU in cores, memory in bytes (null = unset)."""
+
+    cpu: Amount | None = None
+    memory: Amount | None = None
+
+    def resource_values(self) -> ResourceValues:
+        """As the engine reads them (memory in whole bytes)."""
+        return ResourceValues(self.cpu, int(self.memory) if self.memory is not None else None)
+
+
+class Policies(_Strict):
+    """The policy per resource; absent: the default (`inputs.default_policy`)."""
+
+    cpu: Policy | None = None
+    memory: Policy | None = None
+
+
+class Container(_Strict):
+    """One container: what it declares and how it ran."""
+
+    name: Name
+    requests: Values | None = None
+    limits: Values | None = None
+    policy: Policies = Policies()
+    min_allocated: Values | None = None
+    max_allocated: Values | None = None
+    cpu_samples: list[Sample] | None = None
+    """CPU usage in cores: `[unix_s, pod, cores]`."""
+    memory_samples: list[Sample] | None = None
+    """Working set in bytes: `[unix_s, pod, bytes]`."""
+    oom_events: list[Sample] | None = None
+    """OOM kills with the memory request in force: `[unix_s, pod, request_bytes]`."""
+
+
+class Workload(_Strict):
+    """Which workload the history is of."""
+
+    kind: Name
+    namespace: Name
+    name: Name
+    environment: Name = "default"
+
+
+class Target(_Strict):
+    """One HPA resource target."""
+
+    container: Name | None = None
+    """null or absent: a pod-level Resource metric."""
+    resource: Resource
+    utilization: Count
+
+
+class Hpa(_Strict):
+    """The HorizontalPodAutoscaler as declared."""
+
+    name: Name = "hpa"
+    min_replicas: Count | None = None
+    max_replicas: Count
+    targets: list[Target] = []
+
+
+class Emergency(_Strict):
+    """The emergency the repository asks for now, and the phase the last proposal left."""
+
+    requested: Annotated[bool, Field(strict=True)] = False
+    previous_phase: EmergencyPhase = "normal"
+
+
+class TargetChanged(_Strict):
+    """When one HPA target last changed."""
+
+    container: Name
+    resource: Resource
+    at: Instant
+
+
+class InputDocument(_Strict):
+    """One workload's history: what `tortoise-bot recommend` reads. CPU in cores, memory in
+    bytes, times in unix seconds (or ISO 8601 where stated)."""
+
+    model_config = ConfigDict(
+        title="tortoise-bot recommend --input",
+        json_schema_extra={
+            "$id": "https://github.com/tortoise-bot/tortoise-bot/docs/schemas/" + SCHEMA_FILE
+        },
+    )
+
+    now: Instant
+    """The time the recommendation is made for."""
+    workload: Workload
+    containers: Annotated[list[Container], Field(min_length=1)]
+    replicas: list[tuple[Amount, Amount]] = []
+    """Desired replicas over time: `[unix_s, count]`."""
+    hpa: Hpa | None = None
+    emergency: Emergency = Emergency()
+    target_changed: list[TargetChanged] = []
+    excluded_intervals: list[tuple[Instant, Instant]] = []
+    """Periods dropped from the history (crash loops, emergency windows): `[start, end)`."""
+    settings: dict[str, Any] = {}
+    """Overrides of the recommend settings: the same keys as the `recommend` section of the
+    config (config/bot.schema.json, RecommendSettings)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,216 +202,79 @@ class Document:
     settings: Mapping[str, Any]
 
 
-def _obj(value: Any, path: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise InputError("expected an object", path)
-    return value
+def _path(loc: Sequence[int | str]) -> str:
+    """A pydantic location as a JSON path: ``containers[0].cpu_samples[3]``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else f"{'.' if out else ''}{part}"
+    return out or "<root>"
 
 
-def _list(value: Any, path: str) -> Sequence[Any]:
-    if not isinstance(value, list):
-        raise InputError("expected an array", path)
-    return value
-
-
-def _str(value: Any, path: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise InputError("expected a non-empty string", path)
-    return value
-
-
-def _num(value: Any, path: str, *, allow_none: bool = False) -> float | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InputError("expected a number" + (" or null" if allow_none else ""), path)
-    if not math.isfinite(value):
-        raise InputError("expected a finite number", path)
-    if value < 0:
-        raise InputError("must be >= 0", path)
-    return float(value)
-
-
-def _int(value: Any, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InputError("expected a non-negative integer", path)
-    return value
-
-
-def _resources(value: Any, path: str) -> ResourceValues:
-    if value is None:
-        return ResourceValues()
-    data = _obj(value, path)
-    unknown = set(data) - set(RESOURCES)
-    if unknown:
-        raise InputError(f"unknown key {sorted(unknown)[0]!r}", path)
-    cpu = _num(data.get("cpu"), f"{path}.cpu", allow_none=True)
-    mem = _num(data.get("memory"), f"{path}.memory", allow_none=True)
-    return ResourceValues(cpu, int(mem) if mem is not None else None)
-
-
-def parse_time(value: Any, path: str) -> float:
-    """ISO 8601 (naive means UTC) or unix seconds -> unix seconds."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    text = _str(value, path)
-    try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise InputError(f"not an ISO 8601 time: {text!r}", path) from exc
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
-
-
-def _samples(
-    value: Any, path: str, pods: dict[str, int]
+def _series(
+    rows: list[Sample] | None, pods: dict[str, int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    rows = _list(value if value is not None else [], path)
-    t = np.empty(len(rows))
-    pod = np.empty(len(rows), dtype=np.int32)
-    v = np.empty(len(rows))
-    for i, row in enumerate(rows):
-        where = f"{path}[{i}]"
-        if not isinstance(row, list) or len(row) != 3:
-            raise InputError("expected [unix_s, pod, value]", where)
-        t[i] = _num(row[0], f"{where}[0]")
-        name = row[1] if isinstance(row[1], str) else None
-        if name is None:
-            raise InputError("expected the pod name as a string", f"{where}[1]")
-        pod[i] = pods.setdefault(name, len(pods))
-        v[i] = _num(row[2], f"{where}[2]")
+    """Times, pod indices (numbered in order of first appearance) and values of ``rows``."""
+    rows = rows or []
+    t = np.array([row[0] for row in rows], dtype=np.float64)
+    pod = np.array([pods.setdefault(row[1], len(pods)) for row in rows], dtype=np.int32)
+    v = np.array([row[2] for row in rows], dtype=np.float64)
     return t, pod, v
 
 
-def _hpa(value: Any, path: str) -> DeclaredHPA | None:
-    if value is None:
+def _hpa(hpa: Hpa | None) -> DeclaredHPA | None:
+    if hpa is None:
         return None
-    data = _obj(value, path)
-    max_replicas = _int(data.get("max_replicas"), f"{path}.max_replicas")
-    min_raw = data.get("min_replicas")
-    min_replicas = None if min_raw is None else _int(min_raw, f"{path}.min_replicas")
-    targets = []
-    for i, raw in enumerate(_list(data.get("targets", []), f"{path}.targets")):
-        where = f"{path}.targets[{i}]"
-        target = _obj(raw, where)
-        resource = target.get("resource")
-        if resource not in RESOURCES:
-            raise InputError("expected 'cpu' or 'memory'", f"{where}.resource")
-        container = target.get("container")
-        if container is not None:
-            container = _str(container, f"{where}.container")
-        util = _int(target.get("utilization"), f"{where}.utilization")
-        targets.append(HpaTarget(resource, util, container))
-    name = data.get("name", "hpa")
-    return DeclaredHPA(_str(name, f"{path}.name"), min_replicas, max_replicas, tuple(targets))
+    targets = tuple(HpaTarget(t.resource, t.utilization, t.container) for t in hpa.targets)
+    return DeclaredHPA(hpa.name, hpa.min_replicas, hpa.max_replicas, targets)
 
 
 def parse_document(data: Any) -> Document:
     """Validate and convert a decoded JSON document (see module doc)."""
-    doc = _obj(data, "<root>")
-    known = {
-        "now",
-        "workload",
-        "containers",
-        "replicas",
-        "hpa",
-        "settings",
-        "emergency",
-        "target_changed",
-        "excluded_intervals",
-    }
-    unknown = set(doc) - known
-    if unknown:
-        raise InputError(f"unknown key {sorted(unknown)[0]!r}", "<root>")
-    if "now" not in doc:
-        raise InputError("required", "now")
-    now_s = parse_time(doc["now"], "now")
-    wl = _obj(doc.get("workload"), "workload")
-    ref = WorkloadRef(
-        _str(wl.get("kind"), "workload.kind"),
-        _str(wl.get("namespace"), "workload.namespace"),
-        _str(wl.get("name"), "workload.name"),
-        _str(wl.get("environment", "default"), "workload.environment"),
-    )
-    hpa = _hpa(doc.get("hpa"), "hpa")
+    try:
+        doc = InputDocument.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise InputError(error["msg"], _path(error["loc"])) from exc
+    wl = doc.workload
+    ref = WorkloadRef(wl.kind, wl.namespace, wl.name, wl.environment)
+    hpa = _hpa(doc.hpa)
     pods: dict[str, int] = {}
     containers: list[ContainerInput] = []
     histories: dict[str, ContainerHistory] = {}
-    raw_containers = _list(doc.get("containers"), "containers")
-    if not raw_containers:
-        raise InputError("at least one container is required", "containers")
-    for i, raw in enumerate(raw_containers):
-        path = f"containers[{i}]"
-        c = _obj(raw, path)
-        name = _str(c.get("name"), f"{path}.name")
-        if name in histories:
-            raise InputError(f"duplicate container name {name!r}", f"{path}.name")
-        requests = _resources(c.get("requests"), f"{path}.requests")
-        policy_raw = _obj(c.get("policy", {}), f"{path}.policy")
+    for i, c in enumerate(doc.containers):
+        if c.name in histories:
+            raise InputError(f"duplicate container name {c.name!r}", f"containers[{i}].name")
+        requests = c.requests.resource_values() if c.requests else ResourceValues()
         chosen: dict[Resource, Policy] = {}
         for resource in RESOURCES:
-            value = policy_raw.get(resource)
-            if value is not None and value not in POLICIES:
-                raise InputError(
-                    "expected horizontal, vertical or off", f"{path}.policy.{resource}"
-                )
             request = requests.get(resource)
+            value = c.policy.cpu if resource == "cpu" else c.policy.memory
             chosen[resource] = (
-                "off" if not request else value or default_policy(name, resource, request, hpa)
+                "off" if not request else value or default_policy(c.name, resource, request, hpa)
             )
-        cpu = _samples(c.get("cpu_samples"), f"{path}.cpu_samples", pods)
-        mem = _samples(c.get("memory_samples"), f"{path}.memory_samples", pods)
-        oom = _samples(c.get("oom_events"), f"{path}.oom_events", pods)
-        histories[name] = ContainerHistory(name, *cpu, *mem, *oom)
+        cpu = _series(c.cpu_samples, pods)
+        mem = _series(c.memory_samples, pods)
+        oom = _series(c.oom_events, pods)
+        histories[c.name] = ContainerHistory(c.name, *cpu, *mem, *oom)
         containers.append(
             ContainerInput(
-                name,
+                c.name,
                 requests,
-                _resources(c.get("limits"), f"{path}.limits"),
+                c.limits.resource_values() if c.limits else ResourceValues(),
                 chosen["cpu"],
                 chosen["memory"],
-                _resources(c.get("min_allocated"), f"{path}.min_allocated"),
-                _resources(c.get("max_allocated"), f"{path}.max_allocated"),
+                c.min_allocated.resource_values() if c.min_allocated else ResourceValues(),
+                c.max_allocated.resource_values() if c.max_allocated else ResourceValues(),
             )
         )
-    rows = _list(doc.get("replicas", []), "replicas")
-    rt = np.empty(len(rows))
-    rv = np.empty(len(rows))
-    for i, row in enumerate(rows):
-        if not isinstance(row, list) or len(row) != 2:
-            raise InputError("expected [unix_s, count]", f"replicas[{i}]")
-        rt[i] = _num(row[0], f"replicas[{i}][0]")
-        rv[i] = _num(row[1], f"replicas[{i}][1]")
-    emergency_raw = _obj(doc.get("emergency", {}), "emergency")
-    phase = emergency_raw.get("previous_phase", "normal")
-    if phase not in PHASES:
-        raise InputError("expected normal, emergency or back-to-normal", "emergency.previous_phase")
-    requested = emergency_raw.get("requested", False)
-    if not isinstance(requested, bool):
-        raise InputError("expected true or false", "emergency.requested")
-    changed: dict[tuple[str, Resource], float] = {}
-    for i, raw in enumerate(_list(doc.get("target_changed", []), "target_changed")):
-        where = f"target_changed[{i}]"
-        entry = _obj(raw, where)
-        raw_resource = entry.get("resource")
-        if raw_resource not in RESOURCES:
-            raise InputError("expected 'cpu' or 'memory'", f"{where}.resource")
-        res: Resource = "cpu" if raw_resource == "cpu" else "memory"
-        changed[(_str(entry.get("container"), f"{where}.container"), res)] = parse_time(
-            entry.get("at"), f"{where}.at"
-        )
-    excluded = []
-    for i, raw in enumerate(_list(doc.get("excluded_intervals", []), "excluded_intervals")):
-        where = f"excluded_intervals[{i}]"
-        if not isinstance(raw, list) or len(raw) != 2:
-            raise InputError("expected [start, end]", where)
-        excluded.append((parse_time(raw[0], f"{where}[0]"), parse_time(raw[1], f"{where}[1]")))
+    rt = np.array([row[0] for row in doc.replicas], dtype=np.float64)
+    rv = np.array([row[1] for row in doc.replicas], dtype=np.float64)
+    changed = {(entry.container, entry.resource): entry.at for entry in doc.target_changed}
     starts = [float(h.cpu_t.min()) for h in histories.values() if h.cpu_t.size]
     history = WorkloadHistory(
         ref,
-        min(starts) if starts else now_s,
-        now_s,
+        min(starts) if starts else doc.now,
+        doc.now,
         tuple(pods),
         histories,
         rt,
@@ -273,9 +285,8 @@ def parse_document(data: Any) -> Document:
         tuple(containers),
         history,
         hpa=hpa,
-        emergency=EmergencyState(requested, phase),
+        emergency=EmergencyState(doc.emergency.requested, doc.emergency.previous_phase),
         target_changed_s=changed,
-        excluded_intervals_s=tuple(excluded),
+        excluded_intervals_s=tuple(doc.excluded_intervals),
     )
-    settings = _obj(doc.get("settings", {}), "settings")
-    return Document(inp, now_s, settings)
+    return Document(inp, doc.now, doc.settings)

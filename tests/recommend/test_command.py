@@ -186,6 +186,40 @@ def test_parse_errors_name_paths():
     assert info.value.field == "containers[0].requests.cpu"
 
 
+def test_input_schema_is_generated_from_the_model():
+    from bot.commands.schema import DOCUMENT_SCHEMAS
+    from bot.config.schema import schema_text
+
+    assert "recommend-input.schema.json" in DOCUMENT_SCHEMAS
+    for name, model in DOCUMENT_SCHEMAS.items():
+        assert (SCHEMAS / name).read_text() == schema_text(model), (
+            f"docs/schemas/{name} is stale: run `tortoise-bot schema`"
+        )
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field"),
+    [
+        (lambda d: d["containers"][0]["requests"].__setitem__("cpu", "1"), "requests.cpu"),
+        (lambda d: d["hpa"].__setitem__("max_replicas", True), "hpa.max_replicas"),
+        (lambda d: d["hpa"].__setitem__("max_replicas", 2.5), "hpa.max_replicas"),
+        (lambda d: d["emergency"].__setitem__("requested", 1), "emergency.requested"),
+        (lambda d: d["containers"][1].__setitem__("name", "app"), "containers[1].name"),
+    ],
+    ids=["string-number", "bool-count", "fraction-count", "number-bool", "duplicate-name"],
+)
+def test_values_are_taken_as_they_are_or_refused_by_parser_and_schema(document, mutate, field):
+    bad = copy.deepcopy(document)
+    bad.setdefault("emergency", {})
+    mutate(bad)
+    with pytest.raises(InputError) as info:
+        parse_document(bad)
+    assert info.value.field.endswith(field)
+    if field != "containers[1].name":  # a rule across items: the parser's alone
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, _schema("recommend-input.schema.json"))
+
+
 def test_plan_json_of_an_error_and_a_skip_validates():
     ref = WorkloadRef("Deployment", "a", "b")
     recs = [
