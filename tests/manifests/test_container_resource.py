@@ -1,10 +1,15 @@
 """A pod-level ``Resource`` metric replaced by one ``ContainerResource`` metric per container.
 
 Golden bytes: the metric is replaced in place (same position, other metrics and comments kept) in
-the file's own indentation; a shared Kustomize base gets a patch in the overlay instead.
+the file's own indentation; a shared Kustomize base gets a patch in the overlay instead. The
+manifests and expected results are files in ``golden/container_resource/``.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
 
 from bot.config.repo import RepoConfig
 from bot.manifests import PATCH_FILE, discover
@@ -14,139 +19,23 @@ from bot.manifests.yamldoc import load_plain
 from tests.conftest import require_binary
 from tests.manifests.conftest import edit, snapshot, workload
 
-TWO_CONTAINERS = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  template:
-    spec:
-      containers:
-        - name: app
-          resources:
-            requests: {cpu: "1", memory: 1Gi}
-        - name: istio-proxy
-          resources:
-            requests: {cpu: 500m, memory: 256Mi}
-"""
+GOLDEN = Path(__file__).parent / "golden" / "container_resource"
 
-HPA_2 = """\
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata:
-  name: web
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 3 # floor
-  maxReplicas: 20
-  metrics:
-    # queue depth first
-    - type: Pods
-      pods:
-        metric: {name: queue_depth}
-        target: {type: AverageValue, averageValue: "10"}
-    # scale on CPU
-    - type: Resource
-      resource:
-        name: cpu
-        target:
-          type: Utilization
-          averageUtilization: 60 # tuned by hand
-    - type: Resource  # memory stays pod-level
-      resource:
-        name: memory
-        target:
-          type: Utilization
-          averageUtilization: 80
-  # end of metrics
-"""
 
-HPA_2_REPLACED = """\
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata:
-  name: web
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 4 # floor
-  maxReplicas: 20
-  metrics:
-    # queue depth first
-    - type: Pods
-      pods:
-        metric: {name: queue_depth}
-        target: {type: AverageValue, averageValue: "10"}
-    # scale on CPU
-    - type: ContainerResource
-      containerResource:
-        name: cpu
-        container: app
-        target:
-          type: Utilization
-          averageUtilization: 65 # tuned by hand
-    - type: ContainerResource
-      containerResource:
-        name: cpu
-        container: istio-proxy
-        target:
-          type: Utilization
-          averageUtilization: 60
-    - type: Resource  # memory stays pod-level
-      resource:
-        name: memory
-        target:
-          type: Utilization
-          averageUtilization: 80
-  # end of metrics
-"""
+def golden(name: str) -> str:
+    """The text of ``golden/container_resource/NAME``, byte for byte (LF, final newline or not)."""
+    return (GOLDEN / name).read_bytes().decode()
 
-HPA_4 = """\
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata:
-    name: web
-spec:
-    scaleTargetRef:
-        apiVersion: apps/v1
-        kind: Deployment
-        name: web
-    maxReplicas: 20
-    metrics:
-    - type: Resource
-      resource:
-          name: cpu
-          target:
-              type: Utilization
-              averageUtilization: 70
-"""
 
-HPA_4_REPLACED = """\
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata:
-    name: web
-spec:
-    scaleTargetRef:
-        apiVersion: apps/v1
-        kind: Deployment
-        name: web
-    maxReplicas: 20
-    metrics:
-    - type: ContainerResource
-      containerResource:
-          name: cpu
-          container: app
-          target:
-              type: Utilization
-              averageUtilization: 75
-    - type: ContainerResource
-      containerResource:
-          name: cpu
-          container: istio-proxy
-          target:
-              type: Utilization
-              averageUtilization: 70"""
+TWO_CONTAINERS = golden("web.yaml")
+
+HPA_2 = golden("hpa-two-space.yaml")
+
+HPA_2_REPLACED = golden("hpa-two-space-replaced.yaml")
+
+HPA_4 = golden("hpa-four-space.yaml")
+
+HPA_4_REPLACED = golden("hpa-four-space-replaced.yaml")
 
 CHANGES: list[tuple[str, str, float | int | None, str | None]] = [
     # given out of container order: the metrics follow the workload's containers
@@ -155,8 +44,15 @@ CHANGES: list[tuple[str, str, float | int | None, str | None]] = [
 ]
 
 
-def test_resource_metric_is_replaced_in_place_two_space_with_comments(repo):
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_2})
+@pytest.fixture
+def web_repo(repo):
+    """``web_repo(hpa)``: a repository holding the two-container Deployment and ``hpa`` (text,
+    or bytes for CRLF files)."""
+    return lambda hpa: repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": hpa})
+
+
+def test_resource_metric_is_replaced_in_place_two_space_with_comments(web_repo):
+    root = web_repo(HPA_2)
     result = edit(root, [*CHANGES, ("web", "hpa.minReplicas", 4, None)])
     assert not result.errors and not result.failed, result.errors
     assert (root / "hpa.yaml").read_text() == HPA_2_REPLACED
@@ -170,8 +66,8 @@ def test_resource_metric_is_replaced_in_place_two_space_with_comments(repo):
     ]
 
 
-def test_four_space_indentless_sequence_without_final_newline(repo):
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_4.removesuffix("\n")})
+def test_four_space_indentless_sequence_without_final_newline(web_repo):
+    root = web_repo(HPA_4.removesuffix("\n"))
     result = edit(
         root,
         [("web", "hpa.target.cpu", 75, "app"), ("web", "hpa.target.cpu", 70, "istio-proxy")],
@@ -180,9 +76,9 @@ def test_four_space_indentless_sequence_without_final_newline(repo):
     assert (root / "hpa.yaml").read_text() == HPA_4_REPLACED
 
 
-def test_crlf_line_endings_are_kept(repo):
+def test_crlf_line_endings_are_kept(web_repo):
     crlf = HPA_2.replace("\n", "\r\n").encode()
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": crlf})
+    root = web_repo(crlf)
     result = edit(root, CHANGES)
     assert not result.errors, result.errors
     expected = HPA_2_REPLACED.replace("minReplicas: 4", "minReplicas: 3")
@@ -201,81 +97,23 @@ def test_a_chart_keeps_its_pod_level_target(repo):
     assert workload_json(shop)["hpa"]["containerResource"] is False
 
 
-def test_raw_yaml_can_express_container_resource(repo):
-    raw = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_2})
+def test_raw_yaml_can_express_container_resource(web_repo):
+    raw = web_repo(HPA_2)
     assert workload(discover(raw, RepoConfig()), "web").hpa.container_resource
 
 
-HPA_V1 = (
-    "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: web\n"
-    "spec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"
-    "  maxReplicas: 5\n  targetCPUUtilizationPercentage: 70\n"
-)
+HPA_V1 = golden("hpa-autoscaling-v1.yaml")
 
 
-def test_autoscaling_v1_cannot_express_container_resource(repo):
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_V1})
+def test_autoscaling_v1_cannot_express_container_resource(web_repo):
+    root = web_repo(HPA_V1)
     hpa = workload(discover(root, RepoConfig()), "web").hpa
     assert hpa is not None and not hpa.container_resource
 
 
-KUSTOMIZE_BASE_HPA = """\
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata:
-  name: web
-spec:
-  scaleTargetRef:
-    apiVersion: apps/v1
-    kind: Deployment
-    name: web
-  maxReplicas: 10
-  metrics:
-  - type: Pods
-    pods:
-      metric:
-        name: queue_depth
-      target:
-        type: AverageValue
-        averageValue: "10"
-  - type: Resource
-    resource:
-      name: cpu
-      target:
-        type: Utilization
-        averageUtilization: 70
-"""
+KUSTOMIZE_BASE_HPA = golden("base-hpa.yaml")
 
-OVERLAY_PATCH = """\
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata:
-  name: web
-spec:
-  maxReplicas: 8
-  metrics:
-    - pods:
-        metric:
-          name: queue_depth
-        target:
-          averageValue: "10"
-          type: AverageValue
-      type: Pods
-    - type: ContainerResource
-      containerResource:
-        name: cpu
-        container: app
-        target:
-          type: Utilization
-          averageUtilization: 75
-    - type: ContainerResource
-      containerResource:
-        name: cpu
-        container: istio-proxy
-        target:
-          type: Utilization
-          averageUtilization: 70
-"""
+OVERLAY_PATCH = golden("overlay-patch-replacing.yaml")
 
 
 def test_shared_kustomize_base_gets_an_overlay_patch(repo):
@@ -308,30 +146,17 @@ def test_shared_kustomize_base_gets_an_overlay_patch(repo):
     assert [(t.container, t.utilization_percent) for t in dev.targets] == [(None, 70)]
 
 
-def test_a_flow_style_metric_is_refused_and_nothing_written(repo):
+def test_a_flow_style_metric_is_refused_and_nothing_written(web_repo):
     flow = HPA_4.split("    metrics:", maxsplit=1)[0] + (
         "    metrics:\n"
         "    - {type: Resource, resource: {name: cpu, target: {type: Utilization, "
         "averageUtilization: 70}}}\n"
     )
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": flow})
+    root = web_repo(flow)
     _refused(root, CHANGES, "ContainerResource not expressible here")
 
 
-OVERLAY_OWN_METRICS = """\
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata:
-  name: web
-spec:
-  metrics:
-  - type: Resource
-    resource:
-      name: cpu
-      target:
-        type: Utilization
-        averageUtilization: 65 # prod
-"""
+OVERLAY_OWN_METRICS = golden("overlay-own-metrics.yaml")
 
 
 def test_metrics_an_overlay_patch_sets_are_replaced_in_that_patch(repo):
@@ -372,40 +197,9 @@ def test_metrics_an_overlay_patch_sets_are_replaced_in_that_patch(repo):
     ]
 
 
-HPA_APP_ONLY = """\
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata:
-  name: web
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  maxReplicas: 20
-  metrics:
-    - type: ContainerResource # the app
-      containerResource:
-        name: cpu
-        container: app
-        target:
-          type: Utilization
-          averageUtilization: 60
-    # memory stays pod-level
-    - type: Resource
-      resource:
-        name: memory
-        target:
-          type: Utilization
-          averageUtilization: 80
-"""
+HPA_APP_ONLY = golden("hpa-app-only.yaml")
 
-PROXY_METRIC = """\
-    - type: ContainerResource
-      containerResource:
-        name: cpu
-        container: istio-proxy
-        target:
-          type: Utilization
-          averageUtilization: 70
-"""
+PROXY_METRIC = golden("proxy-metric.yaml")
 
 HPA_APP_ONLY_ADDED = HPA_APP_ONLY.replace(
     "    # memory stays pod-level\n", PROXY_METRIC + "    # memory stays pod-level\n"
@@ -416,8 +210,8 @@ ADD_PROXY: list[tuple[str, str, float | int | None, str | None]] = [
 ]
 
 
-def test_missing_metric_is_added_after_the_last_container_resource_item(repo):
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_APP_ONLY})
+def test_missing_metric_is_added_after_the_last_container_resource_item(web_repo):
+    root = web_repo(HPA_APP_ONLY)
     result = edit(root, ADD_PROXY)
     assert not result.errors and not result.failed, result.errors
     assert (root / "hpa.yaml").read_text() == HPA_APP_ONLY_ADDED
@@ -429,22 +223,22 @@ def test_missing_metric_is_added_after_the_last_container_resource_item(repo):
     ]
 
 
-def test_missing_metric_is_added_with_crlf_and_no_final_newline(repo):
+def test_missing_metric_is_added_with_crlf_and_no_final_newline(web_repo):
     crlf = HPA_APP_ONLY.removesuffix("\n").replace("\n", "\r\n").encode()
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": crlf})
+    root = web_repo(crlf)
     result = edit(root, ADD_PROXY)
     assert not result.errors and not result.failed, result.errors
     expected = HPA_APP_ONLY_ADDED.removesuffix("\n").replace("\n", "\r\n").encode()
     assert (root / "hpa.yaml").read_bytes() == expected
 
 
-def test_missing_metric_is_added_at_the_end_of_a_four_space_list(repo):
+def test_missing_metric_is_added_at_the_end_of_a_four_space_list(web_repo):
     # Only the app's metric is last: the new item goes after it, at the end of the file (no final
     # newline kept), in the file's indentless four-space style.
     app_only = HPA_4.replace(
         "- type: Resource\n      resource:", "- type: ContainerResource\n      containerResource:"
     ).replace("          name: cpu\n", "          name: cpu\n          container: app\n")
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": app_only.removesuffix("\n")})
+    root = web_repo(app_only.removesuffix("\n"))
     result = edit(root, ADD_PROXY)
     assert not result.errors and not result.failed, result.errors
     assert (root / "hpa.yaml").read_text() == HPA_4_REPLACED.replace(
@@ -452,8 +246,8 @@ def test_missing_metric_is_added_at_the_end_of_a_four_space_list(repo):
     )
 
 
-def test_added_memory_metric_follows_the_replaced_cpu_metric(repo):
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_4})
+def test_added_memory_metric_follows_the_replaced_cpu_metric(web_repo):
+    root = web_repo(HPA_4)
     result = edit(
         root,
         [
@@ -470,9 +264,9 @@ def test_added_memory_metric_follows_the_replaced_cpu_metric(repo):
     )
 
 
-def test_added_metric_where_the_hpa_has_no_metrics_list_fails_and_writes_nothing(repo):
+def test_added_metric_where_the_hpa_has_no_metrics_list_fails_and_writes_nothing(web_repo):
     bare = HPA_4.split("    metrics:", maxsplit=1)[0]
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": bare})
+    root = web_repo(bare)
     _refused(root, ADD_PROXY, "ContainerResource not expressible here")
 
 
@@ -481,31 +275,7 @@ KUSTOMIZE_BASE_APP_ONLY = KUSTOMIZE_BASE_HPA.replace(
     "  - type: ContainerResource\n    containerResource:\n      name: cpu\n      container: app\n",
 )
 
-OVERLAY_PATCH_ADDED = (
-    """\
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata:
-  name: web
-spec:
-  metrics:
-    - pods:
-        metric:
-          name: queue_depth
-        target:
-          averageValue: "10"
-          type: AverageValue
-      type: Pods
-    - containerResource:
-        container: app
-        name: cpu
-        target:
-          averageUtilization: 70
-          type: Utilization
-      type: ContainerResource
-"""
-    + PROXY_METRIC
-)
+OVERLAY_PATCH_ADDED = golden("overlay-patch-adding.yaml")
 
 
 def test_shared_kustomize_base_gets_an_overlay_patch_adding_the_metric(repo):
@@ -578,8 +348,8 @@ def _metrics(root) -> list[tuple[str | None, str, int]]:
     return [(t.container, t.resource, t.utilization_percent) for t in hpa.targets]
 
 
-def test_removed_metric_loses_its_lines_and_the_comments_around_stay(repo):
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_APP_ONLY_ADDED})
+def test_removed_metric_loses_its_lines_and_the_comments_around_stay(web_repo):
+    root = web_repo(HPA_APP_ONLY_ADDED)
     result = edit(root, REMOVE_PROXY)
     assert not result.errors and not result.failed, result.errors
     assert (root / "hpa.yaml").read_text() == HPA_APP_ONLY
@@ -587,8 +357,8 @@ def test_removed_metric_loses_its_lines_and_the_comments_around_stay(repo):
     assert _metrics(root) == [("app", "cpu", 60), (None, "memory", 80)]
 
 
-def test_a_comment_on_the_removed_lines_stays_as_a_comment_line(repo):
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_APP_ONLY_ADDED})
+def test_a_comment_on_the_removed_lines_stays_as_a_comment_line(web_repo):
+    root = web_repo(HPA_APP_ONLY_ADDED)
     result = edit(root, [("web", "hpa.target.cpu", None, "app")])
     assert not result.errors and not result.failed, result.errors
     assert APP_METRIC in HPA_APP_ONLY_ADDED and "# the app" in APP_METRIC
@@ -597,17 +367,17 @@ def test_a_comment_on_the_removed_lines_stays_as_a_comment_line(repo):
     )
 
 
-def test_removal_keeps_crlf_line_endings(repo):
+def test_removal_keeps_crlf_line_endings(web_repo):
     crlf = HPA_APP_ONLY_ADDED.replace("\n", "\r\n").encode()
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": crlf})
+    root = web_repo(crlf)
     result = edit(root, REMOVE_PROXY)
     assert not result.errors and not result.failed, result.errors
     assert (root / "hpa.yaml").read_bytes() == HPA_APP_ONLY.replace("\n", "\r\n").encode()
 
 
-def test_removing_the_last_item_of_a_crlf_file_without_final_newline_keeps_none(repo):
+def test_removing_the_last_item_of_a_crlf_file_without_final_newline_keeps_none(web_repo):
     crlf = HPA_4_REPLACED.replace("\n", "\r\n").encode()
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": crlf})
+    root = web_repo(crlf)
     result = edit(root, REMOVE_PROXY)
     assert not result.errors and not result.failed, result.errors
     app_only = HPA_4_REPLACED.split("\n    - type: ContainerResource\n", maxsplit=2)
@@ -616,8 +386,8 @@ def test_removing_the_last_item_of_a_crlf_file_without_final_newline_keeps_none(
     assert (root / "hpa.yaml").read_bytes() == expected.replace("\n", "\r\n").encode()
 
 
-def test_removal_and_a_new_metric_in_one_edit(repo):
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_CPU_BOTH})
+def test_removal_and_a_new_metric_in_one_edit(web_repo):
+    root = web_repo(HPA_CPU_BOTH)
     result = edit(root, [*REMOVE_PROXY, ("web", "hpa.target.memory", 70, "app")])
     assert not result.errors and not result.failed, result.errors
     memory = PROXY_METRIC.replace("name: cpu", "name: memory").replace("istio-proxy", "app")
@@ -625,10 +395,10 @@ def test_removal_and_a_new_metric_in_one_edit(repo):
     assert _metrics(root) == [("app", "cpu", 60), ("app", "memory", 70)]
 
 
-def test_removal_of_every_item_with_a_new_metric_puts_the_new_one_in_its_place(repo):
+def test_removal_of_every_item_with_a_new_metric_puts_the_new_one_in_its_place(web_repo):
     # app cpu becomes vertical, app memory horizontal: the one metric is swapped, never none.
     only_app = HPA_CPU_BOTH.replace(PROXY_METRIC, "")
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": only_app})
+    root = web_repo(only_app)
     result = edit(
         root, [("web", "hpa.target.cpu", None, "app"), ("web", "hpa.target.memory", 70, "app")]
     )
@@ -639,8 +409,8 @@ def test_removal_of_every_item_with_a_new_metric_puts_the_new_one_in_its_place(r
     assert (root / "hpa.yaml").read_text() == only_app.replace(APP_METRIC, memory)
 
 
-def test_removal_and_the_pod_level_metric_replaced_in_one_edit(repo):
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_APP_ONLY_ADDED})
+def test_removal_and_the_pod_level_metric_replaced_in_one_edit(web_repo):
+    root = web_repo(HPA_APP_ONLY_ADDED)
     result = edit(root, [*REMOVE_PROXY, ("web", "hpa.target.memory", 75, "app")])
     assert not result.errors and not result.failed, result.errors
     memory = (
@@ -654,26 +424,26 @@ def test_removal_and_the_pod_level_metric_replaced_in_one_edit(repo):
     assert _metrics(root) == [("app", "cpu", 60), ("app", "memory", 75)]
 
 
-def test_removal_and_another_containers_target_change_in_one_edit(repo):
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_APP_ONLY_ADDED})
+def test_removal_and_another_containers_target_change_in_one_edit(web_repo):
+    root = web_repo(HPA_APP_ONLY_ADDED)
     result = edit(root, [("web", "hpa.target.cpu", 65, "app"), *REMOVE_PROXY])
     assert not result.errors and not result.failed, result.errors
     expected = HPA_APP_ONLY.replace("averageUtilization: 60", "averageUtilization: 65")
     assert (root / "hpa.yaml").read_text() == expected
 
 
-def test_removing_the_only_metric_is_refused_and_nothing_written(repo):
+def test_removing_the_only_metric_is_refused_and_nothing_written(web_repo):
     only_app = HPA_CPU_BOTH.replace(PROXY_METRIC, "")
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": only_app})
+    root = web_repo(only_app)
     _refused(root, [("web", "hpa.target.cpu", None, "app")], "would leave none")
 
 
-def test_a_metric_autoscaling_v1_cannot_hold_is_a_reason_not_an_edit(repo):
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_V1})
+def test_a_metric_autoscaling_v1_cannot_hold_is_a_reason_not_an_edit(web_repo):
+    root = web_repo(HPA_V1)
     _refused(root, REMOVE_PROXY, "remove it by hand")
 
 
-def test_verification_rejects_a_removal_that_takes_another_metric_too(repo, monkeypatch):
+def test_verification_rejects_a_removal_that_takes_another_metric_too(web_repo, monkeypatch):
     # Make the planner also delete the queue-depth Pods metric: the targets still read as
     # planned, but the rediscovered HPA lost a metric the bot never touches -> refused.
     from bot.manifests.plan import Planner
@@ -685,12 +455,12 @@ def test_verification_rejects_a_removal_that_takes_another_metric_too(repo, monk
 
     monkeypatch.setattr(Planner, "metric_removals", greedy)
     hpa = HPA_2_REPLACED  # Pods, app cpu, istio-proxy cpu, pod-level memory
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": hpa})
+    root = web_repo(hpa)
     _refused(root, REMOVE_PROXY, "hpa.otherMetrics reads 0 after the edit, expected 1")
 
 
-def test_verification_accepts_the_planned_removal_only(repo):
-    root = repo({"web.yaml": TWO_CONTAINERS, "hpa.yaml": HPA_2_REPLACED})
+def test_verification_accepts_the_planned_removal_only(web_repo):
+    root = web_repo(HPA_2_REPLACED)
     result = edit(root, REMOVE_PROXY)
     assert not result.errors and not result.failed, result.errors
     hpa = workload(discover(root, RepoConfig()), "web").hpa
