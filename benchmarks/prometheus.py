@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.prometheus                    # 50 workloads / 150 containers
     .venv/bin/python -m benchmarks.prometheus --workloads 1000   # the 3,000-container set-up
     .venv/bin/python -m benchmarks.prometheus --workloads 1000 --workdir /tmp/w1000  # keep the TSDB
+    .venv/bin/python -m benchmarks.prometheus --workloads 1000 --workdir /tmp/w1000 --plan 3 --no-fetch
 
 Set-up (reported apart): the simulator generates ``--workloads`` Deployments with one pod each
 and three containers (app, istio-proxy, log-shipper) over ``--days`` at ``--step-s``; the
@@ -22,20 +23,28 @@ Measured, each in a fresh process so peak memory is the fetch's own:
   look-ups through ``kube_replicaset_owner`` and ``kube_pod_owner`` and a running-pods check,
   then per container and per batch of 50 pods four instant subqueries over the window
   (``quantile_over_time(0.95, max(rate(cpu[75s])) by (container, pod, job)[W:75s])``,
-  ``max_over_time(max(memory) by (...)[W:75s])`` and two ``count_over_time``), 10 in parallel.
+  ``max_over_time(max(memory) by (...)[W:75s])`` and two ``count_over_time``), 10 in parallel;
+- with ``--plan N``, N times the whole ``tortoise-bot plan --format json`` (a child process:
+  discovery of one manifest per simulated workload, the streamed fetch, the engine, the report)
+  over the same Prometheus: wall time, CPU seconds, peak RSS, workloads per status.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
@@ -45,7 +54,7 @@ import requests
 from benchmarks.measure import peak_rss_mib, report, timed
 from bot.config.metrics import PrometheusConfig
 from bot.metrics import HistoryRequest, PrometheusSource
-from bot.sim import ClusterSpec, ContainerSpec, simulate, write_openmetrics
+from bot.sim import ClusterSpec, ContainerSpec, simulate, write_manifests, write_openmetrics
 from bot.sim.cluster import SimulatedCluster
 from tests.support.prometheus import _promtool, start_prometheus
 
@@ -278,6 +287,51 @@ def _report_ours(title: str, ours: dict[str, Any]) -> None:
     )
 
 
+def run_plan(repo: Path, url: str, end: float, output: Path) -> dict[str, Any]:
+    """``tortoise-bot plan --format json`` over ``repo`` at ``end`` in a child process (its
+    JSON written to ``output``): wall seconds, its CPU seconds and peak RSS (``wait4``)."""
+    now = datetime.fromtimestamp(end, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    command = [sys.executable, "-m", "bot", "plan", "--repo", str(repo), "--prometheus", url]
+    command += ["--now", now, "--format", "json"]
+    began = time.perf_counter()
+    with output.open("wb") as out, tempfile.TemporaryFile() as err:
+        child = subprocess.Popen(command, stdout=out, stderr=err)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        seconds = time.perf_counter() - began
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
+    if child.returncode not in (0, 1):  # 1: some workload in error, still a whole plan
+        raise SystemExit(f"plan failed ({child.returncode}):\n{stderr[-3000:]}")
+    statuses = Counter(w["status"] for w in json.loads(output.read_bytes())["workloads"])
+    return {
+        "seconds": seconds,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "peak_rss_mib": usage.ru_maxrss / 1024,
+        "statuses": dict(sorted(statuses.items())),
+    }
+
+
+def _spread(values: list[float], fmt: str) -> str:
+    """``min / median / max`` of ``values`` (one value when there is one)."""
+    ordered = sorted(values)
+    picked = [ordered[0], ordered[len(ordered) // 2], ordered[-1]] if len(ordered) > 1 else ordered
+    return " / ".join(format(v, fmt) for v in picked)
+
+
+def _report_plans(runs: list[dict[str, Any]], load: str) -> None:
+    report(
+        f"tortoise-bot plan --format json (whole pipeline), {len(runs)} run(s): min / median / max",
+        [
+            ("wall time s", _spread([r["seconds"] for r in runs], ".1f")),
+            ("CPU s (plan process)", _spread([r["cpu_s"] for r in runs], ".1f")),
+            ("peak RSS MiB", _spread([r["peak_rss_mib"] for r in runs], ",.0f")),
+            ("workloads per status", str(runs[-1]["statuses"])),
+            ("load average (before)", load),
+        ],
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -295,6 +349,16 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--backfill-workers", type=int, default=2)
     parser.add_argument("--no-krr", action="store_true", help="skip the krr-pattern comparison")
+    parser.add_argument(
+        "--plan",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also run the whole `tortoise-bot plan` N times over manifests of the workloads",
+    )
+    parser.add_argument(
+        "--no-fetch", action="store_true", help="skip the fetch-only measurement (with --plan)"
+    )
     parser.add_argument(
         "--no-query-api", action="store_true", help="skip the fetch through the JSON query API"
     )
@@ -321,6 +385,9 @@ def main(argv: list[str] | None = None) -> None:
     else:
         url, server, times = set_up(cluster, workdir, args.backfill_workers)
     reqs = _requests(cluster)
+    repo = workdir / "repo"
+    if args.plan and not repo.is_dir():
+        write_manifests(spec, repo)
     start, end = float(cluster.t_s[0]), float(cluster.t_s[-1])
     workloads: list[Workload] = [
         (
@@ -338,8 +405,14 @@ def main(argv: list[str] | None = None) -> None:
         fetch = partial(
             _in_child, server.process.pid, fetch_ours, url, reqs, start, end, args.concurrency
         )
-        ours = fetch(args.gzip, None)
-        _report_ours("PrometheusSource.iter_fetch (tortoise-bot, exact samples, remote read)", ours)
+        if args.plan:
+            load = " ".join(Path("/proc/loadavg").read_text().split(" ")[:3])
+            runs = [run_plan(repo, url, end, workdir / "plan.json") for _ in range(args.plan)]
+            _report_plans(runs, load)
+        if not args.no_fetch:
+            ours = fetch(args.gzip, None)
+            title = "PrometheusSource.iter_fetch (tortoise-bot, exact samples, remote read)"
+            _report_ours(title, ours)
         if not args.no_query_api:
             _report_ours(
                 "same through the JSON query API (raw_api: query)", fetch(args.gzip, None, "query")

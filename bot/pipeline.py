@@ -17,6 +17,7 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
@@ -41,7 +42,7 @@ from bot.manifests import apply_changes, discover, environment_config
 from bot.manifests.errors import ManifestError
 from bot.manifests.quantities import bytes_from_quantity, cores_from_quantity
 from bot.metrics.errors import MetricsError
-from bot.metrics.source import FetchResult, HistoryRequest, HistorySource
+from bot.metrics.source import FetchResult, HistoryRequest, HistorySource, stream_history
 from bot.model import (
     DEFAULT_ENVIRONMENT,
     ChangeSet,
@@ -55,7 +56,6 @@ from bot.model import (
     ResourceValues,
     SkippedChange,
     Status,
-    WorkloadHistory,
     WorkloadRef,
 )
 from bot.recommend.changes import field_changes, next_emergency_phase
@@ -64,8 +64,8 @@ from bot.recommend.errors import RecommendError
 from bot.recommend.inputs import EmergencyState, build_input
 from bot.recommend.noise import passes_min_change
 from bot.recommend.tortoise.emergency import EmergencyPhase
-from bot.report.build import make_proposal
-from bot.report.proposal import Prices, Proposal
+from bot.report.build import chart_candidates, make_proposal, summarize_history
+from bot.report.proposal import HistorySummary, Prices, Proposal
 from bot.report.replay import CostTotals, cost_totals
 
 log = logging.getLogger("bot.pipeline")
@@ -87,7 +87,9 @@ class WorkloadOutcome:
     reasons: tuple[str, ...] = ()
     recommendation: Recommendation | None = None
     changes: tuple[FieldChange, ...] = ()
-    history: WorkloadHistory | None = None
+    summary: HistorySummary | None = None
+    """What the reports need of the workload's history (``summarize_history``); never the
+    samples, dropped once the recommendation is made."""
 
     @property
     def ref(self) -> WorkloadRef:
@@ -222,8 +224,14 @@ def decide_workload(
     *,
     now_s: float,
     memory: WorkloadMemory | None = None,
+    charts: bool = True,
 ) -> WorkloadOutcome:
     """Recommend for one workload and keep the changes that pass thresholds and policy.
+
+    The outcome keeps what the reports need of the history (``summarize_history``: window,
+    quality notes, OOM kills and, with ``charts``, the week usage a pull request may chart),
+    never the history itself. ``charts`` False (``plan``, ``explain``: no pull request is
+    built) skips the week usage.
 
     ``memory`` is what the bot's merged pull requests tell about the workload
     (``bot.forge.previous``): when each HPA target last changed (Tortoise's +5 points per
@@ -265,7 +273,8 @@ def decide_workload(
     try:
         recommendation = recommend(engine_input, resolved, now_s=now_s)
     except RecommendError as exc:
-        return WorkloadOutcome(declared, "error", (f"recommendation: {exc}",), history=history)
+        summary = summarize_history(history)
+        return WorkloadOutcome(declared, "error", (f"recommendation: {exc}",), summary=summary)
     changes = field_changes(recommendation)
     env = environment_config(config, ref.environment)
     if changes and env is not None and env.update_mode == "off":
@@ -276,15 +285,21 @@ def decide_workload(
             (*recommendation.reasons, reason),
             recommendation,
             (),
-            history,
+            summarize_history(history),
         )
+    replay = recommendation.replay
+    summary = summarize_history(
+        history,
+        charts=chart_candidates(changes) if charts else (),
+        time_zone=replay.current.replicas.time_zone if replay is not None else "UTC",
+    )
     return WorkloadOutcome(
         declared,
         recommendation.status,
         recommendation.reasons,
         recommendation,
         changes,
-        history,
+        summary,
     )
 
 
@@ -296,11 +311,14 @@ def _decide_contained(
     *,
     now_s: float,
     memory: WorkloadMemory | None,
+    charts: bool,
 ) -> WorkloadOutcome:
     """``decide_workload``; a ``ConfigError`` (a bad quantity) fails the repository as before,
     any other exception only this workload (status ``error``, the others still decided)."""
     try:
-        return decide_workload(declared, fetched, config, settings, now_s=now_s, memory=memory)
+        return decide_workload(
+            declared, fetched, config, settings, now_s=now_s, memory=memory, charts=charts
+        )
     except ConfigError:
         raise
     except Exception as exc:
@@ -385,13 +403,21 @@ def plan_repository(
     memory: Mapping[str, WorkloadMemory] | None = None,
     on_workload: Callable[[WorkloadRef], None] | None = None,
     budget: Budget | None = None,
+    charts: bool = True,
 ) -> RepositoryPlan:
     """Plan one checkout: every step up to the edit; ``write`` applies the edit to the tree.
+
+    History streams (``stream_history``): each namespace group is recommended as soon as it
+    is fetched, while Prometheus answers the next groups' queries, and its samples are
+    dropped once recommended (each outcome keeps a ``HistorySummary``), so memory holds the
+    groups in flight, not the repository's whole history. Outcomes are in inventory order.
 
     ``memory`` maps a workload key to what the bot's merged pull requests tell about it
     (``RepositorySession.workload_memory()``); absent keys know nothing. ``on_workload`` is
     called after each workload is decided (progress on a terminal). ``budget`` (``run``) is
-    checked between steps and bounds the fetch.
+    checked between steps and bounds the fetch (recommending included, as it runs between
+    the fetch's parts). ``charts`` False skips the week usage that only pull-request bodies
+    show (``build_proposals`` then has no chart to draw).
 
     Raises ``ConfigError`` for a bad opt-in file and ``MetricsError`` when Prometheus is down:
     both fail the repository as a whole; ``RepositoryTimeoutError`` when the budget runs out.
@@ -401,29 +427,47 @@ def plan_repository(
     window_s = settings.prometheus.window_days * SECONDS_PER_DAY
     start_s, end_s = now_s - window_s, now_s
     requests = history_requests(inventory, config)
-    if budget is None:
-        fetched = source.fetch(requests, start_s=start_s, end_s=end_s)
-    else:
-        budget.check("reading its history")
-        try:
-            fetched = source.fetch(requests, start_s=start_s, end_s=end_s, budget_s=budget.left_s())
-        except MetricsError as exc:
-            budget.check("reading its history", cause=exc)
-            raise
-    outcomes = []
-    for w in inventory.workloads:
-        outcomes.append(
-            _decide_contained(
+    waiting: dict[WorkloadRef, list[int]] = defaultdict(list)
+    for index, w in enumerate(inventory.workloads):
+        waiting[w.ref].append(index)
+    decided: dict[int, WorkloadOutcome] = {}
+
+    def decide(indices: Iterable[int], fetched: FetchResult) -> None:
+        for index in sorted(indices):
+            w = inventory.workloads[index]
+            decided[index] = _decide_contained(
                 w,
                 fetched,
                 config,
                 settings.recommend,
                 now_s=now_s,
                 memory=(memory or {}).get(w.ref.key),
+                charts=charts,
             )
-        )
-        if on_workload is not None:
-            on_workload(w.ref)
+            if on_workload is not None:
+                on_workload(w.ref)
+
+    if budget is not None:
+        budget.check("reading its history")
+    parts = stream_history(
+        source,
+        requests,
+        start_s=start_s,
+        end_s=end_s,
+        budget_s=budget.left_s() if budget is not None else None,
+    )
+    try:
+        with closing(parts):
+            for part in parts:
+                refs = [*part.errors, *part.histories]
+                decide([i for ref in refs for i in waiting.pop(ref, ())], part)
+                del part  # its histories go now, not when the next part is in
+    except MetricsError as exc:
+        if budget is not None:
+            budget.check("reading its history", cause=exc)
+        raise
+    decide([i for indices in waiting.values() for i in indices], FetchResult())
+    outcomes = [decided[i] for i in range(len(inventory.workloads))]
     if budget is not None:
         budget.check("editing")
     changes = [c for o in outcomes for c in o.changes]
@@ -588,7 +632,7 @@ def build_proposals(plan: RepositoryPlan) -> list[Proposal]:
     """
     grouping = plan.config.pull_requests.grouping
     outcomes = [o for o in plan.outcomes if o.status == "changes"]
-    histories = {o.ref: o.history for o in outcomes if o.history is not None}
+    summaries = {o.ref: o.summary for o in outcomes if o.summary is not None}
     change_sets = group_change_sets(
         (
             ChangeSet(o.ref.key, o.changes, (o.recommendation,) if o.recommendation else ())
@@ -602,7 +646,7 @@ def build_proposals(plan: RepositoryPlan) -> list[Proposal]:
             plan.root, plan.inventory, change_set.changes, plan.config, write=False
         )
         if edit.files:
-            proposals.append(make_proposal(change_set, edit, histories=histories))
+            proposals.append(make_proposal(change_set, edit, summaries=summaries))
     return proposals
 
 

@@ -109,9 +109,9 @@ def describe(outcome: WorkloadOutcome, prices: Prices | None = None) -> str:
         lines += _replay(rec, prices or Prices())
         for note in rec.notes:
             lines.append(f"note [{note.code}] {note.message}")
-    if outcome.history is not None:
+    if outcome.summary is not None:
         shown = set(rec.notes) if rec is not None else set()
-        for note in outcome.history.quality:
+        for note in outcome.summary.quality:
             if note not in shown:  # the engine repeats the history's notes in its own
                 lines.append(f"data [{note.code}] {note.message}")
     return "\n".join(lines) + "\n"
@@ -135,7 +135,9 @@ def run(args: argparse.Namespace) -> int:
     with planning_target(args) as target:
         choice = target.choice
         try:
-            plan = plan_repository(target.root, choice.source, target.settings, now_s=choice.now_s)
+            plan = plan_repository(
+                target.root, choice.source, target.settings, now_s=choice.now_s, charts=False
+            )
         except MetricsError as exc:
             print(
                 f"tortoise-bot: history unavailable from {choice.description}: {exc}",

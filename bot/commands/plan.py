@@ -91,6 +91,7 @@ def _plan_and_print(
                 now_s=choice.now_s,
                 write=args.write,
                 on_workload=lambda ref: advance(WORKLOADS, label=ref.name),
+                charts=False,
             )
     except MetricsError as exc:
         print(

@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from bot.console import Advance
-from bot.metrics.source import FetchResult, HistoryRequest, HistorySource, merge_results
+from bot.metrics.source import (
+    FetchResult,
+    HistoryRequest,
+    HistorySource,
+    merge_results,
+    stream_history,
+)
 
 NAMESPACES = "namespaces"
 """Progress task: namespaces whose history has arrived."""
@@ -38,21 +44,28 @@ class TrackedSource:
         budget_s: float | None = None,
     ) -> FetchResult:
         """The wrapped source's answer, reporting progress as it comes."""
+        began = time.perf_counter()
+        parts = list(self.iter_fetch(requests, start_s=start_s, end_s=end_s, budget_s=budget_s))
+        if len(parts) == 1 and not hasattr(self.source, "iter_fetch"):
+            return parts[0]
+        return merge_results(parts, seconds=time.perf_counter() - began)
+
+    def iter_fetch(
+        self,
+        requests: Sequence[HistoryRequest],
+        *,
+        start_s: float,
+        end_s: float,
+        budget_s: float | None = None,
+    ) -> Iterator[FetchResult]:
+        """The wrapped source's answer part by part (``stream_history``), reporting each part
+        as it arrives; no part is kept here."""
         waiting = Counter(r.ref.namespace for r in requests)
         self.advance(NAMESPACES, 0, total=len(waiting))
         self.advance(WORKLOADS, 0, total=len(requests))
-        stream = getattr(self.source, "iter_fetch", None)
-        began = time.perf_counter()
-        parts = (
-            stream(requests, start_s=start_s, end_s=end_s, budget_s=budget_s)
-            if stream is not None
-            else iter(
-                [self.source.fetch(requests, start_s=start_s, end_s=end_s, budget_s=budget_s)]
-            )
-        )
-        received = []
-        for part in parts:
-            received.append(part)
+        for part in stream_history(
+            self.source, requests, start_s=start_s, end_s=end_s, budget_s=budget_s
+        ):
             refs = [*part.histories, *part.errors]
             done = 0
             for ref in refs:
@@ -62,6 +75,4 @@ class TrackedSource:
             self.advance(NAMESPACES, done, label=label)
             if self.count_workloads:
                 self.advance(WORKLOADS, len(refs))
-        if stream is None:
-            return received[0]
-        return merge_results(received, seconds=time.perf_counter() - began)
+            yield part

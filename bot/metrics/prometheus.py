@@ -435,7 +435,8 @@ class PrometheusSource:
         the server busy. A group whose pods restarted gets its OOM and restart-counter queries
         once its first queries are answered. An outage cancels every query and raises.
         While no answer comes, a warning every ``WAIT_NOTICE_S`` says what is waited for and
-        until when."""
+        until when. When the consumer stops early (the iterator is closed), queries not yet
+        started are dropped."""
         waiting = deque(groups.items())
         active: dict[GroupKey, _GroupRun] = {}
         futures: dict[Future[Any], _Task] = {}
@@ -447,43 +448,50 @@ class PrometheusSource:
                 run.pending += 1
 
         answered = time.monotonic()
-        while waiting or active:
-            while waiting and len(active) < size:
-                group, batch = waiting.popleft()
-                run = active[group] = _GroupRun(batch, time.perf_counter())
-                submit(run, self._tasks(group, batch, plan))
-            done, _ = wait(futures, timeout=WAIT_NOTICE_S, return_when=FIRST_COMPLETED)
-            if not done:
-                self._notice_wait(len(futures), time.monotonic() - answered, deadline)
-                continue
-            answered = time.monotonic()
-            for future in sorted(done, key=lambda f: f.exception() is None):  # outages first
-                task = futures.pop(future)
-                run = active[task.group]
-                run.pending -= 1
-                exc = future.exception()
-                if isinstance(exc, PrometheusUnavailableError):
-                    outage.set()
-                    for other in futures:
-                        other.cancel()
-                    raise exc
-                if outage.is_set():
-                    continue  # skipped after an outage: the outage's own query raises
-                if isinstance(exc, MetricsError):
-                    run.failed = run.failed or exc
-                elif exc is not None:
-                    raise exc
-                else:
-                    run.results[(task.kind, task.chunk)] = future.result()
-                if run.pending:
+        try:
+            while waiting or active:
+                while waiting and len(active) < size:
+                    group, batch = waiting.popleft()
+                    run = active[group] = _GroupRun(batch, time.perf_counter())
+                    submit(run, self._tasks(group, batch, plan))
+                done, _ = wait(futures, timeout=WAIT_NOTICE_S, return_when=FIRST_COMPLETED)
+                if not done:
+                    self._notice_wait(len(futures), time.monotonic() - answered, deadline)
                     continue
-                restarted = run.restarted()
-                if run.first and run.failed is None and restarted:
-                    run.first = False
-                    submit(run, self._oom_tasks(task.group, run.batch, restarted, plan))
-                    continue
-                del active[task.group]
-                yield self._finish(task.group, run, plan)
+                answered = time.monotonic()
+                for future in sorted(done, key=lambda f: f.exception() is None):  # outages first
+                    task = futures.pop(future)
+                    run = active[task.group]
+                    run.pending -= 1
+                    exc = future.exception()
+                    if isinstance(exc, PrometheusUnavailableError):
+                        outage.set()
+                        for other in futures:
+                            other.cancel()
+                        raise exc
+                    if outage.is_set():
+                        continue  # skipped after an outage: the outage's own query raises
+                    if isinstance(exc, MetricsError):
+                        run.failed = run.failed or exc
+                    elif exc is not None:
+                        raise exc
+                    else:
+                        run.results[(task.kind, task.chunk)] = future.result()
+                    if run.pending:
+                        continue
+                    restarted = run.restarted()
+                    if run.first and run.failed is None and restarted:
+                        run.first = False
+                        submit(run, self._oom_tasks(task.group, run.batch, restarted, plan))
+                        continue
+                    del active[task.group]
+                    yield self._finish(task.group, run, plan)
+        finally:
+            # the consumer stopped early (an error, a closed iterator): queries not yet
+            # started are dropped, not run for nobody
+            outage.set()
+            for future in futures:
+                future.cancel()
 
     def _notice_wait(self, queries: int, silent_s: float, deadline: float) -> None:
         LOG.warning(

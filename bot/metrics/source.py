@@ -8,7 +8,7 @@ never planned on "no data" that was really "no answer".
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -95,3 +95,22 @@ class HistorySource(Protocol):
         ``budget_s`` seconds when given (a source that waits on a server fails as an outage
         when the time is up; one that reads local data may ignore it)."""
         ...
+
+
+def stream_history(
+    source: HistorySource,
+    requests: Sequence[HistoryRequest],
+    *,
+    start_s: float,
+    end_s: float,
+    budget_s: float | None = None,
+) -> Generator[FetchResult, None, None]:
+    """The answer of ``source`` one part at a time, so a caller can use and drop each part
+    before the next arrives: a source with ``iter_fetch`` (``PrometheusSource``: one namespace
+    group at a time, as each completes, while the other groups' queries keep running) streams;
+    any other source answers in one part (its ``fetch``)."""
+    stream: Callable[..., Iterator[FetchResult]] | None = getattr(source, "iter_fetch", None)
+    if stream is None:
+        yield source.fetch(requests, start_s=start_s, end_s=end_s, budget_s=budget_s)
+        return
+    yield from stream(requests, start_s=start_s, end_s=end_s, budget_s=budget_s)

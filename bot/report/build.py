@@ -1,12 +1,13 @@
-"""``Proposal`` from what the pipeline has: a change set, the edit result and the histories."""
+"""``Proposal`` from what the pipeline has: a change set, the edit result and what the
+histories showed (``HistorySummary``, made by ``summarize_history`` as each workload is decided)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from bot.model import ChangeSet, EditResult, FieldChange, Resource, WorkloadHistory, WorkloadRef
 from bot.report.charts import week_profile
-from bot.report.proposal import Proposal, WeekUsage
+from bot.report.proposal import HistorySummary, Proposal, WeekUsage
 
 CPU_PERCENTILE = 95.0
 """The CPU usage a week chart shows per hour: the 95th percentile of the pods' samples."""
@@ -38,22 +39,71 @@ def chart_subject(changes: Iterable[FieldChange]) -> tuple[str, Resource] | None
     return None
 
 
+def chart_candidates(changes: Iterable[FieldChange]) -> list[tuple[str, Resource]]:
+    """Every ``(container, resource)`` that ``chart_subject`` may pick from ``changes`` or from
+    any part of them (an edit may leave some changes out), in order, each once."""
+    out: dict[tuple[str, Resource], None] = {}
+    for c in changes:
+        if c.field.startswith(("requests.", "limits.")) and c.container is not None:
+            out[(c.container, "cpu" if c.field.endswith(".cpu") else "memory")] = None
+    return list(out)
+
+
+def summarize_history(
+    history: WorkloadHistory,
+    *,
+    charts: Sequence[tuple[str, Resource]] = (),
+    time_zone: str = "UTC",
+) -> HistorySummary:
+    """What ``make_proposal`` needs of ``history``: its window, quality notes and recorded OOM
+    kills per container, and for each of ``charts`` (``chart_candidates`` of the workload's
+    changes) the usage by hour of the week on the clock of ``time_zone`` (its replay's,
+    ``ReplicaReplay.time_zone``; UTC without a replay): CPU the 95th percentile of the pods'
+    samples, memory the peak. A container or resource without samples has no chart."""
+    usage: dict[tuple[str, Resource], WeekUsage] = {}
+    for name, resource in charts:
+        container = history.containers.get(name)
+        if container is None:
+            continue
+        if resource == "cpu" and container.cpu_t.size:
+            values = week_profile(
+                container.cpu_t, container.cpu_cores, time_zone, percentile=CPU_PERCENTILE
+            )
+            usage[(name, resource)] = WeekUsage(name, "cpu", values, CPU_PERCENTILE, time_zone)
+        elif resource == "memory" and container.mem_t.size:
+            values = week_profile(
+                container.mem_t, container.mem_bytes, time_zone, percentile=MEMORY_PERCENTILE
+            )
+            usage[(name, resource)] = WeekUsage(
+                name, "memory", values, MEMORY_PERCENTILE, time_zone
+            )
+    return HistorySummary(
+        start_s=history.start_s,
+        end_s=history.end_s,
+        quality=history.quality,
+        oom_kills={
+            name: int(c.oom_t.size) for name, c in history.containers.items() if c.oom_t.size
+        },
+        week_usage=usage,
+    )
+
+
 def make_proposal(
     change_set: ChangeSet,
     edit: EditResult,
     *,
     title: str | None = None,
-    histories: Mapping[WorkloadRef, WorkloadHistory] | None = None,
+    summaries: Mapping[WorkloadRef, HistorySummary] | None = None,
 ) -> Proposal:
     """The proposal for ``change_set`` whose files ``edit`` produced against the current base.
 
-    From ``histories``: for each workload whose change is about its requests
-    (``chart_subject``), that container resource's usage by hour of the week (CPU: P95,
-    memory: the peak) on the clock of its replay (``ReplicaReplay.time_zone``, UTC without a
-    replay); the OOM kills recorded per container; the data window. Notes: the edit's, then
-    each history's quality notes. ``time_zone``: the first replay's clock (UTC without one).
+    From ``summaries`` (``summarize_history``): for each workload whose change is about its
+    requests (``chart_subject``), that container resource's usage by hour of the week (CPU:
+    P95, memory: the peak) on the clock of its replay; the OOM kills recorded per container;
+    the data window. Notes: the edit's, then each history's quality notes. ``time_zone``: the
+    first replay's clock (UTC without one).
     """
-    histories = histories or {}
+    summaries = summaries or {}
     zones = {
         r.ref: r.replay.current.replicas.time_zone
         for r in change_set.recommendations
@@ -64,32 +114,17 @@ def make_proposal(
     notes = list(edit.notes)
     windows: list[tuple[float, float]] = []
     for ref in sorted({c.ref for c in change_set.changes}):
-        history = histories.get(ref)
-        if history is None:
+        summary = summaries.get(ref)
+        if summary is None:
             continue
-        windows.append((history.start_s, history.end_s))
-        notes.extend(history.quality)
-        recorded = {
-            name: int(c.oom_t.size) for name, c in history.containers.items() if c.oom_t.size
-        }
-        if recorded:
-            kills[ref.key] = recorded
+        windows.append((summary.start_s, summary.end_s))
+        notes.extend(summary.quality)
+        if summary.oom_kills:
+            kills[ref.key] = dict(summary.oom_kills)
         subject = chart_subject(c for c in change_set.changes if c.ref == ref)
-        container = history.containers.get(subject[0]) if subject else None
-        if subject is None or container is None:
-            continue
-        resource = subject[1]
-        zone = zones.get(ref, "UTC")
-        if resource == "cpu" and container.cpu_t.size:
-            values = week_profile(
-                container.cpu_t, container.cpu_cores, zone, percentile=CPU_PERCENTILE
-            )
-            usage[ref.key] = WeekUsage(subject[0], "cpu", values, CPU_PERCENTILE, zone)
-        elif resource == "memory" and container.mem_t.size:
-            values = week_profile(
-                container.mem_t, container.mem_bytes, zone, percentile=MEMORY_PERCENTILE
-            )
-            usage[ref.key] = WeekUsage(subject[0], "memory", values, MEMORY_PERCENTILE, zone)
+        chart = summary.week_usage.get(subject) if subject is not None else None
+        if chart is not None:
+            usage[ref.key] = chart
     window = (min(w[0] for w in windows), max(w[1] for w in windows)) if windows else None
     return Proposal(
         key=change_set.key,

@@ -52,6 +52,21 @@ class WeekUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class HistorySummary:
+    """What the reports keep of one workload's history once its recommendation is made (the
+    samples themselves are dropped then): the data window ``(start_s, end_s)`` in unix seconds,
+    the data-quality notes, the OOM kills recorded per container (containers without one left
+    out) and, per ``(container, resource)`` a pull request's chart may show
+    (``bot.report.build.chart_candidates``), that usage by hour of the week."""
+
+    start_s: float
+    end_s: float
+    quality: tuple[Note, ...] = ()
+    oom_kills: Mapping[str, int] = field(default_factory=dict)
+    week_usage: Mapping[tuple[str, Resource], WeekUsage] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class Proposal:
     """One pull request's worth of changes, computed against the current base branch.
 

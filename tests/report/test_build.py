@@ -1,4 +1,4 @@
-"""``make_proposal``: charts, peaks, replicas and window from histories."""
+"""``make_proposal``: charts, peaks, replicas and window from what the histories showed."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from bot.model import (
     WorkloadRef,
 )
 from bot.report import make_proposal, proposal_title, render_pull_request
-from bot.report.build import chart_subject
+from bot.report.build import chart_candidates, chart_subject, summarize_history
 from tests.report.replays import figures
 
 DAY = 86400.0
@@ -55,7 +55,10 @@ def test_make_proposal_from_histories():
         diff="--- a\n+++ b\n",
         notes=(Note("edit", "kept comments"),),
     )
-    p = make_proposal(cs, edit, histories={ref: history(ref)})
+    summary = summarize_history(
+        history(ref), charts=chart_candidates(cs.changes), time_zone="Asia/Tokyo"
+    )
+    p = make_proposal(cs, edit, summaries={ref: summary})
     assert (
         p.title == "Right-size web in shop (prod)" and p.files == edit.files and p.diff == edit.diff
     )
@@ -84,3 +87,42 @@ def test_the_chart_follows_the_change():
     assert chart_subject([limit, memory]) == ("app", "memory")
     assert chart_subject([limit]) == ("side", "cpu")
     assert chart_subject([memory, FieldChange(ref, "hpa.maxReplicas", 9, 10)]) is None
+
+
+def test_the_summary_charts_whatever_part_of_the_changes_is_kept():
+    """An edit may leave changes out; the chart of the kept ones is the one the history shows."""
+    ref = WorkloadRef("Deployment", "shop", "web", "prod")
+    full = history(ref)
+    full = WorkloadHistory(
+        ref,
+        full.start_s,
+        full.end_s,
+        containers={
+            "app": ContainerHistory(
+                "app",
+                cpu_t=full.replicas_t,
+                cpu_pod=np.zeros(full.replicas_t.size, np.int32),
+                cpu_cores=full.replicas / 10,
+                mem_t=full.replicas_t,
+                mem_pod=np.zeros(full.replicas_t.size, np.int32),
+                mem_bytes=full.replicas * 2**20,
+            )
+        },
+    )
+    changes = (
+        FieldChange(ref, "hpa.maxReplicas", 9, 10),
+        FieldChange(ref, "requests.cpu", 0.2, 0.5, "app"),
+        FieldChange(ref, "limits.memory", 2**30, 2**29, "app"),
+    )
+    summary = summarize_history(full, charts=chart_candidates(changes))
+    edit = EditResult(files=(FileChange("a.yaml", b"a", b"b"),), diff="")
+    charted = []
+    for kept in (changes, changes[1:], changes[2:], changes[:1]):
+        p = make_proposal(ChangeSet(ref.key, kept), edit, summaries={ref: summary})
+        alone = summarize_history(full, charts=chart_candidates(kept))
+        assert (
+            p.week_usage
+            == make_proposal(ChangeSet(ref.key, kept), edit, summaries={ref: alone}).week_usage
+        )
+        charted.append(p.week_usage[ref.key].resource if p.week_usage else None)
+    assert charted == [None, "cpu", "memory", None]
