@@ -93,3 +93,60 @@ def test_recommend_does_no_io():
         if name.split(".")[0] in PURE_FORBIDDEN
     ]
     assert not bad, "\n".join(bad)
+
+
+def _from_imports(path: Path) -> list[tuple[str, set[str]]]:
+    """``(module, names)`` of every absolute ``from module import names`` in ``path``."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    return [
+        (node.module, {alias.name for alias in node.names})
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+    ]
+
+
+RECOMMEND = BOT / "recommend"
+VPA_ENTRY_POINTS = {"bot.recommend.vpa.recommender", "bot.recommend.vpa.limits"}
+"""What of ``recommend/vpa/`` the rest of the bot may import: the recommender chain, wired once
+(``logic/recommender.go``), and the limit proportions (the admission controller's part)."""
+VPA_MAY_IMPORT = {"bot.model", "bot.config.recommend", "bot.recommend.vpa", "bot.recommend.errors"}
+VPA_MAY_IMPORT |= {"bot.recommend.window", "bot.recommend.units"}
+"""The VPA knows samples and settings, never Tortoise, the replay or the folding rules."""
+
+
+def test_the_vpa_chain_is_driven_through_its_entry_point_only():
+    bad = [
+        f"{path.relative_to(BOT.parent)} imports {module}"
+        for path in sorted(BOT.rglob("*.py"))
+        if RECOMMEND / "vpa" not in path.parents
+        for module, _ in _from_imports(path)
+        if module.startswith("bot.recommend.vpa.") and module not in VPA_ENTRY_POINTS
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_vpa_knows_nothing_of_tortoise_replay_or_folding():
+    bad = [
+        f"{path.relative_to(BOT.parent)} imports {name}"
+        for path in _modules("recommend/vpa")
+        for name in _imports(path)
+        if name.startswith("bot.")
+        and not any(name == a or name.startswith(a + ".") for a in VPA_MAY_IMPORT)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_nothing_in_recommend_imports_the_engine_back():
+    """The engine is the top of ``recommend/``: its steps live in modules it imports."""
+    bad = [
+        str(path.relative_to(BOT.parent))
+        for path in _modules("recommend")
+        if path.name not in ("engine.py", "__init__.py")
+        and "bot.recommend.engine" in _imports(path)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_engine_stays_the_numbered_steps():
+    lines = len((RECOMMEND / "engine.py").read_text().splitlines())
+    assert lines <= 500, f"bot/recommend/engine.py has {lines} lines: move a step to its module"

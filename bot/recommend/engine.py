@@ -45,7 +45,7 @@ from bot.recommend.replay.targets import replayed_targets
 from bot.recommend.tortoise.hpa import recommend_hpa
 from bot.recommend.tortoise.hpa_targets import NOT_EXPRESSIBLE
 from bot.recommend.tortoise.replicas import hour_of_week
-from bot.recommend.vpa.aggregate import ReplayGrid
+from bot.recommend.vpa.recommender import ReplayGrid
 from bot.recommend.window import Window
 
 

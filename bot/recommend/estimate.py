@@ -17,8 +17,7 @@ from bot.model import ContainerHistory, Resource, Usage, VpaEstimate
 from bot.recommend.inputs import ContainerInput
 from bot.recommend.leak import Leak, find_leak
 from bot.recommend.tortoise.requests import sticky_max
-from bot.recommend.vpa.aggregate import ReplayGrid
-from bot.recommend.vpa.recommender import TooLittleData, recommend_container
+from bot.recommend.vpa.recommender import ReplayGrid, TooLittleData, recommend_container
 from bot.recommend.window import Window
 
 __all__ = [

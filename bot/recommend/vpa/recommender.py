@@ -55,6 +55,14 @@ from bot.recommend.vpa.estimator import (
 from bot.recommend.vpa.histogram import CPU_OPTIONS, MEMORY_OPTIONS
 from bot.recommend.window import Window, select
 
+__all__ = [
+    "ContainerVpa",
+    "MemorySamples",
+    "ReplayGrid",
+    "TooLittleData",
+    "recommend_container",
+]
+
 
 @dataclass(frozen=True, slots=True)
 class TooLittleData:
