@@ -1,8 +1,9 @@
 """The ``tortoise-bot`` command line: argument parsing and the single error boundary.
 
 Each command is one module in ``bot/commands/`` with ``configure(parser)`` and
-``run(args) -> int``; the registry is the literal dict ``bot.commands.COMMANDS``.
-Exit codes: see ``bot.errors``.
+``run(args) -> int``; the registry is the literal dict ``bot.commands.COMMANDS``. Only the
+command the arguments name is imported and configured (``tortoise-bot --help`` imports no
+command, no pydantic, numpy or GitHub client). Exit codes: see ``bot.errors``.
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ def add_global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> No
     )
 
 
+_GLOBAL_PARSER = argparse.ArgumentParser(add_help=False)
+add_global_options(_GLOBAL_PARSER, defaults=True)
+"""The global options alone: which of them take a value (``command_named``)."""
+
+
 class CommandParser(argparse.ArgumentParser):
     """A command's parser: an unknown argument is reported with this command's usage (not the
     top-level one), with the closest option it may have meant."""
@@ -80,8 +86,22 @@ class CommandParser(argparse.ArgumentParser):
         return parsed, extra
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser with one sub-command per entry of ``COMMANDS``."""
+def command_named(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names: its first word that is not a global option or an option's
+    value (None: none, e.g. ``--help``)."""
+    valued = [o for a in _GLOBAL_PARSER._actions if a.nargs is None for o in a.option_strings]
+    words = iter(argv)
+    for word in words:
+        if not word.startswith("-"):
+            return word
+        if word.startswith("--") and "=" not in word and any(o.startswith(word) for o in valued):
+            next(words, None)  # the option's value
+    return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with one sub-command per entry of ``COMMANDS``; with ``command``, only that
+    one is configured (only its module is imported), else every one."""
     parser = argparse.ArgumentParser(
         prog="tortoise-bot",
         description="Right-size Kubernetes workloads in GitOps repositories, one pull request at a time.",
@@ -91,17 +111,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=CommandParser
     )
-    for name, command in COMMANDS.items():
-        command_parser = sub.add_parser(name, help=command.HELP, description=command.HELP)
-        command.configure(command_parser)
-        add_global_options(command_parser, defaults=False)
+    for name, entry in COMMANDS.items():
+        command_parser = sub.add_parser(name, help=entry.help, description=entry.help)
+        if command is None or command == name:
+            entry.load().configure(command_parser)
+            add_global_options(command_parser, defaults=False)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the process exit code. Everything the command writes to stdout and
     stderr passes through ``bot.redaction`` (no secret is ever printed)."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(command_named(argv) or "")
     args = parser.parse_args(argv)
     out, err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = RedactingStream(out), RedactingStream(err)
@@ -115,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     """The command, inside the one error boundary."""
     try:
-        code: int = COMMANDS[args.command].run(args)
+        code: int = COMMANDS[args.command].load().run(args)
         return code
     except ConfigError as exc:
         print(f"tortoise-bot: invalid configuration:\n{redact(str(exc))}", file=sys.stderr)

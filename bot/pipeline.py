@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from bot.config.bot import BotSettings
 from bot.config.errors import ConfigError, ConfigProblem
@@ -29,15 +29,9 @@ from bot.config.recommend import NoiseSettings, RecommendSettings, resolve
 from bot.config.repo import RepoConfig, WorkloadConfig, find_repo_config, load_repo_config
 from bot.forge.branches import group_change_sets, group_key
 from bot.forge.errors import ForgeError, RateLimitError
-from bot.forge.github import (
-    GitHubForge,
-    KeyResult,
-    PublishReport,
-    RepositorySession,
-    WorkloadStatus,
-)
 from bot.forge.lifecycle import ThresholdCheck, within_per_value
 from bot.forge.previous import WorkloadMemory
+from bot.forge.results import KeyResult, PublishReport, WorkloadStatus
 from bot.manifests import apply_changes, discover, environment_config
 from bot.manifests.errors import ManifestError
 from bot.manifests.quantities import bytes_from_quantity, cores_from_quantity
@@ -67,6 +61,9 @@ from bot.recommend.tortoise.emergency import EmergencyPhase
 from bot.report.build import chart_candidates, make_proposal, summarize_history
 from bot.report.proposal import HistorySummary, Prices, Proposal
 from bot.report.replay import CostTotals, cost_totals
+
+if TYPE_CHECKING:  # what serves a repository on GitHub; ``plan`` never loads it
+    from bot.forge.github import GitHubForge, RepositorySession
 
 log = logging.getLogger("bot.pipeline")
 

@@ -13,12 +13,13 @@ BOT = Path(__file__).resolve().parent.parent / "bot"
 ALLOWED: dict[str, set[str]] = {
     "model": set(),
     "redaction": set(),
-    "config": {"model", "config"},
+    "lazy": set(),
+    "config": {"model", "config", "lazy"},
     "recommend": {"model", "recommend", "config.recommend", "config.base"},
-    "metrics": {"model", "config", "metrics", "redaction"},
+    "metrics": {"model", "config", "metrics", "redaction", "lazy"},
     "sim": {"model", "sim"},
     "manifests": {"model", "config", "manifests"},
-    "report": {"model", "report"},
+    "report": {"model", "report", "lazy"},
     "forge": {"model", "report", "forge", "config", "redaction"},
 }
 """Package -> the ``bot.*`` modules it may import (prefix match)."""
@@ -83,6 +84,21 @@ def test_redaction_imports_only_stdlib():
     """Every package that holds a sink may use it, so it depends on nothing of the bot."""
     for name in _imports(BOT / "redaction.py"):
         assert name.split(".")[0] in sys.stdlib_module_names, f"redaction imports {name}"
+
+
+def test_lazy_imports_only_stdlib_and_nothing_when_imported():
+    """A package's lazy re-exports (``bot.lazy``) depend on nothing of the bot, and a package
+    using them imports the names it re-exports only for type checking."""
+    for name in _imports(BOT / "lazy.py"):
+        assert name.split(".")[0] in sys.stdlib_module_names, f"lazy imports {name}"
+    for package in ("config", "metrics", "report"):
+        tree = ast.parse((BOT / package / "__init__.py").read_text())
+        eager = [
+            node.module
+            for node in tree.body
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("bot.")
+        ]
+        assert eager == ["bot.lazy"], f"bot/{package}/__init__.py imports {eager}"
 
 
 def test_recommend_does_no_io():

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bot import metrics
 from bot.config.bot import BotSettings, load_bot_settings
 from bot.errors import UsageError
 from bot.metrics.errors import SnapshotError
-from bot.metrics.prometheus import PrometheusSource
 from bot.metrics.snapshot import SnapshotSource
 from bot.metrics.source import HistorySource
 from bot.redaction import add_basic, add_secret
@@ -183,5 +183,5 @@ def choose_source(args: argparse.Namespace, settings: BotSettings) -> SourceChoi
         )
     now = now_s if now_s is not None else datetime.now(UTC).timestamp()
     return SourceChoice(
-        PrometheusSource(settings.prometheus, env=os.environ), now, settings.prometheus.url
+        metrics.PrometheusSource(settings.prometheus, env=os.environ), now, settings.prometheus.url
     )

@@ -27,8 +27,6 @@ from bot.report import replay as replay_view
 from bot.report.numbers import amount, target
 from bot.report.proposal import Prices
 
-HELP = "Every number for one workload and the rule behind it."
-
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_target_options(parser)

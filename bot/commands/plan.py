@@ -49,8 +49,6 @@ from bot.planview import (
     value_rows,
 )
 
-HELP = "Recommend for a local checkout (or --demo) and print the table and diff."
-
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_target_options(parser)

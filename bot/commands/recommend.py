@@ -24,8 +24,6 @@ from bot.recommend.errors import InputError
 from bot.report.numbers import amount, field_value
 from bot.report.plan_json import workload_json
 
-HELP = "Run the engine on one workload's history given as JSON."
-
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(

@@ -33,8 +33,6 @@ from bot.report.replay import CostTotals
 from bot.resume import load_not_reached, resume_order, save, state_path
 from bot.sharding import Shard
 
-HELP = "Serve every configured repository: plan, edit, branch, pull request, dashboard."
-
 REPOSITORIES = "repositories"
 """Progress task: repositories served."""
 

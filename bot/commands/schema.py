@@ -10,11 +10,6 @@ from bot.config.reference import refresh
 from bot.config.schema import DOC_TABLES, schema_text, write_schemas
 from bot.recommend.document import SCHEMA_FILE, InputDocument
 
-HELP = (
-    "Write the configuration JSON Schemas and the input document schemas, and refresh the "
-    "tables in docs/configuration.md."
-)
-
 DOCUMENT_SCHEMAS = {SCHEMA_FILE: InputDocument}
 """File name in ``docs/schemas/`` -> the model of the document it describes."""
 

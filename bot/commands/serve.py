@@ -13,8 +13,6 @@ from bot.commands import run as run_command
 from bot.config.bot import load_bot_settings
 from bot.serve import Service, cron_trigger
 
-HELP = "Long-running mode: run on a cron schedule, with a health endpoint."
-
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", type=Path, help="Bot settings file (YAML).")

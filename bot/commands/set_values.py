@@ -29,8 +29,6 @@ from bot.manifests import apply_changes, discover
 from bot.manifests.quantities import QuantityError, bytes_from_quantity, cores_from_quantity
 from bot.model import DeclaredWorkload, FieldChange, Inventory, Number
 
-HELP = "Pin explicit values through the manifest editor and print the diff."
-
 KINDS = {
     "deployment": "Deployment",
     "deploy": "Deployment",

@@ -23,8 +23,6 @@ from bot.pipeline import SECONDS_PER_DAY
 from bot.sim.declared import simulate_workloads
 from bot.sim.profiles import Profile
 
-HELP = "Write a simulated history of a repository's workloads (a snapshot for --snapshot)."
-
 STEP_S = 60
 """Sample spacing of the simulated history, seconds (Prometheus' default step here)."""
 

@@ -24,8 +24,6 @@ from bot.metrics.errors import MetricsError
 from bot.metrics.snapshot import record_snapshot
 from bot.pipeline import SECONDS_PER_DAY, history_requests
 
-HELP = "Record the metrics a repository needs into one compressed file."
-
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo", type=Path, required=True, metavar="PATH", help="Checkout.")

@@ -24,8 +24,6 @@ from bot.manifests.inventory_json import inventory_json
 from bot.manifests.quantities import describe_cpu, describe_memory
 from bot.model import Inventory, SourceError
 
-HELP = "Check a repository's opt-in file and manifests and print the inventory."
-
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", type=Path, nargs="?", help="Repository checkout to read.")

@@ -43,7 +43,8 @@ from bot.forge.lifecycle import (
     same_proposal,
 )
 from bot.forge.previous import PreviousProposal, WorkloadMemory, workload_memory
-from bot.model import Recommendation, Status, WorkloadRef
+from bot.forge.results import KeyResult, PublishReport, WorkloadStatus
+from bot.model import Status
 from bot.redaction import redact
 from bot.report import (
     DashboardRow,
@@ -81,65 +82,6 @@ def public(text: str) -> str:
     message passes here): ``bot.redaction.redact``, with Markdown escaping as one more
     encoding of each secret (bodies escape what they quote)."""
     return redact(text, encodings=(escape,))
-
-
-@dataclass(frozen=True, slots=True)
-class KeyResult:
-    """What happened to one branch key in ``publish``."""
-
-    key: str
-    action: str
-    status: DashboardStatus
-    message: str = ""
-    number: int | None = None
-    url: str | None = None
-    done: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class PublishReport:
-    """Per key results and what could not be done (e.g. the API budget ran out)."""
-
-    results: tuple[KeyResult, ...] = ()
-    not_done: tuple[str, ...] = ()
-    stopped: str | None = None
-    """Why the run stopped early (rate limit), None when it finished."""
-
-    def result(self, key: str) -> KeyResult | None:
-        return next((r for r in self.results if r.key == key), None)
-
-    def keys(self, *actions: str) -> tuple[str, ...]:
-        """Keys whose action is one of ``actions`` and that succeeded."""
-        return tuple(r.key for r in self.results if r.action in actions and r.status != "error")
-
-    @property
-    def opened(self) -> tuple[str, ...]:
-        return self.keys("create", "adopted")
-
-    @property
-    def updated(self) -> tuple[str, ...]:
-        return self.keys("update", "rebuild")
-
-    @property
-    def closed(self) -> tuple[str, ...]:
-        return self.keys("close")
-
-    @property
-    def errors(self) -> tuple[KeyResult, ...]:
-        return tuple(r for r in self.results if r.status == "error")
-
-
-@dataclass(frozen=True, slots=True)
-class WorkloadStatus:
-    """A workload's outcome for the dashboard, from the pipeline: ``key`` is its change-set key;
-    ``recommendation`` the proposal behind a ``changes`` status (its replay and held values go
-    on the dashboard)."""
-
-    ref: WorkloadRef
-    status: Status
-    message: str = ""
-    key: str | None = None
-    recommendation: Recommendation | None = None
 
 
 def make_retry(config: GitHubConfig) -> GithubRetry:
