@@ -810,8 +810,11 @@ def _serve_configured(
             tuple(KeyResult(p.key, "pending", "pending", held) for p in proposals)
         )
     else:
+        grouping = config.pull_requests.grouping
         report = session.publish(
-            proposals, within_thresholds=proposals_within_thresholds(settings.recommend.noise)
+            proposals,
+            within_thresholds=proposals_within_thresholds(settings.recommend.noise),
+            in_error={group_key(o.ref, grouping) for o in plan.outcomes if o.status == "error"},
         )
     session.update_dashboard(workload_statuses(plan), report)
     failed = [r.message for r in report.errors]

@@ -9,8 +9,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from apscheduler.triggers.base import BaseTrigger
+
 from bot.commands import run as run_command
-from bot.config.bot import load_bot_settings
+from bot.config.bot import BotSettings, load_bot_settings
 from bot.serve import Service, cron_trigger
 
 
@@ -29,14 +31,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run-now", action="store_true", help="Also run once at start-up.")
 
 
-def run(args: argparse.Namespace) -> int:
-    settings = load_bot_settings(args.config)
+def make_service(
+    settings: BotSettings,
+    trigger: BaseTrigger,
+    *,
+    health_host: str = "127.0.0.1",
+    health_port: int = 8080,
+    max_run_s: float = 6 * 3600,
+) -> Service:
+    """The service: ``trigger`` fires one ``tortoise-bot run`` over ``settings``."""
 
     def job() -> int:
         return run_command.execute(settings)
 
-    service = Service(
-        job,
+    return Service(
+        job, trigger, health_host=health_host, health_port=health_port, max_run_s=max_run_s
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = load_bot_settings(args.config)
+    service = make_service(
+        settings,
         cron_trigger(settings.schedule),
         health_host=args.health_host,
         health_port=args.health_port,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -450,14 +450,19 @@ class RepositorySession:
     # ------------------------------------------------------------------ publish
 
     def publish(
-        self, proposals: Sequence[Proposal], *, within_thresholds: ThresholdCheck = same_proposal
+        self,
+        proposals: Sequence[Proposal],
+        *,
+        within_thresholds: ThresholdCheck = same_proposal,
+        in_error: Collection[str] = (),
     ) -> PublishReport:
         """Bring the repository's bot pull requests in line with ``proposals`` (lifecycle table).
 
         Closes and updates come first, then new pull requests: dashboard requests first, then
         by key, while fewer than ``max_open`` bot pull requests are open and fewer than
         ``max_new_per_run`` were opened in this run (requests ignore both limits). A rate
-        limit stops the run; every key not handled is listed in ``not_done``.
+        limit stops the run; every key not handled is listed in ``not_done``. ``in_error``: keys
+        with a workload in error in this run; without a proposal they are left as they are.
         """
         assert self.checkout_path is not None and self.base_sha is not None, "call checkout() first"
         results: list[KeyResult] = []
@@ -482,7 +487,7 @@ class RepositorySession:
         for ref, key in sorted(keys.items(), key=lambda kv: kv[1]):
             pull = pulls.get(ref)
             try:
-                observed = self._observe(key, ref, pull, remote, requested)
+                observed = self._observe(key, ref, pull, remote, requested, in_error=in_error)
             except RateLimitError as exc:
                 stopped = str(exc)
                 break
@@ -550,6 +555,8 @@ class RepositorySession:
         pull: PullRequest | None,
         remote: Mapping[str, str],
         requested: set[str],
+        *,
+        in_error: Collection[str] = (),
     ) -> Observed:
         observed_pull = None
         if pull is not None:
@@ -570,7 +577,13 @@ class RepositorySession:
                 human_commits=human,
                 head_sha=pull.head.sha,
             )
-        return Observed(key, observed_pull, remote.get(ref), requested=key in requested)
+        return Observed(
+            key,
+            observed_pull,
+            remote.get(ref),
+            requested=key in requested,
+            in_error=key in in_error,
+        )
 
     # ------------------------------------------------------------------ act
 

@@ -26,6 +26,7 @@ ActionKind: TypeAlias = Literal[
     "up-to-date",
     "nothing",
     "delete-branch",
+    "undecided",
 ]
 """What to do with one branch key (see ``ACTIONS`` for each meaning)."""
 
@@ -40,6 +41,8 @@ ACTIONS: Mapping[ActionKind, str] = {
     "up-to-date": "nothing: the open pull request already carries this proposal",
     "nothing": "nothing: no proposal and no open pull request",
     "delete-branch": "delete a bot branch left without a pull request and without a proposal",
+    "undecided": "nothing: a workload of the key is in error, so whether a change is needed is "
+    "unknown; its pull request and branch stay as they are",
 }
 
 ThresholdCheck: TypeAlias = Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
@@ -68,6 +71,9 @@ class Observed:
     """SHA of the bot branch on the remote; None when it does not exist."""
     requested: bool = False
     """A human ticked this key's dashboard checkbox."""
+    in_error: bool = False
+    """A workload of this key is in error in this run (its history could not be read, ...):
+    the missing proposal means "unknown", not "no change needed"."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +124,14 @@ def within_fraction(fraction: float) -> ThresholdCheck:
     return within_per_value(lambda _key, old, new: abs(new - old) < fraction * abs(old))
 
 
+_NO_CHANGE = "no change is needed any more"
+
+
+def _undecided() -> Action:
+    """No proposal because a workload is in error: unknown is not "no change needed"."""
+    return Action("undecided", "a workload of it is in error in this run: it is left as it is")
+
+
 def decide(
     observed: Observed,
     proposal: PullRequestState | None,
@@ -129,11 +143,12 @@ def decide(
     Rows, first match wins (``docs/pull-requests.md`` has the table):
 
     1. open, human commits, not yet noted -> ``note-human``; noted -> ``leave-human``
-    2. open, no proposal -> ``close``
+    2. open, no proposal -> ``close``; ``undecided`` when a workload of the key is in error
     3. open, body state unreadable or proposal digest differs -> ``update``
     4. open, same proposal, files digest differs (base moved under the edit) -> ``rebuild``
     5. open, same state -> ``up-to-date``
-    6. no proposal: a bot branch without pull request -> ``delete-branch``; else ``nothing``
+    6. no proposal: a bot branch without pull request -> ``delete-branch`` (``undecided`` when a
+       workload of the key is in error); else ``nothing``
     7. closed unmerged, not ticked, new proposal within thresholds of the rejected one -> ``suppress``
     8. merged with this very proposal -> ``up-to-date``
     9. otherwise (none, closed outside thresholds or ticked, merged earlier) -> ``create``
@@ -150,7 +165,7 @@ def decide(
                 "note-human", "the branch has commits by a human; the bot stops updating it"
             )
         if proposal is None:
-            return Action("close", "no change is needed any more")
+            return _undecided() if observed.in_error else Action("close", _NO_CHANGE)
         if old is None:
             return Action("update", "the pull request body has no readable bot state")
         if old.proposal != proposal.proposal:
@@ -160,6 +175,8 @@ def decide(
         return Action("up-to-date", "the pull request carries this proposal")
     if proposal is None:
         if observed.branch_sha is not None and pull is None:
+            if observed.in_error:
+                return _undecided()
             return Action("delete-branch", "a bot branch without a pull request or a proposal")
         return Action("nothing", "no change needed")
     rejected = pull.state_json if pull is not None and pull.state == "closed" else None

@@ -45,7 +45,7 @@ from bot.metrics.errors import (
     QueryError,
     RemoteReadUnsupportedError,
 )
-from bot.metrics.promql import LabelMatch
+from bot.metrics.promql import LabelMatch, duration
 from bot.metrics.remote_read import HEADERS as REMOTE_READ_HEADERS
 from bot.metrics.remote_read import RemoteReadError, decode_read_response, encode_read_request
 from bot.model import FloatArray
@@ -273,7 +273,9 @@ class PrometheusClient:
 
     def _post(self, path: str, form: dict[str, str], *, matrix: bool = False) -> ApiResponse:
         url = self.url + path
-        body = {**form, **self.config.extra_params, "timeout": f"{self.config.timeout_s:g}s"}
+        # Prometheus reads ``timeout`` as a Go-style duration: "0.5s" and "1e+06s" are refused
+        timeout = duration(max(self.config.timeout_s, 0.001))
+        body = {**form, **self.config.extra_params, "timeout": timeout}
         query = form["query"]
         status, content = self._send(url, body, self._headers, query)
         decoded = decode_matrix(content) if matrix and status == 200 else None

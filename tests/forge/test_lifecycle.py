@@ -62,6 +62,15 @@ CASES = [
     ("nothing-needed", Observed(KEY), None, never, "nothing"),
     ("crash-after-push", Observed(KEY, None, "abc"), NEW, never, "create"),
     ("orphan-branch", Observed(KEY, None, "abc"), None, never, "delete-branch"),
+    ("open-in-error", Observed(KEY, pull(), "abc", in_error=True), None, never, "undecided"),
+    ("orphan-in-error", Observed(KEY, None, "abc", in_error=True), None, never, "undecided"),
+    (
+        "open-in-error-grouped",
+        Observed(KEY, pull(), "abc", in_error=True),
+        NEW,
+        never,
+        "up-to-date",
+    ),
 ]
 
 
@@ -119,6 +128,7 @@ observations = st.builds(
     ),
     branch_sha=st.one_of(st.none(), st.just("abc")),
     requested=st.booleans(),
+    in_error=st.booleans(),
 )
 
 
@@ -144,6 +154,8 @@ def test_decide_properties(observed, proposal, within):
         assert proposal is not None
     if action.kind == "create":
         assert pull is None or pull.state != "open"
+    if observed.in_error and proposal is None:
+        assert action.kind not in ("close", "delete-branch")  # unknown is not "no change"
 
 
 @pytest.mark.parametrize(

@@ -149,6 +149,21 @@ def test_no_change_needed_closes_with_a_comment_and_deletes_the_branch(github_em
     assert gh.repository(REPO).git.ref(BRANCH) is None
 
 
+def test_a_workload_in_error_keeps_its_pull_request_and_branch(github_emulator, tmp_path):
+    """Its history could not be read: no proposal means "unknown", not "no change needed"."""
+    gh = github_emulator
+    create_repository(gh, ["web"])
+    opened, _ = run_once(gh, tmp_path / "w", web(250))
+    (key,) = [r.key for r in opened.results]
+    head = gh.repository(REPO).git.ref(BRANCH)
+    error = [WorkloadStatus(ref("web"), "error", "metrics: timed out")]
+    report, _ = run_once(gh, tmp_path / "w", nothing, statuses=error, in_error=frozenset({key}))
+    assert [r.action for r in report.results] == ["undecided"]
+    (pr,) = gh.pulls(REPO)
+    assert pr.state == "open" and pr.comments == []
+    assert gh.repository(REPO).git.ref(BRANCH) == head
+
+
 def test_rejected_proposal_is_suppressed_until_ticked(github_emulator, tmp_path):
     gh = github_emulator
     create_repository(gh, ["web"])

@@ -61,6 +61,18 @@ def test_slow_prometheus_times_out(sim_cluster):
         assert time.monotonic() - began < 5
 
 
+def test_a_fractional_timeout_is_a_duration_prometheus_accepts(sim_cluster, sim_prometheus):
+    """``timeout_s: 9.5`` once went to Prometheus as ``9.5s``, which it refuses (HTTP 400)."""
+    with FaultProxy(sim_prometheus.url, lambda n, seen: None) as proxy:
+        result = _source(proxy.url, timeout_s=9.5, retries=0, query_mode="range").fetch(
+            requests_for(sim_cluster, TEST_LABELS), **_window(sim_cluster)
+        )
+    assert not result.errors, result.errors
+    assert {seen.form["timeout"] for seen in proxy.seen} == {"9500ms"}
+    for history in result.histories.values():
+        assert_matches_truth(sim_cluster, history)
+
+
 def test_5xx_then_recovery(sim_cluster, sim_prometheus):
     def rule(n, seen):
         return Reply(503, b"upstream overloaded") if n < 3 else None

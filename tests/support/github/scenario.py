@@ -95,6 +95,7 @@ def run_once(
     within: ThresholdCheck = same_proposal,
     dashboard: bool = True,
     github: GitHubConfig | None = None,
+    in_error: frozenset[str] = frozenset(),
 ) -> tuple[PublishReport, RepositorySession]:
     """One bot run on ``REPO`` as the pipeline makes it: checkout, what merged pull requests
     remember (``workload_memory``, before planning), proposals from ``build(checkout)``,
@@ -106,7 +107,7 @@ def run_once(
     path = session.checkout()
     session.workload_memory()
     proposals = build(path)
-    report = session.publish(proposals, within_thresholds=within)
+    report = session.publish(proposals, within_thresholds=within, in_error=in_error)
     if statuses is None:
         statuses = [
             WorkloadStatus(ref(n), "changes", key=p.key) for p in proposals for n in _names(p)
