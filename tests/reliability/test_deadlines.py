@@ -55,6 +55,7 @@ def test_a_trickling_prometheus_is_cut_off_by_the_request_deadline(cli, tmp_path
     assert "timed out: no complete answer within 3 s" in done.stdout + done.stderr
     assert server.seen == 2  # the request and its one retry, each cut off
     assert took < 30  # 2 x 3 s and start-up; per-read timeouts never ended this
+    print(f"\ndeadline: plan against a {stage} trickle, timeout_s 3, 1 retry: {took:.1f} s")
 
 
 def test_a_fetch_ends_within_its_budget_and_says_what_it_waits_for(monkeypatch, caplog):
@@ -70,6 +71,7 @@ def test_a_fetch_ends_within_its_budget_and_says_what_it_waits_for(monkeypatch, 
             source.fetch([REQUEST], start_s=0, end_s=3600)
         took = time.monotonic() - began
     assert took < 10  # the budget is 2 s; a request alone would have had 60 s, 4 times
+    print(f"\ndeadline: fetch with fetch_timeout_s 2 against a trickle: {took:.1f} s")
     notices = [r.getMessage() for r in caplog.records if "no answer for" in r.getMessage()]
     assert notices and "a request gives up after 60 s (timeout_s), this fetch in" in notices[0]
 
