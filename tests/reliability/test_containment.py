@@ -44,8 +44,11 @@ def test_paths_leading_outside_the_repository_are_named(cli, tmp_path):
     done = cli("validate", str(tmp_path))
     assert done.returncode == 2
     out = done.stdout
-    assert "paths.include.0: Value error, '../../etc/*.yaml' leads outside the repository" in out
-    assert "paths.include.1: Value error, '/etc/*.yaml' is an absolute path" in out
+    assert (
+        ".tortoise-bot.yaml:2: paths.include.0: Value error, '../../etc/*.yaml' leads outside "
+        "the repository" in out
+    )
+    assert ".tortoise-bot.yaml:2: paths.include.1: Value error, '/etc/*.yaml' is an absolute" in out
     assert "paths.include.2" not in out  # ./ is the repository itself
     assert ".tortoise-bot.yaml:5: environments.0.path" in out
     assert "'/srv/prod' is an absolute path" in out
