@@ -18,11 +18,12 @@ ALLOWED: dict[str, set[str]] = {
     "recommend": {"model", "recommend", "config.recommend", "config.base"},
     "metrics": {"model", "config", "metrics", "redaction", "lazy"},
     "sim": {"model", "sim"},
-    "manifests": {"model", "config", "manifests"},
+    "manifests": {"model", "config.manifests", "config.repo", "manifests"},
     "report": {"model", "report", "lazy"},
-    "forge": {"model", "report", "forge", "config", "redaction"},
+    "forge": {"model", "report", "forge", "config.forge", "redaction"},
 }
-"""Package -> the ``bot.*`` modules it may import (prefix match)."""
+"""Package -> the ``bot.*`` modules it may import (prefix match). A package reads its own section
+of ``config`` only; the pipeline and the face (``cli.py``, ``commands/``, ``serve.py``) read it all."""
 
 PURE_FORBIDDEN = {
     "os",
