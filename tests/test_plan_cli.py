@@ -59,7 +59,9 @@ def test_demo_json_matches_the_published_schema(cli):
     assert "changes" in statuses.values()
     redis = next(w for w in doc["workloads"] if w["name"] == "redis")
     memory = redis["containers"][0]["memory"]
-    assert memory["request"]["proposed"] > memory["request"]["current"]  # it was OOM-killed
+    # OOM-killed as its working set grew in each life: the limit holds the growth (oom.leak)
+    assert memory["limit"]["proposed"] > memory["limit"]["current"]
+    assert memory["limit"]["rule"] == "oom.leak"
     assert memory["vpa"]["confidence"] > 0
     assert doc["diff"].startswith("--- a/")
     # Each workload with changes carries its replay; the cost is the demo's prices times the
@@ -105,10 +107,10 @@ def test_write_applies_the_diff_and_a_second_plan_reads_it(cli, demo_copy):
     assert all((demo_copy / line.strip()).is_file() for line in listed[1:])
     after = (demo_copy / "apps/raw/redis.yaml").read_text()
     assert after != before
-    assert "memory: 512Mi}" not in after.split("requests:")[1].split("\n")[0]
+    assert "memory: 512Mi}" not in after.split("limits:")[1].split("\n")[0]
     replanned = json.loads(cli("plan", *_demo_args(demo_copy), "--format", "json").stdout)
     redis = next(w for w in replanned["workloads"] if w["name"] == "redis")
-    assert redis["containers"][0]["memory"]["request"]["current"] > 512 * 1024 * 1024
+    assert redis["containers"][0]["memory"]["limit"]["current"] > 512 * 1024 * 1024
 
 
 def test_markdown_format(cli):
@@ -171,3 +173,33 @@ def test_explain_names_every_rule(cli, demo_copy):
 def test_explain_unknown_workload(cli, demo_copy, spec, fragment):
     result = cli("explain", *_demo_args(demo_copy), spec)
     assert result.returncode == 2 and fragment in result.stderr
+
+
+def test_a_second_plan_after_write_moves_only_what_follows_a_changed_target(cli, demo_copy):
+    # Applied, then planned again on the same history (docs/recommendations.md §6): nothing
+    # more for the workloads the first plan settled; the HPA'd frontend only rebalances the
+    # requests of its horizontal containers at the target the first plan set, through the gate.
+    assert cli("plan", *_demo_args(demo_copy), "--write").returncode == 0
+    again = json.loads(cli("plan", *_demo_args(demo_copy), "--format", "json").stdout)
+    status = {w["name"]: w["status"] for w in again["workloads"]}
+    assert status == {
+        "cart": "no-change",
+        "checkout": "no-change",
+        "redis": "no-change",
+        "frontend": "changes",
+    }
+    frontend = next(w for w in again["workloads"] if w["name"] == "frontend")
+    moved = {
+        (c["name"], resource, kind): c[resource][kind]["rule"]
+        for c in frontend["containers"]
+        for resource in ("cpu", "memory")
+        for kind in ("request", "limit")
+        if c[resource][kind]["proposed"] != c[resource][kind]["current"]
+    }
+    requests = {k: rule for k, rule in moved.items() if k[2] == "request"}
+    assert requests and set(requests) <= {
+        ("app", "cpu", "request"),
+        ("istio-proxy", "cpu", "request"),
+    }
+    assert set(requests.values()) <= {"tortoise.horizontal.rebalance", "replay.gate"}
+    assert all(k[1] == "cpu" for k in moved)  # limits only follow their request

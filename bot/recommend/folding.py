@@ -277,6 +277,7 @@ def noise_control(
         and ns.oom_immediate_increase
         and est.oom_floor > 0
         and not bump_in_limit
+        and raw.rule != "oom.leak"  # a leak is not chased with the request (``oom.leak``)
     ):
         floor = est.oom_floor if not cap else min(est.oom_floor, float(cap))
         if proposed < floor and floor > current:
