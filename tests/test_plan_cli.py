@@ -175,31 +175,14 @@ def test_explain_unknown_workload(cli, demo_copy, spec, fragment):
     assert result.returncode == 2 and fragment in result.stderr
 
 
-def test_a_second_plan_after_write_moves_only_what_follows_a_changed_target(cli, demo_copy):
-    # Applied, then planned again on the same history (docs/recommendations.md §6): nothing
-    # more for the workloads the first plan settled; the HPA'd frontend only rebalances the
-    # requests of its horizontal containers at the target the first plan set, through the gate.
+def test_a_second_plan_after_write_proposes_nothing_more(cli, demo_copy):
+    # Applied, then planned again on the same history (docs/recommendations.md §6): a fixed
+    # point, the HPA'd frontend (whose rebalanced requests the gate holds back) included.
+    first = json.loads(cli("plan", *_demo_args(demo_copy), "--format", "json").stdout)
+    assert {w["status"] for w in first["workloads"]} == {"changes"}
     assert cli("plan", *_demo_args(demo_copy), "--write").returncode == 0
     again = json.loads(cli("plan", *_demo_args(demo_copy), "--format", "json").stdout)
-    status = {w["name"]: w["status"] for w in again["workloads"]}
-    assert status == {
-        "cart": "no-change",
-        "checkout": "no-change",
-        "redis": "no-change",
-        "frontend": "changes",
+    assert {w["name"]: w["status"] for w in again["workloads"]} == {
+        w["name"]: "no-change" for w in first["workloads"]
     }
-    frontend = next(w for w in again["workloads"] if w["name"] == "frontend")
-    moved = {
-        (c["name"], resource, kind): c[resource][kind]["rule"]
-        for c in frontend["containers"]
-        for resource in ("cpu", "memory")
-        for kind in ("request", "limit")
-        if c[resource][kind]["proposed"] != c[resource][kind]["current"]
-    }
-    requests = {k: rule for k, rule in moved.items() if k[2] == "request"}
-    assert requests and set(requests) <= {
-        ("app", "cpu", "request"),
-        ("istio-proxy", "cpu", "request"),
-    }
-    assert set(requests.values()) <= {"tortoise.horizontal.rebalance", "replay.gate"}
-    assert all(k[1] == "cpu" for k in moved)  # limits only follow their request
+    assert again["diff"] == ""

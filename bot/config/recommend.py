@@ -439,8 +439,9 @@ class ReplaySettings(ConfigModel):
         0.001,
         ge=0,
         le=1,
-        description="Capacity shortfall a proposal may have beyond the current HPA's, as a "
-        "fraction of the window's minutes (0.1 %: 20 minutes in 14 days).",
+        description="Capacity shortfall a proposal may have where the current HPA has less, as "
+        "a fraction of the window's minutes (0.1 %: 20 minutes in 14 days); a proposal never "
+        "has more than the current HPA's or this, whichever is more.",
     )
     hpa_model: Literal["fast", "exact"] = Field(
         "fast",

@@ -11,10 +11,11 @@ the gate's rules (``docs/recommendations.md`` §9):
   request than the current values' plus the allowance;
 * ``cpu``: a larger share of container-minutes with CPU usage above the request than the
   current values' plus ``replay.max_extra_over_request``;
-* ``shortfall``: more minutes of capacity shortfall than the current HPA's plus
-  ``replay.max_extra_shortfall`` × the window's minutes.
+* ``shortfall``: more minutes of capacity shortfall than the current HPA's, or than
+  ``replay.max_extra_shortfall`` × the window's minutes where that is more (a ceiling: a value
+  held at it is held there again by the next plan on the same history).
 
-A proposal the gate held at the edge of the allowance, once merged, is the next run's current
+A proposal the gate held at the edge of a CPU allowance, once merged, is the next run's current
 value: the engine then wants the same value again, and the gate can give it at most another
 allowance, which noise control rejects when it is a small move (``gate``).
 """
@@ -182,7 +183,7 @@ def findings(
             )
     was_short = current.replicas.shortfall_minutes or 0.0
     now_short = proposed.replicas.shortfall_minutes or 0.0
-    allowed_short = was_short + shortfall_allowance * proposed.window_s / 60.0
+    allowed_short = max(was_short, shortfall_allowance * proposed.window_s / 60.0)
     if now_short > allowed_short:
         out.append(
             GateFinding(

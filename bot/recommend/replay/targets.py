@@ -3,8 +3,8 @@ replay``) and raised targets that change no replica left out (``replay.target_no
 
 The target is the highest percent in ``[minimum, maximum]_target_resource_utilization`` at which
 the replayed pods run above their requests in at most ``replay.max_extra_over_request`` of their
-minutes and whose capacity shortfall stays within what the gate allows (the current HPA's plus
-``replay.max_extra_shortfall`` × the window): a binary search on the gate's own controller model
+minutes and whose capacity shortfall stays within what the gate allows (the current HPA's, or
+``replay.max_extra_shortfall`` × the window where that is more): a binary search on the gate's own controller model
 (``figures.over_request_share``, ``figures.replica_path``), so the gate does not hold back the
 target it finds.
 """
@@ -65,8 +65,9 @@ def replayed_targets(
     lo = admin.minimum_target_resource_utilization
     hi = admin.maximum_target_resource_utilization
     allowance = settings.replay.max_extra_over_request
-    allowed_short = (context.before.replicas.shortfall_minutes or 0.0) + (
-        settings.replay.max_extra_shortfall * context.series.window_s / 60.0
+    allowed_short = max(
+        context.before.replicas.shortfall_minutes or 0.0,
+        settings.replay.max_extra_shortfall * context.series.window_s / 60.0,
     )
     out = []
     for t in draft.hpa.targets:

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from bot.config.recommend import RecommendSettings, resolve
-from bot.model import Explained, Recommendation
+from bot.model import Explained, Recommendation, ReplayFigures, ReplicaReplay
 from bot.recommend.engine import recommend
 from bot.recommend.folding import limit
 from bot.recommend.inputs import WorkloadInput
+from bot.recommend.replay.compare import findings
 from bot.recommend.replay.gate import GATE_RULE, ReplayContext, gate
 from tests.recommend.factories import (
     NOW_S,
@@ -175,3 +176,23 @@ def test_a_safe_proposal_passes_with_its_replay_attached():
     assert rec.replay.findings == ()
     assert rec.replay.held == ()
     assert rec.replay.current.memory[0].limit_bytes == 1024 * MIB
+
+
+@pytest.mark.parametrize(
+    ("current", "proposed", "found"),
+    [
+        (0.0, 14.0, False),  # within 0.1 % of a 14-day window (20.16 min)
+        (0.0, 21.0, True),
+        (30.0, 30.0, False),  # no worse than the current HPA
+        (30.0, 31.0, True),  # a ceiling: not the current's 30 plus the allowance's 20.16
+    ],
+)
+def test_the_shortfall_allowance_is_a_ceiling_not_an_addition(current, proposed, found):
+    def figures(shortfall: float) -> ReplayFigures:
+        replicas = ReplicaReplay(3.0, 3.0, 3.0, 1008.0, shortfall, True)
+        return ReplayFigures(14 * 86400.0, (), (), replicas, 0.0, 0.0)
+
+    result = findings(
+        figures(current), figures(proposed), allowance=0.01, shortfall_allowance=0.001
+    )
+    assert [f.kind for f in result] == (["shortfall"] if found else [])
