@@ -287,15 +287,33 @@ def _report_ours(title: str, ours: dict[str, Any]) -> None:
     )
 
 
+PEAK_WRAPPER = """
+import atexit, os, runpy, sys
+
+def peak():
+    with open("/proc/self/status") as status:
+        hwm = next(line for line in status if line.startswith("VmHWM:"))
+    with open(os.environ["BENCH_PEAK_FILE"], "w") as out:
+        out.write(hwm.split()[1])
+
+atexit.register(peak)
+runpy.run_module("bot", run_name="__main__", alter_sys=True)
+"""
+"""Runs ``python -m bot`` and writes its own peak RSS (``VmHWM``, KiB) to ``$BENCH_PEAK_FILE``
+at exit: a forked child's ``ru_maxrss`` starts from its parent's, which holds the simulation."""
+
+
 def run_plan(repo: Path, url: str, end: float, output: Path) -> dict[str, Any]:
     """``tortoise-bot plan --format json`` over ``repo`` at ``end`` in a child process (its
-    JSON written to ``output``): wall seconds, its CPU seconds and peak RSS (``wait4``)."""
+    JSON written to ``output``): wall seconds, its CPU seconds and its own peak RSS."""
     now = datetime.fromtimestamp(end, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    command = [sys.executable, "-m", "bot", "plan", "--repo", str(repo), "--prometheus", url]
-    command += ["--now", now, "--format", "json"]
+    command = [sys.executable, "-c", PEAK_WRAPPER, "plan", "--repo", str(repo)]
+    command += ["--prometheus", url, "--now", now, "--format", "json"]
+    peak = output.with_suffix(".peak")
     began = time.perf_counter()
     with output.open("wb") as out, tempfile.TemporaryFile() as err:
-        child = subprocess.Popen(command, stdout=out, stderr=err)
+        env = {**os.environ, "BENCH_PEAK_FILE": str(peak)}
+        child = subprocess.Popen(command, stdout=out, stderr=err, env=env)
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.perf_counter() - began
@@ -307,7 +325,7 @@ def run_plan(repo: Path, url: str, end: float, output: Path) -> dict[str, Any]:
     return {
         "seconds": seconds,
         "cpu_s": usage.ru_utime + usage.ru_stime,
-        "peak_rss_mib": usage.ru_maxrss / 1024,
+        "peak_rss_mib": int(peak.read_text()) / 1024,
         "statuses": dict(sorted(statuses.items())),
     }
 
