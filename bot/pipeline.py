@@ -738,6 +738,25 @@ def serve_repository(
     """
     budget = Budget.start(settings.run.repository_timeout_s)
     session = forge.open(full_name, PullRequestConfig())
+    try:
+        return _serve_session(
+            session, source=source, settings=settings, now_s=now_s, dry_run=dry_run, budget=budget
+        )
+    finally:
+        session.disconnect()
+
+
+def _serve_session(
+    session: RepositorySession,
+    *,
+    source: HistorySource,
+    settings: BotSettings,
+    now_s: float,
+    dry_run: bool,
+    budget: Budget,
+) -> RepositoryReport:
+    """``serve_repository`` on an open session."""
+    full_name = session.full_name
     root = session.checkout()
     if find_repo_config(root) is None:
         return RepositoryReport(full_name, ok=True, message="not opted in (no .tortoise-bot.yaml)")

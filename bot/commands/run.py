@@ -156,6 +156,8 @@ def execute(
             summary = run_repositories(repositories, serve_one)
         if state is not None and not dry_run:
             save(state, summary.not_reached, stopped=summary.stopped)
+    if isinstance(source, PrometheusSource):
+        source.close()  # a long-running serve keeps no connection between runs
     for report in summary.reports:
         status = "ok" if report.ok else "FAILED"
         console.print(

@@ -326,6 +326,11 @@ class RepositorySession:
 
     # ------------------------------------------------------------------ checkout
 
+    def disconnect(self) -> None:
+        """Release the HTTP connections of this repository's API client (a long-running
+        ``serve`` would otherwise hold them until the garbage collector runs)."""
+        self.github.close()
+
     def checkout(self) -> Path:
         """Shallow clone of the default branch (token only in git's environment); its path."""
         default_branch, clone_url = self._call(

@@ -7,9 +7,12 @@ changed and of the emergency phase the last proposal left.
 
 from __future__ import annotations
 
+import gc
 import math
+import os
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from ruamel.yaml import YAML
@@ -319,3 +322,39 @@ def test_previous_reads_the_latest_pull_request_of_a_key_from_the_one_listing(
     listings = [c for c in gh.reads() if c.path.endswith("/pulls")]
     assert len(listings) == 1, [str(c) for c in gh.reads()]
     gh.assert_valid()
+
+
+def _connections_to(port: int) -> int:
+    """This process's TCP connections to ``port`` on the loopback (from /proc)."""
+    inodes = set()
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            link = os.readlink(fd)
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            remote_port = int(fields[2].rsplit(":", 1)[1], 16)
+            if remote_port == port and fields[9] in inodes and fields[3] == "01":  # ESTABLISHED
+                count += 1
+    return count
+
+
+def test_a_served_repository_keeps_no_connection_to_github(
+    github_emulator, tmp_path, demo_source, demo_settings
+):
+    gh = github_emulator
+    port = urlsplit(gh.api_url).port
+    assert port is not None
+    runs = Runs(gh, tmp_path, demo_source, demo_settings, emergency=False)
+    gc.disable()  # nothing closed by the collector behind the test's back
+    try:
+        for _ in range(3):
+            assert runs.serve(demo_source.end_s).ok
+            assert _connections_to(port) == 0
+    finally:
+        gc.enable()
