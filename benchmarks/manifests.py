@@ -45,7 +45,7 @@ from bot.manifests.discovery import RENDER_WORKERS
 from bot.manifests.kustomize import render
 from bot.manifests.rendercache import _IDENTITIES, CACHE_DIR_ENV, render_cache
 from bot.manifests.yamldoc import parse_text
-from bot.model import FieldChange
+from bot.model import FieldChange, FieldId
 
 DEPLOYMENT = """\
 # {name}: generated for the benchmark
@@ -250,8 +250,8 @@ def main() -> None:
             change
             for w in prod
             for change in (
-                FieldChange(w.ref, "requests.cpu", 0.3, container="app"),
-                FieldChange(w.ref, "limits.memory", 300 * 2**20, container="app"),
+                FieldChange(w.ref, FieldId.REQUESTS_CPU, 0.3, container="app"),
+                FieldChange(w.ref, FieldId.LIMITS_MEMORY, 300 * 2**20, container="app"),
             )
         ]
         with timed() as t_edit:

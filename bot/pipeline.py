@@ -42,7 +42,9 @@ from bot.model import (
     ChangeSet,
     DeclaredWorkload,
     EditResult,
+    EmergencyPhase,
     FieldChange,
+    FieldId,
     Inventory,
     Policy,
     Recommendation,
@@ -57,7 +59,6 @@ from bot.recommend.engine import recommend
 from bot.recommend.errors import RecommendError
 from bot.recommend.inputs import EmergencyState, build_input
 from bot.recommend.noise import passes_min_change
-from bot.recommend.tortoise.emergency import EmergencyPhase
 from bot.report.build import chart_candidates, make_proposal, summarize_history
 from bot.report.proposal import HistorySummary, Prices, Proposal
 from bot.report.replay import CostTotals, cost_totals
@@ -255,14 +256,14 @@ def decide_workload(
     policies = container_policies(rules, (c.name for c in declared.containers))
     emergency = EmergencyState(
         requested=any(rule.emergency for rule in rules),
-        previous_phase=_PHASES.get(memory.emergency_phase or "", "normal") if memory else "normal",
+        previous_phase=(memory.emergency_phase if memory else None) or "normal",
     )
     engine_input = build_input(
         declared,
         history,
         policies=policies,
         emergency=emergency,
-        target_changed_s=_target_changes(memory),
+        target_changed_s=dict(memory.target_changed_s) if memory else {},
         min_allocated=allocated_bounds(config, rules, "min_allocated"),
         max_allocated=allocated_bounds(config, rules, "max_allocated"),
         excluded_intervals_s=history.crash_loops_s,
@@ -321,27 +322,6 @@ def _decide_contained(
     except Exception as exc:
         log.error("workload %s failed", declared.ref, exc_info=exc)
         return WorkloadOutcome(declared, "error", (failure_message(exc),))
-
-
-_PHASES: Mapping[str, EmergencyPhase] = {
-    "normal": "normal",
-    "emergency": "emergency",
-    "back-to-normal": "back-to-normal",
-}
-"""Phase names a pull-request state may hold, as the engine's type."""
-
-_RESOURCES: Mapping[str, Resource] = {"cpu": "cpu", "memory": "memory"}
-"""Resource names a change id may hold, as the engine's type."""
-
-
-def _target_changes(memory: WorkloadMemory | None) -> dict[tuple[str, Resource], float]:
-    """``memory.target_changed_s`` keyed as the engine reads it (unknown resources dropped)."""
-    out: dict[tuple[str, Resource], float] = {}
-    for (container, resource), when in (memory.target_changed_s if memory else {}).items():
-        known = _RESOURCES.get(resource)
-        if known is not None:
-            out[(container, known)] = when
-    return out
 
 
 def _mark_failed_edits(
@@ -652,18 +632,17 @@ def proposals_within_thresholds(noise: NoiseSettings) -> ThresholdCheck:
     limit of the new proposal is within minChange (``bot.recommend.noise``) of the rejected one
     and every other value (replica counts, targets) is equal (``lifecycle.within_per_value``)."""
 
-    def close(change_id: str, rejected: float, proposed: float) -> bool:
-        field_name = change_id.rsplit("/", 1)[-1]
-        if not field_name.startswith(("requests.", "limits.")):
+    def close(field_id: FieldId | None, rejected: float, proposed: float) -> bool:
+        resource = field_id.resource if field_id is not None else None
+        if field_id is None or not field_id.is_request_or_limit or resource is None:
             return False
-        resource: Resource = "cpu" if field_name.endswith("cpu") else "memory"
         moved, _ = passes_min_change(rejected, proposed, resource, noise)
         return not moved
 
     return within_per_value(close)
 
 
-def emergency_phases(plan: RepositoryPlan) -> dict[str, str]:
+def emergency_phases(plan: RepositoryPlan) -> dict[str, EmergencyPhase]:
     """Per workload key with a recommendation, the emergency phase its proposal leaves
     (``bot.recommend.changes.next_emergency_phase``), kept in the pull-request state."""
     return {

@@ -167,3 +167,51 @@ def test_nothing_in_recommend_imports_the_engine_back():
 def test_the_engine_stays_the_numbered_steps():
     lines = len((RECOMMEND / "engine.py").read_text().splitlines())
     assert lines <= 500, f"bot/recommend/engine.py has {lines} lines: move a step to its module"
+
+
+SEAM_VALUES = ("POD_LEVEL", "REMOVE_METRIC", "EmergencyPhase", "EMERGENCY_PHASES", "FieldId")
+"""Seam values defined once, in ``bot/model.py``; every other module imports them."""
+
+
+def _assigned_names(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.parse(path.read_text()).body:
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
+        names |= {t.id for t in targets if isinstance(t, ast.Name)}
+        if isinstance(node, ast.ClassDef):
+            names.add(node.name)
+    return names
+
+
+def test_seam_values_are_defined_only_in_the_model():
+    bad = [
+        f"{path.relative_to(BOT.parent)} defines {name}"
+        for path in BOT.rglob("*.py")
+        if path != BOT / "model.py"
+        for name in sorted(_assigned_names(path) & set(SEAM_VALUES))
+    ]
+    assert not bad, "\n".join(bad)
+    assert set(SEAM_VALUES) <= _assigned_names(BOT / "model.py")
+
+
+TEXT_OF_FIELDS = {"manifests/helm.py", "manifests/workloads.py"}
+"""Modules that read field names from files (values mappings, declared locations)."""
+
+
+def test_field_ids_are_typed_not_text():
+    """``hpa.target.<resource>`` is ``FieldId.hpa_target(resource)``: no module builds, tests or
+    parses the text of a field id except where it is read from a file."""
+    bad = [
+        f"{path.relative_to(BOT.parent)}:{number}: {line.strip()}"
+        for path in BOT.rglob("*.py")
+        if path != BOT / "model.py" and str(path.relative_to(BOT)) not in TEXT_OF_FIELDS
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if '"hpa.target.' in line or 'startswith("hpa.' in line or 'removeprefix("hpa.' in line
+    ]
+    assert not bad, "\n".join(bad)

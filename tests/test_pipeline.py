@@ -15,7 +15,7 @@ from bot.config.repo import RepoConfig
 from bot.metrics.errors import MetricsError, QueryError
 from bot.metrics.snapshot import SnapshotSource
 from bot.metrics.source import FetchResult, HistoryRequest
-from bot.model import WorkloadRef
+from bot.model import FieldId, WorkloadRef
 from bot.pipeline import (
     build_proposals,
     container_policies,
@@ -298,7 +298,7 @@ def test_a_container_made_vertical_loses_its_hpa_metric_end_to_end(
     [frontend] = [o for o in plan.outcomes if o.ref.name == "frontend"]
     assert frontend.status == "changes"
     targets = {(c.field, c.container): c for c in frontend.changes if c.field.startswith("hpa.")}
-    removal = targets[("hpa.target.cpu", "istio-proxy")]
+    removal = targets[(FieldId.HPA_TARGET_CPU, "istio-proxy")]
     assert removal.proposed is None and removal.current is not None
     assert "cpu of istio-proxy is vertical: ContainerResource metric removed" in removal.reason
     assert frontend.ref not in plan.edit.failed

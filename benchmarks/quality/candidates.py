@@ -29,9 +29,9 @@ import numpy as np
 
 from bot.config.recommend import RecommendSettings
 from bot.config.repo import RepoConfig
-from bot.forge.previous import POD_LEVEL, WorkloadMemory
+from bot.forge.previous import WorkloadMemory
 from bot.metrics.source import FetchResult
-from bot.model import FieldChange, Recommendation, WorkloadHistory
+from bot.model import POD_LEVEL, FieldChange, Recommendation, WorkloadHistory
 from bot.pipeline import decide_workload
 from bot.recommend.changes import next_emergency_phase
 from bot.recommend.vpa.limits import proportional_limit
@@ -89,8 +89,8 @@ def merged_memory(
     """What a merged pull request of ``changes`` tells the next run (``bot.forge.previous``)."""
     changed = dict(before.target_changed_s) if before else {}
     for change in changes:
-        if change.field.startswith("hpa.target."):
-            resource = change.field.removeprefix("hpa.target.")
+        resource = change.field.resource
+        if change.field.is_hpa_target and resource is not None:
             changed[(change.container or POD_LEVEL, resource)] = merged_at_s
     phase = next_emergency_phase(rec) if rec is not None else "normal"
     return WorkloadMemory(target_changed_s=changed, emergency_phase=phase)

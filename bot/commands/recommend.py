@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from bot.config.recommend import RecommendSettings, resolve
 from bot.errors import EXIT_OK, UsageError
-from bot.model import RESOURCES, Recommendation
+from bot.model import RESOURCES, FieldId, Recommendation
 from bot.recommend.document import parse_document
 from bot.recommend.engine import recommend
 from bot.recommend.errors import InputError
@@ -82,16 +82,16 @@ def table(rec: Recommendation) -> str:
                 )
     if rec.hpa is not None:
         for name, value in (
-            ("minReplicas", rec.hpa.min_replicas),
-            ("maxReplicas", rec.hpa.max_replicas),
+            (FieldId.HPA_MIN_REPLICAS, rec.hpa.min_replicas),
+            (FieldId.HPA_MAX_REPLICAS, rec.hpa.max_replicas),
         ):
             rows.append(
                 (
                     "",
-                    f"hpa.{name}",
+                    name.text,
                     "",
-                    field_value(f"hpa.{name}", value.current),
-                    field_value(f"hpa.{name}", value.proposed),
+                    field_value(name, value.current),
+                    field_value(name, value.proposed),
                     "",
                     value.rule,
                 )
@@ -100,7 +100,7 @@ def table(rec: Recommendation) -> str:
             rows.append(
                 (
                     t.container,
-                    f"hpa.target.{t.resource}",
+                    FieldId.hpa_target(t.resource).text,
                     "",
                     _percent(t.value.current),
                     "removed"

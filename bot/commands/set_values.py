@@ -27,7 +27,7 @@ from bot.config.repo import load_repo_config
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from bot.manifests import apply_changes, discover
 from bot.manifests.quantities import QuantityError, bytes_from_quantity, cores_from_quantity
-from bot.model import DeclaredWorkload, FieldChange, Inventory, Number
+from bot.model import DeclaredWorkload, FieldChange, FieldId, Inventory, Number, Resource
 
 KINDS = {
     "deployment": "Deployment",
@@ -54,7 +54,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def parse_assignment(text: str) -> tuple[str, str | None, Number | None]:
+def parse_assignment(text: str) -> tuple[FieldId, str | None, Number | None]:
     """``app.requests.cpu=250m`` -> (``requests.cpu``, ``app``, 0.25); raises ``UsageError``."""
     key, sep, raw = text.partition("=")
     if not sep or not key or not raw:
@@ -63,11 +63,12 @@ def parse_assignment(text: str) -> tuple[str, str | None, Number | None]:
     value: Number | None
     try:
         if parts[0] == "hpa" and len(parts) == 2 and parts[1] in ("minReplicas", "maxReplicas"):
-            return f"hpa.{parts[1]}", None, int(raw)
+            return FieldId(f"hpa.{parts[1]}"), None, int(raw)
         if parts[0] == "hpa" and len(parts) == 3 and parts[2] in ("cpu", "memory"):
-            return f"hpa.target.{parts[2]}", parts[1], int(raw)
+            resource: Resource = "cpu" if parts[2] == "cpu" else "memory"
+            return FieldId.hpa_target(resource), parts[1], int(raw)
         if parts == ["replicas"]:
-            return "replicas", None, int(raw)
+            return FieldId.REPLICAS, None, int(raw)
         if (
             len(parts) >= 3
             and parts[-2] in ("requests", "limits")
@@ -80,7 +81,7 @@ def parse_assignment(text: str) -> tuple[str, str | None, Number | None]:
                 value = cores_from_quantity(raw)
             else:
                 value = bytes_from_quantity(raw)
-            return f"{parts[-2]}.{parts[-1]}", container, value
+            return FieldId(f"{parts[-2]}.{parts[-1]}"), container, value
     except (ValueError, QuantityError) as exc:
         raise UsageError(f"{text!r}: bad value: {exc}") from exc
     raise UsageError(
@@ -131,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     for field, container, value in parsed:
         if (
             container is not None
-            and field.startswith(("requests.", "limits."))
+            and field.is_request_or_limit
             and target.container(container) is None
         ):
             names = ", ".join(c.name for c in target.containers)
@@ -140,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_FAILED
-        if field.startswith("hpa.") and target.hpa is None:
+        if field.is_hpa and target.hpa is None:
             print(f"tortoise-bot: {target.ref} has no HorizontalPodAutoscaler", file=sys.stderr)
             return EXIT_FAILED
         changes.append(

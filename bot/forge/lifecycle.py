@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from bot.forge.previous import split_change_id
+from bot.model import FieldId
 from bot.report.proposal import PullRequestState
 
 PullState: TypeAlias = Literal["open", "closed", "merged"]
@@ -91,12 +93,12 @@ def same_proposal(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     return old.get("proposal") == new.get("proposal")
 
 
-def within_per_value(close: Callable[[str, float, float], bool]) -> ThresholdCheck:
+def within_per_value(close: Callable[[FieldId | None, float, float], bool]) -> ThresholdCheck:
     """A threshold check comparing the two states value by value.
 
     The new proposal is "within" the rejected one when both set the same values, absences
-    (``None``: a removed field) match, and ``close(change_id, rejected, proposed)`` holds for
-    every other value. A state without ``changes`` (too large to keep) falls back to
+    (``None``: a removed field) match, and ``close(field, rejected, proposed)`` holds for
+    every other value (``field`` None: a change id whose field is unknown). A state without ``changes`` (too large to keep) falls back to
     ``same_proposal``.
     """
 
@@ -111,8 +113,11 @@ def within_per_value(close: Callable[[str, float, float], bool]) -> ThresholdChe
             if value is None or before is None:
                 if value != before:
                     return False
-            elif value != before and not close(key, float(before), float(value)):
-                return False
+            elif value != before:
+                parts = split_change_id(key)
+                field_id = parts[2] if parts is not None else None
+                if not close(field_id, float(before), float(value)):
+                    return False
         return True
 
     return check

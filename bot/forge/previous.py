@@ -23,19 +23,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from bot.model import POD_LEVEL, EmergencyPhase, FieldId, Resource
 from bot.report.proposal import PullRequestState
-
-TARGET_FIELD_PREFIX = "hpa.target."
-"""Field name prefix of an HPA target utilisation change (``hpa.target.cpu``)."""
 
 POD_LEVEL_IN_ID = "-"
 """Container part of a change id that has no container (pod-level target)."""
-
-POD_LEVEL = "*"
-"""Container of a pod-level ``Resource`` target, as the engine names it."""
-
-PHASES = ("normal", "emergency", "back-to-normal")
-"""Emergency phases a state may record; anything else reads as ``normal``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,21 +53,23 @@ class PreviousProposal:
 class WorkloadMemory:
     """What merged bot pull requests tell about one workload (see the module docstring)."""
 
-    target_changed_s: Mapping[tuple[str, str], float] = field(default_factory=dict)
-    emergency_phase: str | None = None
+    target_changed_s: Mapping[tuple[str, Resource], float] = field(default_factory=dict)
+    emergency_phase: EmergencyPhase | None = None
     phase_pull: int | None = None
     """Number of the pull request ``emergency_phase`` was read from."""
 
 
-def split_change_id(change_id: str) -> tuple[str, str, str] | None:
-    """``(workload key, container or "-", field)`` of a change id, None when malformed.
+def split_change_id(change_id: str) -> tuple[str, str, FieldId] | None:
+    """``(workload key, container or "-", field)`` of a change id read from a pull-request
+    state, None when malformed or the field is unknown.
 
     Inverse of ``bot.report.proposal.change_id``: container names and fields hold no ``/``.
     """
     parts = change_id.rsplit("/", 2)
     if len(parts) != 3 or not all(parts):
         return None
-    return parts[0], parts[1], parts[2]
+    field_id = FieldId.parse(parts[2])
+    return None if field_id is None else (parts[0], parts[1], field_id)
 
 
 def workload_memory(pulls: Iterable[PreviousProposal]) -> dict[str, WorkloadMemory]:
@@ -88,8 +82,8 @@ def workload_memory(pulls: Iterable[PreviousProposal]) -> dict[str, WorkloadMemo
         (p for p in pulls if p.merged and p.merged_at_s is not None and p.state is not None),
         key=lambda p: (p.merged_at_s or 0.0, p.number),
     )
-    targets: dict[str, dict[tuple[str, str], float]] = {}
-    phases: dict[str, tuple[str, int]] = {}
+    targets: dict[str, dict[tuple[str, Resource], float]] = {}
+    phases: dict[str, tuple[EmergencyPhase, int]] = {}
     for pull in merged:
         state, when = pull.state, pull.merged_at_s
         assert state is not None and when is not None
@@ -98,15 +92,14 @@ def workload_memory(pulls: Iterable[PreviousProposal]) -> dict[str, WorkloadMemo
             parts = split_change_id(change)
             if parts is None:
                 continue
-            workload, container, field_name = parts
+            workload, container, field_id = parts
             mentioned.add(workload)
-            if field_name.startswith(TARGET_FIELD_PREFIX):
-                resource = field_name.removeprefix(TARGET_FIELD_PREFIX)
+            resource = field_id.resource
+            if field_id.is_hpa_target and resource is not None:
                 who = POD_LEVEL if container == POD_LEVEL_IN_ID else container
                 targets.setdefault(workload, {})[(who, resource)] = when
         for workload in mentioned:
-            phase = state.phases.get(workload, "normal")
-            phases[workload] = (phase if phase in PHASES else "normal", pull.number)
+            phases[workload] = (state.phases.get(workload, "normal"), pull.number)
     return {
         workload: WorkloadMemory(
             target_changed_s=targets.get(workload, {}),

@@ -62,6 +62,7 @@ from bot.model import (
     DeclaredWorkload,
     EditResult,
     FieldChange,
+    FieldId,
     FileChange,
     Inventory,
     SkippedChange,
@@ -257,7 +258,7 @@ def _fingerprint(workload: DeclaredWorkload) -> dict[tuple[str | None, str], flo
         out[(None, "hpa.maxReplicas")] = workload.hpa.max_replicas
         out[(None, "hpa.otherMetrics")] = workload.hpa.other_metrics
         for t in workload.hpa.targets:
-            out[(t.container, f"hpa.target.{t.resource}")] = t.utilization_percent
+            out[(t.container, FieldId.hpa_target(t.resource))] = t.utilization_percent
     return out
 
 

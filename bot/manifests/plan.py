@@ -37,11 +37,12 @@ from bot.manifests.textedit import (
     last_end,
     replace_scalar,
 )
-from bot.manifests.workloads import RESOURCE_FIELDS, Entry, Slot
+from bot.manifests.workloads import RESOURCE_FIELDS, Entry, Slot, hpa_location_key
 from bot.manifests.yamldoc import YamlFile, YMap, YNode, YScalar, YSeq, node_at
 from bot.model import (
     DeclaredWorkload,
     FieldChange,
+    FieldId,
     Note,
     WorkloadRef,
 )
@@ -56,15 +57,8 @@ _NOT_STRING = re.compile(
     re.IGNORECASE,
 )
 """Plain texts YAML 1.1 or 1.2 reads as a number, boolean or null: such strings are quoted."""
-FIELDS = (
-    *RESOURCE_FIELDS,
-    "replicas",
-    "hpa.minReplicas",
-    "hpa.maxReplicas",
-    "hpa.target.cpu",
-    "hpa.target.memory",
-)
-"""``FieldChange.field`` names the editor accepts."""
+FIELDS = tuple(FieldId)
+"""``FieldChange.field`` values the editor accepts."""
 
 
 METRIC_KEYS = {"Resource": "resource", "ContainerResource": "containerResource"}
@@ -123,11 +117,11 @@ def _slot_for(entry: Entry, change: FieldChange) -> tuple[tuple[str | None, str]
                 f"{ref} has no container {change.container!r} (containers: {names})",
             )
         key: tuple[str | None, str] = (change.container, name)
-    elif name.startswith("hpa.target."):
+    elif name.is_hpa_target:
         key = (change.container, name) if (change.container, name) in entry.slots else (None, name)
     else:
         key = (None, name)
-    if name.startswith("hpa.") and entry.workload.hpa is None:
+    if name.is_hpa and entry.workload.hpa is None:
         raise EditError(
             entry.workload.files[0] if entry.workload.files else "",
             0,
@@ -150,7 +144,7 @@ def _replaces_metric(entry: Entry, change: FieldChange) -> bool:
     which such a change sets, as before)."""
     pod_level = entry.slots.get((None, change.field))
     return (
-        change.field.startswith("hpa.target.")
+        change.field.is_hpa_target
         and change.container is not None
         and (change.container, change.field) not in entry.slots
         and pod_level is not None
@@ -162,7 +156,7 @@ def _adds_metric(entry: Entry, change: FieldChange) -> bool:
     """A new per-container target (``current`` None) for a container the HPA has no metric
     for, where no pod-level metric of that resource exists either."""
     return (
-        change.field.startswith("hpa.target.")
+        change.field.is_hpa_target
         and change.container is not None
         and change.current is None
         and change.proposed is not None
@@ -174,11 +168,7 @@ def _adds_metric(entry: Entry, change: FieldChange) -> bool:
 
 def _removes_metric(change: FieldChange) -> bool:
     """A per-container target proposed as None: its ``ContainerResource`` metric goes."""
-    return (
-        change.field.startswith("hpa.target.")
-        and change.container is not None
-        and change.proposed is None
-    )
+    return change.field.is_hpa_target and change.container is not None and change.proposed is None
 
 
 def container_metric(resource: str, container: str, text: str) -> dict[str, Any]:
@@ -520,7 +510,7 @@ class Planner:
         where = entry.workload.files[0] if entry.workload.files else ""
         indices: set[int] = set()
         for change in changes:
-            resource = change.field.removeprefix("hpa.target.")
+            resource = change.field.resource
             slot = entry.slots.get((change.container, change.field))
             if (
                 slot is None
@@ -553,8 +543,8 @@ class Planner:
         ordered = sorted(changes, key=lambda c: order.get(c.container or "", len(order)))
         items: list[dict[str, Any]] = []
         for change in ordered:
-            resource = change.field.removeprefix("hpa.target.")
-            if change.container not in order or change.proposed is None:
+            resource = change.field.resource
+            if resource is None or change.container not in order or change.proposed is None:
                 raise EditError(
                     where,
                     0,
@@ -781,10 +771,7 @@ class Planner:
             return workload.locations.get("replicas")
         if workload.hpa is None:
             return None
-        short = name.removeprefix("hpa.")
-        if short.startswith("target.") and container:
-            short = f"{short}.{container}"
-        return workload.hpa.locations.get(short)
+        return workload.hpa.locations.get(hpa_location_key(name, container))
 
     def _insert_exclusive(self, plan: Plan, entry: Entry, slot: Slot, leaf: str) -> bool:
         """Add the key under the nearest existing node of a file only this environment reads."""

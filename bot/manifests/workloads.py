@@ -25,6 +25,7 @@ from bot.model import (
     DeclaredHPA,
     DeclaredVPA,
     DeclaredWorkload,
+    FieldId,
     HpaTarget,
     Location,
     ResourceValues,
@@ -35,13 +36,27 @@ from bot.model import (
 
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet"})
 """Kinds the bot right-sizes (``apps/v1``)."""
-RESOURCE_FIELDS = ("requests.cpu", "requests.memory", "limits.cpu", "limits.memory")
+RESOURCE_FIELDS = (
+    FieldId.REQUESTS_CPU,
+    FieldId.REQUESTS_MEMORY,
+    FieldId.LIMITS_CPU,
+    FieldId.LIMITS_MEMORY,
+)
 """Container fields, as ``FieldChange.field`` names them."""
 DEFAULT_NAMESPACE = "default"
 """Namespace of an object that names none, in an environment that assumes none."""
 
 Unit = Literal["cpu", "memory", "count", "percent"]
 EnvKind = Literal["raw", "kustomize", "helm"]
+
+
+def hpa_location_key(name: str, container: str | None) -> str:
+    """The key of ``DeclaredHPA.locations`` for the HPA field ``name`` (``hpa.minReplicas`` ->
+    ``minReplicas``; ``hpa.target.cpu`` of container ``app`` -> ``target.cpu.app``)."""
+    short = name.removeprefix("hpa.")
+    if short.startswith("target.") and container:
+        short = f"{short}.{container}"
+    return short
 
 
 @dataclass(eq=False, slots=True)
@@ -353,7 +368,7 @@ class WorkloadBuilder:
             obj.api_version == "autoscaling/v1"
         ):  # one CPU target: spec.targetCPUUtilizationPercentage
             slot = Slot(obj, ("spec", "targetCPUUtilizationPercentage"), "percent")
-            slots[(None, "hpa.target.cpu")] = slot
+            slots[(None, FieldId.HPA_TARGET_CPU)] = slot
             value = self.value(slot)
             if value is not None:
                 targets.append(HpaTarget("cpu", int(value)))
@@ -380,7 +395,7 @@ class WorkloadBuilder:
             slot = Slot(
                 obj, ("spec", "metrics", index, key, "target", "averageUtilization"), "percent"
             )
-            slots[(container, f"hpa.target.{resource}")] = slot
+            slots[(container, FieldId.hpa_target(resource))] = slot
             value = self.value(slot)
             if value is None:
                 continue

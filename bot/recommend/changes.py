@@ -14,8 +14,15 @@ structural: no noise threshold applies to it.
 
 from __future__ import annotations
 
-from bot.model import RESOURCES, Explained, FieldChange, Recommendation
-from bot.recommend.tortoise.emergency import EmergencyPhase
+from bot.model import (
+    POD_LEVEL,
+    RESOURCES,
+    EmergencyPhase,
+    Explained,
+    FieldChange,
+    FieldId,
+    Recommendation,
+)
 
 
 def next_emergency_phase(rec: Recommendation) -> EmergencyPhase:
@@ -40,14 +47,17 @@ def field_changes(rec: Recommendation) -> tuple[FieldChange, ...]:
     for container in rec.containers:
         for resource in RESOURCES:
             rr = container.resource(resource)
-            for kind, value in (("requests", rr.request), ("limits", rr.limit)):
-                if kind == "requests" and value.proposed is None:
+            for field_id, value in (
+                (FieldId.request(resource), rr.request),
+                (FieldId.limit(resource), rr.limit),
+            ):
+                if field_id.is_request and value.proposed is None:
                     continue
                 if _changed(value):
                     out.append(
                         FieldChange(
                             rec.ref,
-                            f"{kind}.{resource}",
+                            field_id,
                             value.proposed,
                             value.current,
                             container.name,
@@ -56,8 +66,8 @@ def field_changes(rec: Recommendation) -> tuple[FieldChange, ...]:
                     )
     if rec.hpa is not None:
         for name, value in (
-            ("hpa.minReplicas", rec.hpa.min_replicas),
-            ("hpa.maxReplicas", rec.hpa.max_replicas),
+            (FieldId.HPA_MIN_REPLICAS, rec.hpa.min_replicas),
+            (FieldId.HPA_MAX_REPLICAS, rec.hpa.max_replicas),
         ):
             if value.proposed is not None and _changed(value):
                 out.append(
@@ -73,17 +83,17 @@ def field_changes(rec: Recommendation) -> tuple[FieldChange, ...]:
         for target in rec.hpa.targets:
             value = target.value
             replacing = (
-                target.container != "*"
+                target.container != POD_LEVEL
                 and value.inputs.get("metric") == "Resource"
                 and value.proposed is not None
             )
             if _changed(value) or replacing:
-                pod_level = target.container == "*"
+                pod_level = target.container == POD_LEVEL
                 suffix = "; pod-level Resource metric" if pod_level else ""
                 out.append(
                     FieldChange(
                         rec.ref,
-                        f"hpa.target.{target.resource}",
+                        FieldId.hpa_target(target.resource),
                         value.proposed,
                         value.current,
                         None if pod_level else target.container,

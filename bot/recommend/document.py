@@ -32,6 +32,7 @@ from bot.model import (
     RESOURCES,
     ContainerHistory,
     DeclaredHPA,
+    EmergencyPhase,
     HpaTarget,
     Policy,
     Resource,
@@ -41,7 +42,6 @@ from bot.model import (
 )
 from bot.recommend.errors import InputError
 from bot.recommend.inputs import ContainerInput, EmergencyState, WorkloadInput, default_policy
-from bot.recommend.tortoise.emergency import EmergencyPhase
 
 SCHEMA_FILE = "recommend-input.schema.json"
 """The generated JSON Schema's file name in ``docs/schemas/``."""

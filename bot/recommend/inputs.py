@@ -20,13 +20,13 @@ from bot.model import (
     RESOURCES,
     DeclaredHPA,
     DeclaredWorkload,
+    EmergencyPhase,
     Policy,
     Resource,
     ResourceValues,
     WorkloadHistory,
     WorkloadRef,
 )
-from bot.recommend.tortoise.emergency import EmergencyPhase
 
 
 @dataclass(frozen=True, slots=True)

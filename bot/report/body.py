@@ -85,7 +85,7 @@ def change_rows(proposal: Proposal) -> list[dict[str, str]]:
             {
                 c.container
                 for c in changes
-                if c.ref == ref and c.container and not c.field.startswith("hpa.")
+                if c.ref == ref and c.container and c.field.is_request_or_limit
             }
         )
         > 1
@@ -105,9 +105,7 @@ def change_rows(proposal: Proposal) -> list[dict[str, str]]:
 def rule_lines(rec: Recommendation, changes: Sequence[FieldChange]) -> list[str]:
     """Per change, the rule id (and the rule of the value wanted before a limit), for
     ``docs/recommendations.md``. Escaped."""
-    several = (
-        len({c.container for c in changes if c.container and not c.field.startswith("hpa.")}) > 1
-    )
+    several = len({c.container for c in changes if c.container and c.field.is_request_or_limit}) > 1
     out = []
     for c in changes:
         value = summary.explained_of(rec, c.field, c.container)

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from bot.model import ChangeSet, EditResult, FieldChange, Resource, WorkloadHistory, WorkloadRef
+from bot.model import (
+    ChangeSet,
+    EditResult,
+    FieldChange,
+    Resource,
+    WorkloadHistory,
+    WorkloadRef,
+)
 from bot.report.charts import week_profile
 from bot.report.proposal import HistorySummary, Proposal, WeekUsage
 
@@ -30,7 +37,7 @@ def chart_subject(changes: Iterable[FieldChange]) -> tuple[str, Resource] | None
     the HPA, or nothing to chart), else ``(container, resource)`` of its first changed request
     (or limit, when no request changes)."""
     changes = list(changes)
-    if any(c.field.startswith("hpa.") for c in changes):
+    if any(c.field.is_hpa for c in changes):
         return None
     for kind in ("requests.", "limits."):
         for c in changes:
@@ -44,7 +51,7 @@ def chart_candidates(changes: Iterable[FieldChange]) -> list[tuple[str, Resource
     any part of them (an edit may leave some changes out), in order, each once."""
     out: dict[tuple[str, Resource], None] = {}
     for c in changes:
-        if c.field.startswith(("requests.", "limits.")) and c.container is not None:
+        if c.field.is_request_or_limit and c.container is not None:
             out[(c.container, "cpu" if c.field.endswith(".cpu") else "memory")] = None
     return list(out)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.model import GIB, MIB, Number, Resource
+from bot.model import GIB, MIB, FieldId, Number, Resource
 
 
 def cores(value: Number | None) -> str:
@@ -39,28 +39,26 @@ def target(current: Number | None, proposed: Number | None) -> str:
     return f"{percent(current)} → {percent(proposed)}"
 
 
-def field_value(field: str, value: Number | None) -> str:
+def field_value(field: FieldId, value: Number | None) -> str:
     """One value of a ``FieldChange`` field in its unit: ``0.4`` (cores), ``640 MiB``, ``65%``,
     ``4`` (replicas); ``—`` for none."""
     if value is None:
         return "—"
-    if field.startswith("hpa.target."):
+    if field.is_hpa_target:
         return f"{value}%"
-    resource = field.rpartition(".")[2]
-    if field.startswith(("requests.", "limits.")) and resource in ("cpu", "memory"):
-        return amount("cpu" if resource == "cpu" else "memory", value)
+    if field.is_request_or_limit and field.resource is not None:
+        return amount(field.resource, value)
     return str(value)
 
 
-def field_change(field: str, current: Number | None, proposed: Number | None) -> str:
+def field_change(field: FieldId, current: Number | None, proposed: Number | None) -> str:
     """A ``FieldChange`` as one line reads it: ``0.5 → 0.4`` (``requests.cpu``, cores),
     ``512 MiB → 640 MiB`` (``limits.memory``), ``60% → removed`` (``hpa.target.*``),
     ``3 → 4`` (replicas); ``—`` for a missing value."""
-    if field.startswith("hpa.target."):
+    if field.is_hpa_target:
         return target(current, proposed)
-    resource = field.rpartition(".")[2]
-    if field.startswith(("requests.", "limits.")) and resource in ("cpu", "memory"):
-        res: Resource = "cpu" if resource == "cpu" else "memory"
+    res = field.resource
+    if field.is_request_or_limit and res is not None:
         return f"{amount(res, current)} → {amount(res, proposed)}"
     shown = ["—" if v is None else str(v) for v in (current, proposed)]
     return " → ".join(shown)

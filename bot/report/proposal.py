@@ -14,7 +14,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
-from bot.model import ChangeSet, FileChange, Note, Recommendation, Resource, WorkloadRef
+from bot.model import (
+    ChangeSet,
+    EmergencyPhase,
+    FieldId,
+    FileChange,
+    Note,
+    Recommendation,
+    Resource,
+    WorkloadRef,
+    emergency_phase,
+)
 
 STATE_VERSION = 1
 """Version of the JSON kept in pull-request bodies; bodies with another version are rebuilt."""
@@ -90,7 +100,7 @@ class Proposal:
     oom_kills: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     window_s: tuple[float, float] | None = None
     time_zone: str = "UTC"
-    emergency_phases: Mapping[str, str] = field(default_factory=dict)
+    emergency_phases: Mapping[str, EmergencyPhase] = field(default_factory=dict)
 
     @property
     def workloads(self) -> tuple[WorkloadRef, ...]:
@@ -155,7 +165,7 @@ class PullRequestState:
     human_noted: bool = False
     version: int = STATE_VERSION
     head: str | None = None
-    phases: Mapping[str, str] = field(default_factory=dict)
+    phases: Mapping[str, EmergencyPhase] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -179,7 +189,7 @@ class PullRequestState:
             human_noted=bool(data.get("human_noted", False)),
             version=int(data.get("v", 0)),
             head=str(data["head"]) if data.get("head") else None,
-            phases={str(k): str(v) for k, v in (data.get("phases") or {}).items()},
+            phases={str(k): emergency_phase(v) for k, v in (data.get("phases") or {}).items()},
         )
 
     def with_human_noted(self) -> PullRequestState:
@@ -193,8 +203,10 @@ def _digest(parts: list[str]) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def change_id(ref: WorkloadRef, container: str | None, field_name: str) -> str:
-    return f"{ref.key}/{container or '-'}/{field_name}"
+def change_id(ref: WorkloadRef, container: str | None, field_id: FieldId) -> str:
+    """``<workload key>/<container or ->/<field>``: how the state names a change (container
+    None: the pod-level target)."""
+    return f"{ref.key}/{container or '-'}/{field_id.text}"
 
 
 def state_of(proposal: Proposal) -> PullRequestState:

@@ -25,6 +25,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.model import (
+    POD_LEVEL,
+    FieldId,
     GateFinding,
     Number,
     Recommendation,
@@ -34,7 +36,7 @@ from bot.model import (
 from bot.report import numbers
 from bot.report.markdown import escape
 from bot.report.proposal import Prices
-from bot.report.summary import POD_LEVEL, explained_of
+from bot.report.summary import explained_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +53,7 @@ class HeldValue:
     """A value the gate held back: ``field`` as in ``FieldChange``, the value the rules wanted,
     the value kept (the proposal now) and why (the finding, in words)."""
 
-    field: str
+    field: FieldId
     container: str | None
     wanted: Number | None
     kept: Number | None
@@ -60,7 +62,7 @@ class HeldValue:
     @property
     def target(self) -> str:
         """``requests.cpu (app)``, ``hpa.minReplicas``."""
-        return f"{self.field} ({self.container})" if self.container else self.field
+        return f"{self.field.text} ({self.container})" if self.container else self.field.text
 
     def text(self) -> str:
         """``requests.cpu (app): wanted 0.15, kept 0.18: <why>``."""

@@ -15,17 +15,16 @@ from collections.abc import Mapping, Sequence
 from bot.model import (
     GIB,
     MIB,
+    POD_LEVEL,
     Explained,
     FieldChange,
+    FieldId,
     HpaRecommendation,
     Number,
     Recommendation,
     Resource,
 )
 from bot.report import numbers
-
-POD_LEVEL = "*"
-"""The container of a pod-level ``Resource`` HPA target in a recommendation."""
 
 INPUT_NAMES: Mapping[str, str] = {
     "rec": "rec",
@@ -49,18 +48,7 @@ PLAIN_SUFFIXES = ("_ratio", "_factor", "_weight", "_count", "_steps", "confidenc
 """Keys whose numbers are plain factors or counts, whatever the value measures."""
 
 
-def resource_of(field: str) -> Resource | None:
-    """The resource a field's amounts are in (``requests.memory`` → memory); None for replica
-    counts."""
-    last = field.rpartition(".")[2]
-    if last == "cpu":
-        return "cpu"
-    if last == "memory":
-        return "memory"
-    return None
-
-
-def unit_of(field: str, key: str) -> str:
+def unit_of(field: FieldId, key: str) -> str:
     """What an input's number measures: ``amount`` (cores or bytes of the field's resource),
     ``percent``, ``replicas`` or ``plain``.
 
@@ -74,9 +62,9 @@ def unit_of(field: str, key: str) -> str:
         return "percent"
     if key.endswith(("_cores", "_bytes")):
         return "amount"
-    if field.startswith("hpa.target."):
+    if field.is_hpa_target:
         return "amount" if key in ("rec", "request") else "percent"
-    if field.startswith("hpa."):
+    if field in (FieldId.HPA_MIN_REPLICAS, FieldId.HPA_MAX_REPLICAS):
         return "replicas"
     return "amount"
 
@@ -86,7 +74,7 @@ def _plain(value: float) -> str:
     return text or "0"
 
 
-def input_value(field: str, key: str, value: Number | str | None) -> str:
+def input_value(field: FieldId, key: str, value: Number | str | None) -> str:
     """One input's value in its unit (``unit_of``): ``560.6 MiB``, ``0.763 cores``, ``65%``."""
     if value is None:
         return "none"
@@ -95,7 +83,7 @@ def input_value(field: str, key: str, value: Number | str | None) -> str:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     unit = unit_of(field, key)
-    resource = resource_of(field)
+    resource = field.resource
     if unit == "amount" and resource is not None:
         return amount(resource, value)
     if unit == "percent":
@@ -114,7 +102,7 @@ def amount(resource: Resource, value: Number) -> str:
     return f"{value / MIB:.1f}".removesuffix(".0") + " MiB"
 
 
-def inputs_text(field: str, inputs: Mapping[str, Number | str | None]) -> str:
+def inputs_text(field: FieldId, inputs: Mapping[str, Number | str | None]) -> str:
     """``rec 560.6 MiB, VPA target 488 MiB, wanted 617 MiB``: every shown input, in words and
     units, in the engine's order (``HIDDEN_INPUTS`` left out; the emergency phase only when it is
     not ``normal``)."""
@@ -127,24 +115,23 @@ def inputs_text(field: str, inputs: Mapping[str, Number | str | None]) -> str:
     return ", ".join(parts)
 
 
-def explained_of(rec: Recommendation, field: str, container: str | None) -> Explained | None:
+def explained_of(rec: Recommendation, field: FieldId, container: str | None) -> Explained | None:
     """The ``Explained`` value behind ``field`` (``FieldChange`` naming) in ``rec``."""
-    kind, _, resource = field.partition(".")
-    if kind in ("requests", "limits"):
+    resource = field.resource
+    if field.is_request_or_limit and resource is not None:
         cr = next((c for c in rec.containers if c.name == container), None)
-        if cr is None or resource not in ("cpu", "memory"):
+        if cr is None:
             return None
-        rr = cr.cpu if resource == "cpu" else cr.memory
-        return rr.request if kind == "requests" else rr.limit
+        rr = cr.resource(resource)
+        return rr.request if field.is_request else rr.limit
     if rec.hpa is None:
         return None
-    if field == "hpa.minReplicas":
+    if field == FieldId.HPA_MIN_REPLICAS:
         return rec.hpa.min_replicas
-    if field == "hpa.maxReplicas":
+    if field == FieldId.HPA_MAX_REPLICAS:
         return rec.hpa.max_replicas
-    wanted = field.removeprefix("hpa.target.")
     for t in rec.hpa.targets:
-        if t.resource == wanted and t.container == (container or POD_LEVEL):
+        if t.resource == resource and t.container == (container or POD_LEVEL):
             return t.value
     return None
 
@@ -153,14 +140,14 @@ MAX_SLOTS_NAMED = 3
 """Slots named as driving a replica bound; more are counted."""
 
 
-def driving_slots(hpa: HpaRecommendation, field: str) -> str | None:
+def driving_slots(hpa: HpaRecommendation, field: FieldId) -> str | None:
     """The time slots whose value is the highest for ``hpa.minReplicas`` / ``hpa.maxReplicas``
     (what drives the bound, before its limits): ``Tue 02-03`` or ``Mon 09-10, Tue 09-10 and 3
     more``, ``all 168 slots alike`` when no hour stands out (a floor, not the load); None
     without slots."""
-    if not hpa.slots or field not in ("hpa.minReplicas", "hpa.maxReplicas"):
+    if not hpa.slots or field not in (FieldId.HPA_MIN_REPLICAS, FieldId.HPA_MAX_REPLICAS):
         return None
-    index = 0 if field == "hpa.minReplicas" else 1
+    index = 0 if field == FieldId.HPA_MIN_REPLICAS else 1
     top = max(pair[index] for pair in hpa.slots.values())
     labels = [label for label, pair in hpa.slots.items() if pair[index] == top]
     if len(labels) == len(hpa.slots) > 1:
@@ -174,14 +161,15 @@ def value_label(change: FieldChange, several: bool) -> str:
     """``memory request``, ``app memory limit`` (``several`` containers), ``minReplicas``,
     ``app CPU target``, ``CPU target`` (pod-level)."""
     field = change.field
-    if field in ("hpa.minReplicas", "hpa.maxReplicas"):
-        return field.removeprefix("hpa.")
-    resource = resource_of(field)
-    name = "CPU" if resource == "cpu" else "memory"
-    if field.startswith("hpa.target."):
+    if field == FieldId.HPA_MIN_REPLICAS:
+        return "minReplicas"
+    if field == FieldId.HPA_MAX_REPLICAS:
+        return "maxReplicas"
+    name = "CPU" if field.resource == "cpu" else "memory"
+    if field.is_hpa_target:
         who = f"{change.container} " if change.container else ""
         return f"{who}{name} target"
-    kind = "limit" if field.startswith("limits.") else "request"
+    kind = "limit" if field.is_limit else "request"
     who = f"{change.container} " if several and change.container else ""
     return f"{who}{name} {kind}"
 
@@ -191,36 +179,35 @@ def what_changes(changes: Sequence[FieldChange], hpa: HpaRecommendation | None) 
     5–18``), requests by how much (``app memory request and limit −20 %`` when the limit moves
     by as much), other limits, the targets (``CPU targets 60% → 65%``; a target that keeps its
     value but becomes a per-container metric says so)."""
-    resources = [c for c in changes if c.container and not c.field.startswith("hpa.")]
+    resources = [c for c in changes if c.container and c.field.is_request_or_limit]
     several = len({c.container for c in resources}) > 1
-    requests = {
-        (c.container, resource_of(c.field)): c for c in changes if c.field.startswith("requests.")
-    }
+    requests = {(c.container, c.field.resource): c for c in changes if c.field.is_request}
 
     def follows(limit: FieldChange) -> bool:
-        request = requests.get((limit.container, resource_of(limit.field)))
+        request = requests.get((limit.container, limit.field.resource))
         return request is not None and _change(request) == _change(limit)
 
     parts: list[str] = []
-    if hpa is not None and any(c.field in ("hpa.minReplicas", "hpa.maxReplicas") for c in changes):
+    bounds = (FieldId.HPA_MIN_REPLICAS, FieldId.HPA_MAX_REPLICAS)
+    if hpa is not None and any(c.field in bounds for c in changes):
         low, high = hpa.min_replicas, hpa.max_replicas
         parts.append(f"replicas {low.current}–{high.current} → {low.proposed}–{high.proposed}")
-    limits = [c for c in changes if c.field.startswith("limits.")]
-    followed = {(c.container, resource_of(c.field)) for c in limits if follows(c)}
+    limits = [c for c in changes if c.field.is_limit]
+    followed = {(c.container, c.field.resource) for c in limits if follows(c)}
     for c in requests.values():
-        both = " and limit" if (c.container, resource_of(c.field)) in followed else ""
+        both = " and limit" if (c.container, c.field.resource) in followed else ""
         parts.append(f"{value_label(c, several)}{both} {_change(c)}")
     parts += [f"{value_label(c, several)} {_change(c)}" for c in limits if not follows(c)]
     targets: dict[str, list[FieldChange]] = {}
     for c in changes:
-        if c.field.startswith("hpa.target."):
+        if c.field.is_hpa_target:
             shown = numbers.target(c.current, c.proposed)
             if c.current == c.proposed:
                 shown += " as a per-container metric"
             targets.setdefault(shown, []).append(c)
     for shown, group in targets.items():
         if len(group) > 1:
-            name = "CPU" if group[0].field.endswith("cpu") else "memory"
+            name = "CPU" if group[0].field.resource == "cpu" else "memory"
             parts.append(f"{name} targets {shown}")
         else:
             parts.append(f"{value_label(group[0], True)} {shown}")

@@ -21,6 +21,7 @@ from bot.model import (
     DeclaredHPA,
     DeclaredWorkload,
     FieldChange,
+    FieldId,
     HpaTarget,
     ResourceValues,
     WorkloadRef,
@@ -91,18 +92,22 @@ def apply_changes(service: ServiceSpec, changes: Iterable[FieldChange]) -> Servi
     hpa = service.hpa
     targets: list[FieldChange] = []
     for change in changes:
-        if change.field.startswith(("requests.", "limits.")):
+        if change.field.is_request_or_limit:
             if change.container not in containers:
                 raise SimError(f"{service.name} has no container {change.container!r}")
             containers[change.container] = _container(containers[change.container], change)
-        elif change.field in ("hpa.minReplicas", "hpa.maxReplicas", "hpa.target.cpu"):
+        elif change.field in (
+            FieldId.HPA_MIN_REPLICAS,
+            FieldId.HPA_MAX_REPLICAS,
+            FieldId.HPA_TARGET_CPU,
+        ):
             if hpa is None:
                 raise SimError(f"{service.name}: {change.field} without an HPA")
-            if change.field == "hpa.target.cpu":
+            if change.field == FieldId.HPA_TARGET_CPU:
                 targets.append(change)
             elif change.proposed is None:
                 raise SimError(f"{service.name}: {change.field} cannot be removed")
-            elif change.field == "hpa.minReplicas":
+            elif change.field == FieldId.HPA_MIN_REPLICAS:
                 hpa = replace(hpa, min_replicas=int(change.proposed))
             else:
                 hpa = replace(hpa, max_replicas=int(change.proposed))

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 import pytest
 from ruamel.yaml import YAML
 
-from bot.model import WorkloadRef
+from bot.model import FieldId, WorkloadRef
 from bot.report import parse_state
 from bot.report.proposal import change_id
 from tests.e2e.test_run import DEMO_REPO, TOKEN, _bot_config, _files, demo_prometheus
@@ -26,8 +26,8 @@ __all__ = ["demo_prometheus"]
 
 FRONTEND = WorkloadRef("Deployment", "shop", "frontend")
 CHECKOUT = WorkloadRef("Deployment", "shop", "checkout", "prod")
-MIN_REPLICAS = change_id(FRONTEND, None, "hpa.minReplicas")
-CHECKOUT_TARGET = change_id(CHECKOUT, None, "hpa.target.cpu")
+MIN_REPLICAS = change_id(FRONTEND, None, FieldId.HPA_MIN_REPLICAS)
+CHECKOUT_TARGET = change_id(CHECKOUT, None, FieldId.HPA_TARGET_CPU)
 EMERGENCY_RULE = b"  - match: Deployment/shop/frontend\n    emergency: true\n"
 
 

@@ -24,7 +24,7 @@ from bot.forge.branches import group_key
 from bot.forge.github import GitHubForge
 from bot.forge.previous import PreviousProposal, split_change_id, workload_memory
 from bot.metrics.snapshot import SnapshotSource
-from bot.model import WorkloadRef
+from bot.model import EmergencyPhase, FieldId, WorkloadRef
 from bot.pipeline import plan_repository, serve_repository
 from bot.report import PullRequestState, embed_state, parse_state
 from bot.report.proposal import change_id
@@ -45,7 +45,11 @@ HOUR_S = 3600.0
 # --------------------------------------------------------------------------- pure parts
 
 
-def _state(key: str, changes: dict[str, float | int | None], phases: dict[str, str] | None = None):
+def _state(
+    key: str,
+    changes: dict[str, float | int | None],
+    phases: dict[str, EmergencyPhase] | None = None,
+):
     return PullRequestState(key, "p", "f", changes, phases=phases or {})
 
 
@@ -72,9 +76,9 @@ def test_state_phases_round_trip_and_old_bodies_read_as_none():
 
 
 def test_change_ids_split_back_into_workload_container_and_field():
-    cid = change_id(FRONTEND, None, "hpa.target.cpu")
+    cid = change_id(FRONTEND, None, FieldId.HPA_TARGET_CPU)
     assert split_change_id(cid) == (FRONTEND.key, "-", "hpa.target.cpu")
-    assert split_change_id(change_id(FRONTEND, "app", "requests.cpu")) == (
+    assert split_change_id(change_id(FRONTEND, "app", FieldId.REQUESTS_CPU)) == (
         FRONTEND.key,
         "app",
         "requests.cpu",
@@ -169,8 +173,8 @@ def _changes(pull) -> dict[str, float | int | None]:
     return dict(state.changes)
 
 
-CHECKOUT_TARGET = change_id(CHECKOUT, None, "hpa.target.cpu")
-MIN_REPLICAS = change_id(FRONTEND, None, "hpa.minReplicas")
+CHECKOUT_TARGET = change_id(CHECKOUT, None, FieldId.HPA_TARGET_CPU)
+MIN_REPLICAS = change_id(FRONTEND, None, FieldId.HPA_MIN_REPLICAS)
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ from bot.forge.auth import (
 from bot.forge.branches import branch_name, group_change_sets, group_key, is_bot_branch
 from bot.forge.errors import AuthError, GitError
 from bot.forge.git import Git
-from bot.model import ChangeSet, FieldChange, WorkloadRef
+from bot.model import ChangeSet, FieldChange, FieldId, WorkloadRef
 
 REF = WorkloadRef("Deployment", "shop", "frontend", "prod")
 
@@ -60,9 +60,9 @@ def test_group_change_sets_merges_per_namespace_in_order():
     other = WorkloadRef("Deployment", "shop", "api", "prod")
     elsewhere = WorkloadRef("Deployment", "pay", "api", "prod")
     sets = [
-        ChangeSet("a", (FieldChange(REF, "requests.cpu", 1.0),)),
-        ChangeSet("b", (FieldChange(elsewhere, "requests.cpu", 2.0),)),
-        ChangeSet("c", (FieldChange(other, "requests.cpu", 3.0),)),
+        ChangeSet("a", (FieldChange(REF, FieldId.REQUESTS_CPU, 1.0),)),
+        ChangeSet("b", (FieldChange(elsewhere, FieldId.REQUESTS_CPU, 2.0),)),
+        ChangeSet("c", (FieldChange(other, FieldId.REQUESTS_CPU, 3.0),)),
     ]
     grouped = group_change_sets(sets, "namespace")
     assert [(g.key, [c.proposed for c in g.changes]) for g in grouped] == [

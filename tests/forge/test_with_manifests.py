@@ -9,7 +9,7 @@ from bot.forge.auth import TokenCredentials
 from bot.forge.branches import group_change_sets, group_key
 from bot.forge.github import GitHubForge, WorkloadStatus
 from bot.manifests import apply_changes, discover
-from bot.model import ChangeSet, FieldChange
+from bot.model import ChangeSet, FieldChange, FieldId
 from bot.report import make_proposal, parse_state
 from tests.support.github.scenario import settings
 
@@ -48,7 +48,9 @@ def test_real_manifests_become_pull_requests(github_emulator, tmp_path):
     by_name = {w.ref.name: w.ref for w in inventory.workloads}
     assert set(by_name) == {"web", "api"}
     change_sets = [
-        ChangeSet(ref.key, (FieldChange(ref, "requests.cpu", 0.25, 0.5, "app", "P90 x 1.15"),))
+        ChangeSet(
+            ref.key, (FieldChange(ref, FieldId.REQUESTS_CPU, 0.25, 0.5, "app", "P90 x 1.15"),)
+        )
         for ref in by_name.values()
     ]
     proposals = [

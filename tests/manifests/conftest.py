@@ -11,7 +11,7 @@ import pytest
 from bot.config.repo import RepoConfig
 from bot.manifests import apply_changes, discover
 from bot.manifests.comments import comment_start
-from bot.model import EditResult, FieldChange, Inventory, WorkloadRef
+from bot.model import EditResult, FieldChange, FieldId, Inventory, WorkloadRef
 
 
 def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:
@@ -64,7 +64,7 @@ def edit(
     field_changes = []
     for name, field, value, container in changes:
         ref: WorkloadRef = workload(inventory, name, environment).ref
-        field_changes.append(FieldChange(ref, field, value, container=container))
+        field_changes.append(FieldChange(ref, FieldId(field), value, container=container))
     return apply_changes(root, inventory, field_changes, cfg, write=write)
 
 

@@ -7,7 +7,7 @@ import os
 
 from bot.config.repo import RepoConfig
 from bot.manifests import apply_changes, discover
-from bot.model import FieldChange
+from bot.model import FieldChange, FieldId
 from tests.conftest import require_binary
 from tests.manifests.conftest import edit, snapshot, workload
 from tests.manifests.test_editor import DEPLOYMENT
@@ -131,8 +131,8 @@ def test_unknown_container_fails_only_that_workload(repo):
         root,
         inventory,
         [
-            FieldChange(web, "requests.cpu", 1, container="sidecar"),
-            FieldChange(api, "requests.cpu", 1, container="app"),
+            FieldChange(web, FieldId.REQUESTS_CPU, 1, container="sidecar"),
+            FieldChange(api, FieldId.REQUESTS_CPU, 1, container="app"),
         ],
         config,
         write=True,

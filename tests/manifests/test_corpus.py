@@ -19,7 +19,7 @@ from bot.manifests import apply_changes, discover
 from bot.manifests.discovery import discover_index
 from bot.manifests.quantities import bytes_from_quantity, cores_from_quantity
 from bot.manifests.yamldoc import YScalar, parse_file, walk
-from bot.model import FieldChange
+from bot.model import FieldChange, FieldId
 from tests.conftest import require_binary
 from tests.manifests.conftest import changed_lines
 
@@ -130,7 +130,7 @@ def test_representative_edit_on_every_workload(shared_manifests):
         current = container.requests.cpu_cores
         value = round((current or 0.1) + 0.05, 3)
         changes.append(
-            FieldChange(wl.ref, "requests.cpu", value, current, container=container.name)
+            FieldChange(wl.ref, FieldId.REQUESTS_CPU, value, current, container=container.name)
         )
     assert len(changes) >= 40
     result = apply_changes(shared_manifests, inventory, changes, config, write=False)
@@ -202,8 +202,8 @@ def test_podinfo_chart_with_a_values_mapping(shared_manifests):
     assert prod.hpa is not None and prod.hpa.max_replicas == 5 and prod.hpa.min_replicas == 1
     assert [(t.resource, t.utilization_percent) for t in prod.hpa.targets] == [("cpu", 99)]
     changes = [
-        FieldChange(prod.ref, "hpa.target.cpu", 80, container="podinfo"),
-        FieldChange(prod.ref, "limits.cpu", 1, container="podinfo"),
+        FieldChange(prod.ref, FieldId.HPA_TARGET_CPU, 80, container="podinfo"),
+        FieldChange(prod.ref, FieldId.LIMITS_CPU, 1, container="podinfo"),
     ]
     result = apply_changes(shared_manifests, inventory, changes, config, write=False)
     assert not result.errors, result.errors

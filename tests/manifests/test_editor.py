@@ -8,7 +8,7 @@ from bot.config.repo import RepoConfig
 from bot.manifests import apply_changes, discover, environment_config
 from bot.manifests.errors import EditError
 from bot.manifests.textedit import TextEdit, apply_edits
-from bot.model import FieldChange
+from bot.model import FieldChange, FieldId
 from tests.manifests.conftest import changed_lines, edit, snapshot
 
 DEPLOYMENT = """\
@@ -317,7 +317,7 @@ def test_a_stale_inventory_writes_nothing(repo):
     first = apply_changes(
         root,
         inventory,
-        [FieldChange(ref, "requests.cpu", 0.3, container="app")],
+        [FieldChange(ref, FieldId.REQUESTS_CPU, 0.3, container="app")],
         config,
         write=True,
     )
@@ -326,7 +326,7 @@ def test_a_stale_inventory_writes_nothing(repo):
     second = apply_changes(
         root,
         inventory,
-        [FieldChange(ref, "limits.memory", 2**31, container="app")],
+        [FieldChange(ref, FieldId.LIMITS_MEMORY, 2**31, container="app")],
         config,
         write=True,
     )

@@ -31,7 +31,7 @@ from ruamel.yaml import YAML
 from bot.config.repo import RepoConfig
 from bot.manifests import apply_changes, discover
 from bot.manifests.kustomize import KUSTOMIZATION_FILES
-from bot.model import DeclaredWorkload, FieldChange, Inventory
+from bot.model import DeclaredWorkload, FieldChange, FieldId, Inventory
 from tests.conftest import require_binary
 from tests.manifests.conftest import lost_comments
 
@@ -85,18 +85,24 @@ def every_field(workload: DeclaredWorkload) -> list[FieldChange]:
     for c in workload.containers:
         for group, values in (("requests", c.requests), ("limits", c.limits)):
             cpu, memory = values.cpu_cores, values.memory_bytes
-            out.append(FieldChange(ref, f"{group}.cpu", (cpu or 0.1) * 1.5 + 0.015, cpu, c.name))
             out.append(
-                FieldChange(ref, f"{group}.memory", (memory or MIB) + 64 * MIB, memory, c.name)
+                FieldChange(ref, FieldId(f"{group}.cpu"), (cpu or 0.1) * 1.5 + 0.015, cpu, c.name)
             )
-    out.append(FieldChange(ref, "replicas", (workload.replicas or 1) + 1, workload.replicas))
+            out.append(
+                FieldChange(
+                    ref, FieldId(f"{group}.memory"), (memory or MIB) + 64 * MIB, memory, c.name
+                )
+            )
+    out.append(FieldChange(ref, FieldId.REPLICAS, (workload.replicas or 1) + 1, workload.replicas))
     hpa = workload.hpa
     if hpa is None:
         return out
-    out.append(FieldChange(ref, "hpa.minReplicas", (hpa.min_replicas or 1) + 1, hpa.min_replicas))
-    out.append(FieldChange(ref, "hpa.maxReplicas", hpa.max_replicas + 2, hpa.max_replicas))
+    out.append(
+        FieldChange(ref, FieldId.HPA_MIN_REPLICAS, (hpa.min_replicas or 1) + 1, hpa.min_replicas)
+    )
+    out.append(FieldChange(ref, FieldId.HPA_MAX_REPLICAS, hpa.max_replicas + 2, hpa.max_replicas))
     for target in hpa.targets:
-        field = f"hpa.target.{target.resource}"
+        field = FieldId.hpa_target(target.resource)
         value = target.utilization_percent
         if target.container is not None or not hpa.container_resource:
             out.append(FieldChange(ref, field, value + 5, value, target.container))

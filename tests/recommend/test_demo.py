@@ -10,6 +10,7 @@ import bot.demo
 from bot.config.bot import load_bot_settings
 from bot.manifests.quantities import format_cpu
 from bot.metrics.snapshot import SnapshotSource
+from bot.model import FieldId
 from bot.pipeline import RepositoryPlan, plan_repository
 
 DEMO_DIR = Path(bot.demo.__file__).resolve().parent
@@ -41,7 +42,7 @@ def test_demo_proposes_the_istio_proxy_rebalance(tmp_path):
     assert frontend.recommendation.replay is not None
     assert frontend.recommendation.replay.findings == ()
     proposed = {(c.field, c.container): c.proposed for c in frontend.changes}
-    assert proposed[("requests.cpu", "istio-proxy")] == request.proposed
+    assert proposed[(FieldId.REQUESTS_CPU, "istio-proxy")] == request.proposed
     # The edit lands in the manifest.
     assert frontend.ref not in plan.edit.failed
     assert f"+            cpu: {format_cpu(request.proposed)}" in plan.edit.diff

@@ -10,6 +10,7 @@ from bot.model import (
     ContainerHistory,
     EditResult,
     FieldChange,
+    FieldId,
     FileChange,
     Note,
     Recommendation,
@@ -48,7 +49,7 @@ def test_make_proposal_from_histories():
     ref = WorkloadRef("Deployment", "shop", "web", "prod")
     tokyo = figures(672.0, 1344.0, time_zone="Asia/Tokyo")
     rec = Recommendation(ref, "changes", replay=ReplayComparison(tokyo, tokyo))
-    change = FieldChange(ref, "requests.cpu", 0.2, 0.5, "app", "P90")
+    change = FieldChange(ref, FieldId.REQUESTS_CPU, 0.2, 0.5, "app", "P90")
     cs = ChangeSet("prod/shop/web", (change,), (rec,))
     edit = EditResult(
         files=(FileChange("a.yaml", b"a", b"b"),),
@@ -76,17 +77,17 @@ def test_make_proposal_from_histories():
 
 def test_title_for_a_group():
     refs = [WorkloadRef("Deployment", "shop", n, "prod") for n in ("a", "b")]
-    cs = ChangeSet("prod/shop", tuple(FieldChange(r, "requests.cpu", 1.0) for r in refs))
+    cs = ChangeSet("prod/shop", tuple(FieldChange(r, FieldId.REQUESTS_CPU, 1.0) for r in refs))
     assert proposal_title(cs) == "Right-size 2 workloads in prod/shop"
 
 
 def test_the_chart_follows_the_change():
     ref = WorkloadRef("Deployment", "shop", "web", "prod")
-    memory = FieldChange(ref, "requests.memory", 2**30, 2**29, "app")
-    limit = FieldChange(ref, "limits.cpu", 1.0, 2.0, "side")
+    memory = FieldChange(ref, FieldId.REQUESTS_MEMORY, 2**30, 2**29, "app")
+    limit = FieldChange(ref, FieldId.LIMITS_CPU, 1.0, 2.0, "side")
     assert chart_subject([limit, memory]) == ("app", "memory")
     assert chart_subject([limit]) == ("side", "cpu")
-    assert chart_subject([memory, FieldChange(ref, "hpa.maxReplicas", 9, 10)]) is None
+    assert chart_subject([memory, FieldChange(ref, FieldId.HPA_MAX_REPLICAS, 9, 10)]) is None
 
 
 def test_the_summary_charts_whatever_part_of_the_changes_is_kept():
@@ -110,9 +111,9 @@ def test_the_summary_charts_whatever_part_of_the_changes_is_kept():
         },
     )
     changes = (
-        FieldChange(ref, "hpa.maxReplicas", 9, 10),
-        FieldChange(ref, "requests.cpu", 0.2, 0.5, "app"),
-        FieldChange(ref, "limits.memory", 2**30, 2**29, "app"),
+        FieldChange(ref, FieldId.HPA_MAX_REPLICAS, 9, 10),
+        FieldChange(ref, FieldId.REQUESTS_CPU, 0.2, 0.5, "app"),
+        FieldChange(ref, FieldId.LIMITS_MEMORY, 2**30, 2**29, "app"),
     )
     summary = summarize_history(full, charts=chart_candidates(changes))
     edit = EditResult(files=(FileChange("a.yaml", b"a", b"b"),), diff="")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot.model import FieldId
 from bot.report.numbers import field_change
 
 
@@ -19,4 +20,4 @@ from bot.report.numbers import field_change
     ],
 )
 def test_field_change_prints_each_field_in_its_unit(field, current, proposed, shown):
-    assert field_change(field, current, proposed) == shown
+    assert field_change(FieldId(field), current, proposed) == shown

@@ -14,6 +14,7 @@ from bot.model import (
     ContainerRecommendation,
     Explained,
     FieldChange,
+    FieldId,
     FileChange,
     HpaRecommendation,
     HpaTargetRecommendation,
@@ -66,8 +67,8 @@ def resource(kind, current, proposed, usage=None):
 def proposal(name="frontend", *, n_changes=2, with_hpa=True, replay=None):
     ref = WorkloadRef("Deployment", "shop", name, "prod")
     changes = (
-        FieldChange(ref, "requests.cpu", 0.25, 0.5, "app", "P90 x 1.15"),
-        FieldChange(ref, "requests.memory", 256 * MIB, 512 * MIB, "app", "peak + 15%"),
+        FieldChange(ref, FieldId.REQUESTS_CPU, 0.25, 0.5, "app", "P90 x 1.15"),
+        FieldChange(ref, FieldId.REQUESTS_MEMORY, 256 * MIB, 512 * MIB, "app", "peak + 15%"),
     )[:n_changes]
     hpa = HpaRecommendation(
         min_replicas=Explained(2, 3, "tortoise.min", "weekly low"),
@@ -161,8 +162,8 @@ def test_inputs_stand_beside_each_value_with_their_terms_defined():
         slots={"Mon 09-10": (3, 8), "Tue 09-10": (3, 12), "Wed 09-10": (2, 6)},
     )
     changes = (
-        FieldChange(rec.ref, "hpa.minReplicas", 3, 2),
-        FieldChange(rec.ref, "hpa.target.cpu", 55, 50, "app"),
+        FieldChange(rec.ref, FieldId.HPA_MIN_REPLICAS, 3, 2),
+        FieldChange(rec.ref, FieldId.HPA_TARGET_CPU, 55, 50, "app"),
     )
     p = replace(
         p, time_zone="Asia/Tokyo", change_set=ChangeSet(p.key, changes, (replace(rec, hpa=hpa),))
@@ -189,7 +190,7 @@ def test_one_week_chart_per_workload_shows_what_the_change_is_about():
         with_hpa.change_set.recommendations[0],
         replay=comparison(),
     )
-    hpa_change = FieldChange(replicas.ref, "hpa.minReplicas", 3, 2)
+    hpa_change = FieldChange(replicas.ref, FieldId.HPA_MIN_REPLICAS, 3, 2)
     by_hour = replace(
         replicas.replay,
         current=replace(
@@ -318,7 +319,7 @@ def test_large_groups_fit_the_limit_and_link_the_dashboard():
     changes = tuple(
         FieldChange(
             WorkloadRef("Deployment", "shop", f"w{i:04d}-{'x' * 40}", "prod"),
-            "requests.cpu",
+            FieldId.REQUESTS_CPU,
             0.1,
             0.2,
             "app",

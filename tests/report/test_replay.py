@@ -11,6 +11,7 @@ import pytest
 from bot.model import (
     ContainerRecommendation,
     Explained,
+    FieldId,
     GateFinding,
     Recommendation,
     ReplayComparison,
@@ -106,7 +107,7 @@ def test_held_values_take_their_reason_from_the_recommendation():
         {"wanted": 0.25, "wanted_rule": "vpa.target"},
     )
     rec = _rec(
-        comparison(findings=(CPU_FINDING,), held=(("requests.cpu", "app", 0.25, 0.45),)),
+        comparison(findings=(CPU_FINDING,), held=((FieldId.REQUESTS_CPU, "app", 0.25, 0.45),)),
         request=held,
     )
     [value] = view.held_values(rec)
@@ -172,7 +173,7 @@ def test_dashboard_lines_carry_cost_and_risk_and_list_held_values():
         {"wanted": 0.25},
     )
     rec = _rec(
-        comparison(findings=(CPU_FINDING,), held=(("requests.cpu", "app", 0.25, 0.45),)),
+        comparison(findings=(CPU_FINDING,), held=((FieldId.REQUESTS_CPU, "app", 0.25, 0.45),)),
         request=held,
     )
     rows = [
@@ -206,7 +207,7 @@ def test_replay_json_matches_the_published_schema():
             figures(336.0, 672.0, shortfall=2.0),
             "on",
             (CPU_FINDING,),
-            (("requests.cpu", "app", 0.25, 0.45),),
+            ((FieldId.REQUESTS_CPU, "app", 0.25, 0.45),),
         )
     )
     document = plan_json([(rec, ["deploy.yaml"])], prices=PRICES)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.model import Explained, FieldChange, HpaRecommendation, WorkloadRef
+from bot.model import Explained, FieldChange, FieldId, HpaRecommendation, WorkloadRef
 from bot.report.summary import driving_slots, inputs_text, oom_story, what_changes
 
 MIB = 1024**2
@@ -43,7 +43,7 @@ REF = WorkloadRef("Deployment", "shop", "web", "prod")
     ],
 )
 def test_every_input_is_shown_in_its_unit_whatever_its_key(field, inputs, shown):
-    assert inputs_text(field, inputs) == shown
+    assert inputs_text(FieldId(field), inputs) == shown
 
 
 def _hpa(slots):
@@ -60,28 +60,33 @@ def test_the_slots_that_drive_a_replica_bound():
             "Fri": (3, 9),
         }
     )
-    assert driving_slots(hpa, "hpa.maxReplicas") == "Tue 09-10, Wed 09-10, Thu 09-10 and 1 more"
-    assert driving_slots(_hpa({"a": (3, 6), "b": (3, 7)}), "hpa.minReplicas") == "all 2 slots alike"
-    assert driving_slots(_hpa({}), "hpa.minReplicas") is None
-    assert driving_slots(hpa, "requests.cpu") is None
+    assert (
+        driving_slots(hpa, FieldId.HPA_MAX_REPLICAS) == "Tue 09-10, Wed 09-10, Thu 09-10 and 1 more"
+    )
+    assert (
+        driving_slots(_hpa({"a": (3, 6), "b": (3, 7)}), FieldId.HPA_MIN_REPLICAS)
+        == "all 2 slots alike"
+    )
+    assert driving_slots(_hpa({}), FieldId.HPA_MIN_REPLICAS) is None
+    assert driving_slots(hpa, FieldId.REQUESTS_CPU) is None
 
 
 def test_what_changes_in_one_line():
     hpa = HpaRecommendation(Explained(3, 5, "r", ""), Explained(20, 18, "r", ""))
     changes = [
-        FieldChange(REF, "requests.memory", 820 * MIB, 1024 * MIB, "app"),
-        FieldChange(REF, "limits.memory", 1640 * MIB, 2048 * MIB, "app"),
-        FieldChange(REF, "requests.cpu", 0.4, 0.5, "proxy"),
-        FieldChange(REF, "limits.cpu", None, 1.0, "proxy"),
-        FieldChange(REF, "hpa.minReplicas", 5, 3),
-        FieldChange(REF, "hpa.target.cpu", 65, 60, "app"),
-        FieldChange(REF, "hpa.target.cpu", 65, 60, "proxy"),
+        FieldChange(REF, FieldId.REQUESTS_MEMORY, 820 * MIB, 1024 * MIB, "app"),
+        FieldChange(REF, FieldId.LIMITS_MEMORY, 1640 * MIB, 2048 * MIB, "app"),
+        FieldChange(REF, FieldId.REQUESTS_CPU, 0.4, 0.5, "proxy"),
+        FieldChange(REF, FieldId.LIMITS_CPU, None, 1.0, "proxy"),
+        FieldChange(REF, FieldId.HPA_MIN_REPLICAS, 5, 3),
+        FieldChange(REF, FieldId.HPA_TARGET_CPU, 65, 60, "app"),
+        FieldChange(REF, FieldId.HPA_TARGET_CPU, 65, 60, "proxy"),
     ]
     assert what_changes(changes, hpa) == (
         "replicas 3–20 → 5–18, app memory request and limit −20 %, proxy CPU request −20 %, "
         "proxy CPU limit removed, CPU targets 60% → 65%"
     )
-    kept = [FieldChange(REF, "hpa.target.cpu", 70, 70, "app")]
+    kept = [FieldChange(REF, FieldId.HPA_TARGET_CPU, 70, 70, "app")]
     assert what_changes(kept, None) == "app CPU target 70% as a per-container metric"
 
 

@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from bot.model import FieldChange
+from bot.model import FieldChange, FieldId
 from bot.sim import ClusterSpec, ContainerSpec, HpaSpec, ServiceSpec, SimError, simulate
 from bot.sim.cluster import draw_demand, simulate_window
 from bot.sim.hpa import HpaSignal, simulate_replicas
@@ -184,7 +184,7 @@ def test_merged_changes_become_the_simulated_values():
     assert [t.container for t in declared.hpa.targets] == [None]  # pod-level
 
     def change(field: str, proposed: float | None, container: str | None = None) -> FieldChange:
-        return FieldChange(ref, field, proposed, None, container)
+        return FieldChange(ref, FieldId(field), proposed, None, container)
 
     merged = apply_changes(
         frontend,

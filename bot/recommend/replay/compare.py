@@ -23,6 +23,8 @@ allowance, which noise control rejects when it is a small move (``gate``).
 from __future__ import annotations
 
 from bot.model import (
+    POD_LEVEL,
+    REMOVE_METRIC,
     RESOURCES,
     GateFinding,
     HpaTarget,
@@ -32,9 +34,6 @@ from bot.model import (
 )
 from bot.recommend.inputs import WorkloadInput
 from bot.recommend.replay.figures import ContainerValues, HpaValues, Values
-
-POD_LEVEL = "*"
-"""The container name of a pod-level ``Resource`` target in a recommendation."""
 
 
 def current_values(inp: WorkloadInput) -> Values:
@@ -105,10 +104,6 @@ def proposed_values(current: Values, rec: Recommendation) -> Values:
             tuple(targets),
         )
     return Values(tuple(containers), hpa)
-
-
-REMOVE_METRIC = "tortoise.target.remove_metric"
-"""The rule of a ``ContainerResource`` metric the proposal removes."""
 
 
 def _int(value: float | int | None) -> int | None:

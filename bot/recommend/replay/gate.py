@@ -32,6 +32,7 @@ from bot.config.recommend import RecommendSettings
 from bot.model import (
     ContainerRecommendation,
     Explained,
+    FieldId,
     GateFinding,
     HpaRecommendation,
     HpaTargetRecommendation,
@@ -44,7 +45,7 @@ from bot.model import (
 from bot.recommend import units
 from bot.recommend.inputs import WorkloadInput
 from bot.recommend.noise import passes_min_change
-from bot.recommend.replay.compare import POD_LEVEL, current_values, findings, proposed_values
+from bot.recommend.replay.compare import current_values, findings, proposed_values
 from bot.recommend.replay.figures import (
     Options,
     Values,
@@ -68,7 +69,7 @@ LimitOf = Callable[[str, Resource, Explained], Explained]
 class Knob:
     """One proposed value the gate may move back: ``field`` as in ``FieldChange``."""
 
-    field: str
+    field: FieldId
     container: str | None
     resource: Resource | None
     current: Number
@@ -115,27 +116,30 @@ class _Draft:
             for resource in ("cpu", "memory")
         }
         self.knobs: list[Knob] = []
-        self.value: dict[tuple[str, str | None], Number | None] = {}
+        self.value: dict[tuple[FieldId, str | None], Number | None] = {}
         for cr in rec.containers:
             for resource in ("cpu", "memory"):
                 rr = cr.resource(resource)
-                for kind, x in (("requests", rr.request), ("limits", rr.limit)):
+                for field_id, x in (
+                    (FieldId.request(resource), rr.request),
+                    (FieldId.limit(resource), rr.limit),
+                ):
                     if x.changed and x.current is not None and x.proposed is not None:
                         ceiling = ceilings.get((cr.name, resource), math.inf)
                         self._add(
                             Knob(
-                                f"{kind}.{resource}",
+                                field_id,
                                 cr.name,
                                 resource,
                                 x.current,
                                 x.proposed,
-                                ceiling if kind == "requests" else math.inf,
+                                ceiling if field_id.is_request else math.inf,
                             )
                         )
         if rec.hpa is not None:
             for name, x in (
-                ("hpa.minReplicas", rec.hpa.min_replicas),
-                ("hpa.maxReplicas", rec.hpa.max_replicas),
+                (FieldId.HPA_MIN_REPLICAS, rec.hpa.min_replicas),
+                (FieldId.HPA_MAX_REPLICAS, rec.hpa.max_replicas),
             ):
                 if x.changed and x.current is not None and x.proposed is not None:
                     self._add(Knob(name, None, None, x.current, x.proposed))
@@ -143,7 +147,9 @@ class _Draft:
                 x = t.value
                 if x.changed and x.current is not None and x.proposed is not None:
                     self._add(
-                        Knob(f"hpa.target.{t.resource}", t.container, None, x.current, x.proposed)
+                        Knob(
+                            FieldId.hpa_target(t.resource), t.container, None, x.current, x.proposed
+                        )
                     )
 
     def _add(self, knob: Knob) -> None:
@@ -151,7 +157,7 @@ class _Draft:
         self.value[(knob.field, knob.container)] = knob.wanted
 
     def group(
-        self, kind: str, container: str | None, horizontal: Sequence[tuple[str, str]]
+        self, kind: str, container: str | None, horizontal: Sequence[tuple[str, FieldId]]
     ) -> list[list[Knob]]:
         """The groups of knobs behind one finding, in the order the gate tries them; only
         knobs moving in the risky direction (a lower request, limit or replica bound, a higher
@@ -160,25 +166,25 @@ class _Draft:
         def pick(test: Callable[[Knob], bool]) -> list[Knob]:
             return [k for k in self.knobs if test(k) and _risky(k)]
 
-        targets = pick(lambda k: k.field.startswith("hpa.target."))
-        low = pick(lambda k: k.field == "hpa.minReplicas")
-        high = pick(lambda k: k.field == "hpa.maxReplicas")
+        targets = pick(lambda k: k.field.is_hpa_target)
+        low = pick(lambda k: k.field == FieldId.HPA_MIN_REPLICAS)
+        high = pick(lambda k: k.field == FieldId.HPA_MAX_REPLICAS)
         others = pick(
             lambda k: (
-                k.field.startswith("requests.")
+                k.field.is_request
                 and (k.container, k.field) in horizontal
                 and k.container != container
             )
         )
         if kind == "oom":
             return [
-                pick(lambda k: k.field == "limits.memory" and k.container == container),
-                pick(lambda k: k.field == "requests.memory" and k.container == container),
+                pick(lambda k: k.field == FieldId.LIMITS_MEMORY and k.container == container),
+                pick(lambda k: k.field == FieldId.REQUESTS_MEMORY and k.container == container),
             ]
         if kind == "eviction":
-            return [pick(lambda k: k.field == "requests.memory" and k.container == container)]
+            return [pick(lambda k: k.field == FieldId.REQUESTS_MEMORY and k.container == container)]
         if kind == "cpu":
-            own = pick(lambda k: k.field == "requests.cpu" and k.container == container)
+            own = pick(lambda k: k.field == FieldId.REQUESTS_CPU and k.container == container)
             return [own, targets, low, high, others]
         horizontal_requests = pick(lambda k: (k.container, k.field) in horizontal)
         return [high, targets, low, horizontal_requests]
@@ -187,20 +193,20 @@ class _Draft:
 def _risky(knob: Knob) -> bool:
     """A move that can make the replay worse: down for sizes and replica bounds, up for a
     target."""
-    if knob.field.startswith("hpa.target."):
+    if knob.field.is_hpa_target:
         return knob.wanted > knob.current
     return knob.wanted < knob.current
 
 
 def _apply(
     rec: Recommendation,
-    values: dict[tuple[str, str | None], Number | None],
-    reasons: dict[tuple[str, str | None], str],
+    values: dict[tuple[FieldId, str | None], Number | None],
+    reasons: dict[tuple[FieldId, str | None], str],
     limit_of: LimitOf,
 ) -> Recommendation:
     """``rec`` with every knob at its value in ``values``; held knobs explained."""
 
-    def held(x: Explained, key: tuple[str, str | None]) -> Explained:
+    def held(x: Explained, key: tuple[FieldId, str | None]) -> Explained:
         value = values.get(key, x.proposed)
         if value == x.proposed:
             return x
@@ -217,8 +223,8 @@ def _apply(
         per = {}
         for resource in ("cpu", "memory"):
             rr = cr.resource(resource)
-            request = held(rr.request, (f"requests.{resource}", cr.name))
-            limit = held(rr.limit, (f"limits.{resource}", cr.name))
+            request = held(rr.request, (FieldId.request(resource), cr.name))
+            limit = held(rr.limit, (FieldId.limit(resource), cr.name))
             if request is not rr.request and limit is rr.limit:
                 limit = limit_of(cr.name, resource, request)
             if (
@@ -231,13 +237,15 @@ def _apply(
         containers.append(ContainerRecommendation(cr.name, per["cpu"], per["memory"]))
     hpa = rec.hpa
     if hpa is not None:
-        low = held(hpa.min_replicas, ("hpa.minReplicas", None))
-        high = held(hpa.max_replicas, ("hpa.maxReplicas", None))
+        low = held(hpa.min_replicas, (FieldId.HPA_MIN_REPLICAS, None))
+        high = held(hpa.max_replicas, (FieldId.HPA_MAX_REPLICAS, None))
         if low.proposed is not None and high.proposed is not None and low.proposed > high.proposed:
             low = replace(low, proposed=high.proposed)
         targets = tuple(
             HpaTargetRecommendation(
-                t.container, t.resource, held(t.value, (f"hpa.target.{t.resource}", t.container))
+                t.container,
+                t.resource,
+                held(t.value, (FieldId.hpa_target(t.resource), t.container)),
             )
             for t in hpa.targets
         )
@@ -250,7 +258,7 @@ def _describe(knob: Knob, value: Number, finding: GateFinding) -> str:
 
     def show(x: Number) -> str:
         if knob.resource is None:
-            return f"{x}%" if knob.field.startswith("hpa.target.") else str(x)
+            return f"{x}%" if knob.field.is_hpa_target else str(x)
         return units.amount(float(x), knob.resource)
 
     kept = "kept at the current value" if value == knob.current else f"held at {show(value)}"
@@ -335,15 +343,15 @@ def gate(
 
     work = _Draft(draft, inp)
     values = dict(work.value)
-    reasons: dict[tuple[str, str | None], str] = {}
+    reasons: dict[tuple[FieldId, str | None], str] = {}
     horizontal = [
-        (c.name, f"requests.{resource}")
+        (c.name, FieldId.request(resource))
         for c in inp.containers
         for resource in ("cpu", "memory")
         if c.policy(resource) == "horizontal"
     ]
 
-    def trial(overrides: dict[tuple[str, str | None], Number]) -> Recommendation:
+    def trial(overrides: dict[tuple[FieldId, str | None], Number]) -> Recommendation:
         merged = {**values, **overrides}
         return _apply(draft, merged, {}, limit_of)
 
@@ -410,7 +418,7 @@ def gate(
             held_value not in (k.wanted, k.current)
             and k.resource is not None
             and held_value is not None
-            and k.field.startswith("requests.")
+            and k.field.is_request
             and not passes_min_change(
                 float(k.current), float(held_value), k.resource, settings.noise
             )[0]
@@ -421,7 +429,7 @@ def gate(
         elif (
             held_value not in (k.wanted, k.current)
             and held_value is not None
-            and k.field.startswith("hpa.target.")
+            and k.field.is_hpa_target
             and abs(float(held_value) - float(k.current)) < settings.noise.target_min_points
         ):
             values[key] = k.current
@@ -436,4 +444,4 @@ def gate(
     return replace(gated, replay=ReplayComparison(before, proposed, mode, found, held))
 
 
-__all__ = ["GATE_RULE", "POD_LEVEL", "gate"]
+__all__ = ["GATE_RULE", "gate"]

@@ -16,13 +16,20 @@ from dataclasses import replace
 import numpy as np
 
 from bot.config.recommend import RecommendSettings
-from bot.model import Explained, HpaTarget, HpaTargetRecommendation, Recommendation, Resource
+from bot.model import (
+    POD_LEVEL,
+    Explained,
+    HpaTarget,
+    HpaTargetRecommendation,
+    Recommendation,
+    Resource,
+)
 from bot.recommend.inputs import WorkloadInput
 from bot.recommend.replay.compare import proposed_values
 from bot.recommend.replay.figures import Values, hpa_metrics, over_request_share, replica_path
 from bot.recommend.replay.gate import ReplayContext
 from bot.recommend.replay.series import ReplaySeries
-from bot.recommend.tortoise.hpa_targets import NOT_EXPRESSIBLE, POD_LEVEL
+from bot.recommend.tortoise.hpa_targets import NOT_EXPRESSIBLE
 
 REPLAYED_TARGET_RULES = frozenset(
     {

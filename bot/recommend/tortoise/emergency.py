@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
 
-EmergencyPhase = Literal["normal", "emergency", "back-to-normal"]
+from bot.model import EmergencyPhase
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from bot.config.recommend import RecommendSettings
-from bot.model import RESOURCES, Explained, HpaTargetRecommendation, Number, Resource
+from bot.model import (
+    POD_LEVEL,
+    REMOVE_METRIC,
+    RESOURCES,
+    Explained,
+    HpaTargetRecommendation,
+    Number,
+    Resource,
+)
 from bot.recommend.estimate import Estimates, estimate_of
 from bot.recommend.inputs import ContainerInput, WorkloadInput
 from bot.recommend.tortoise.constants import INITIAL_TARGET_PERCENT
@@ -38,10 +46,6 @@ def target_current(inp: WorkloadInput, container: str, resource: Resource) -> tu
     if pod_level is not None:
         return pod_level, "Resource"
     return INITIAL_TARGET_PERCENT, "added"
-
-
-POD_LEVEL = "*"
-"""``HpaTargetRecommendation.container`` of a pod-level ``Resource`` metric."""
 
 
 def _target_value(
@@ -232,10 +236,6 @@ def _added(
         f"container resource the HPA lacks)",
         inputs,
     )
-
-
-REMOVE_METRIC = "tortoise.target.remove_metric"
-"""Rule of a ``ContainerResource`` metric removed because its resource is not horizontal."""
 
 
 def _removed(

@@ -15,7 +15,7 @@ from bot.forge.auth import Credentials, TokenCredentials
 from bot.forge.branches import group_key
 from bot.forge.github import GitHubForge, PublishReport, RepositorySession, WorkloadStatus
 from bot.forge.lifecycle import ThresholdCheck, same_proposal
-from bot.model import ChangeSet, FieldChange, FileChange, Recommendation, WorkloadRef
+from bot.model import ChangeSet, FieldChange, FieldId, FileChange, Recommendation, WorkloadRef
 from bot.report import Proposal
 from tests.support.github.server import GitHubEmulator
 
@@ -71,7 +71,12 @@ def proposal_for(
         current_cores = int(current.split()[1].rstrip("m")) / 1000
         changes.append(
             FieldChange(
-                ref(name), "requests.cpu", cpu_millicores / 1000, current_cores, "app", "P90 x 1.15"
+                ref(name),
+                FieldId.REQUESTS_CPU,
+                cpu_millicores / 1000,
+                current_cores,
+                "app",
+                "P90 x 1.15",
             )
         )
         recs.append(Recommendation(ref(name), "changes"))
