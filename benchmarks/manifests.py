@@ -187,7 +187,7 @@ def cache_pairs(root: Path, config: RepoConfig, runs: int, scratch: Path) -> lis
             assert cache is not None
             before_hits = cache.stats.hits
             cpu0 = _cpu()
-            inventory = discover(checkout, config)
+            inventory = discover(checkout, config).inventory
             cpu1 = _cpu()
             figures.append((sum(cpu1) - sum(cpu0), inventory, cache.stats.hits - before_hits))
         (first, inv_first, _), (second, inv_second, hit) = figures
@@ -243,7 +243,8 @@ def main() -> None:
             profiler.enable()
         cpu0 = _cpu()
         with timed() as t_discover:
-            inventory = discover(root, config)
+            discovery = discover(root, config)
+            inventory = discovery.inventory
         cpu1 = _cpu()
         prod = [w for w in inventory.workloads if w.ref.environment.startswith("overlays/prod/")]
         changes = [
@@ -255,7 +256,7 @@ def main() -> None:
             )
         ]
         with timed() as t_edit:
-            result = apply_changes(root, inventory, changes, config, write=True)
+            result = apply_changes(root, discovery, changes, config, write=True)
         cpu2 = _cpu()
         if profiler:
             profiler.disable()

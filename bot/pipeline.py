@@ -32,7 +32,7 @@ from bot.forge.errors import ForgeError, RateLimitError
 from bot.forge.lifecycle import ThresholdCheck, within_per_value
 from bot.forge.previous import WorkloadMemory
 from bot.forge.results import KeyResult, PublishReport, WorkloadStatus
-from bot.manifests import apply_changes, discover, environment_config
+from bot.manifests import Discovery, apply_changes, discover, environment_config
 from bot.manifests.errors import ManifestError
 from bot.manifests.quantities import bytes_from_quantity, cores_from_quantity
 from bot.metrics.errors import MetricsError
@@ -100,13 +100,18 @@ class RepositoryPlan:
 
     root: Path
     config: RepoConfig
-    inventory: Inventory
+    discovery: Discovery
+    """What the checkout declares (``.inventory``) and the index its edits are planned with."""
     outcomes: tuple[WorkloadOutcome, ...]
     edit: EditResult
     window: tuple[float, float] = (0.0, 0.0)
     errors: tuple[str, ...] = ()
     prices: Prices = field(default_factory=Prices)
     """The prices of the replays' monthly cost (``repository_prices``)."""
+
+    @property
+    def inventory(self) -> Inventory:
+        return self.discovery.inventory
 
 
 # --------------------------------------------------------------------------- settings per workload
@@ -400,7 +405,8 @@ def plan_repository(
     both fail the repository as a whole; ``RepositoryTimeoutError`` when the budget runs out.
     """
     config = config if config is not None else load_repo_config(root)
-    inventory = discover(root, config)
+    discovery = discover(root, config)
+    inventory = discovery.inventory
     window_s = settings.prometheus.window_days * SECONDS_PER_DAY
     start_s, end_s = now_s - window_s, now_s
     requests = history_requests(inventory, config)
@@ -448,11 +454,11 @@ def plan_repository(
     if budget is not None:
         budget.check("editing")
     changes = [c for o in outcomes for c in o.changes]
-    edit = apply_changes(root, inventory, changes, config, write=write)
+    edit = apply_changes(root, discovery, changes, config, write=write)
     return RepositoryPlan(
         root=root,
         config=config,
-        inventory=inventory,
+        discovery=discovery,
         outcomes=_mark_failed_edits(outcomes, edit),
         edit=edit,
         window=(start_s, end_s),
@@ -620,7 +626,7 @@ def build_proposals(plan: RepositoryPlan) -> list[Proposal]:
     proposals = []
     for change_set in change_sets:
         edit = apply_changes(
-            plan.root, plan.inventory, change_set.changes, plan.config, write=False
+            plan.root, plan.discovery, change_set.changes, plan.config, write=False
         )
         if edit.files:
             proposals.append(make_proposal(change_set, edit, summaries=summaries))

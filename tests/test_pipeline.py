@@ -100,7 +100,7 @@ def test_history_requests_carry_the_environment_selector(demo_repo):
     from bot.manifests import discover
 
     config = load_repo_config(demo_repo)
-    requests = history_requests(discover(demo_repo, config), config)
+    requests = history_requests(discover(demo_repo, config).inventory, config)
     by_name = {r.ref.name: r for r in requests}
     assert set(by_name) == {"frontend", "redis", "cart", "checkout"}
     assert by_name["frontend"].containers == ("app", "istio-proxy")
@@ -160,7 +160,7 @@ def test_written_plan_reads_back_as_proposed(demo_repo, demo_source, demo_settin
     assert plan.edit.files, "the demo proposes changes"
     for f in plan.edit.files:
         assert (demo_repo / f.path).read_bytes() == f.new
-    inventory = discover(demo_repo, load_repo_config(demo_repo))
+    inventory = discover(demo_repo, load_repo_config(demo_repo)).inventory
     declared = {w.ref: w for w in inventory.workloads}
     checked = 0
     for outcome in plan.outcomes:

@@ -70,7 +70,7 @@ def test_the_readme_walkthrough_works_on_another_repository(cli, shop_repo, tmp_
 
 
 def _cpu_by_workload(repo: Path, **options) -> dict[str, float]:
-    inventory = discover(repo, load_repo_config(repo))
+    inventory = discover(repo, load_repo_config(repo)).inventory
     histories = simulate_workloads(
         inventory.workloads, days=7, step_s=60, end_s=1_772_409_600.0, **options
     )

@@ -123,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{root}: not a directory")
     parsed = [parse_assignment(a) for a in args.assignments]
     config = load_repo_config(root)  # ConfigError: reported by the CLI boundary, exit 2
-    inventory = discover(root, config)
+    discovery = discover(root, config)
+    inventory = discovery.inventory
     target = find_workload(inventory, args.workload, args.environment)
     if isinstance(target, str):
         print(f"tortoise-bot: {target}", file=sys.stderr)
@@ -147,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
         changes.append(
             FieldChange(target.ref, field, value, container=container, reason="set by hand")
         )
-    result = apply_changes(root, inventory, changes, config, write=args.write)
+    result = apply_changes(root, discovery, changes, config, write=args.write)
     sys.stdout.write(result.diff)
     for note in result.notes:
         print(f"note: {note.message}", file=sys.stderr)

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     now_s = parse_now(args.now)
     end_s = now_s if now_s is not None else time.time()
     config = load_repo_config(args.repo)
-    inventory = discover(args.repo, config)
+    inventory = discover(args.repo, config).inventory
     histories = simulate_workloads(
         inventory.workloads,
         profile=args.profile,

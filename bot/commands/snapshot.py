@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings(args)
     choice = choose_source(args, settings)
     config = load_repo_config(args.repo)
-    inventory = discover(args.repo, config)
+    inventory = discover(args.repo, config).inventory
     requests = history_requests(inventory, config)
     end_s = choice.now_s
     start_s = end_s - settings.prometheus.window_days * SECONDS_PER_DAY

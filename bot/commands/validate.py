@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
                 SourceError(p.file, p.line, f"{p.key or '<root>'}: {p.message}")
                 for p in exc.problems
             ]
-    inventory = discover(root, config)
+    inventory = discover(root, config).inventory
     errors = [*config_errors, *inventory.errors]
     if args.format == "json":
         json.dump(inventory_json(inventory, config_errors), sys.stdout, indent=2)

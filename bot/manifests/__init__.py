@@ -3,8 +3,9 @@ that define a value (see ``docs/manifests.md``).
 
 Public API::
 
-    discover(root, config) -> Inventory
-    apply_changes(root, inventory, changes, config, *, write) -> EditResult
+    discover(root, config) -> Discovery (``.inventory``: what the checkout declares; the rest:
+        the index the editor plans with)
+    apply_changes(root, discovery, changes, config, *, write) -> EditResult
     environment_config(config, environment) -> EnvironmentConfig | None
     bot.manifests.quantities: cores_from_quantity, bytes_from_quantity, format_cpu, format_memory
 
@@ -19,7 +20,6 @@ files) -> ``workloads`` -> ``discovery``; then ``plan`` (where each change goes)
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,14 +27,15 @@ from bot.config.manifests import EnvironmentConfig
 from bot.config.repo import RepoConfig
 from bot.manifests import quantities
 from bot.manifests.discovery import Discovery, discover_index
-from bot.manifests.edit import apply_inventory_changes
+from bot.manifests.edit import apply_discovered_changes
 from bot.manifests.errors import ManifestError
 from bot.manifests.journal import recover
 from bot.manifests.plan import PATCH_FILE
-from bot.model import EditResult, FieldChange, Inventory
+from bot.model import EditResult, FieldChange
 
 __all__ = [
     "PATCH_FILE",
+    "Discovery",
     "ManifestError",
     "apply_changes",
     "discover",
@@ -42,33 +43,27 @@ __all__ = [
     "quantities",
 ]
 
-_RECENT: OrderedDict[int, Discovery] = OrderedDict()
-"""The last few discoveries by ``id`` of their inventory, so an edit need not parse again."""
-_RECENT_SIZE = 4
-
 
 def environment_config(config: RepoConfig, environment: str) -> EnvironmentConfig | None:
     """The opt-in file's entry for an inventory environment (its Prometheus selector), if any."""
     return next((e for e in config.environments if e.name == environment), None)
 
 
-def discover(root: Path, config: RepoConfig) -> Inventory:
-    """The inventory of the checkout at ``root``; bad files become ``Inventory.errors``.
+def discover(root: Path, config: RepoConfig) -> Discovery:
+    """The inventory of the checkout at ``root`` (``.inventory``; bad files become
+    ``Inventory.errors``) with the index ``apply_changes`` edits it by: pass it on, no file is
+    parsed again.
 
     A change set that an earlier process left half-written in ``root`` is undone first
     (``bot.manifests.journal``), so the inventory is never read from a half-applied set.
     """
     recover(root)
-    disc = discover_index(root, config)
-    _RECENT[id(disc.inventory)] = disc
-    while len(_RECENT) > _RECENT_SIZE:
-        _RECENT.popitem(last=False)
-    return disc.inventory
+    return discover_index(root, config)
 
 
 def apply_changes(
     root: Path,
-    inventory: Inventory,
+    discovery: Discovery,
     changes: Sequence[FieldChange],
     config: RepoConfig,
     *,
@@ -80,7 +75,4 @@ def apply_changes(
     verification is listed in ``EditResult.failed`` and nothing is written for it. With
     ``write=False`` nothing on disk changes.
     """
-    disc = _RECENT.get(id(inventory))
-    if disc is not None and disc.inventory is not inventory:
-        disc = None
-    return apply_inventory_changes(root, inventory, changes, config, disc, write=write)
+    return apply_discovered_changes(root, discovery, changes, config, write=write)

@@ -64,7 +64,6 @@ from bot.model import (
     FieldChange,
     FieldId,
     FileChange,
-    Inventory,
     SkippedChange,
     SourceError,
     WorkloadRef,
@@ -479,17 +478,14 @@ def _first_file(disc: Discovery, ref: WorkloadRef) -> str:
     return entry.workload.files[0] if entry and entry.workload.files else ""
 
 
-def apply_inventory_changes(
+def apply_discovered_changes(
     root: Path,
-    inventory: Inventory,
+    disc: Discovery,
     changes: Sequence[FieldChange],
     config: RepoConfig,
-    disc: Discovery | None,
     *,
     write: bool,
 ) -> EditResult:
     """Entry point used by ``bot.manifests.apply_changes``."""
     with gc_paused():
-        if disc is None or disc.inventory is not inventory:
-            disc = discover_index(root, config)
         return apply_changes_with(root, disc, changes, config, write=write)

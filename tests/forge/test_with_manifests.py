@@ -44,7 +44,8 @@ def test_real_manifests_become_pull_requests(github_emulator, tmp_path):
     forge = GitHubForge(settings(gh), TokenCredentials(gh.token), workdir=tmp_path)
     session = forge.open("octo/deploys", config.pull_requests)
     checkout = session.checkout()
-    inventory = discover(checkout, config)
+    discovery = discover(checkout, config)
+    inventory = discovery.inventory
     by_name = {w.ref.name: w.ref for w in inventory.workloads}
     assert set(by_name) == {"web", "api"}
     change_sets = [
@@ -54,7 +55,7 @@ def test_real_manifests_become_pull_requests(github_emulator, tmp_path):
         for ref in by_name.values()
     ]
     proposals = [
-        make_proposal(cs, apply_changes(checkout, inventory, cs.changes, config, write=False))
+        make_proposal(cs, apply_changes(checkout, discovery, cs.changes, config, write=False))
         for cs in group_change_sets(change_sets, config.pull_requests.grouping)
     ]
     assert all(len(p.files) == 1 for p in proposals)

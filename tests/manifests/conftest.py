@@ -60,12 +60,13 @@ def edit(
 ) -> EditResult:
     """Discover, then apply ``(workload name, field, value, container)`` changes."""
     cfg = config or RepoConfig()
-    inventory = discover(root, cfg)
+    discovery = discover(root, cfg)
+    inventory = discovery.inventory
     field_changes = []
     for name, field, value, container in changes:
         ref: WorkloadRef = workload(inventory, name, environment).ref
         field_changes.append(FieldChange(ref, FieldId(field), value, container=container))
-    return apply_changes(root, inventory, field_changes, cfg, write=write)
+    return apply_changes(root, discovery, field_changes, cfg, write=write)
 
 
 def changed_lines(diff: str) -> tuple[list[str], list[str]]:

@@ -24,7 +24,7 @@ def test_unparsable_manifest(repo):
             "bad.yaml": "apiVersion: v1\nkind: Service\nspec:\n  ports: [80\n",
         }
     )
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     assert [w.ref.name for w in inventory.workloads] == ["web"]
     (file, line), message = next(iter(errors_of(inventory).items()))
     assert file == "bad.yaml" and line >= 4 and "invalid YAML" in message
@@ -33,7 +33,7 @@ def test_unparsable_manifest(repo):
 def test_duplicate_keys(repo):
     text = DEPLOYMENT.replace("  replicas: 3\n", "  replicas: 3\n  replicas: 4\n")
     root = repo({"dup.yaml": text, "other.yaml": DEPLOYMENT.replace("name: web ", "name: other ")})
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     assert [w.ref.name for w in inventory.workloads] == ["other"]
     assert errors_of(inventory) == {("dup.yaml", 9): "duplicate key 'replicas' (first at line 8)"}
 
@@ -43,7 +43,7 @@ def test_alias_bomb(repo):
     for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
         lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
     root = repo({"bomb.yaml": "\n".join(lines) + "\n", "web.yaml": DEPLOYMENT})
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     assert [w.ref.name for w in inventory.workloads] == ["web"]
     (((file, line), message),) = errors_of(inventory).items()
     assert file == "bomb.yaml" and line > 1 and "alias bomb" in message
@@ -58,7 +58,7 @@ def test_file_too_large_and_not_utf8(repo):
         }
     )
     config = RepoConfig.model_validate({"paths": {"max_file_bytes": 100_000}})
-    inventory = discover(root, config)
+    inventory = discover(root, config).inventory
     assert [w.ref.name for w in inventory.workloads] == ["web"]
     errors = errors_of(inventory)
     assert "larger than the limit of 100000" in errors[("big.yaml", 0)]
@@ -71,7 +71,7 @@ def test_symlink_leading_outside_the_repository(repo, tmp_path):
     root = repo({"web.yaml": DEPLOYMENT})
     os.symlink(outside, root / "link.yaml")
     os.symlink(root / "web.yaml", root / "inside.yaml")  # inside: fine (same object twice)
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     assert "stolen" not in [w.ref.name for w in inventory.workloads]
     assert errors_of(inventory)[("link.yaml", 0)] == "symlink leads outside the repository"
 
@@ -88,7 +88,7 @@ def test_kustomization_that_does_not_build(repo):
             "ok/kustomization.yaml": "resources:\n- ../base\n",
         }
     )
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     assert inventory.environments == ("ok",)
     assert [str(w.ref) for w in inventory.workloads] == ["Deployment/shop/web@ok"]
     errors = errors_of(inventory)
@@ -112,7 +112,7 @@ spec:
   maxReplicas: 3
 """
     root = repo({"web.yaml": DEPLOYMENT, "hpa.yaml": hpa})
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     assert workload(inventory, "web").hpa is None
     assert (
         "targets Deployment shop/wbe, which is not declared"
@@ -125,11 +125,12 @@ def test_unknown_container_fails_only_that_workload(repo):
         {"web.yaml": DEPLOYMENT, "api.yaml": DEPLOYMENT.replace("name: web ", "name: api ")}
     )
     config = RepoConfig()
-    inventory = discover(root, config)
+    discovery = discover(root, config)
+    inventory = discovery.inventory
     web, api = workload(inventory, "web").ref, workload(inventory, "api").ref
     result = apply_changes(
         root,
-        inventory,
+        discovery,
         [
             FieldChange(web, FieldId.REQUESTS_CPU, 1, container="sidecar"),
             FieldChange(api, FieldId.REQUESTS_CPU, 1, container="app"),
@@ -162,7 +163,7 @@ target:
             "app/bump.yaml": transformer,
         }
     )
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     web = workload(inventory, "web")
     assert web.replicas == 7 and "replicas" not in web.locations
     before = snapshot(root)

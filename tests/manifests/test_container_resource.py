@@ -57,7 +57,7 @@ def test_resource_metric_is_replaced_in_place_two_space_with_comments(web_repo):
     assert not result.errors and not result.failed, result.errors
     assert (root / "hpa.yaml").read_text() == HPA_2_REPLACED
     assert (root / "web.yaml").read_text() == TWO_CONTAINERS
-    hpa = workload(discover(root, RepoConfig()), "web").hpa
+    hpa = workload(discover(root, RepoConfig()).inventory, "web").hpa
     assert hpa is not None and hpa.other_metrics == 1
     assert [(t.container, t.resource, t.utilization_percent) for t in hpa.targets] == [
         ("app", "cpu", 65),
@@ -92,14 +92,14 @@ def test_a_chart_keeps_its_pod_level_target(repo):
         "autoscaling:\n  enabled: true\n  maxReplicas: 5\n  targetCPUUtilizationPercentage: 80\n"
     )
     root = repo({"chart/Chart.yaml": chart, "chart/values.yaml": values})
-    shop = workload(discover(root, RepoConfig()), "web")
+    shop = workload(discover(root, RepoConfig()).inventory, "web")
     assert shop.hpa is not None and not shop.hpa.container_resource
     assert workload_json(shop)["hpa"]["containerResource"] is False
 
 
 def test_raw_yaml_can_express_container_resource(web_repo):
     raw = web_repo(HPA_2)
-    assert workload(discover(raw, RepoConfig()), "web").hpa.container_resource
+    assert workload(discover(raw, RepoConfig()).inventory, "web").hpa.container_resource
 
 
 HPA_V1 = golden("hpa-autoscaling-v1.yaml")
@@ -107,7 +107,7 @@ HPA_V1 = golden("hpa-autoscaling-v1.yaml")
 
 def test_autoscaling_v1_cannot_express_container_resource(web_repo):
     root = web_repo(HPA_V1)
-    hpa = workload(discover(root, RepoConfig()), "web").hpa
+    hpa = workload(discover(root, RepoConfig()).inventory, "web").hpa
     assert hpa is not None and not hpa.container_resource
 
 
@@ -137,7 +137,7 @@ def test_shared_kustomize_base_gets_an_overlay_patch(repo):
     assert (root / "base/hpa.yaml").read_bytes() == before["base/hpa.yaml"]
     assert (root / f"overlays/prod/{PATCH_FILE}").read_text() == OVERLAY_PATCH
     assert any("replacing the HPA metrics" in n.message for n in result.notes)
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     prod = workload(inventory, "web", "overlays/prod").hpa
     dev = workload(inventory, "web", "overlays/dev").hpa
     assert _targets(root, "overlays/prod") == [("app", 75), ("istio-proxy", 70)]
@@ -189,7 +189,7 @@ def test_metrics_an_overlay_patch_sets_are_replaced_in_that_patch(repo):
         "        averageUtilization: 65\n"
     )
     assert (root / "overlays/prod/hpa.yaml").read_text() == replaced
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     prod = workload(inventory, "web", "overlays/prod").hpa
     assert [(t.container, t.utilization_percent) for t in prod.targets] == [
         ("app", 70),
@@ -215,7 +215,7 @@ def test_missing_metric_is_added_after_the_last_container_resource_item(web_repo
     result = edit(root, ADD_PROXY)
     assert not result.errors and not result.failed, result.errors
     assert (root / "hpa.yaml").read_text() == HPA_APP_ONLY_ADDED
-    hpa = workload(discover(root, RepoConfig()), "web").hpa
+    hpa = workload(discover(root, RepoConfig()).inventory, "web").hpa
     assert [(t.container, t.resource, t.utilization_percent) for t in hpa.targets] == [
         ("app", "cpu", 60),
         ("istio-proxy", "cpu", 70),
@@ -322,7 +322,7 @@ def _shared_base(repo, base_hpa: str):
 
 
 def _targets(root, environment: str) -> list[tuple[str | None, int]]:
-    hpa = workload(discover(root, RepoConfig()), "web", environment).hpa
+    hpa = workload(discover(root, RepoConfig()).inventory, "web", environment).hpa
     assert hpa is not None
     return [(t.container, t.utilization_percent) for t in hpa.targets]
 
@@ -343,7 +343,7 @@ HPA_CPU_BOTH = HPA_APP_ONLY_ADDED.split("    # memory stays pod-level\n", maxspl
 
 
 def _metrics(root) -> list[tuple[str | None, str, int]]:
-    hpa = workload(discover(root, RepoConfig()), "web").hpa
+    hpa = workload(discover(root, RepoConfig()).inventory, "web").hpa
     assert hpa is not None
     return [(t.container, t.resource, t.utilization_percent) for t in hpa.targets]
 
@@ -463,7 +463,7 @@ def test_verification_accepts_the_planned_removal_only(web_repo):
     root = web_repo(HPA_2_REPLACED)
     result = edit(root, REMOVE_PROXY)
     assert not result.errors and not result.failed, result.errors
-    hpa = workload(discover(root, RepoConfig()), "web").hpa
+    hpa = workload(discover(root, RepoConfig()).inventory, "web").hpa
     assert hpa is not None and hpa.other_metrics == 1
     assert _metrics(root) == [("app", "cpu", 65), (None, "memory", 80)]
 

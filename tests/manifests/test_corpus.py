@@ -65,7 +65,7 @@ def _render(directory: Path) -> list[dict[str, Any]]:
 
 
 def test_inventory_matches_kubectl_for_every_overlay(shared_manifests):
-    inventory = discover(shared_manifests, RepoConfig())
+    inventory = discover(shared_manifests, RepoConfig()).inventory
     overlays = [e for e in inventory.environments if (shared_manifests / e).is_dir()]
     assert "podinfo/deploy/overlays/production" in overlays
     assert "microservices-demo/kustomize" in overlays
@@ -108,7 +108,7 @@ def test_inventory_matches_kubectl_for_every_overlay(shared_manifests):
 
 
 def test_broken_overlays_are_reported_not_fatal(shared_manifests):
-    inventory = discover(shared_manifests, RepoConfig())
+    inventory = discover(shared_manifests, RepoConfig()).inventory
     # the components are not overlays: they only build inside a kustomization that uses them
     assert not any("components" in e for e in inventory.environments)
     assert not [e for e in inventory.errors if "microservices-demo" in e.file], inventory.errors
@@ -133,7 +133,7 @@ def test_representative_edit_on_every_workload(shared_manifests):
             FieldChange(wl.ref, FieldId.REQUESTS_CPU, value, current, container=container.name)
         )
     assert len(changes) >= 40
-    result = apply_changes(shared_manifests, inventory, changes, config, write=False)
+    result = apply_changes(shared_manifests, disc, changes, config, write=False)
     assert not result.failed, result.errors
     assert not result.errors
     by_path = {f.path: f for f in result.files}
@@ -196,7 +196,8 @@ def test_podinfo_chart_with_a_values_mapping(shared_manifests):
             ],
         }
     )
-    inventory = discover(shared_manifests, config)
+    discovery = discover(shared_manifests, config)
+    inventory = discovery.inventory
     prod = next(w for w in inventory.workloads if w.ref.environment == "prod")
     assert str(prod.ref) == "Deployment/web/podinfo@prod"
     assert prod.hpa is not None and prod.hpa.max_replicas == 5 and prod.hpa.min_replicas == 1
@@ -205,7 +206,7 @@ def test_podinfo_chart_with_a_values_mapping(shared_manifests):
         FieldChange(prod.ref, FieldId.HPA_TARGET_CPU, 80, container="podinfo"),
         FieldChange(prod.ref, FieldId.LIMITS_CPU, 1, container="podinfo"),
     ]
-    result = apply_changes(shared_manifests, inventory, changes, config, write=False)
+    result = apply_changes(shared_manifests, discovery, changes, config, write=False)
     assert not result.errors, result.errors
     assert [f.path for f in result.files] == ["podinfo/charts/podinfo/values-prod.yaml"]
     assert changed_lines(result.diff) == (

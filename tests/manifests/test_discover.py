@@ -53,7 +53,7 @@ spec:
 
 def test_workloads_containers_and_locations(repo):
     root = repo({"apps/web.yaml": DEPLOYMENT, "apps/db.yaml": STATEFULSET})
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     assert inventory.environments == ("default",)
     assert not inventory.errors
     web = workload(inventory, "web")
@@ -98,7 +98,7 @@ def test_vpa_and_tortoise_are_linked(repo):
             ),
         }
     )
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     assert not inventory.errors, inventory.errors
     web = workload(inventory, "web")
     assert web.managed_by_tortoise
@@ -122,7 +122,7 @@ def test_vpa_and_tortoise_are_linked(repo):
 
 def test_invalid_quantity_is_reported_with_its_line(repo):
     root = repo({"web.yaml": DEPLOYMENT.replace("memory: 512Mi", "memory: lots")})
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     web = workload(inventory, "web")
     assert web.container("app").requests.memory_bytes is None
     assert [(e.file, e.line) for e in inventory.errors] == [("web.yaml", 17)]
@@ -139,7 +139,7 @@ def test_excluded_paths_and_non_kubernetes_yaml(repo):
         }
     )
     config = RepoConfig.model_validate({"paths": {"exclude": ["vendor/**"]}})
-    inventory = discover(root, config)
+    inventory = discover(root, config).inventory
     assert [w.ref.name for w in inventory.workloads] == ["web"]
     assert not inventory.errors
 
@@ -155,7 +155,7 @@ spec:
   targetCPUUtilizationPercentage: 70 # old style
 """
     root = repo({"web.yaml": DEPLOYMENT, "hpa.yaml": hpa})
-    web = workload(discover(root, RepoConfig()), "web")
+    web = workload(discover(root, RepoConfig()).inventory, "web")
     assert web.hpa is not None and web.hpa.min_replicas is None and web.hpa.max_replicas == 6
     assert [(t.resource, t.utilization_percent) for t in web.hpa.targets] == [("cpu", 70)]
     result = edit(root, [("web", "hpa.target.cpu", 60, "app"), ("web", "hpa.minReplicas", 2, None)])

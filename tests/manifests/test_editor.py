@@ -312,11 +312,12 @@ def test_environment_config_lookup():
 def test_a_stale_inventory_writes_nothing(repo):
     root = repo({"web.yaml": DEPLOYMENT})
     config = RepoConfig()
-    inventory = discover(root, config)
+    discovery = discover(root, config)
+    inventory = discovery.inventory
     ref = inventory.workloads[0].ref
     first = apply_changes(
         root,
-        inventory,
+        discovery,
         [FieldChange(ref, FieldId.REQUESTS_CPU, 0.3, container="app")],
         config,
         write=True,
@@ -325,7 +326,7 @@ def test_a_stale_inventory_writes_nothing(repo):
     after_first = (root / "web.yaml").read_bytes()
     second = apply_changes(
         root,
-        inventory,
+        discovery,
         [FieldChange(ref, FieldId.LIMITS_MEMORY, 2**31, container="app")],
         config,
         write=True,

@@ -58,7 +58,7 @@ def _boutique(repo):
 
 def test_a_plain_directory_is_an_environment_with_its_namespace(repo):
     root = _boutique(repo)
-    inventory = discover(root, load_repo_config(root))
+    inventory = discover(root, load_repo_config(root)).inventory
     cart = workload(inventory, "cart")
     assert str(cart.ref) == "Deployment/shop/cart@boutique"
     # an HPA in a subdirectory without a namespace targets the workload in the same namespace
@@ -72,17 +72,17 @@ def test_a_plain_directory_is_an_environment_with_its_namespace(repo):
 
 def test_the_raw_environment_takes_the_namespace_of_its_entry(repo):
     root = _boutique(repo)
-    inventory = discover(root, load_repo_config(root))
+    inventory = discover(root, load_repo_config(root)).inventory
     assert str(workload(inventory, "pinned").ref) == "Deployment/ops/pinned@default"
     assert "cart" not in {w.ref.name for w in inventory.workloads if w.ref.environment == "default"}
     # without the entry the same YAML lands in the namespace kubectl would use
-    bare = discover(root, RepoConfig())
+    bare = discover(root, RepoConfig()).inventory
     assert str(workload(bare, "cart").ref) == "Deployment/default/cart@default"
 
 
 def test_an_environment_naming_nothing_is_an_error_at_its_line(repo):
     root = _boutique(repo)
-    inventory = discover(root, load_repo_config(root))
+    inventory = discover(root, load_repo_config(root)).inventory
     errors = [e for e in inventory.errors if "gone" in e.message]
     assert [(e.file, e.line) for e in errors] == [(".tortoise-bot.yaml", 8)]
     assert "'apps/nothing' is not a kustomization directory" in errors[0].message

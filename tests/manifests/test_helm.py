@@ -36,7 +36,7 @@ resources:
 
 def test_helm_create_conventions_and_values_only_chart(repo):
     root = repo({"chart/Chart.yaml": CHART, "chart/values.yaml": VALUES})
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     assert inventory.environments == ("default",)
     shop = workload(inventory, "shop")
     assert shop.replicas == 1
@@ -83,7 +83,7 @@ def test_environment_values_file_wins_and_receives_shared_values(repo):
     config = RepoConfig.model_validate(
         {"environments": [{"name": "prod", "path": "chart/values-prod.yaml", "namespace": "shop"}]}
     )
-    inventory = discover(root, config)
+    inventory = discover(root, config).inventory
     assert inventory.environments == ("chart/values-staging.yaml", "prod")
     prod = workload(inventory, "shop", "prod")
     assert prod.ref.namespace == "shop" and prod.replicas == 3
@@ -110,7 +110,7 @@ def test_environment_values_file_wins_and_receives_shared_values(repo):
     assert any(
         "instead of changing the shared chart/values.yaml" in n.message for n in result.notes
     )
-    staging = workload(discover(root, config), "shop", "chart/values-staging.yaml")
+    staging = workload(discover(root, config).inventory, "shop", "chart/values-staging.yaml")
     assert staging.container("shop").requests.cpu_cores == 0.1
 
 
@@ -148,7 +148,7 @@ web:
         }
     )
     root = repo({"charts/boutique/Chart.yaml": CHART, "charts/boutique/values.yaml": values})
-    inventory = discover(root, config)
+    inventory = discover(root, config).inventory
     ad = workload(inventory, "adservice")
     assert ad.ref.namespace == "boutique"
     assert ad.container("server").requests.memory_bytes == 180 * 2**20
@@ -184,7 +184,7 @@ spec:
 
 def test_flux_helmrelease_inline_values(repo):
     root = repo({"apps/podinfo.yaml": HELMRELEASE})
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     pod = workload(inventory, "podinfo")
     assert pod.ref.namespace == "apps" and pod.replicas == 2
     assert pod.container("podinfo").locations["requests.cpu"].line == 13
@@ -238,7 +238,7 @@ spec:
 
 def test_argo_application_values_string_and_object(repo):
     root = repo({"argo/apps.yaml": APPLICATION})
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     web = workload(inventory, "web")
     assert web.ref.namespace == "web" and web.replicas == 2
     assert web.container("web").requests.cpu_cores == 0.3
@@ -283,5 +283,5 @@ def test_keys_are_added_inside_an_argo_values_string(repo):
         "            cpu: 300m\n",
         "            cpu: 300m\n            memory: 256Mi\n          limits:\n            memory: 1Gi\n",
     ).replace("\n", "\r\n")
-    web = workload(discover(root, RepoConfig()), "web")
+    web = workload(discover(root, RepoConfig()).inventory, "web")
     assert web.container("web").limits.memory_bytes == 2**30

@@ -92,7 +92,7 @@ def layout(extra: dict[str, str | bytes] | None = None) -> dict[str, str | bytes
 def test_inventory_per_overlay_matches_the_render(repo):
     require_binary("kubectl")
     root = repo(layout())
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     assert inventory.environments == ("overlays/dev", "overlays/prod")
     assert not inventory.errors, inventory.errors
     prod = workload(inventory, "prod-api", "overlays/prod")
@@ -145,7 +145,7 @@ def test_value_of_a_shared_base_goes_into_a_new_overlay_patch(repo):
         "instead of changing the shared base base/deployment.yaml" in n.message
         for n in result.notes
     )
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     dev = workload(inventory, "api", "overlays/dev")
     prod = workload(inventory, "prod-api", "overlays/prod")
     assert dev.container("api").requests.memory_bytes == 300 * 2**20
@@ -203,7 +203,7 @@ def test_inline_and_json6902_patches_are_edited_inside_the_kustomization(repo):
 """
     )
     root = repo(layout({"overlays/dev/kustomization.yaml": kustomization}))
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     dev = workload(inventory, "api", "overlays/dev")
     assert dev.container("api").limits.memory_bytes == 2**30
     assert dev.container("api").locations["limits.memory"].line == 16
@@ -237,7 +237,7 @@ patches:
             }
         )
     )
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     assert inventory.environments == ("overlays/dev", "overlays/prod")
     dev = workload(inventory, "api", "overlays/dev")
     assert dev.container("api").requests.cpu_cores == 2.0
@@ -260,7 +260,7 @@ def test_configured_environments_replace_automatic_overlays(repo):
             ]
         }
     )
-    inventory = discover(root, config)
+    inventory = discover(root, config).inventory
     assert inventory.environments == ("production",)
     assert workload(inventory, "prod-api").ref.environment == "production"
 
@@ -287,7 +287,7 @@ def test_hpa_target_in_a_shared_base_is_patched_with_the_whole_metrics_list(repo
     assert not result.errors, result.errors
     patch = (root / "overlays/dev" / PATCH_FILE).read_text()
     assert "averageUtilization: 65" in patch and "averageUtilization: 85" in patch
-    dev = workload(discover(root, RepoConfig()), "api", "overlays/dev")
+    dev = workload(discover(root, RepoConfig()).inventory, "api", "overlays/dev")
     assert sorted((t.resource, t.utilization_percent) for t in dev.hpa.targets) == [
         ("cpu", 65),
         ("memory", 85),
@@ -311,7 +311,7 @@ def test_existing_overlay_patch_is_extended_under_a_name_prefix_and_namespace(re
         "            cpu: 500m # prod needs more\n",
         "            cpu: 500m # prod needs more\n          limits:\n            memory: 1Gi\n",
     ) + "  replicas: 4\n"
-    prod = workload(discover(root, RepoConfig()), "prod-api", "overlays/prod")
+    prod = workload(discover(root, RepoConfig()).inventory, "prod-api", "overlays/prod")
     assert prod.replicas == 4 and prod.container("api").limits.memory_bytes == 2**30
     assert prod.container("api").locations["limits.memory"].file == "overlays/prod/api.yaml"
 
@@ -331,7 +331,7 @@ def test_new_patch_added_to_an_existing_patches_list(repo):
         "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: api\n"
         "spec:\n  minReplicas: 3\n"
     )
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     assert workload(inventory, "prod-api", "overlays/prod").hpa.min_replicas == 3
     assert workload(inventory, "api", "overlays/dev").hpa.min_replicas == 2
 
@@ -358,7 +358,7 @@ patchesJson6902:
             }
         )
     )
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     assert not inventory.errors, inventory.errors
     dev = workload(inventory, "api-v2", "overlays/dev")
     api = dev.container("api")
@@ -389,7 +389,7 @@ def test_inline_patch_in_a_crlf_kustomization(repo):
         "    metadata:\n      name: api\n    spec:\n      replicas: 3 # dev\n"
     ).replace("\n", "\r\n")
     root = repo(layout({"overlays/dev/kustomization.yaml": kustomization.encode()}))
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     dev = workload(inventory, "api", "overlays/dev")
     assert dev.replicas == 3 and dev.locations["replicas"].line == 10
     result = edit(root, [("api", "replicas", 5, None)], environment="overlays/dev")
@@ -410,7 +410,7 @@ def test_a_base_shared_with_a_broken_overlay_is_not_edited_in_place(repo):
             }
         )
     )
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     assert inventory.environments == ("overlays/dev",)
     result = edit(root, [("api", "requests.cpu", 0.2, "api")], environment="overlays/dev")
     assert not result.errors, result.errors

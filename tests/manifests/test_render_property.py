@@ -29,9 +29,9 @@ import pytest
 from ruamel.yaml import YAML
 
 from bot.config.repo import RepoConfig
-from bot.manifests import apply_changes, discover
+from bot.manifests import Discovery, apply_changes, discover
 from bot.manifests.kustomize import KUSTOMIZATION_FILES
-from bot.model import DeclaredWorkload, FieldChange, FieldId, Inventory
+from bot.model import DeclaredWorkload, FieldChange, FieldId
 from tests.conftest import require_binary
 from tests.manifests.conftest import lost_comments
 
@@ -131,7 +131,7 @@ def _render_all(root: Path, directories: list[str]) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def corpus(shared_manifests, tmp_path_factory) -> tuple[Path, Inventory, dict[str, str]]:
+def corpus(shared_manifests, tmp_path_factory) -> tuple[Path, Discovery, dict[str, str]]:
     """A copy of the corpus, its inventory, and the render of every kustomization in it."""
     require_binary("kubectl")
     root = tmp_path_factory.mktemp("corpus") / "manifests"
@@ -147,13 +147,14 @@ def corpus(shared_manifests, tmp_path_factory) -> tuple[Path, Inventory, dict[st
 
 
 def test_an_edit_changes_only_the_renders_of_its_environment(corpus):
-    root, inventory, before = corpus
+    root, discovery, before = corpus
+    inventory = discovery.inventory
     reached = {d: reach(root, root / d) for d in before}
     checked: dict[str, int] = {}  # changes made, per environment
     for environment in inventory.environments:
         workloads = [w for w in inventory.workloads if w.ref.environment == environment]
         changes = [c for w in workloads for c in every_field(w)]
-        result = apply_changes(root, inventory, changes, RepoConfig(), write=False)
+        result = apply_changes(root, discovery, changes, RepoConfig(), write=False)
         assert not result.failed and not result.errors, (environment, result.errors)
         assert not result.skipped and result.files, environment
         for changed in result.files:

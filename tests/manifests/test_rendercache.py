@@ -60,23 +60,23 @@ def entries(cache: RenderCache) -> list[Path]:
 def test_unchanged_repository_is_read_from_the_cache_and_one_changed_byte_renders_again(
     cache, shop, tmp_path
 ):
-    first = discover(shop, RepoConfig())
+    first = discover(shop, RepoConfig()).inventory
     assert (cache.stats.misses, cache.stats.hits, cache.stats.stored) == (1, 0, 1)
     assert prod_cpu(first) == 0.5
 
     clone = tmp_path / "clone"  # the next run's fresh checkout of the same commit
     shutil.copytree(shop, clone)
-    assert discover(clone, RepoConfig()) == first
+    assert discover(clone, RepoConfig()).inventory == first
     assert (cache.stats.hits, cache.stats.stored) == (1, 1)
 
     patch = clone / "overlays/prod/api.yaml"
     patch.write_text(patch.read_text().replace("cpu: 500m", "cpu: 600m"))  # one byte
-    assert prod_cpu(discover(clone, RepoConfig())) == 0.6
+    assert prod_cpu(discover(clone, RepoConfig()).inventory) == 0.6
     assert (cache.stats.hits, cache.stats.misses, cache.stats.stored) == (1, 2, 2)
 
     base = clone / "base/api.yaml"  # a file of the base, read through the overlay
     base.write_text(base.read_text().replace("memory: 128Mi", "memory: 129Mi"))
-    changed = discover(clone, RepoConfig())
+    changed = discover(clone, RepoConfig()).inventory
     assert workload(changed, "api", "overlays/prod").container("api").requests.memory_bytes == (
         129 * 2**20
     )
@@ -115,12 +115,12 @@ def test_another_kubectl_version_renders_again(cache, shop, tmp_path, monkeypatc
     ids=["truncated", "garbage", "wrong-key", "other-format"],
 )
 def test_a_bad_entry_is_ignored_and_rendered_again(cache, shop, damage):
-    good = discover(shop, RepoConfig())
+    good = discover(shop, RepoConfig()).inventory
     (entry,) = entries(cache)
     entry.write_bytes(damage(entry.read_bytes()))
-    assert discover(shop, RepoConfig()) == good
+    assert discover(shop, RepoConfig()).inventory == good
     assert (cache.stats.ignored, cache.stats.hits, cache.stats.stored) == (1, 0, 2)
-    assert discover(shop, RepoConfig()) == good  # rewritten whole
+    assert discover(shop, RepoConfig()).inventory == good  # rewritten whole
     assert cache.stats.hits == 1
 
 
@@ -145,7 +145,7 @@ def test_a_build_reading_what_the_key_cannot_follow_is_never_cached(cache, tmp_p
     )
 
     def plugin_cpu() -> float | None:
-        found = discover(root, RepoConfig())
+        found = discover(root, RepoConfig()).inventory
         return workload(found, "api", "plugin").container("api").requests.cpu_cores
 
     assert plugin_cpu() == 0.7

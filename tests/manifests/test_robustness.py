@@ -79,7 +79,7 @@ def test_discover_never_raises_on_odd_shapes(documents):
             json.dumps({"apiVersion": api, "kind": kind, **body}) for (api, kind), body in documents
         )
         (root / "odd.yaml").write_text(text)
-        inventory = discover(root, RepoConfig())
+        inventory = discover(root, RepoConfig()).inventory
         for error in inventory.errors:
             assert error.file == "odd.yaml"
 
@@ -114,7 +114,7 @@ spec: {source: {helm: {values: 12}}, destination: []}
 
 def test_odd_shapes_become_errors(repo):
     root = repo({"odd.yaml": ODD})
-    inventory = discover(root, RepoConfig())
+    inventory = discover(root, RepoConfig()).inventory
     names = sorted(w.ref.name for w in inventory.workloads)
     assert names == ["app", "r", "weird"]
     messages = [e.message for e in inventory.errors]

@@ -147,7 +147,7 @@ def test_a_shared_base_edited_for_one_environment_gets_a_patch(shared, config):
     root, before = shared(config=config)
     config_model = load_repo_config(root)
     environment = "production" if "environments" in config else "deploy/overlays/production"
-    inventory = discover(root, config_model)
+    inventory = discover(root, config_model).inventory
     assert environment in inventory.environments
     result = edit(root, CHANGES, environment=environment, config=config_model)
     assert not result.errors and not result.failed and not result.skipped, result.errors
