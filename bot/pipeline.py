@@ -95,7 +95,7 @@ class WorkloadOutcome:
 
 
 @dataclass(frozen=True, slots=True)
-class RepositoryPlan:
+class RepositoryOutcome:
     """Everything ``plan`` shows for one checkout."""
 
     root: Path
@@ -374,7 +374,7 @@ def _mark_failed_edits(
     return tuple(out)
 
 
-def plan_repository(
+def repository_outcome(
     root: Path,
     source: HistorySource,
     settings: BotSettings,
@@ -386,7 +386,7 @@ def plan_repository(
     on_workload: Callable[[WorkloadRef], None] | None = None,
     budget: Budget | None = None,
     charts: bool = True,
-) -> RepositoryPlan:
+) -> RepositoryOutcome:
     """Plan one checkout: every step up to the edit; ``write`` applies the edit to the tree.
 
     History streams (``stream_history``): each namespace group is recommended as soon as it
@@ -455,7 +455,7 @@ def plan_repository(
         budget.check("editing")
     changes = [c for o in outcomes for c in o.changes]
     edit = apply_changes(root, discovery, changes, config, write=write)
-    return RepositoryPlan(
+    return RepositoryOutcome(
         root=root,
         config=config,
         discovery=discovery,
@@ -595,12 +595,12 @@ def run_repositories(
 
 __all__ = [
     "DEFAULT_ENVIRONMENT",
-    "RepositoryPlan",
+    "RepositoryOutcome",
     "RepositoryReport",
     "RunSummary",
     "WorkloadOutcome",
     "decide_workload",
-    "plan_repository",
+    "repository_outcome",
     "run_repositories",
 ]
 
@@ -608,7 +608,7 @@ __all__ = [
 # --------------------------------------------------------------------------- pull requests
 
 
-def build_proposals(plan: RepositoryPlan) -> list[Proposal]:
+def build_proposals(plan: RepositoryOutcome) -> list[Proposal]:
     """One ``Proposal`` per change set, each edited on its own against the checkout.
 
     ``write=False``: the files of one pull request hold only its own changes, never another's.
@@ -648,7 +648,7 @@ def proposals_within_thresholds(noise: NoiseSettings) -> ThresholdCheck:
     return within_per_value(close)
 
 
-def emergency_phases(plan: RepositoryPlan) -> dict[str, EmergencyPhase]:
+def emergency_phases(plan: RepositoryOutcome) -> dict[str, EmergencyPhase]:
     """Per workload key with a recommendation, the emergency phase its proposal leaves
     (``bot.recommend.changes.next_emergency_phase``), kept in the pull-request state."""
     return {
@@ -658,7 +658,7 @@ def emergency_phases(plan: RepositoryPlan) -> dict[str, EmergencyPhase]:
     }
 
 
-def workload_statuses(plan: RepositoryPlan) -> list[WorkloadStatus]:
+def workload_statuses(plan: RepositoryOutcome) -> list[WorkloadStatus]:
     """The dashboard's view of each workload, keyed by its change set."""
     grouping = plan.config.pull_requests.grouping
     return [
@@ -673,7 +673,7 @@ def workload_statuses(plan: RepositoryPlan) -> list[WorkloadStatus]:
     ]
 
 
-def changes_cost(plan: RepositoryPlan) -> CostTotals:
+def changes_cost(plan: RepositoryOutcome) -> CostTotals:
     """The replays of the workloads with changes, summed, at the repository's prices."""
     recs = [o.recommendation for o in plan.outcomes if o.status == "changes" and o.recommendation]
     return cost_totals(recs, plan.prices)
@@ -791,7 +791,7 @@ def _serve_configured(
     """``serve_repository`` once the opt-in file is read and the session configured."""
     full_name = session.full_name
     memory = session.workload_memory()
-    plan = plan_repository(
+    plan = repository_outcome(
         root, source, settings, now_s=now_s, config=config, memory=memory, budget=budget
     )
     phases = emergency_phases(plan)

@@ -20,7 +20,7 @@ from bot.pipeline import (
     build_proposals,
     container_policies,
     history_requests,
-    plan_repository,
+    repository_outcome,
     workload_rules,
     workload_settings,
 )
@@ -135,7 +135,7 @@ def test_one_workload_without_history_does_not_stop_the_others(
     demo_repo, demo_source, demo_settings
 ):
     source = OneBrokenWorkload(demo_source, "cart")
-    plan = plan_repository(demo_repo, source, demo_settings, now_s=demo_source.end_s)
+    plan = repository_outcome(demo_repo, source, demo_settings, now_s=demo_source.end_s)
     status = {o.ref.name: o for o in plan.outcomes}
     assert status["cart"].status == "error"
     assert "query timed out" in status["cart"].reasons[0]
@@ -145,7 +145,7 @@ def test_one_workload_without_history_does_not_stop_the_others(
 
 def test_plan_does_not_write_unless_asked(demo_repo, demo_source, demo_settings):
     before = {p: p.read_bytes() for p in demo_repo.rglob("*") if p.is_file()}
-    plan = plan_repository(demo_repo, demo_source, demo_settings, now_s=demo_source.end_s)
+    plan = repository_outcome(demo_repo, demo_source, demo_settings, now_s=demo_source.end_s)
     assert plan.edit.diff  # the demo has changes to propose
     assert {p: p.read_bytes() for p in demo_repo.rglob("*") if p.is_file()} == before
 
@@ -154,7 +154,7 @@ def test_written_plan_reads_back_as_proposed(demo_repo, demo_source, demo_settin
     from bot.config.repo import load_repo_config
     from bot.manifests import discover
 
-    plan = plan_repository(
+    plan = repository_outcome(
         demo_repo, demo_source, demo_settings, now_s=demo_source.end_s, write=True
     )
     assert plan.edit.files, "the demo proposes changes"
@@ -279,11 +279,11 @@ def test_a_container_made_vertical_loses_its_hpa_metric_end_to_end(
     # ContainerResource metric per container. Then the repository makes istio-proxy's cpu
     # vertical: Tortoise would remove its metric, and so does the next plan.
     from bot.commands.explain import describe
-    from bot.planview import plan_document, plan_markdown
+    from bot.outcome_view import plan_document, plan_markdown
     from bot.report.render import render_pull_request
 
     now_s = demo_source.end_s
-    plan_repository(demo_repo, demo_source, demo_settings, now_s=now_s, write=True)
+    repository_outcome(demo_repo, demo_source, demo_settings, now_s=now_s, write=True)
     manifest = demo_repo / "apps/raw/frontend.yaml"
     assert "container: istio-proxy" in manifest.read_text()
     config = demo_repo / ".tortoise-bot.yaml"
@@ -294,7 +294,7 @@ def test_a_container_made_vertical_loses_its_hpa_metric_end_to_end(
             "    containers:\n      istio-proxy: {cpu: vertical}\n",
         )
     )
-    plan = plan_repository(demo_repo, demo_source, demo_settings, now_s=now_s)
+    plan = repository_outcome(demo_repo, demo_source, demo_settings, now_s=now_s)
     [frontend] = [o for o in plan.outcomes if o.ref.name == "frontend"]
     assert frontend.status == "changes"
     targets = {(c.field, c.container): c for c in frontend.changes if c.field.startswith("hpa.")}
@@ -327,7 +327,7 @@ def test_a_container_made_vertical_loses_its_hpa_metric_end_to_end(
     row = next(line for line in body.splitlines() if line.startswith("| istio-proxy CPU target"))
     assert f"| {removal.current}% → removed | " in row and "metric removed" in row
     # Written, the manifest reads back without the metric.
-    plan_repository(demo_repo, demo_source, demo_settings, now_s=now_s, write=True)
+    repository_outcome(demo_repo, demo_source, demo_settings, now_s=now_s, write=True)
     assert "container: istio-proxy" not in manifest.read_text().split("HorizontalPodAutoscaler")[1]
 
 
@@ -341,7 +341,7 @@ def test_an_environment_with_update_mode_off_is_shown_never_edited(
             "  - name: apps/kustomize/overlays/prod\n    update_mode: 'off'\n",
         )
     )
-    plan = plan_repository(demo_repo, demo_source, demo_settings, now_s=demo_source.end_s)
+    plan = repository_outcome(demo_repo, demo_source, demo_settings, now_s=demo_source.end_s)
     cart = next(o for o in plan.outcomes if o.ref.name == "cart")
     assert cart.status == "skipped" and not cart.changes and cart.recommendation is not None
     assert "update_mode is off for environment 'apps/kustomize/overlays/prod'" in cart.reasons[-1]
@@ -359,7 +359,7 @@ def test_a_change_in_a_file_another_render_reads_is_skipped_with_its_reason(
     text = opt_in.read_text()
     assert "  - name: default " in text
     opt_in.write_text(text.replace("    selector:", "    path: apps/raw\n    selector:", 1))
-    plan = plan_repository(demo_repo, demo_source, demo_settings, now_s=demo_source.end_s)
+    plan = repository_outcome(demo_repo, demo_source, demo_settings, now_s=demo_source.end_s)
     frontend = next(o for o in plan.outcomes if o.ref.name == "frontend")
     assert frontend.status == "skipped" and not frontend.changes
     assert any("skipped: it is written in apps/raw/frontend.yaml" in r for r in frontend.reasons)

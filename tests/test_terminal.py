@@ -18,8 +18,8 @@ from bot.commands.plan import print_plan
 from bot.config.bot import load_bot_settings
 from bot.console import AFTER_ARROWS, WORDS, Column, column_widths, make_console, wrap_cell
 from bot.metrics.snapshot import SnapshotSource
-from bot.pipeline import RepositoryPlan, plan_repository
-from bot.planview import short_names
+from bot.outcome_view import short_names
+from bot.pipeline import RepositoryOutcome, repository_outcome
 from tests.support.terminal import ANSI, in_terminal
 
 DEMO_DIR = Path(bot.demo.__file__).resolve().parent
@@ -27,15 +27,15 @@ BOX_DRAWING = re.compile("[\u2500-\u257f]")
 
 
 @pytest.fixture(scope="module")
-def demo_plan(tmp_path_factory) -> RepositoryPlan:
+def demo_plan(tmp_path_factory) -> RepositoryOutcome:
     root = tmp_path_factory.mktemp("demo") / "demo-shop"
     shutil.copytree(DEMO_DIR / "repo", root)
     source = SnapshotSource(DEMO_DIR / "snapshot.zip")
     settings = load_bot_settings(DEMO_DIR / "bot.yaml")
-    return plan_repository(root, source, settings, now_s=source.end_s)
+    return repository_outcome(root, source, settings, now_s=source.end_s)
 
 
-def _render(plan: RepositoryPlan, width: int) -> str:
+def _render(plan: RepositoryOutcome, width: int) -> str:
     out = io.StringIO()
     console = make_console(out, "never")
     console.width = width
@@ -43,7 +43,7 @@ def _render(plan: RepositoryPlan, width: int) -> str:
     return out.getvalue()
 
 
-def _identifiers(plan: RepositoryPlan) -> set[str]:
+def _identifiers(plan: RepositoryOutcome) -> set[str]:
     """Names a reader copies: workloads (short, and in full with the environment), containers,
     rules."""
     names = set(short_names([o.ref for o in plan.outcomes]).values())

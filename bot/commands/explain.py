@@ -21,8 +21,8 @@ from bot.commands.common import (
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from bot.metrics.errors import MetricsError
 from bot.model import Explained, Recommendation, Resource
-from bot.pipeline import WorkloadOutcome, plan_repository
-from bot.planview import outcome_json, short_names, workload_spec_matches
+from bot.outcome_view import outcome_json, short_names, workload_spec_matches
+from bot.pipeline import WorkloadOutcome, repository_outcome
 from bot.report import replay as replay_view
 from bot.report.numbers import amount, target
 from bot.report.proposal import Prices
@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     with planning_target(args) as target:
         choice = target.choice
         try:
-            plan = plan_repository(
+            plan = repository_outcome(
                 target.root, choice.source, target.settings, now_s=choice.now_s, charts=False
             )
         except MetricsError as exc:

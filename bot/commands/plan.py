@@ -38,8 +38,7 @@ from bot.console import (
 )
 from bot.errors import EXIT_FAILED, EXIT_OK
 from bot.metrics.errors import MetricsError
-from bot.pipeline import RepositoryPlan, plan_repository
-from bot.planview import (
+from bot.outcome_view import (
     change_summary,
     plan_document,
     plan_markdown,
@@ -48,6 +47,7 @@ from bot.planview import (
     short_names,
     value_rows,
 )
+from bot.pipeline import RepositoryOutcome, repository_outcome
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -82,7 +82,7 @@ def _plan_and_print(
         with progress(
             make_console(sys.stderr, color), {NAMESPACES: None, WORKLOADS: None}
         ) as advance:
-            plan = plan_repository(
+            plan = repository_outcome(
                 root,
                 TrackedSource(choice.source, advance, count_workloads=False),
                 settings,
@@ -143,7 +143,7 @@ def _utc(unix_s: float) -> str:
     return datetime.fromtimestamp(unix_s, UTC).strftime("%Y-%m-%d %H:%M")
 
 
-def print_plan(plan: RepositoryPlan, console: Console, *, repository: str, source: str) -> None:
+def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, source: str) -> None:
     """One line per workload, then each workload's values with their rule and reason, the
     errors, and the diff."""
     start_s, end_s = plan.window

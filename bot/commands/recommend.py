@@ -22,7 +22,7 @@ from bot.recommend.document import parse_document
 from bot.recommend.engine import recommend
 from bot.recommend.errors import InputError
 from bot.report.numbers import amount, field_value
-from bot.report.plan_json import workload_json
+from bot.report.outcome_json import workload_json
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -13,7 +13,7 @@ Modules, in data-flow order: ``files`` (safe, cached reads) -> ``yamldoc`` (pars
 spans) -> ``sources`` (objects and the origin of every value) -> ``patching``, ``kustomize``,
 ``helm`` (the repository styles) -> ``renders`` (every render of the checkout and the files it
 reads) -> ``rendercache`` (``kubectl kustomize`` output kept between runs, keyed by those
-files) -> ``workloads`` -> ``discovery``; then ``plan`` (where each change goes) -> ``comments``,
+files) -> ``workloads`` -> ``discovery``; then ``edit_planner`` (where each change goes) -> ``comments``,
 ``textedit`` (span edits) -> ``edit`` (combine, verify) -> ``writing`` (one unit through
 ``journal``).
 """
@@ -28,9 +28,9 @@ from bot.config.repo import RepoConfig
 from bot.manifests import quantities
 from bot.manifests.discovery import Discovery, discover_index
 from bot.manifests.edit import apply_discovered_changes
+from bot.manifests.edit_planner import PATCH_FILE
 from bot.manifests.errors import ManifestError
 from bot.manifests.journal import recover
-from bot.manifests.plan import PATCH_FILE
 from bot.model import EditResult, FieldChange
 
 __all__ = [

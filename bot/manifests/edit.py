@@ -30,19 +30,19 @@ from pathlib import Path
 
 from bot.config.repo import RepoConfig
 from bot.manifests.discovery import Discovery, discover_index, gc_paused
-from bot.manifests.errors import EditError, ManifestError, VerificationError
-from bot.manifests.files import RepoFiles, join
-from bot.manifests.journal import JournalError
-from bot.manifests.kustomize import kustomization_in
-from bot.manifests.plan import (
+from bot.manifests.edit_planner import (
     PATCH_FILE,
+    EditPlan,
+    EditPlanner,
     Insert,
-    Plan,
-    Planner,
     Splice,
     merge_tree,
     patch_tree,
 )
+from bot.manifests.errors import EditError, ManifestError, VerificationError
+from bot.manifests.files import RepoFiles, join
+from bot.manifests.journal import JournalError
+from bot.manifests.kustomize import kustomization_in
 from bot.manifests.renders import changed_renders
 from bot.manifests.sources import Inline, Obj, Path_
 from bot.manifests.textedit import (
@@ -84,7 +84,7 @@ def _patch_doc(obj: Obj, tree: NewTree, newline: str) -> str:
     return render_block(body, 0, 2, 2, newline)
 
 
-def _combine(disc: Discovery, plans: Sequence[Plan]) -> dict[str, bytes]:
+def _combine(disc: Discovery, plans: Sequence[EditPlan]) -> dict[str, bytes]:
     """New bytes of every file the plans change (new files included)."""
     files = disc.files
     edits: dict[str, list[TextEdit]] = {}
@@ -189,7 +189,7 @@ def _copy(tree: NewTree) -> NewTree:
     return copy.deepcopy(tree)
 
 
-def _add_patches(disc: Discovery, plans: Sequence[Plan], out: dict[str, bytes]) -> None:
+def _add_patches(disc: Discovery, plans: Sequence[EditPlan], out: dict[str, bytes]) -> None:
     leaves: dict[str, dict[int, tuple[Obj, list[tuple[Path_, str | Splice]]]]] = {}
     for plan in plans:
         for directory, obj, value_path, leaf in plan.patches:
@@ -291,7 +291,11 @@ def _materialize(root: Path, new: dict[str, bytes], into: Path) -> None:
 
 
 def _verify(
-    root: Path, config: RepoConfig, disc: Discovery, plans: Sequence[Plan], new: dict[str, bytes]
+    root: Path,
+    config: RepoConfig,
+    disc: Discovery,
+    plans: Sequence[EditPlan],
+    new: dict[str, bytes],
 ) -> dict[WorkloadRef, str]:
     """Failures by workload: re-discover a copy with the new files and compare every value."""
     by_ref = {p.ref: p for p in plans}
@@ -387,8 +391,8 @@ def apply_changes_with(
         grouped.setdefault(change.ref, []).append(change)
     errors: list[SourceError] = []
     failed: list[WorkloadRef] = []
-    planner = Planner(disc)
-    plans: list[Plan] = []
+    planner = EditPlanner(disc)
+    plans: list[EditPlan] = []
     for ref, group in grouped.items():
         try:
             plans.append(planner.plan(ref, group))

@@ -25,7 +25,7 @@ from bot.forge.github import GitHubForge
 from bot.forge.previous import PreviousProposal, split_change_id, workload_memory
 from bot.metrics.snapshot import SnapshotSource
 from bot.model import EmergencyPhase, FieldId, WorkloadRef
-from bot.pipeline import plan_repository, serve_repository
+from bot.pipeline import repository_outcome, serve_repository
 from bot.report import PullRequestState, embed_state, parse_state
 from bot.report.proposal import change_id
 from tests.support.github.scenario import settings as fast_settings
@@ -202,7 +202,7 @@ def test_a_target_raised_by_a_merged_pull_request_waits_24_hours(
     root = session.checkout()
     memory = session.workload_memory()
     assert memory[CHECKOUT.key].target_changed_s == {("*", "cpu"): now_s - hours_ago * HOUR_S}
-    plan = plan_repository(root, demo_source, demo_settings, now_s=now_s, memory=memory)
+    plan = repository_outcome(root, demo_source, demo_settings, now_s=now_s, memory=memory)
     outcome = next(o for o in plan.outcomes if o.ref == CHECKOUT)
     assert outcome.recommendation is not None and outcome.recommendation.hpa is not None
     target = outcome.recommendation.hpa.targets[0].value
@@ -213,7 +213,7 @@ def test_a_target_raised_by_a_merged_pull_request_waits_24_hours(
         assert (target.proposed, target.rule) == (raised_to, "tortoise.target.interval")
         assert f"changed {hours_ago:.1f} h ago" in target.reason
     # without the memory (``plan`` without GitHub), the target would move again at once
-    blind = plan_repository(root, demo_source, demo_settings, now_s=now_s)
+    blind = repository_outcome(root, demo_source, demo_settings, now_s=now_s)
     blind_target = next(o for o in blind.outcomes if o.ref == CHECKOUT).recommendation
     assert blind_target is not None and blind_target.hpa is not None
     assert blind_target.hpa.targets[0].value.proposed != raised_to
@@ -263,7 +263,7 @@ def test_emergency_then_one_step_back_per_merged_proposal(
     assert state is not None and state.phases[FRONTEND.key] == "back-to-normal"
     assert "tortoise.back_to_normal.step" in (second.body or "")
     # a run that does not know the phase (``plan``) would jump to the normal value
-    normal = plan_repository(
+    normal = repository_outcome(
         _checkout(gh, tmp_path / "blind"), demo_source, demo_settings, now_s=now_s
     )
     rec = next(o for o in normal.outcomes if o.ref == FRONTEND).recommendation

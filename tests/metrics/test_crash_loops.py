@@ -21,7 +21,7 @@ from bot.metrics import FetchResult, HistorySource, PrometheusSource
 from bot.metrics.restarts import CRASH_LOOP_PAD_S
 from bot.metrics.snapshot import SnapshotSource, record_snapshot
 from bot.model import WorkloadHistory
-from bot.pipeline import plan_repository
+from bot.pipeline import repository_outcome
 from bot.sim import (
     ClusterSpec,
     ContainerSpec,
@@ -211,7 +211,7 @@ def test_the_plan_leaves_the_crash_loop_out_of_max_replicas(
     looper = crash_cluster.service("crash", "looper").ref
 
     def max_replicas(src: HistorySource) -> int:
-        plan = plan_repository(repo, src, settings, now_s=now_s)
+        plan = repository_outcome(repo, src, settings, now_s=now_s)
         (outcome,) = [o for o in plan.outcomes if o.ref.key == looper.key]
         assert outcome.recommendation is not None, outcome.reasons
         assert outcome.recommendation.hpa is not None

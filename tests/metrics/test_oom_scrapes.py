@@ -19,7 +19,7 @@ from bot.config.bot import BotSettings
 from bot.config.metrics import PrometheusConfig
 from bot.metrics import PrometheusSource
 from bot.model import WorkloadHistory
-from bot.pipeline import plan_repository
+from bot.pipeline import repository_outcome
 from bot.sim import (
     ClusterSpec,
     ContainerSpec,
@@ -202,7 +202,7 @@ def test_an_oom_kill_between_scrapes_never_lowers_memory(oom_cluster, oom_promet
     current = float(SPEC.services[1].containers[0].memory_request_bytes)
 
     def memory_request(src) -> float:
-        plan = plan_repository(repo, src, BotSettings(prometheus=config), now_s=now_s)
+        plan = repository_outcome(repo, src, BotSettings(prometheus=config), now_s=now_s)
         (outcome,) = [o for o in plan.outcomes if o.ref.key == spiky.key]
         assert outcome.recommendation is not None, outcome.reasons
         (app,) = outcome.recommendation.containers

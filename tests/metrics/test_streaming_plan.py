@@ -1,4 +1,4 @@
-"""``plan_repository`` streams: each namespace is recommended as it arrives from a real
+"""``repository_outcome`` streams: each namespace is recommended as it arrives from a real
 Prometheus, and no history outlives its recommendation."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from bot.config.bot import BotSettings
 from bot.config.metrics import PrometheusConfig
 from bot.metrics import FetchResult, HistoryRequest, PrometheusSource
-from bot.pipeline import plan_repository
+from bot.pipeline import repository_outcome
 from bot.sim import write_manifests
 from tests.support.prometheus import TEST_SPEC
 
@@ -46,7 +46,7 @@ def test_each_namespace_is_recommended_as_it_arrives_and_no_history_is_kept(
     config = PrometheusConfig(url=sim_prometheus.url, gzip=False, window_days=2)
     events: list[tuple[str, str]] = []
     source = Watched(PrometheusSource(config), events)
-    plan = plan_repository(
+    plan = repository_outcome(
         repo,
         source,
         BotSettings(prometheus=config),

@@ -16,7 +16,7 @@ import pytest
 from bot.model import Recommendation, WorkloadRef
 from bot.recommend.document import parse_document
 from bot.recommend.errors import InputError
-from bot.report.plan_json import plan_json, workload_json
+from bot.report.outcome_json import plan_json, workload_json
 from tests.recommend.factories import DAY_S, NOW_S
 
 PROJECT = Path(__file__).resolve().parents[2]

@@ -11,17 +11,17 @@ from bot.config.bot import load_bot_settings
 from bot.manifests.quantities import format_cpu
 from bot.metrics.snapshot import SnapshotSource
 from bot.model import FieldId
-from bot.pipeline import RepositoryPlan, plan_repository
+from bot.pipeline import RepositoryOutcome, repository_outcome
 
 DEMO_DIR = Path(bot.demo.__file__).resolve().parent
 
 
-def _demo_plan(tmp_path: Path) -> RepositoryPlan:
+def _demo_plan(tmp_path: Path) -> RepositoryOutcome:
     root = tmp_path / "demo-shop"
     shutil.copytree(DEMO_DIR / "repo", root)
     source = SnapshotSource(DEMO_DIR / "snapshot.zip")
     settings = load_bot_settings(DEMO_DIR / "bot.yaml")
-    return plan_repository(root, source, settings, now_s=source.end_s)
+    return repository_outcome(root, source, settings, now_s=source.end_s)
 
 
 def test_demo_proposes_the_istio_proxy_rebalance(tmp_path):
@@ -71,7 +71,7 @@ RAW_NUMBER = re.compile(r"\d[eE][+-]?\d|\d{7,}")
 """An exponent (``7.64047e+08``) or a raw byte count (``764047000``) in a reason."""
 
 
-def _reasons(plan: RepositoryPlan) -> list[str]:
+def _reasons(plan: RepositoryOutcome) -> list[str]:
     out: list[str] = []
     for outcome in plan.outcomes:
         out += outcome.reasons

@@ -18,7 +18,7 @@ import pytest
 import bot.demo
 from bot.config.bot import load_bot_settings
 from bot.metrics.snapshot import SnapshotSource
-from bot.pipeline import RepositoryPlan, build_proposals, plan_repository
+from bot.pipeline import RepositoryOutcome, build_proposals, repository_outcome
 from bot.report import Proposal, render_pull_request
 
 DEMO_DIR = Path(bot.demo.__file__).resolve().parent
@@ -28,20 +28,20 @@ DASHBOARD = "https://github.com/octo/shop/issues/1"
 
 
 @pytest.fixture(scope="module")
-def demo_plan(tmp_path_factory: pytest.TempPathFactory) -> RepositoryPlan:
+def demo_plan(tmp_path_factory: pytest.TempPathFactory) -> RepositoryOutcome:
     root = tmp_path_factory.mktemp("golden") / "demo-shop"
     shutil.copytree(DEMO_DIR / "repo", root)
     source = SnapshotSource(DEMO_DIR / "snapshot.zip")
     settings = load_bot_settings(DEMO_DIR / "bot.yaml")
-    return plan_repository(root, source, settings, now_s=source.end_s)
+    return repository_outcome(root, source, settings, now_s=source.end_s)
 
 
 @pytest.fixture(scope="module")
-def demo_proposals(demo_plan: RepositoryPlan) -> dict[str, Proposal]:
+def demo_proposals(demo_plan: RepositoryOutcome) -> dict[str, Proposal]:
     return {p.workloads[0].name: p for p in build_proposals(demo_plan)}
 
 
-def _body(plan: RepositoryPlan, proposal: Proposal) -> str:
+def _body(plan: RepositoryOutcome, proposal: Proposal) -> str:
     _, body = render_pull_request(proposal, prices=plan.prices, dashboard_url=DASHBOARD)
     return body
 

@@ -20,7 +20,7 @@ from bot.model import (
 )
 from bot.report import DashboardRow, Prices, render_dashboard
 from bot.report import replay as view
-from bot.report.plan_json import plan_json
+from bot.report.outcome_json import plan_json
 from tests.conftest import PROJECT
 from tests.report.replays import comparison, figures
 

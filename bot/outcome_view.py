@@ -1,8 +1,8 @@
-"""Views of a ``RepositoryPlan``: the ``--format json`` document, markdown, and table rows.
+"""Views of a ``RepositoryOutcome``: the ``--format json`` document, markdown, and table rows.
 
 All three read the same data. The JSON document is described by
 ``docs/schemas/plan.schema.json``; per workload it is the engine's workload object
-(``bot.report.plan_json``) plus what only the pipeline knows (files, edit failures).
+(``bot.report.outcome_json``) plus what only the pipeline knows (files, edit failures).
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from bot.model import (
     ResourceRecommendation,
     WorkloadRef,
 )
-from bot.pipeline import RepositoryPlan, WorkloadOutcome
+from bot.pipeline import RepositoryOutcome, WorkloadOutcome
 from bot.report import replay
 from bot.report.markdown import escape
 from bot.report.numbers import amount, field_change, target
-from bot.report.plan_json import workload_json
+from bot.report.outcome_json import workload_json
 from bot.report.proposal import Prices
 
 PLAN_FORMAT_VERSION = 1
@@ -72,7 +72,7 @@ def outcome_json(outcome: WorkloadOutcome, prices: Prices | None = None) -> dict
     return data
 
 
-def plan_document(plan: RepositoryPlan, *, repository: str) -> dict[str, Any]:
+def plan_document(plan: RepositoryOutcome, *, repository: str) -> dict[str, Any]:
     """The ``plan --format json`` object."""
     start_s, end_s = plan.window
     return {
@@ -104,7 +104,7 @@ def _usage(res: ResourceRecommendation) -> str:
     return f"{amount(res.resource, res.usage.p90)} / {amount(res.resource, res.usage.max)}"
 
 
-def plan_markdown(plan: RepositoryPlan, *, repository: str) -> str:
+def plan_markdown(plan: RepositoryOutcome, *, repository: str) -> str:
     """The plan as GitHub-flavoured markdown (for job summaries and issue comments)."""
     lines = [f"## tortoise-bot plan: {escape(repository)}", ""]
     counts: dict[str, int] = {}
@@ -257,7 +257,7 @@ def value_rows(outcome: WorkloadOutcome) -> list[tuple[str, str, str, str, str]]
     return rows
 
 
-def replay_markdown(rec: Recommendation, plan: RepositoryPlan) -> str:
+def replay_markdown(rec: Recommendation, plan: RepositoryOutcome) -> str:
     """The replay section of one workload with changes (``bot.report.replay.markdown``)."""
     return replay.markdown(rec, plan.prices, heading=f"### {escape(str(rec.ref))}", column="")
 

@@ -87,7 +87,7 @@ class Insert:
 
 
 @dataclass(eq=False, slots=True)
-class Plan:
+class EditPlan:
     """Everything one workload's changes need."""
 
     ref: WorkloadRef
@@ -409,7 +409,7 @@ def merge_tree(into: NewTree, tree: NewTree) -> None:
             into[key] = value
 
 
-class Planner:
+class EditPlanner:
     """Plans the changes of one workload at a time against one discovery."""
 
     def __init__(self, disc: Discovery) -> None:
@@ -424,18 +424,18 @@ class Planner:
         others = self.disc.sharers(file, env)
         return f" (also read by {'; '.join(others)})" if others else ""
 
-    def plan(self, ref: WorkloadRef, changes: Sequence[FieldChange]) -> Plan:
+    def plan(self, ref: WorkloadRef, changes: Sequence[FieldChange]) -> EditPlan:
         """Every edit ``changes`` need; raises ``ManifestError`` when one cannot be planned.
 
         A change whose value lives only in a file that renders of other environments read, where
         the environment has no file of its own to hold it (``SharedFileError``), is skipped
-        (``Plan.skipped``, with a note) and the others go on; the metric changes of an HPA
+        (``EditPlan.skipped``, with a note) and the others go on; the metric changes of an HPA
         (replaced, added, removed items) are one such change.
         """
         entry = self.disc.entries.get(ref)
         if entry is None:
             raise EditError("", 0, f"{ref} is not declared in this repository")
-        plan = Plan(ref)
+        plan = EditPlan(ref)
         replacing: dict[str, list[FieldChange]] = {}
         adding: list[FieldChange] = []
         removing: list[FieldChange] = []
@@ -458,14 +458,14 @@ class Planner:
 
     def _try(
         self,
-        plan: Plan,
+        plan: EditPlan,
         changes: Sequence[FieldChange],
         step: Callable[..., None],
         *args: Any,
     ) -> None:
         """Plan ``step(part, *args)`` on its own and add it to ``plan``; a ``SharedFileError``
         skips ``changes`` with its reason instead."""
-        part = Plan(plan.ref)
+        part = EditPlan(plan.ref)
         try:
             step(part, *args)
         except SharedFileError as exc:
@@ -481,7 +481,7 @@ class Planner:
 
     def _metrics(
         self,
-        plan: Plan,
+        plan: EditPlan,
         entry: Entry,
         replacing: dict[str, list[FieldChange]],
         adding: list[FieldChange],
@@ -499,7 +499,7 @@ class Planner:
                 self._write_items(plan, entry, obj, ("spec", "metrics", index), (), keep=False)
 
     def metric_removals(
-        self, plan: Plan, entry: Entry, changes: Sequence[FieldChange], *, adding: bool
+        self, plan: EditPlan, entry: Entry, changes: Sequence[FieldChange], *, adding: bool
     ) -> set[int]:
         """The ``spec.metrics`` indices of the ``ContainerResource`` metrics ``changes`` remove
         (Tortoise removes the metric of a resource no longer horizontal,
@@ -534,7 +534,7 @@ class Planner:
         return indices
 
     def _metric_items(
-        self, plan: Plan, entry: Entry, obj: Obj, changes: Sequence[FieldChange]
+        self, plan: EditPlan, entry: Entry, obj: Obj, changes: Sequence[FieldChange]
     ) -> list[dict[str, Any]]:
         """One ``ContainerResource`` item per change, in container order (the planned values
         go to ``plan.expected``)."""
@@ -557,7 +557,7 @@ class Planner:
 
     def replace_metric(
         self,
-        plan: Plan,
+        plan: EditPlan,
         entry: Entry,
         name: str,
         changes: Sequence[FieldChange],
@@ -576,7 +576,7 @@ class Planner:
 
     def add_metrics(
         self,
-        plan: Plan,
+        plan: EditPlan,
         entry: Entry,
         changes: Sequence[FieldChange],
         *,
@@ -626,7 +626,7 @@ class Planner:
 
     def _write_items(
         self,
-        plan: Plan,
+        plan: EditPlan,
         entry: Entry,
         obj: Obj,
         item_path: Path_,
@@ -692,7 +692,7 @@ class Planner:
 
     def change(
         self,
-        plan: Plan,
+        plan: EditPlan,
         entry: Entry,
         key: tuple[str | None, str],
         slot: Slot,
@@ -773,7 +773,7 @@ class Planner:
             return None
         return workload.hpa.locations.get(hpa_location_key(name, container))
 
-    def _insert_exclusive(self, plan: Plan, entry: Entry, slot: Slot, leaf: str) -> bool:
+    def _insert_exclusive(self, plan: EditPlan, entry: Entry, slot: Slot, leaf: str) -> bool:
         """Add the key under the nearest existing node of a file only this environment reads."""
         env = entry.environment.name
         for cut in range(len(slot.path) - 1, -1, -1):
@@ -824,7 +824,14 @@ class Planner:
         return False
 
     def _own_file(
-        self, plan: Plan, entry: Entry, slot: Slot, leaf: str, origin: Origin | None, *, what: str
+        self,
+        plan: EditPlan,
+        entry: Entry,
+        slot: Slot,
+        leaf: str,
+        origin: Origin | None,
+        *,
+        what: str,
     ) -> None:
         env = entry.environment
         shared = origin.file if origin is not None else slot.obj.root.file
@@ -867,7 +874,9 @@ class Planner:
             f"{plan.ref}: no file of environment {env.name!r} can hold this value",
         )
 
-    def _shared(self, plan: Plan, entry: Entry, what: str, file: str, line: int) -> SharedFileError:
+    def _shared(
+        self, plan: EditPlan, entry: Entry, what: str, file: str, line: int
+    ) -> SharedFileError:
         """Why ``what`` cannot be written for this environment: ``file`` holds it, other renders
         read that file, and the environment has no overlay or values file of its own."""
         env = entry.environment.name
@@ -878,7 +887,9 @@ class Planner:
         )
         return SharedFileError(file, line, f"{plan.ref}: {what} skipped: {why}", why)
 
-    def _insert_tree(self, plan: Plan, file: YamlFile, root: YNode | None, tree: NewTree) -> None:
+    def _insert_tree(
+        self, plan: EditPlan, file: YamlFile, root: YNode | None, tree: NewTree
+    ) -> None:
         """Insert ``tree`` into a values mapping, descending through keys that already exist."""
         if root is None:
             plan.appends.append((file.path, tree))
