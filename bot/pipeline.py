@@ -63,8 +63,8 @@ from bot.report.build import chart_candidates, make_proposal, summarize_history
 from bot.report.proposal import HistorySummary, Prices, Proposal
 from bot.report.replay import CostTotals, cost_totals
 
-if TYPE_CHECKING:  # what serves a repository on GitHub; ``plan`` never loads it
-    from bot.forge.github import GitHubForge, RepositorySession
+if TYPE_CHECKING:  # what a forge offers (``bot.forge.github`` is one); ``plan`` loads none
+    from bot.forge.protocol import Forge, ForgeSession
 
 log = logging.getLogger("bot.pipeline")
 
@@ -395,7 +395,7 @@ def repository_outcome(
     groups in flight, not the repository's whole history. Outcomes are in inventory order.
 
     ``memory`` maps a workload key to what the bot's merged pull requests tell about it
-    (``RepositorySession.workload_memory()``); absent keys know nothing. ``on_workload`` is
+    (``ForgeSession.workload_memory()``); absent keys know nothing. ``on_workload`` is
     called after each workload is decided (progress on a terminal). ``budget`` (``run``) is
     checked between steps and bounds the fetch (recommending included, as it runs between
     the fetch's parts). ``charts`` False skips the week usage that only pull-request bodies
@@ -709,7 +709,7 @@ def dashboard_only_reason(config: RepoConfig, *, now_s: float) -> str | None:
 
 def serve_repository(
     full_name: str,
-    forge: GitHubForge,
+    forge: Forge,
     source: HistorySource,
     settings: BotSettings,
     *,
@@ -732,7 +732,7 @@ def serve_repository(
 
 
 def _serve_session(
-    session: RepositorySession,
+    session: ForgeSession,
     *,
     source: HistorySource,
     settings: BotSettings,
@@ -769,7 +769,7 @@ def _serve_session(
         raise
 
 
-def _report_failure(session: RepositorySession, exc: Exception) -> None:
+def _report_failure(session: ForgeSession, exc: Exception) -> None:
     """Show why the repository failed on its dashboard; a failure to do so is only logged."""
     try:
         session.report_failure(failure_message(exc))
@@ -778,7 +778,7 @@ def _report_failure(session: RepositorySession, exc: Exception) -> None:
 
 
 def _serve_configured(
-    session: RepositorySession,
+    session: ForgeSession,
     root: Path,
     config: RepoConfig,
     *,

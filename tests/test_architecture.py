@@ -215,3 +215,20 @@ def test_field_ids_are_typed_not_text():
         if '"hpa.target.' in line or 'startswith("hpa.' in line or 'removeprefix("hpa.' in line
     ]
     assert not bad, "\n".join(bad)
+
+
+FORGE_NEUTRAL = {
+    "bot.forge.protocol",
+    "bot.forge.results",
+    "bot.forge.previous",
+    "bot.forge.lifecycle",
+    "bot.forge.branches",
+    "bot.forge.errors",
+}
+"""The forge modules the pipeline may read: the ``Forge`` protocol and forge-neutral values."""
+
+
+def test_the_pipeline_sees_the_forge_only_through_its_protocol():
+    used = {m for m in _imports(BOT / "pipeline.py") if m.startswith("bot.forge")}
+    assert used <= FORGE_NEUTRAL, sorted(used - FORGE_NEUTRAL)
+    assert "bot.forge.protocol" in used
