@@ -724,49 +724,35 @@ def serve_repository(
     budget = Budget.start(settings.run.repository_timeout_s)
     session = forge.open(full_name, PullRequestConfig())
     try:
-        return _serve_session(
-            session, source=source, settings=settings, now_s=now_s, dry_run=dry_run, budget=budget
-        )
+        root = session.checkout()
+        if find_repo_config(root) is None:
+            return RepositoryReport(
+                full_name, ok=True, message="not opted in (no .tortoise-bot.yaml)"
+            )
+        try:
+            config = load_repo_config(root)
+        except ConfigError as exc:
+            if not dry_run:
+                session.report_config_error([str(p) for p in exc.problems])
+            raise
+        session.configure(effective_pull_requests(config, settings), dashboard=config.dashboard)
+        try:
+            return _serve_configured(
+                session,
+                root,
+                config,
+                source=source,
+                settings=settings,
+                now_s=now_s,
+                dry_run=dry_run,
+                budget=budget,
+            )
+        except Exception as exc:
+            if not dry_run:
+                _report_failure(session, exc)
+            raise
     finally:
-        session.disconnect()
-
-
-def _serve_session(
-    session: ForgeSession,
-    *,
-    source: HistorySource,
-    settings: BotSettings,
-    now_s: float,
-    dry_run: bool,
-    budget: Budget,
-) -> RepositoryReport:
-    """``serve_repository`` on an open session."""
-    full_name = session.full_name
-    root = session.checkout()
-    if find_repo_config(root) is None:
-        return RepositoryReport(full_name, ok=True, message="not opted in (no .tortoise-bot.yaml)")
-    try:
-        config = load_repo_config(root)
-    except ConfigError as exc:
-        if not dry_run:
-            session.report_config_error([str(p) for p in exc.problems])
-        raise
-    session.configure(effective_pull_requests(config, settings), dashboard=config.dashboard)
-    try:
-        return _serve_configured(
-            session,
-            root,
-            config,
-            source=source,
-            settings=settings,
-            now_s=now_s,
-            dry_run=dry_run,
-            budget=budget,
-        )
-    except Exception as exc:
-        if not dry_run:
-            _report_failure(session, exc)
-        raise
+        session.disconnect()  # a long-running serve keeps no connection between repositories
 
 
 def _report_failure(session: ForgeSession, exc: Exception) -> None:
