@@ -39,10 +39,12 @@ def chart_subject(changes: Iterable[FieldChange]) -> tuple[str, Resource] | None
     changes = list(changes)
     if any(c.field.is_hpa for c in changes):
         return None
-    for kind in ("requests.", "limits."):
-        for c in changes:
-            if c.field.startswith(kind) and c.container is not None:
-                return c.container, "cpu" if c.field.endswith(".cpu") else "memory"
+    requests_first = [c for c in changes if c.field.is_request] + [
+        c for c in changes if c.field.is_limit
+    ]
+    for c in requests_first:
+        if c.container is not None and c.field.resource is not None:
+            return c.container, c.field.resource
     return None
 
 
@@ -51,8 +53,8 @@ def chart_candidates(changes: Iterable[FieldChange]) -> list[tuple[str, Resource
     any part of them (an edit may leave some changes out), in order, each once."""
     out: dict[tuple[str, Resource], None] = {}
     for c in changes:
-        if c.field.is_request_or_limit and c.container is not None:
-            out[(c.container, "cpu" if c.field.endswith(".cpu") else "memory")] = None
+        if c.field.is_request_or_limit and c.container is not None and c.field.resource:
+            out[(c.container, c.field.resource)] = None
     return list(out)
 
 
@@ -72,18 +74,14 @@ def summarize_history(
         container = history.containers.get(name)
         if container is None:
             continue
-        if resource == "cpu" and container.cpu_t.size:
-            values = week_profile(
-                container.cpu_t, container.cpu_cores, time_zone, percentile=CPU_PERCENTILE
-            )
-            usage[(name, resource)] = WeekUsage(name, "cpu", values, CPU_PERCENTILE, time_zone)
-        elif resource == "memory" and container.mem_t.size:
-            values = week_profile(
-                container.mem_t, container.mem_bytes, time_zone, percentile=MEMORY_PERCENTILE
-            )
-            usage[(name, resource)] = WeekUsage(
-                name, "memory", values, MEMORY_PERCENTILE, time_zone
-            )
+        times, samples, percentile = (
+            (container.cpu_t, container.cpu_cores, CPU_PERCENTILE)
+            if resource == "cpu"
+            else (container.mem_t, container.mem_bytes, MEMORY_PERCENTILE)
+        )
+        if times.size:
+            values = week_profile(times, samples, time_zone, percentile=percentile)
+            usage[(name, resource)] = WeekUsage(name, resource, values, percentile, time_zone)
     return HistorySummary(
         start_s=history.start_s,
         end_s=history.end_s,
