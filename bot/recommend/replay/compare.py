@@ -114,6 +114,12 @@ def _share(minutes: float | None, total: float) -> float:
     return (minutes or 0.0) / total if total > 0 else 0.0
 
 
+def allowed_shortfall(current_minutes: float | None, window_s: float, allowance: float) -> float:
+    """Minutes of capacity shortfall a proposal may have: the current HPA's, or ``allowance``
+    of the window's minutes where that is more (a ceiling, not an addition)."""
+    return max(current_minutes or 0.0, allowance * window_s / 60.0)
+
+
 def findings(
     current: ReplayFigures,
     proposed: ReplayFigures,
@@ -178,7 +184,7 @@ def findings(
             )
     was_short = current.replicas.shortfall_minutes or 0.0
     now_short = proposed.replicas.shortfall_minutes or 0.0
-    allowed_short = max(was_short, shortfall_allowance * proposed.window_s / 60.0)
+    allowed_short = allowed_shortfall(was_short, proposed.window_s, shortfall_allowance)
     if now_short > allowed_short:
         out.append(
             GateFinding(

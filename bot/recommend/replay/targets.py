@@ -25,7 +25,7 @@ from bot.model import (
     Resource,
 )
 from bot.recommend.inputs import WorkloadInput
-from bot.recommend.replay.compare import proposed_values
+from bot.recommend.replay.compare import allowed_shortfall, proposed_values
 from bot.recommend.replay.figures import Values, hpa_metrics, over_request_share, replica_path
 from bot.recommend.replay.gate import ReplayContext
 from bot.recommend.replay.series import ReplaySeries
@@ -72,9 +72,10 @@ def replayed_targets(
     lo = admin.minimum_target_resource_utilization
     hi = admin.maximum_target_resource_utilization
     allowance = settings.replay.max_extra_over_request
-    allowed_short = max(
-        context.before.replicas.shortfall_minutes or 0.0,
-        settings.replay.max_extra_shortfall * context.series.window_s / 60.0,
+    allowed_short = allowed_shortfall(
+        context.before.replicas.shortfall_minutes,
+        context.series.window_s,
+        settings.replay.max_extra_shortfall,
     )
     out = []
     for t in draft.hpa.targets:
