@@ -62,6 +62,7 @@ from bot.recommend.noise import passes_min_change
 from bot.report.build import chart_candidates, make_proposal, summarize_history
 from bot.report.proposal import HistorySummary, Prices, Proposal
 from bot.report.replay import CostTotals, cost_totals
+from bot.worker_pool import OrderedPool, usable_cores
 
 if TYPE_CHECKING:  # what a forge offers (``bot.forge.github`` is one); ``plan`` loads none
     from bot.forge.protocol import Forge, ForgeSession
@@ -306,6 +307,14 @@ def decide_workload(
     )
 
 
+def _only(fetched: FetchResult, ref: WorkloadRef) -> FetchResult:
+    """What ``fetched`` holds of ``ref``: all a worker process is sent of a namespace group."""
+    return FetchResult(
+        {ref: fetched.histories[ref]} if ref in fetched.histories else {},
+        {ref: fetched.errors[ref]} if ref in fetched.errors else {},
+    )
+
+
 def _decide_contained(
     declared: DeclaredWorkload,
     fetched: FetchResult,
@@ -317,7 +326,8 @@ def _decide_contained(
     charts: bool,
 ) -> WorkloadOutcome:
     """``decide_workload``; a ``ConfigError`` (a bad quantity) fails the repository as before,
-    any other exception only this workload (status ``error``, the others still decided)."""
+    any other exception only this workload (status ``error``, the others still decided).
+    Called in a worker process with ``run.processes`` above 1 (``bot.worker_pool``)."""
     try:
         return decide_workload(
             declared, fetched, config, settings, now_s=now_s, memory=memory, charts=charts
@@ -415,20 +425,32 @@ def repository_outcome(
         waiting[w.ref].append(index)
     decided: dict[int, WorkloadOutcome] = {}
 
+    def done(index: int, outcome: WorkloadOutcome) -> None:
+        decided[index] = outcome
+        if on_workload is not None:
+            on_workload(outcome.ref)
+
+    def lost(index: int, exc: Exception) -> WorkloadOutcome:
+        log.error("workload %s failed", inventory.workloads[index].ref, exc_info=exc)
+        return WorkloadOutcome(inventory.workloads[index], "error", (failure_message(exc),))
+
+    processes = settings.run.processes_for(len(inventory.workloads), usable_cores())
+    pool = OrderedPool[WorkloadOutcome](processes, done=done, lost=lost)
+
     def decide(indices: Iterable[int], fetched: FetchResult) -> None:
         for index in sorted(indices):
             w = inventory.workloads[index]
-            decided[index] = _decide_contained(
+            pool.submit(
+                index,
+                _decide_contained,
                 w,
-                fetched,
+                _only(fetched, w.ref) if pool.processes > 1 else fetched,
                 config,
                 settings.recommend,
                 now_s=now_s,
                 memory=(memory or {}).get(w.ref.key),
                 charts=charts,
             )
-            if on_workload is not None:
-                on_workload(w.ref)
 
     if budget is not None:
         budget.check("reading its history")
@@ -440,16 +462,17 @@ def repository_outcome(
         budget_s=budget.left_s() if budget is not None else None,
     )
     try:
-        with closing(parts):
+        with closing(parts), pool:
             for part in parts:
                 refs = [*part.errors, *part.histories]
                 decide([i for ref in refs for i in waiting.pop(ref, ())], part)
                 del part  # its histories go now, not when the next part is in
+            decide([i for indices in waiting.values() for i in indices], FetchResult())
+            pool.finish()
     except MetricsError as exc:
         if budget is not None:
             budget.check("reading its history", cause=exc)
         raise
-    decide([i for indices in waiting.values() for i in indices], FetchResult())
     outcomes = [decided[i] for i in range(len(inventory.workloads))]
     if budget is not None:
         budget.check("editing")

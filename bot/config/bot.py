@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator
 
@@ -30,8 +31,13 @@ class ScheduleConfig(ConfigModel):
         return value
 
 
+AUTO_PROCESSES_MIN_WORKLOADS = 100
+"""``run.processes: auto`` recommends in worker processes from this many workloads."""
+
+
 class RunConfig(ConfigModel):
-    """How ``tortoise-bot run`` (and each run of ``serve``) serves its repositories."""
+    """How ``tortoise-bot run`` (and each run of ``serve``) serves its repositories; ``processes``
+    also holds for ``plan`` and ``explain``."""
 
     repository_timeout_s: float = Field(
         1800.0,
@@ -47,6 +53,27 @@ class RunConfig(ConfigModel):
         "did not finish, one file per shard, and the next run serves them first. "
         "null = every run starts at the first repository.",
     )
+    processes: int | Literal["auto"] = Field(
+        "auto",
+        description="Worker processes that recommend one repository's workloads: 1 = in the "
+        "bot's own process, one workload after the other; N = N processes, at most 2 × N "
+        "workloads' history handed out at once, results identical and in the same order; "
+        f"auto = 1 for a repository of fewer than {AUTO_PROCESSES_MIN_WORKLOADS} workloads "
+        "(starting workers costs more than it saves), else the cores the bot may use.",
+    )
+
+    @field_validator("processes")
+    @classmethod
+    def _at_least_one(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("expected at least 1 process, or auto")
+        return value
+
+    def processes_for(self, workloads: int, cores: int) -> int:
+        """The worker processes for a repository of ``workloads`` on ``cores`` usable cores."""
+        if self.processes != "auto":
+            return self.processes
+        return 1 if workloads < AUTO_PROCESSES_MIN_WORKLOADS else max(1, cores)
 
 
 class BotSettings(ConfigModel):

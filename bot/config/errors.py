@@ -30,3 +30,7 @@ class ConfigError(Exception):
     def __init__(self, problems: list[ConfigProblem]) -> None:
         self.problems = tuple(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled with its problems (from a worker process, ``bot.worker_pool``)."""
+        return (type(self), (list(self.problems),))

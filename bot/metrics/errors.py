@@ -40,6 +40,16 @@ class MetricsError(Exception):
             parts.append(f"query={query[:300]}")
         super().__init__("; ".join(parts))
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled whole (a worker process gets the same error, ``bot.worker_pool``)."""
+        return (_rebuild, (type(self), self.message, self.query, self.url, self.status))
+
+
+def _rebuild(
+    kind: type[MetricsError], message: str, query: str | None, url: str | None, status: int | None
+) -> MetricsError:
+    return kind(message, query=query, url=url, status=status)
+
 
 class PrometheusUnavailableError(MetricsError):
     """The server could not be reached or kept failing: the whole fetch is an error."""

@@ -1,0 +1,127 @@
+"""Calls of one function spread over worker processes, each result handed back in the order the
+calls were made (``run.processes``; the pipeline recommends a large repository's workloads so).
+
+``OrderedPool(processes, done=..., lost=...)``: ``submit(key, function, *args)`` calls
+``function(*args)`` and ``done(key, result)`` with its result. With one process the call is
+made at once in this process, exactly as a plain loop would. With more, ``function`` and its
+arguments are pickled to one of ``processes`` workers started from a clean server process
+(``forkserver``: never a fork of this process and its threads); at most ``in_flight`` calls
+(twice the processes by default) are out at once, so the caller's data is held for those only,
+and ``done`` is called in submission order as results come back (``submit`` waits for the
+oldest when the limit is reached; ``finish`` waits for all). An exception ``function`` raises
+reaches the caller from ``submit`` or ``finish`` as in a plain loop; a worker that ends without
+answering (killed, out of memory) loses only the calls it and its pool held: each gets
+``lost(key, error)`` as its result and the next calls go to a new pool.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import BrokenExecutor, Future, ProcessPoolExecutor
+from types import TracebackType
+from typing import Any, Generic, TypeVar
+
+from bot.logs import JsonFormatter, setup_logging
+
+R = TypeVar("R")
+
+PRELOAD = ["bot.pipeline"]
+"""Imported once by the server process the workers are forked from, not by each worker."""
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, not the machine's count)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _log_like(json_lines: bool, level: int) -> None:
+    """A worker's ``bot`` loggers write as this process's do (format, level, redaction)."""
+    setup_logging("json" if json_lines else "text", logging.getLevelName(level))
+
+
+class OrderedPool(Generic[R]):
+    """See the module doc. Use as a context manager: leaving it stops the workers."""
+
+    def __init__(
+        self,
+        processes: int,
+        *,
+        done: Callable[[int, R], None],
+        lost: Callable[[int, Exception], R],
+        in_flight: int | None = None,
+    ) -> None:
+        self.processes = max(1, processes)
+        self._done = done
+        self._lost = lost
+        self._limit = max(1, in_flight if in_flight is not None else 2 * self.processes)
+        self._pending: deque[tuple[int, Future[R], ProcessPoolExecutor]] = deque()
+        self._executor: ProcessPoolExecutor | None = None
+
+    def _start(self) -> ProcessPoolExecutor:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(PRELOAD)
+        bot_log = logging.getLogger("bot")
+        json_lines = any(isinstance(h.formatter, JsonFormatter) for h in bot_log.handlers)
+        return ProcessPoolExecutor(
+            self.processes,
+            mp_context=context,
+            initializer=_log_like,
+            initargs=(json_lines, bot_log.getEffectiveLevel()),
+        )
+
+    def submit(self, key: int, function: Callable[..., R], *args: Any, **kwargs: Any) -> None:
+        """``done(key, function(*args, **kwargs))``, now (one process) or once the earlier calls
+        are done."""
+        if self.processes == 1:
+            self._done(key, function(*args, **kwargs))
+            return
+        while len(self._pending) >= self._limit:
+            self._collect_oldest()
+        if self._executor is None:
+            self._executor = self._start()
+        executor = self._executor
+        try:
+            future = executor.submit(function, *args, **kwargs)
+        except BrokenExecutor as exc:
+            self._restart(executor)
+            self._done(key, self._lost(key, exc))
+            return
+        self._pending.append((key, future, executor))
+
+    def finish(self) -> None:
+        """Wait for every call submitted, handing each result to ``done`` in order."""
+        while self._pending:
+            self._collect_oldest()
+
+    def _collect_oldest(self) -> None:
+        key, future, executor = self._pending.popleft()
+        try:
+            result = future.result()
+        except BrokenExecutor as exc:
+            self._restart(executor)
+            result = self._lost(key, exc)
+        self._done(key, result)
+
+    def _restart(self, broken: ProcessPoolExecutor) -> None:
+        """Drop ``broken`` if it is still the pool in use; the next ``submit`` starts a new one."""
+        if self._executor is broken:
+            broken.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
+    def __enter__(self) -> OrderedPool[R]:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+        self._pending.clear()

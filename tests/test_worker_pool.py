@@ -1,0 +1,69 @@
+"""Worker processes (``run.processes``): the plan is byte-identical to a serial one, in the same
+order, and a worker that dies loses only the calls it held."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from bot.config.bot import BotSettings, RunConfig, load_bot_settings
+from bot.metrics.snapshot import SnapshotSource
+from bot.outcome_view import plan_document
+from bot.pipeline import build_proposals, repository_outcome
+from bot.report import render_pull_request
+from bot.worker_pool import OrderedPool
+from tests.test_pipeline import DEMO, OneBrokenWorkload
+
+
+def _plan(tmp_path: Path, source: OneBrokenWorkload, settings: BotSettings, processes: int):
+    root = tmp_path / f"shop-{processes}"
+    shutil.copytree(DEMO / "repo", root)
+    run = settings.run.model_copy(update={"processes": processes})
+    seen: list[str] = []
+    plan = repository_outcome(
+        root,
+        source,
+        settings.model_copy(update={"run": run}),
+        now_s=source.inner.end_s,
+        on_workload=lambda ref: seen.append(ref.key),
+    )
+    document = json.dumps(plan_document(plan, repository="shop"), indent=2)
+    bodies = [render_pull_request(p, prices=plan.prices)[1] for p in build_proposals(plan)]
+    return document, bodies, seen
+
+
+def test_the_plan_is_byte_identical_serial_and_in_worker_processes(tmp_path):
+    source = OneBrokenWorkload(SnapshotSource(DEMO / "snapshot.zip"), "cart")  # an error too
+    settings = load_bot_settings(DEMO / "bot.yaml")
+    serial, serial_bodies, serial_seen = _plan(tmp_path, source, settings, 1)
+    pooled, pooled_bodies, pooled_seen = _plan(tmp_path, source, settings, 2)
+    assert '"status": "changes"' in serial and "query timed out" in serial
+    assert pooled == serial
+    assert pooled_bodies == serial_bodies and serial_bodies
+    assert pooled_seen == serial_seen
+
+
+def _square_or_die(x: int) -> int:
+    if x == 3:
+        os._exit(9)  # the worker ends without answering, as when killed
+    return x * x
+
+
+def test_a_dead_worker_loses_only_the_calls_out_with_it_and_order_holds():
+    done: list[tuple[int, int]] = []
+    with OrderedPool[int](
+        2, done=lambda k, r: done.append((k, r)), lost=lambda k, e: -1, in_flight=1
+    ) as pool:
+        for x in range(6):
+            pool.submit(x, _square_or_die, x)
+        pool.finish()
+    assert done == [(0, 0), (1, 1), (2, 4), (3, -1), (4, 16), (5, 25)]
+
+
+def test_auto_is_serial_for_a_small_repository_and_every_core_for_a_large_one():
+    auto = RunConfig()
+    assert auto.processes_for(99, 8) == 1
+    assert auto.processes_for(100, 8) == 8
+    assert RunConfig(processes=3).processes_for(5, 8) == 3
