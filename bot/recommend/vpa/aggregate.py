@@ -439,15 +439,17 @@ def usage_from_counts(
     Without ``buckets`` the percentiles come from order statistics, with the same result: every
     sample weighs 1, so the first bucket whose running count reaches ``p × n`` is the bucket of
     the ``ceil(p × n)``-th smallest value (``find_buckets`` never decreases: it is the exact
-    comparison with the bucket starts wherever the logarithm could be off). A sort costs less
-    than bucketing every sample and, unlike a partial sort, the same whatever the data.
+    comparison with the bucket starts wherever the logarithm could be off). A partial sort
+    (``np.partition`` at those three ranks: the same values a full sort puts there) costs less
+    than bucketing every sample, and far less than a sort (20,160 slowly varying samples:
+    about 60 µs against 1 ms).
     """
     if values.size == 0:
         return None
     if buckets is None:
         n = values.size
         ks = [min(max(math.ceil(p * n), 1), n) - 1 for p in USAGE_PERCENTILES]
-        edges = options.upper_edges()[options.find_buckets(np.sort(values)[ks])].tolist()
+        edges = options.upper_edges()[options.find_buckets(np.partition(values, ks)[ks])].tolist()
         top = float(values.max())
         p50, p90, p99 = (min(edge, top) for edge in edges)
         return Usage(p50, p90, p99, top, int(n))
