@@ -2,6 +2,10 @@
 Prometheus, and fetched back through ``tortoise-bot snapshot`` against the demo repository.
 
 Usage: ``.venv/bin/python scripts/make_demo_snapshot.py`` (needs prometheus and promtool).
+
+The recorded file is then packed again with deflate instead of LZMA (the same members, bytes
+and order): ``plan --demo`` reads every member on each run, and deflate decodes its 3.6 MB in
+about 8 ms of CPU against about 57 ms for LZMA, for 1.05 MB on disk instead of 0.84 MB.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
+import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -47,8 +52,22 @@ def main() -> int:
             str(bot_config),
         ]
         done = subprocess.run(cmd, check=False)
+    if done.returncode == 0:
+        repack(out, zipfile.ZIP_DEFLATED)
     print(f"{out}: {out.stat().st_size / 1024:.0f} KiB, window {DEMO_DAYS} days ending {now}")
     return done.returncode
+
+
+def repack(path: Path, compression: int) -> None:
+    """Pack the zip file at ``path`` again with ``compression``: same members, bytes, times and
+    order."""
+    tmp = path.with_name(f".{path.name}.repack")
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w", compression=compression) as dst:
+        for info in src.infolist():
+            member = zipfile.ZipInfo(info.filename, info.date_time)
+            member.compress_type = compression
+            dst.writestr(member, src.read(info))
+    tmp.replace(path)
 
 
 if __name__ == "__main__":

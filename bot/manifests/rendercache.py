@@ -14,7 +14,9 @@ depends on::
                      bytes on disk, or "absent")
 
 so changing one byte of one input, adding a second kustomization file, or another kubectl gives
-another key: an entry never outlives a change of its inputs. A build that reads something the
+another key: an entry never outlives a change of its inputs. kubectl's answer is kept beside the
+entries (``IDENTITY_FILE``) with the binary's path, inode, size and modification and
+status-change times, and asked again when any of them differs (a replaced or rewritten kubectl). A build that reads something the
 key cannot cover (a remote resource, a path outside the repository, ``transformers`` /
 ``generators`` / ``validators`` / ``helmCharts``, whose configurations may name further files)
 is never cached (``Closure.sealed``). Only successful renders are kept. The inputs are hashed
@@ -77,13 +79,22 @@ def default_directory(env: Mapping[str, str]) -> Path | None:
     return Path(home) / ".cache" / "tortoise-bot" / "renders" if home else None
 
 
-_IDENTITIES: dict[tuple[str, int, int, int], str | None] = {}
+IDENTITY_FILE = "kubectl.identity"
+"""In the cache directory: the last ``kubectl version`` answer and the binary it came from."""
+
+Binary = tuple[str, int, int, int, int, int]
+"""A kubectl binary as the file system shows it: real path, device, inode, size, modification
+and status-change times (ns). Replacing or rewriting the file changes the last one at least."""
+
+_IDENTITIES: dict[Binary, str | None] = {}
 _IDENTITY_LOCK = threading.Lock()
 
 
-def kubectl_identity() -> str | None:
-    """``kubectl version --client -o json`` of the ``kubectl`` on PATH (asked once per binary
-    and process), or None when there is none or it does not answer."""
+def kubectl_identity(directory: Path | None = None) -> str | None:
+    """``kubectl version --client -o json`` of the ``kubectl`` on PATH, or None when there is
+    none or it does not answer. Asked once per binary: the answer is kept for the process and,
+    with ``directory``, in its ``IDENTITY_FILE`` for the next runs (``kubectl version`` is a
+    process start per run, about 60 ms of CPU), used only while the binary is the same file."""
     exe = kubectl()
     if exe is None:
         return None
@@ -92,23 +103,63 @@ def kubectl_identity() -> str | None:
         st = os.stat(real)
     except OSError:
         return None
-    memo = (real, st.st_mtime_ns, st.st_size, st.st_ino)
+    binary: Binary = (real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     with _IDENTITY_LOCK:
-        if memo in _IDENTITIES:
-            return _IDENTITIES[memo]
-        try:
-            done = subprocess.run(
-                [exe, "version", "--client", "-o", "json"],
-                capture_output=True,
-                text=True,
-                timeout=VERSION_TIMEOUT_S,
-                check=False,
-            )
-            found = f"{real}\n{done.stdout}" if done.returncode == 0 and done.stdout else None
-        except (OSError, subprocess.SubprocessError):
-            found = None
-        _IDENTITIES[memo] = found
+        if binary in _IDENTITIES:
+            return _IDENTITIES[binary]
+        found = _stored_identity(directory, binary) if directory is not None else None
+        if found is None:
+            found = _ask_version(exe, real)
+            if found is not None and directory is not None:
+                _store_identity(directory, binary, found)
+        _IDENTITIES[binary] = found
         return found
+
+
+def _ask_version(exe: str, real: str) -> str | None:
+    try:
+        done = subprocess.run(
+            [exe, "version", "--client", "-o", "json"],
+            capture_output=True,
+            text=True,
+            timeout=VERSION_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{real}\n{done.stdout}" if done.returncode == 0 and done.stdout else None
+
+
+def _stored_identity(directory: Path, binary: Binary) -> str | None:
+    """The identity ``IDENTITY_FILE`` holds for ``binary``; None when it holds another
+    binary's, or cannot be read."""
+    try:
+        entry = json.loads((directory / IDENTITY_FILE).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT:
+        return None
+    identity = entry.get("identity")
+    if entry.get("binary") != list(binary) or not isinstance(identity, str):
+        return None
+    return identity
+
+
+def _store_identity(directory: Path, binary: Binary, identity: str) -> None:
+    """Write ``IDENTITY_FILE`` atomically; a failure only means asking again next run."""
+    data = json.dumps({"format": CACHE_FORMAT, "binary": list(binary), "identity": identity})
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".identity", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(data)
+            os.replace(tmp, directory / IDENTITY_FILE)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        log.debug("render cache: cannot keep the kubectl version in %s: %s", directory, exc)
 
 
 @dataclass(slots=True)
@@ -143,7 +194,7 @@ class RenderCache:
         """The key of the render of ``directory`` in checkout ``root`` reading ``files`` and
         including the kustomization directories ``dirs``; None when it cannot be known (no
         kubectl, a file that cannot be read)."""
-        identity = kubectl_identity()
+        identity = kubectl_identity(self.directory)
         if identity is None:
             return None
         real_root = os.path.realpath(root)

@@ -12,8 +12,14 @@ from pathlib import Path
 import pytest
 
 from bot.config.repo import RepoConfig
-from bot.manifests import discover
-from bot.manifests.rendercache import CACHE_DIR_ENV, CACHE_MIB_ENV, RenderCache, render_cache
+from bot.manifests import discover, rendercache
+from bot.manifests.rendercache import (
+    CACHE_DIR_ENV,
+    CACHE_MIB_ENV,
+    IDENTITY_FILE,
+    RenderCache,
+    render_cache,
+)
 from bot.model import Inventory
 from tests.conftest import require_binary
 from tests.manifests.conftest import workload, write_tree
@@ -102,6 +108,34 @@ def test_another_kubectl_version_renders_again(cache, shop, tmp_path, monkeypatc
     assert (cache.stats.hits, cache.stats.stored) == (0, 2)
     discover(shop, RepoConfig())
     assert cache.stats.hits == 1  # the new version's own entry
+
+
+def test_kubectl_is_asked_its_version_once_per_binary_across_runs(
+    cache, shop, tmp_path, monkeypatch
+):
+    real = require_binary("kubectl")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    asked = tmp_path / "asked"
+    wrapper = bin_dir / "kubectl"  # the real kubectl, counting the version questions
+    script = f'#!/bin/sh\n[ "$1" = version ] && echo >> {asked}\nexec {real} "$@"\n'
+    wrapper.write_text(script)
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+
+    def next_run() -> Inventory:  # a new process: only what the cache directory holds
+        monkeypatch.setattr(rendercache, "_IDENTITIES", {})
+        return discover(shop, RepoConfig()).inventory
+
+    first = next_run()
+    assert (cache.directory / IDENTITY_FILE).is_file()
+    assert next_run() == first
+    assert (asked.read_text().count("\n"), cache.stats.hits) == (1, 1)
+    wrapper.write_text(script)  # the binary rewritten (an upgrade): asked again
+    assert next_run() == first
+    (cache.directory / IDENTITY_FILE).write_text("{")  # unreadable: asked again
+    assert next_run() == first
+    assert (asked.read_text().count("\n"), cache.stats.hits) == (3, 3)
 
 
 @pytest.mark.parametrize(
