@@ -40,10 +40,18 @@ def _step_of(times_s: FloatArray) -> float | None:
     if times_s.size < 2:
         return None
     head = times_s[:STEP_SAMPLES]
-    t = np.unique(head[np.isfinite(head)])
-    if t.size < 2:
-        return None
-    gaps = np.round(np.diff(t), 3)
+    gaps = np.diff(head)
+    if bool((gaps > 0).all()) and np.isfinite(head[0]) and np.isfinite(head[-1]):
+        # already sorted, distinct and finite: its own np.unique
+        t = head
+    else:
+        t = np.unique(head[np.isfinite(head)])
+        if t.size < 2:
+            return None
+        gaps = np.diff(t)
+    gaps = np.round(gaps, 3)
+    if gaps.min() == gaps.max():  # one gap throughout: the most common one
+        return float(gaps[0]) if gaps[0] > 0 else None
     values, counts = np.unique(gaps[gaps > 0], return_counts=True)
     return float(values[int(np.argmax(counts))]) if values.size else None
 
@@ -55,6 +63,11 @@ def _kept(
     for start, end in excluded:
         mask &= ~((times_s >= start) & (times_s < end))
     return mask
+
+
+def _select(values: np.ndarray, mask: np.ndarray, every: bool) -> np.ndarray:
+    """``values[mask]``; ``values`` itself when ``every`` sample is kept (no copy)."""
+    return values if every else values[mask]
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +145,9 @@ class ReplaySeries:
     ) -> ReplaySeries | None:
         """The grid of ``history`` for ``containers``; None without any CPU sample."""
         keep_r = _kept(history.replicas_t, now_s, excluded) & np.isfinite(history.replicas)
-        rep_t, rep_v = history.replicas_t[keep_r], history.replicas[keep_r]
+        every = bool(keep_r.all())
+        rep_t = _select(history.replicas_t, keep_r, every)
+        rep_v = _select(history.replicas, keep_r, every)
         kept: dict[str, tuple[ContainerHistory, np.ndarray, np.ndarray, np.ndarray]] = {}
         firsts, lasts = [], []
         for name in containers:
@@ -143,9 +158,10 @@ class ReplaySeries:
             mem = _kept(ch.mem_t, now_s, excluded) & np.isfinite(ch.mem_bytes)
             oom = _kept(ch.oom_t, now_s, excluded)
             kept[name] = (ch, cpu, mem, oom)
-            if cpu.any():
-                firsts.append(float(ch.cpu_t[cpu].min()))
-                lasts.append(float(ch.cpu_t[cpu].max()))
+            cpu_t = _select(ch.cpu_t, cpu, bool(cpu.all()))
+            if cpu_t.size:
+                firsts.append(float(cpu_t.min()))
+                lasts.append(float(cpu_t.max()))
         if not firsts:
             return None
         if rep_t.size:
@@ -154,7 +170,12 @@ class ReplaySeries:
         start, end = min(firsts), max(lasts)
         first = next(iter(kept.values()))
         steps_seen = [
-            s for s in (_step_of(rep_t), _step_of(first[0].cpu_t[first[1]])) if s is not None
+            s
+            for s in (
+                _step_of(rep_t),
+                _step_of(_select(first[0].cpu_t, first[1], bool(first[1].all()))),
+            )
+            if s is not None
         ]
         step = min(steps_seen) if steps_seen else DEFAULT_STEP_S
         steps = int(np.floor((end - start) / step + 0.5)) + 1
@@ -169,22 +190,30 @@ class ReplaySeries:
         series: dict[str, ContainerSeries] = {}
         pods_per_step = None
         for name, (ch, cpu, mem, oom) in kept.items():
-            cpu_step = index(ch.cpu_t[cpu])
-            cpu_cores = ch.cpu_cores[cpu]
-            counts = np.bincount(cpu_step, minlength=steps)
-            sums = np.bincount(cpu_step, weights=cpu_cores, minlength=steps)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                mean = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+            every = bool(cpu.all())
+            cpu_step = index(_select(ch.cpu_t, cpu, every))
+            cpu_cores = _select(ch.cpu_cores, cpu, every)
+            if _one_per_step(cpu_step, steps):  # the mean of one sample is that sample
+                counts = np.ones(steps, dtype=np.int64)
+                mean = cpu_cores.astype(np.float64)
+            else:
+                counts = np.bincount(cpu_step, minlength=steps)
+                sums = np.bincount(cpu_step, weights=cpu_cores, minlength=steps)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    mean = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
             if pods_per_step is None:
                 pods_per_step = counts.astype(np.float64)
-            mem_pod, mem_step, mem_bytes = ch.mem_pod[mem], index(ch.mem_t[mem]), ch.mem_bytes[mem]
+            every = bool(mem.all())
+            mem_pod = _select(ch.mem_pod, mem, every)
+            mem_step = index(_select(ch.mem_t, mem, every))
+            mem_bytes = _select(ch.mem_bytes, mem, every)
             if mem_pod.size > 1 and not bool(
                 np.all(
                     (mem_pod[1:] > mem_pod[:-1])
                     | ((mem_pod[1:] == mem_pod[:-1]) & (mem_step[1:] >= mem_step[:-1]))
                 )
             ):
-                order = np.lexsort((ch.mem_t[mem], mem_pod))
+                order = np.lexsort((_select(ch.mem_t, mem, every), mem_pod))
                 mem_pod, mem_step, mem_bytes = mem_pod[order], mem_step[order], mem_bytes[order]
             series[name] = ContainerSeries(
                 name,
@@ -199,21 +228,35 @@ class ReplaySeries:
             )
         replicas = np.full(steps, np.nan)
         if rep_t.size:
-            replicas[index(rep_t)] = rep_v
+            at = index(rep_t)
+            if _one_per_step(at, steps):
+                replicas = rep_v.astype(np.float64)
+            else:
+                replicas[at] = rep_v
         elif pods_per_step is not None:
             replicas = np.where(pods_per_step > 0, pods_per_step, np.nan)
         replicas = _carried(replicas)
         return cls(start, float(step), steps, replicas, series)
 
 
+def _one_per_step(at: IntArray, steps: int) -> bool:
+    """Whether ``at`` is exactly ``0, 1, …, steps − 1``: one sample in every step, in order."""
+    if at.size != steps or not steps:
+        return False
+    return bool(at[0] == 0 and at[-1] == steps - 1 and (np.diff(at) == 1).all())
+
+
 def _carried(values: FloatArray) -> FloatArray:
     """NaN steps take the last known value (the first known before it); all-NaN: ones."""
     known = np.isfinite(values)
+    if known.all():
+        out: FloatArray = np.maximum(values, 0.0)
+        return out
     if not known.any():
         return np.ones(values.size)
     idx = np.where(known, np.arange(values.size), 0)
     np.maximum.accumulate(idx, out=idx)
     first = int(np.argmax(known))
     idx[:first] = first
-    out: FloatArray = np.maximum(values[idx], 0.0)
+    out = np.maximum(values[idx], 0.0)
     return out

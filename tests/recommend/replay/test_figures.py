@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -186,3 +188,29 @@ def test_a_replica_path_is_replayed_once_per_set_of_values_it_depends_on():
     other = replica_path(built, _values(cpu=0.25, hpa=hpa), Options())
     assert other is not first
     assert other.replicas.mean() > first.replicas.mean()
+
+
+def test_one_sample_per_step_builds_the_grid_the_general_path_builds():
+    cpu = 0.2 + 0.1 * np.sin(np.arange(series(1).size) / 50.0)
+    aligned = container_history("app", cpu, 300 * MIB, days=1)
+    # one unusable sample more (NaN usage) takes every family through the masked path
+    padded = replace(
+        aligned,
+        cpu_t=np.append(aligned.cpu_t, NOW_S - 30.0),
+        cpu_pod=np.append(aligned.cpu_pod, 0),
+        cpu_cores=np.append(aligned.cpu_cores, np.nan),
+        mem_t=np.append(aligned.mem_t, NOW_S + 60.0),
+        mem_pod=np.append(aligned.mem_pod, 0),
+        mem_bytes=np.append(aligned.mem_bytes, 1.0),
+    )
+    replicas = 2.0 + (np.arange(series(1, 60.0).size) % 7 == 0)
+    gap = replicas.copy()
+    gap[7] = np.nan  # an unknown count carries the one before: 2
+    replicas[7] = 2.0
+    fast = _series(history(aligned, replicas=replicas, days=1, replica_step_s=60.0))
+    general = _series(history(padded, replicas=gap, days=1, replica_step_s=60.0))
+    assert fast.steps == general.steps == series(1).size
+    assert np.array_equal(fast.containers["app"].cpu_mean, cpu)
+    assert np.array_equal(fast.containers["app"].cpu_mean, general.containers["app"].cpu_mean)
+    assert np.array_equal(fast.replicas, general.replicas)
+    assert np.array_equal(fast.containers["app"].mem_bytes, general.containers["app"].mem_bytes)
