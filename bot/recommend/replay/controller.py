@@ -163,8 +163,20 @@ def _window_max(values: np.ndarray, width: int) -> np.ndarray:
     return out
 
 
+def _up_limits_float(replicas: FloatArray, syncs: int) -> FloatArray:
+    """``_up_limits`` of whole replica counts held as floats, as floats (exact: the counts
+    and their limits are far below 2**53)."""
+    counts = np.maximum(replicas, 0.0)
+    out: FloatArray = counts * float(((100 + SCALE_UP_PERCENT) // 100) ** syncs)
+    few = counts < SCALE_UP_PODS
+    if few.any():
+        small = np.array([float(scale_up_limit(r, syncs)) for r in range(SCALE_UP_PODS)])
+        out[few] = small[counts[few].astype(np.int64)]
+    return out
+
+
 def _step(
-    previous: np.ndarray,
+    previous: FloatArray,
     usable: Sequence[Metric],
     *,
     min_replicas: int,
@@ -172,24 +184,42 @@ def _step(
     syncs: int,
     window: int,
     seed: int,
-) -> np.ndarray:
-    """The step rule for every step at once, given the replicas of the step before each."""
-    prev = previous.astype(np.float64)
-    desired = np.full(prev.size, -1.0)
+) -> FloatArray:
+    """The step rule for every step at once, given the replicas of the step before each
+    (whole numbers within ``[min_replicas, max_replicas]`` where those are in order)."""
+    prev = previous
+    desired: FloatArray | None = None
     with np.errstate(invalid="ignore", divide="ignore"):
         for m in usable:
-            ratio = np.floor(m.usage[1:] * 100.0 / (prev * m.request)) / m.target_percent
+            ratio = m.usage[1:] * 100.0
+            ratio /= prev * m.request
+            np.floor(ratio, out=ratio)
+            ratio /= m.target_percent
             within = (ratio >= 1.0 - TOLERANCE) & (ratio <= 1.0 + TOLERANCE)
-            proposal = np.where(within, prev, np.ceil(ratio * prev))
-            np.fmax(desired, proposal, out=desired)
-    desired = np.where(desired >= 0, desired, prev)
-    recent = _window_max(np.concatenate((np.full(window - 1, float(seed)), desired)), window)
-    recent = recent[window - 1 :]
+            ratio *= prev
+            np.ceil(ratio, out=ratio)
+            proposal = np.where(within, prev, ratio)
+            desired = proposal if desired is None else np.fmax(desired, proposal)
+        assert desired is not None
+        # no sample in any metric (NaN): nothing to act on
+        desired = np.where(desired >= 0, desired, prev)
+    recent = desired.copy()  # the largest desired of the window, the seed before the start
+    for lag in range(1, window):
+        np.maximum(recent[lag:], desired[:-lag], out=recent[lag:])
+    np.maximum(recent[: window - 1], float(seed), out=recent[: window - 1])
     stabilised = np.where(desired >= prev, desired, recent)
-    up = _up_limits(previous, syncs)
+    up = _up_limits_float(prev, syncs)
+    if min_replicas <= max_replicas:
+        # ``prev`` lies within the bounds and below ``up``: rising is capped by both upper
+        # limits, falling by the floor, and an unchanged value passes both
+        np.minimum(stabilised, float(max_replicas), out=stabilised)
+        np.minimum(stabilised, up, out=stabilised)
+        out: FloatArray = np.maximum(stabilised, float(min_replicas), out=stabilised)
+        return out
     up_to = np.minimum(np.minimum(stabilised, float(max_replicas)), up)
     down_to = np.maximum(stabilised, float(min_replicas))
-    return np.where(stabilised > prev, up_to, np.where(stabilised < prev, down_to, prev))
+    out = np.where(stabilised > prev, up_to, np.where(stabilised < prev, down_to, prev))
+    return out
 
 
 def replay_fast(
@@ -216,12 +246,16 @@ def replay_fast(
     if not usable or n == 0:
         return np.full(n, start, dtype=np.int64)
     window = window_steps(step_s)
-    need = np.full(n, np.nan)
+    need: FloatArray | None = None
     with np.errstate(invalid="ignore"):
         for m in usable:
             scale = 100.0 / (m.request * m.target_percent * FAST_START_UTILISATION)
-            np.fmax(need, np.ceil(m.usage * scale), out=need)
-    need = np.clip(np.where(np.isfinite(need), need, start), min_replicas, max_replicas)
+            each = np.ceil(m.usage * scale)
+            need = each if need is None else np.fmax(need, each)
+    assert need is not None
+    need = np.where(np.isfinite(need), need, float(start))
+    np.maximum(need, float(min_replicas), out=need)  # np.clip: the floor, then the ceiling
+    np.minimum(need, float(max_replicas), out=need)
     path = _window_max(need, window)
     path[0] = start
     following = _step(
