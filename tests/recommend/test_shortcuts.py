@@ -1,6 +1,6 @@
 """The engine's shortcuts for clean, ordered series give exactly what the general paths give
 (hypothesis): step bounds, CPU counters, memory window peaks, order-statistic usage
-percentiles and replica slot runs."""
+percentiles, the sampling step and replica slot runs."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from bot.recommend.vpa.aggregate import (
     cpu_counters,
     memory_peaks,
     sample_order,
+    sample_step_s,
     usage_from_counts,
 )
 from bot.recommend.vpa.histogram import CPU_OPTIONS, MEMORY_OPTIONS
@@ -52,6 +53,22 @@ def test_step_bounds_give_the_steps_of_every_time(offs, step_s, shift):
     assert fast.counts.tolist() == slow.counts.tolist()
     assert fast.last_s.tolist() == slow.last_s.tolist()
     assert fast.first_s == slow.first_s
+
+
+@SHORT
+@given(
+    st.sampled_from([15.0, 60.0, 300.0, 0.1]),
+    st.integers(min_value=2, max_value=300),
+    st.lists(st.floats(min_value=-5.0, max_value=5.0), max_size=4),
+    st.booleans(),
+)
+def test_a_regular_step_is_the_median_step(step_s, n, jitter, two_pods):
+    t = T0 + step_s * np.arange(n, dtype=np.float64)
+    t[: len(jitter)] += np.array(jitter[:n])
+    pods = (np.arange(n) >= n // 2).astype(np.int32) if two_pods else np.zeros(n, np.int32)
+    steps = np.diff(t)[pods[1:] == pods[:-1]]
+    steps = steps[steps > 0]
+    assert sample_step_s(t, pods) == (float(np.median(steps)) if steps.size else 60.0)
 
 
 usage_values = st.lists(

@@ -81,17 +81,27 @@ class ReplayGrid:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ReplayedHistogram:
-    """Cumulative decayed bucket weights at the end of each replay step (rows × buckets)."""
+    """Cumulative decayed bucket weights at the end of each replay step (rows × buckets),
+    held as the columns of the buckets some sample reached (``used``, from ``first_bucket``);
+    every other bucket is 0 in every row."""
 
     options: HistogramOptions
-    weights: FloatArray
+    used: FloatArray
     totals: FloatArray
     reference_s: float
     half_life_s: float
+    first_bucket: int = 0
+
+    @property
+    def weights(self) -> FloatArray:
+        """Every bucket's column (rows × ``options.num_buckets``)."""
+        full = np.zeros((self.used.shape[0], self.options.num_buckets))
+        full[:, self.first_bucket : self.first_bucket + self.used.shape[1]] = self.used
+        return full
 
     def percentiles(self, p: tuple[float, ...]) -> FloatArray:
         """``Percentile(p)`` for each ``p`` (rows) at the end of every replay step (columns)."""
-        return percentiles(self.weights, self.totals, p, self.options)
+        return percentiles(self.used, self.totals, p, self.options, first_bucket=self.first_bucket)
 
     def final(self) -> DecayingHistogram:
         """The histogram at the last step, as a checkpointable ``DecayingHistogram``."""
@@ -201,7 +211,7 @@ def replay_rows(
     """
     n = options.num_buckets
     if values.size == 0:
-        zeros = np.zeros((grid.steps, n))
+        zeros = np.zeros((grid.steps, 0))
         return ReplayedHistogram(options, zeros, np.zeros(grid.steps), 0.0, half_life_s)
     ref = final_reference_s(times_s, GO_ZERO_TIME_UNIX_S, half_life_s)
     weights = decay_weights(times_s, ref, half_life_s)
@@ -217,12 +227,11 @@ def replay_rows(
         flat = step_index * n
     flat += options.find_buckets(values) if buckets is None else buckets
     inc = np.bincount(flat, weights=weights, minlength=grid.steps * n).reshape(grid.steps, n)
-    # Buckets no sample reached stay 0 in every step: accumulate only the others.
+    # Buckets no sample reached stay 0 in every step: accumulate and keep only the others.
     used = np.flatnonzero(inc.any(axis=0))
     lo, hi = (int(used[0]), int(used[-1]) + 1) if used.size else (0, 0)
-    cum = np.zeros(inc.shape)
-    np.cumsum(inc[:, lo:hi], axis=0, out=cum[:, lo:hi])
-    return ReplayedHistogram(options, cum, np.cumsum(totals), ref, half_life_s)
+    cum = np.cumsum(inc[:, lo:hi], axis=0)
+    return ReplayedHistogram(options, cum, np.cumsum(totals), ref, half_life_s, lo)
 
 
 def cpu_counters(
@@ -259,8 +268,14 @@ def sample_step_s(times_s: FloatArray, pods: IntArray) -> float:
     """The typical time between two samples of one pod (median), in seconds; 60 if unknown."""
     if times_s.size < 2:
         return 60.0
-    same = pods[1:] == pods[:-1]
-    steps = np.diff(times_s)[same]
+    diffs = np.diff(times_s)
+    if int(pods.min()) == int(pods.max()):
+        shortest, longest = float(diffs.min()), float(diffs.max())
+        if shortest == longest and shortest > 0:
+            return shortest  # one pod sampled at a regular step: the median is that step
+        steps = diffs
+    else:
+        steps = diffs[pods[1:] == pods[:-1]]
     steps = steps[steps > 0]
     return float(np.median(steps)) if steps.size else 60.0
 

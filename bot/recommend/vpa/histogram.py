@@ -146,18 +146,25 @@ def percentiles(
     totals: FloatArray,
     p: float | tuple[float, ...],
     options: HistogramOptions,
+    *,
+    first_bucket: int = 0,
 ) -> FloatArray:
     """``Percentile(p)`` of each row of ``weights`` (rows x buckets), vectorised.
 
     Walk from the first bucket with weight >= epsilon, accumulating, and stop at the first bucket
     whose cumulative weight is >= ``p × total`` (never past the last non-empty bucket); return its
     upper edge. Rows with no bucket >= epsilon give 0 (``util/histogram.go``, ``Percentile``).
-    With a tuple of ``p`` the result has one row per ``p``.
+    With a tuple of ``p`` the result has one row per ``p``. ``first_bucket``: the columns of
+    ``weights`` are the buckets from that one on, every bucket outside them empty (the same
+    result as the whole rows, without walking the empty buckets).
     """
     if weights.ndim == 1:
         return _percentiles_1d(weights, float(np.atleast_1d(totals)[0]), p, options)
     w = weights
     n = w.shape[1]
+    if n == 0:
+        shape = (len(p), w.shape[0]) if isinstance(p, tuple) else (w.shape[0],)
+        return np.zeros(shape)
     nonempty = w >= options.epsilon
     has_any = nonempty.any(axis=1)
     first = np.argmax(nonempty, axis=1)
@@ -176,6 +183,8 @@ def percentiles(
     if lo:
         hit += np.where(wanted > 0, lo, 0)
     hit = np.minimum(np.maximum(hit, first), last)
+    if first_bucket:
+        hit += first_bucket
     out = np.where(has_any, options.upper_edges()[hit], 0.0)
     return out if isinstance(p, tuple) else out[0]
 
