@@ -230,7 +230,7 @@ def replay_rows(
     # Buckets no sample reached stay 0 in every step: accumulate and keep only the others.
     used = np.flatnonzero(inc.any(axis=0))
     lo, hi = (int(used[0]), int(used[-1]) + 1) if used.size else (0, 0)
-    cum = np.cumsum(inc[:, lo:hi], axis=0)
+    cum = np.cumsum(inc[:, lo:hi], axis=0, dtype=np.float64)
     return ReplayedHistogram(options, cum, np.cumsum(totals), ref, half_life_s, lo)
 
 
