@@ -270,15 +270,15 @@ def replay_fast(
     passed = np.concatenate(([float(start)], following))
     new_run = np.concatenate(([True], path[1:] != path[:-1]))
     firsts = np.flatnonzero(new_run)
-    run = np.cumsum(new_run) - 1
-    held = passed[firsts][run]
+    lengths = np.diff(np.append(firsts, n))  # each run's value repeated along it
+    held = np.repeat(passed[firsts], lengths)
     holds = np.ones(n, dtype=bool)
     with np.errstate(invalid="ignore", divide="ignore"):
         for m in usable:
             ratio = np.floor(m.usage * 100.0 / (held * m.request)) / m.target_percent
             holds &= ((ratio >= 1.0 - TOLERANCE) & (ratio <= 1.0 + TOLERANCE)) | np.isnan(ratio)
     broken = np.cumsum(~holds)
-    before = np.concatenate(([0], broken))[firsts][run]
+    before = np.repeat(np.concatenate(([0], broken))[firsts], lengths)
     out: np.ndarray = np.where(broken == before, held, passed).astype(np.int64)
     return _rate_limited(out, syncs_per_step(step_s))
 

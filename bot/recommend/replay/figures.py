@@ -246,8 +246,12 @@ def _cpu(
 ) -> CpuReplay:
     """CPU figures of one container; ``scale`` multiplies each step's per-pod load and
     ``pods`` counts how many pods each sample stands for (None: as recorded)."""
-    usage = cs.cpu_cores if scale is None else cs.cpu_cores * scale[cs.cpu_step]
-    weight = None if pods is None else pods[cs.cpu_step]
+
+    def per_sample(per_step: FloatArray) -> FloatArray:
+        return per_step if cs.aligned else per_step[cs.cpu_step]
+
+    usage = cs.cpu_cores if scale is None else cs.cpu_cores * per_sample(scale)
+    weight = None if pods is None else per_sample(pods)
 
     def minutes(mask: np.ndarray) -> float:
         if weight is None:

@@ -77,7 +77,8 @@ class ContainerSeries:
     ``cpu_step``/``cpu_cores``: each CPU sample's step and value (cores, one pod);
     ``cpu_mean``: mean CPU of one pod per step (cores, NaN without a sample);
     ``mem_pod``/``mem_step``/``mem_bytes``: working-set samples ordered by pod, then time;
-    ``oom_pod``/``oom_step``: recorded OOM kills.
+    ``oom_pod``/``oom_step``: recorded OOM kills; ``aligned``: one CPU sample per step, in
+    order (``cpu_step`` is ``0 … steps − 1``, so a per-step array needs no gather).
     """
 
     name: str
@@ -89,6 +90,7 @@ class ContainerSeries:
     mem_bytes: FloatArray
     oom_pod: IntArray
     oom_step: IntArray
+    aligned: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +195,8 @@ class ReplaySeries:
             every = bool(cpu.all())
             cpu_step = index(_select(ch.cpu_t, cpu, every))
             cpu_cores = _select(ch.cpu_cores, cpu, every)
-            if _one_per_step(cpu_step, steps):  # the mean of one sample is that sample
+            aligned = _one_per_step(cpu_step, steps)
+            if aligned:  # the mean of one sample is that sample
                 counts = np.ones(steps, dtype=np.int64)
                 mean = cpu_cores.astype(np.float64)
             else:
@@ -225,6 +228,7 @@ class ReplaySeries:
                 mem_bytes,
                 ch.oom_pod[oom].astype(np.int32),
                 index(ch.oom_t[oom]),
+                aligned,
             )
         replicas = np.full(steps, np.nan)
         if rep_t.size:
