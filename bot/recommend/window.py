@@ -29,9 +29,13 @@ class Window:
             mask &= ~((times_s >= start) & (times_s < end))
         return mask
 
-    def all_kept(self, times_s: FloatArray) -> bool:
-        """``keep`` keeps every time: nothing excluded, none after ``now`` (NaN fails the test)."""
-        return not self.excluded and (times_s.size == 0 or bool(times_s.max() <= self.now_s))
+    def all_kept(self, times_s: FloatArray, *, times_sorted: bool = False) -> bool:
+        """``keep`` keeps every time: nothing excluded, none after ``now`` (NaN fails the test).
+        ``times_sorted``: the times never decrease and hold no NaN (the last is the latest)."""
+        if self.excluded or times_s.size == 0:
+            return not self.excluded
+        latest = times_s[-1] if times_sorted else times_s.max()
+        return bool(latest <= self.now_s)
 
 
 def select(mask: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -128,6 +128,8 @@ class SampleOrder:
     """``accepted`` keeps every sample: clean values, grouped by pod, in time order per pod."""
     sorted: bool
     """Times never decrease over the whole series (NaN-free)."""
+    one_pod: bool = False
+    """Every sample is of one pod (False: not known)."""
 
 
 def _clean(times_s: FloatArray, values: FloatArray, *, times_sorted: bool = False) -> bool:
@@ -157,7 +159,7 @@ def sample_order(
         return SampleOrder(False, False, False)
     if in_time_order:
         grouped = bool(pods.min() == pods.max())
-        return SampleOrder(True, grouped or bool(np.all(pods[1:] >= pods[:-1])), True)
+        return SampleOrder(True, grouped or bool(np.all(pods[1:] >= pods[:-1])), True, grouped)
     same_pod = pods[1:] == pods[:-1]
     ok = bool(np.all(pods[1:] >= pods[:-1])) and bool(np.all(later | ~same_pod))
     return SampleOrder(True, ok, False)
@@ -213,7 +215,9 @@ def replay_rows(
     if values.size == 0:
         zeros = np.zeros((grid.steps, 0))
         return ReplayedHistogram(options, zeros, np.zeros(grid.steps), 0.0, half_life_s)
-    ref = final_reference_s(times_s, GO_ZERO_TIME_UNIX_S, half_life_s)
+    ref = final_reference_s(
+        times_s, GO_ZERO_TIME_UNIX_S, half_life_s, times_sorted=bounds is not None
+    )
     weights = decay_weights(times_s, ref, half_life_s)
     weights *= base_weights
     own = step_index is None
@@ -264,12 +268,13 @@ def cpu_counters(
     return CpuCounters(counts, first, last)
 
 
-def sample_step_s(times_s: FloatArray, pods: IntArray) -> float:
-    """The typical time between two samples of one pod (median), in seconds; 60 if unknown."""
+def sample_step_s(times_s: FloatArray, pods: IntArray, *, one_pod: bool = False) -> float:
+    """The typical time between two samples of one pod (median), in seconds; 60 if unknown.
+    ``one_pod``: every sample is known to be of one pod."""
     if times_s.size < 2:
         return 60.0
     diffs = np.diff(times_s)
-    if int(pods.min()) == int(pods.max()):
+    if one_pod or int(pods.min()) == int(pods.max()):
         shortest, longest = float(diffs.min()), float(diffs.max())
         if shortest == longest and shortest > 0:
             return shortest  # one pod sampled at a regular step: the median is that step
@@ -337,7 +342,7 @@ def memory_peaks(
         if order is None:
             order = sample_order(times_s, pods, usage_bytes, strict=False)
         if order.all_accepted:
-            fast = _peaks_in_order(times_s, pods, usage_bytes, interval_s)
+            fast = _peaks_in_order(times_s, pods, usage_bytes, interval_s, one_pod=order.one_pod)
             if fast is not None:
                 return fast
     keep = accepted(times_s, pods, usage_bytes, strict=False)
@@ -397,7 +402,7 @@ MAX_POD_RUNS = 64
 
 
 def _peaks_in_order(
-    t: FloatArray, pods: IntArray, v: FloatArray, interval_s: float
+    t: FloatArray, pods: IntArray, v: FloatArray, interval_s: float, *, one_pod: bool = False
 ) -> MemoryPeaks | None:
     """``memory_peaks`` for accepted samples grouped by pod in time order without OOM kills:
     the same peak table, found from window edges instead of a window index per sample.
@@ -408,7 +413,7 @@ def _peaks_in_order(
     None, and the caller takes the general path).
     """
     n = t.size
-    if int(pods.min()) == int(pods.max()):
+    if one_pod or int(pods.min()) == int(pods.max()):
         firsts = np.zeros(1, dtype=np.intp)
     else:
         firsts = np.flatnonzero(np.concatenate(([True], pods[1:] != pods[:-1])))

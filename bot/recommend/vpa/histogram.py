@@ -301,17 +301,23 @@ def round_to_half_life(t_s: float, half_life_s: float) -> float:
     return GO_ZERO_TIME_UNIX_S + k * half_life_s
 
 
-def final_reference_s(times_s: FloatArray, reference_s: float, half_life_s: float) -> float:
+def final_reference_s(
+    times_s: FloatArray, reference_s: float, half_life_s: float, *, times_sorted: bool = False
+) -> float:
     """The reference time after feeding ``times_s`` in time order (``shiftReferenceTimestamp``).
 
     It moves whenever a sample is strictly more than 100 half-lives after it; the first sample
-    of a fresh histogram (reference at Go's zero time) always moves it.
+    of a fresh histogram (reference at Go's zero time) always moves it. ``times_sorted``: the
+    times never decrease and hold no NaN (the first and last are the least and the greatest).
     """
     if times_s.size == 0:
         return reference_s
     ref = reference_s
     limit = MAX_DECAY_EXPONENT * half_life_s
-    first, last = float(times_s.min()), float(times_s.max())
+    if times_sorted:
+        first, last = float(times_s[0]), float(times_s[-1])
+    else:
+        first, last = float(times_s.min()), float(times_s.max())
     if first > ref + limit:
         ref = round_to_half_life(first, half_life_s)  # every sample is later: the first moves it
     while last > ref + limit:

@@ -36,6 +36,7 @@ from bot.model import (
 )
 from bot.recommend.vpa.aggregate import (
     ReplayGrid,
+    SampleOrder,
     accepted,
     confidence,
     cpu_counters,
@@ -114,7 +115,7 @@ def recommend_container(
     why there is too little data (see the module doc for the chain)."""
     ch = history
     cpu_order = sample_order(ch.cpu_t, ch.cpu_pod, ch.cpu_cores, strict=True)
-    if window.all_kept(ch.cpu_t) and cpu_order.all_accepted:
+    if cpu_order.all_accepted and window.all_kept(ch.cpu_t, times_sorted=cpu_order.sorted):
         cpu_t, cpu_v, cpu_pods = ch.cpu_t, ch.cpu_cores, ch.cpu_pod
     else:
         keep = window.keep(ch.cpu_t)
@@ -130,11 +131,11 @@ def recommend_container(
             f"container {name}: {span_s / 3600:.1f} h of CPU history, "
             f"{min_history_s / 3600:g} h needed"
         )
-    mem_order = None
-    if window.all_kept(ch.mem_t):
+    mem_order: SampleOrder | None = sample_order(ch.mem_t, ch.mem_pod, ch.mem_bytes, strict=False)
+    if window.all_kept(ch.mem_t, times_sorted=mem_order is not None and mem_order.sorted):
         mem_t, mem_pod, mem_used = ch.mem_t, ch.mem_pod, ch.mem_bytes
-        mem_order = sample_order(mem_t, mem_pod, mem_used, strict=False)
     else:
+        mem_order = None  # of the whole series, not of the window's samples
         mem_t, mem_pod, mem_used = select(window.keep(ch.mem_t), ch.mem_t, ch.mem_pod, ch.mem_bytes)
     oom_t, oom_pod, oom_req = select(
         window.keep(ch.oom_t), ch.oom_t, ch.oom_pod, ch.oom_request_bytes
@@ -161,7 +162,7 @@ def recommend_container(
     cpu_buckets = CPU_OPTIONS.find_buckets(cpu_v)
     per_sample = 1.0
     if settings.confidence_per_minute:
-        per_sample = max(1.0, sample_step_s(cpu_t, cpu_pods) / 60.0)
+        per_sample = max(1.0, sample_step_s(cpu_t, cpu_pods, one_pod=cpu_order.one_pod) / 60.0)
     conf = confidence(
         cpu_counters(cpu_t, cpu_steps, grid, bounds),
         settings.confidence_interval_s,
