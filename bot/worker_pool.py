@@ -17,11 +17,13 @@ answering (killed, out of memory) loses only the calls it and its pool held: eac
 from __future__ import annotations
 
 import logging
+import math
 import multiprocessing
 import os
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor, Future, ProcessPoolExecutor
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
@@ -33,9 +35,21 @@ PRELOAD = ["bot.pipeline"]
 """Imported once by the server process the workers are forked from, not by each worker."""
 
 
-def usable_cores() -> int:
-    """The cores this process may run on (its affinity, not the machine's count)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
+"""cgroup v2's CPU quota: ``QUOTA PERIOD`` (µs) or ``max PERIOD`` (a container's CPU limit)."""
+
+
+def usable_cores(cpu_max: Path = CPU_MAX) -> int:
+    """The cores this process may use: its affinity, fewer under a cgroup CPU quota (a
+    Kubernetes CPU limit of 1.5 gives 2, rounded up), at least 1."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    try:
+        quota, period = cpu_max.read_text().split()[:2]
+        if quota != "max":
+            cores = min(cores or 1, math.ceil(int(quota) / int(period)))
+    except (OSError, ValueError):
+        pass  # no cgroup v2 quota readable: the affinity alone
+    return max(1, cores or 1)
 
 
 def _log_like(json_lines: bool, level: int) -> None:

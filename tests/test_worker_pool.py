@@ -13,7 +13,7 @@ from bot.metrics.snapshot import SnapshotSource
 from bot.outcome_view import plan_document
 from bot.pipeline import build_proposals, repository_outcome
 from bot.report import render_pull_request
-from bot.worker_pool import OrderedPool
+from bot.worker_pool import OrderedPool, usable_cores
 from tests.test_pipeline import DEMO, OneBrokenWorkload
 
 
@@ -67,3 +67,12 @@ def test_auto_is_serial_for_a_small_repository_and_every_core_for_a_large_one():
     assert auto.processes_for(99, 8) == 1
     assert auto.processes_for(100, 8) == 8
     assert RunConfig(processes=3).processes_for(5, 8) == 3
+
+
+def test_a_cgroup_cpu_quota_bounds_the_cores(tmp_path):
+    cpu_max = tmp_path / "cpu.max"
+    cpu_max.write_text("150000 100000\n")
+    assert usable_cores(cpu_max) == min(2, len(os.sched_getaffinity(0)))
+    cpu_max.write_text("max 100000\n")
+    assert usable_cores(cpu_max) == len(os.sched_getaffinity(0))
+    assert usable_cores(tmp_path / "absent") == len(os.sched_getaffinity(0))
