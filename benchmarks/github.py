@@ -18,7 +18,7 @@ if __package__ in (None, ""):
 
 from benchmarks.measure import report, timed
 from bot.config.forge import PullRequestConfig
-from bot.forge.github import WorkloadStatus
+from bot.forge.results import WorkloadStatus
 from tests.support.github import GitHubEmulator
 from tests.support.github.scenario import create_repository, proposal_for, ref, run_once
 

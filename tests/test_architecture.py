@@ -232,3 +232,27 @@ def test_the_pipeline_sees_the_forge_only_through_its_protocol():
     used = {m for m in _imports(BOT / "pipeline.py") if m.startswith("bot.forge")}
     assert used <= FORGE_NEUTRAL, sorted(used - FORGE_NEUTRAL)
     assert "bot.forge.protocol" in used
+
+
+FORGE = BOT / "forge"
+FORGE_CLIENTS = {"github", "requests"}
+"""Third-party forge clients: only a forge's own package (``forge/github/``) imports them."""
+
+
+def test_only_a_forge_package_reaches_its_client():
+    """Checkout, schedule, dashboard rows and messages are any forge's; GitHub's client is
+    imported under ``forge/github/`` only, so a second forge is a new package beside it."""
+    bad = [
+        f"{path.relative_to(BOT.parent)} imports {name}"
+        for path in sorted(FORGE.glob("*.py"))
+        for name in _imports(path)
+        if name.split(".")[0] in FORGE_CLIENTS
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_publish_schedule_is_pure():
+    """What ``publish`` decides before it writes (``forge/schedule.py``) reads plain values."""
+    names = _imports(FORGE / "schedule.py")
+    assert not [n for n in names if n.split(".")[0] in PURE_FORBIDDEN | FORGE_CLIENTS]
+    assert {n for n in names if n.startswith("bot.")} <= {"bot.forge.lifecycle"}

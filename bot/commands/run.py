@@ -22,9 +22,10 @@ from bot.commands.common import PROMETHEUS_URL_ENV, open_snapshot, parse_now, re
 from bot.config.bot import BotSettings, load_bot_settings
 from bot.console import make_console, progress
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
-from bot.forge.auth import credentials_from_env
 from bot.forge.errors import AuthError, ForgeError
-from bot.forge.github import GitHubForge, public
+from bot.forge.github import GitHubForge
+from bot.forge.github.auth import credentials_from_env
+from bot.forge.messages import public
 from bot.metrics.prometheus import PrometheusSource
 from bot.metrics.source import HistorySource
 from bot.pipeline import RepositoryReport, RunSummary, run_repositories, serve_repository

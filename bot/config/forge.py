@@ -1,7 +1,7 @@
 """Pull-request and GitHub settings: the ``pull_requests`` key and the bot's GitHub connection.
 
 Secrets are never settings: the token and the App private key are read from the environment
-variables named here, by the CLI, and handed to ``bot.forge.auth``.
+variables named here, by the CLI, and handed to ``bot.forge.github.auth``.
 """
 
 from __future__ import annotations

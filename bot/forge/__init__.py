@@ -1,5 +1,7 @@
-"""Git and GitHub: checkouts, branches, pull requests, the dashboard issue.
+"""Git and forges: checkouts, branches, pull requests, the dashboard.
 
-Imports ``bot.model``, ``bot.report`` and ``bot.config``. ``lifecycle.decide`` is the pure
-decision; ``github.GitHubForge`` acts on it; ``auth`` builds token or App credentials.
+Imports ``bot.model``, ``bot.report`` and ``bot.config``. What any forge does is here:
+``protocol`` (what the pipeline asks), ``lifecycle.decide`` and ``schedule`` (pure decisions),
+``checkout``, ``dashboard`` and ``messages``; ``github/`` acts on them for GitHub (``auth``
+builds token or App credentials).
 """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from bot.model import ChangeSet, WorkloadRef
@@ -76,3 +77,29 @@ def is_bot_branch(
     """Whether ``name`` has the shape of the bot's branches."""
     head, tail = branch_affixes(prefix=prefix, template=template)
     return name.startswith(head) and name.endswith(tail) and len(name) > len(head) + len(tail)
+
+
+@dataclass(frozen=True, slots=True)
+class BranchNames:
+    """The bot's branch names of one repository's settings (``prefix``, ``template``)."""
+
+    prefix: str = "tortoise-bot"
+    template: str = "{prefix}/{key}"
+
+    def of(self, key: str) -> str:
+        """The branch of change set ``key`` (``branch_name``)."""
+        return branch_name(key, prefix=self.prefix, template=self.template)
+
+    def is_bot(self, name: str) -> bool:
+        """Whether ``name`` has the shape of the bot's branches (``is_bot_branch``)."""
+        return is_bot_branch(name, prefix=self.prefix, template=self.template)
+
+    @property
+    def head(self) -> str:
+        """What every bot branch starts with (listing remote branches asks for it)."""
+        return branch_affixes(prefix=self.prefix, template=self.template)[0]
+
+    def key_of(self, branch: str) -> str:
+        """The key part of a bot branch name (as sanitised into the name)."""
+        head, tail = branch_affixes(prefix=self.prefix, template=self.template)
+        return branch[len(head) : len(branch) - len(tail)]

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from bot.config.forge import PullRequestConfig
-from bot.forge.auth import AppCredentials, TokenCredentials
 from bot.forge.branches import group_change_sets
 from bot.forge.errors import AuthError
-from bot.forge.github import GitHubForge, PublishReport, WorkloadStatus
+from bot.forge.github import GitHubForge
+from bot.forge.github.auth import AppCredentials, TokenCredentials
+from bot.forge.results import PublishReport, WorkloadStatus
 from bot.report import Proposal, parse_state
 from tests.support.github import GitHubEmulator
 from tests.support.github.scenario import (

@@ -19,9 +19,9 @@ from ruamel.yaml import YAML
 
 from bot.config.forge import PullRequestConfig
 from bot.config.recommend import resolve
-from bot.forge.auth import TokenCredentials
 from bot.forge.branches import group_key
 from bot.forge.github import GitHubForge
+from bot.forge.github.auth import TokenCredentials
 from bot.forge.previous import PreviousProposal, split_change_id, workload_memory
 from bot.metrics.snapshot import SnapshotSource
 from bot.model import EmergencyPhase, FieldId, WorkloadRef

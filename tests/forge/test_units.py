@@ -8,16 +8,16 @@ import pytest
 from github import Auth
 
 from bot.config.forge import GitHubConfig
-from bot.forge.auth import (
+from bot.forge.branches import branch_name, group_change_sets, group_key, is_bot_branch
+from bot.forge.errors import AuthError, GitError
+from bot.forge.git import Git
+from bot.forge.github.auth import (
     AppCredentials,
     InstallationAuth,
     RepositoryAuth,
     TokenCredentials,
     credentials_from_env,
 )
-from bot.forge.branches import branch_name, group_change_sets, group_key, is_bot_branch
-from bot.forge.errors import AuthError, GitError
-from bot.forge.git import Git
 from bot.model import ChangeSet, FieldChange, FieldId, WorkloadRef
 
 REF = WorkloadRef("Deployment", "shop", "frontend", "prod")

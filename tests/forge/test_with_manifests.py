@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from bot.config.repo import RepoConfig
-from bot.forge.auth import TokenCredentials
 from bot.forge.branches import group_change_sets, group_key
-from bot.forge.github import GitHubForge, WorkloadStatus
+from bot.forge.github import GitHubForge
+from bot.forge.github.auth import TokenCredentials
+from bot.forge.results import WorkloadStatus
 from bot.manifests import apply_changes, discover
 from bot.model import ChangeSet, FieldChange, FieldId
 from bot.report import make_proposal, parse_state

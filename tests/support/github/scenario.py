@@ -11,10 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.config.forge import GitHubConfig, PullRequestConfig
-from bot.forge.auth import Credentials, TokenCredentials
 from bot.forge.branches import group_key
-from bot.forge.github import GitHubForge, PublishReport, RepositorySession, WorkloadStatus
+from bot.forge.github import GitHubForge, RepositorySession
+from bot.forge.github.auth import Credentials, TokenCredentials
 from bot.forge.lifecycle import ThresholdCheck, same_proposal
+from bot.forge.results import PublishReport, WorkloadStatus
 from bot.model import ChangeSet, FieldChange, FieldId, FileChange, Recommendation, WorkloadRef
 from bot.report import Proposal
 from tests.support.github.server import GitHubEmulator
