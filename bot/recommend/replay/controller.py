@@ -27,6 +27,8 @@ numpy (``replay_fast``'s doc): it judges the tolerance against a starting path i
 replicas of the step before, then keeps the replicas wherever the load stays in the tolerance
 band. They agree on step loads, clean ramps and flat loads; on the simulator's services and
 noisy series their pod-hours differ by 1.3 % at most (``tests/recommend/replay``).
+``replay_fast_reach`` also tells the largest value its maxReplicas clamp met: any maxReplicas
+at or above it gives the same path, which the search for replica bounds reuses.
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ SCALE_UP_PODS = 4
 """Default scale-up policy ``Pods 4`` per 15 s."""
 
 SCALE_UP_PERCENT = 100
-"""Default scale-up policy ``Percent 100`` per 15 s (double)."""
+"""Default scale-up policy ``Percent 100`` per 15 s (double): ``_up_limits_float`` relies on
+it."""
 
 FAST_START_UTILISATION = 1.0 + TOLERANCE / 2
 """``replay_fast`` starts from the path that keeps utilisation at this multiple of the target
@@ -165,14 +168,13 @@ def _window_max(values: np.ndarray, width: int) -> np.ndarray:
 
 def _up_limits_float(replicas: FloatArray, syncs: int) -> FloatArray:
     """``_up_limits`` of whole replica counts held as floats, as floats (exact: the counts
-    and their limits are far below 2**53)."""
+    and their limits are far below 2**53). The first sync allows ``max(R + 4, 2R)``; from
+    then on the count is at least ``SCALE_UP_PODS``, where doubling allows more, so each
+    further sync doubles it."""
     counts = np.maximum(replicas, 0.0)
-    out: FloatArray = counts * float(((100 + SCALE_UP_PERCENT) // 100) ** syncs)
-    few = counts < SCALE_UP_PODS
-    if few.any():
-        small = np.array([float(scale_up_limit(r, syncs)) for r in range(SCALE_UP_PODS)])
-        out[few] = small[counts[few].astype(np.int64)]
-    return out
+    first = np.maximum(counts + float(SCALE_UP_PODS), counts * 2.0)
+    first *= float(2 ** (syncs - 1))
+    return first
 
 
 def _step(
@@ -184,9 +186,10 @@ def _step(
     syncs: int,
     window: int,
     seed: int,
-) -> FloatArray:
+) -> tuple[FloatArray, float]:
     """The step rule for every step at once, given the replicas of the step before each
-    (whole numbers within ``[min_replicas, max_replicas]`` where those are in order)."""
+    (whole numbers within ``[min_replicas, max_replicas]`` where those are in order), and the
+    largest value the ``max_replicas`` clamp met (infinite where that is not tracked)."""
     prev = previous
     desired: FloatArray | None = None
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -212,14 +215,15 @@ def _step(
     if min_replicas <= max_replicas:
         # ``prev`` lies within the bounds and below ``up``: rising is capped by both upper
         # limits, falling by the floor, and an unchanged value passes both
-        np.minimum(stabilised, float(max_replicas), out=stabilised)
         np.minimum(stabilised, up, out=stabilised)
+        reach = float(stabilised.max()) if stabilised.size else -math.inf
+        np.minimum(stabilised, float(max_replicas), out=stabilised)
         out: FloatArray = np.maximum(stabilised, float(min_replicas), out=stabilised)
-        return out
+        return out, reach
     up_to = np.minimum(np.minimum(stabilised, float(max_replicas)), up)
     down_to = np.maximum(stabilised, float(min_replicas))
     out = np.where(stabilised > prev, up_to, np.where(stabilised < prev, down_to, prev))
-    return out
+    return out, math.inf
 
 
 def replay_fast(
@@ -230,7 +234,28 @@ def replay_fast(
     initial: int,
     step_s: float,
 ) -> np.ndarray:
-    """Replicas per step, vectorised: ``int64`` array.
+    """Replicas per step, vectorised: ``int64`` array (``replay_fast_reach``)."""
+    path, _ = replay_fast_reach(
+        metrics,
+        min_replicas=min_replicas,
+        max_replicas=max_replicas,
+        initial=initial,
+        step_s=step_s,
+    )
+    return path
+
+
+def replay_fast_reach(
+    metrics: Sequence[Metric],
+    *,
+    min_replicas: int,
+    max_replicas: int,
+    initial: int,
+    step_s: float,
+) -> tuple[np.ndarray, float]:
+    """Replicas per step, vectorised (``int64`` array), and its reach: the largest value the
+    ``max_replicas`` clamp met. The clamp changed nothing below it, so every maxReplicas no
+    lower than the reach gives this same path.
 
     1. A starting path: each step's need at ``FAST_START_UTILISATION`` of the target, held
        over the stabilisation window (steps without a sample keep the start value).
@@ -243,8 +268,9 @@ def replay_fast(
     usable = _usable(metrics)
     n = len(metrics[0].usage) if metrics else 0
     start = min(max(initial, min_replicas), max_replicas)
+    reach = float(max(initial, min_replicas))  # the start before the clamp
     if not usable or n == 0:
-        return np.full(n, start, dtype=np.int64)
+        return np.full(n, start, dtype=np.int64), reach
     window = window_steps(step_s)
     need: FloatArray | None = None
     with np.errstate(invalid="ignore"):
@@ -255,10 +281,11 @@ def replay_fast(
     assert need is not None
     need = np.where(np.isfinite(need), need, float(start))
     np.maximum(need, float(min_replicas), out=need)  # np.clip: the floor, then the ceiling
+    reach = max(reach, float(need.max()))
     np.minimum(need, float(max_replicas), out=need)
     path = _window_max(need, window)
     path[0] = start
-    following = _step(
+    following, stepped = _step(
         path[:-1],
         usable,
         min_replicas=min_replicas,
@@ -280,7 +307,7 @@ def replay_fast(
     broken = np.cumsum(~holds)
     before = np.repeat(np.concatenate(([0], broken))[firsts], lengths)
     out: np.ndarray = np.where(broken == before, held, passed).astype(np.int64)
-    return _rate_limited(out, syncs_per_step(step_s))
+    return _rate_limited(out, syncs_per_step(step_s)), max(reach, stepped)
 
 
 def _rate_limited(path: np.ndarray, syncs: int) -> np.ndarray:

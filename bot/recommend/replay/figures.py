@@ -22,7 +22,7 @@ values and a proposal equal to them give identical figures on both sides.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -36,7 +36,13 @@ from bot.model import (
     ReplicaReplay,
     ResourceValues,
 )
-from bot.recommend.replay.controller import TOLERANCE, Metric, Model, replay_replicas
+from bot.recommend.replay.controller import (
+    TOLERANCE,
+    Metric,
+    Model,
+    replay_fast_reach,
+    replay_replicas,
+)
 from bot.recommend.replay.series import ContainerSeries, ReplaySeries
 
 HOURS_PER_WEEK = 168
@@ -182,21 +188,48 @@ def replica_path(series: ReplaySeries, values: Values, options: Options) -> Repl
     return walk
 
 
+def _steps(
+    series: ReplaySeries, hpa: HpaValues, metrics: list[Metric], values: Values, options: Options
+) -> np.ndarray:
+    """The replayed replicas per step (``int64``). The fast model's paths are also remembered
+    without their maxReplicas, with their reach (``controller.replay_fast_reach``): a
+    maxReplicas no lower than the reach, and no lower than the reach of the one it was
+    replayed with, gives the same path (the search for bounds replays the same requests and
+    targets under several maxReplicas)."""
+    initial = max(round(float(series.replicas[0])) if series.steps else hpa.min_replicas, 1)
+    if options.model != "fast":
+        return replay_replicas(
+            metrics,
+            min_replicas=hpa.min_replicas,
+            max_replicas=hpa.max_replicas,
+            initial=initial,
+            step_s=series.step_s,
+            model=options.model,
+        )
+    key = _path_key(replace(values, hpa=replace(hpa, max_replicas=0)), options)
+    known: list[tuple[float, np.ndarray]] = series.memo.setdefault(("any max", key), [])
+    for reach, steps in known:
+        if reach <= hpa.max_replicas:
+            return steps
+    steps, reach = replay_fast_reach(
+        metrics,
+        min_replicas=hpa.min_replicas,
+        max_replicas=hpa.max_replicas,
+        initial=initial,
+        step_s=series.step_s,
+    )
+    if reach <= hpa.max_replicas:  # the clamp changed nothing
+        known.append((reach, steps))
+    return steps
+
+
 def _replica_path(series: ReplaySeries, values: Values, options: Options) -> ReplicaPath:
     metrics = hpa_metrics(series, values)
     hpa = values.hpa
     if hpa is None or not metrics:
         path = np.maximum(np.round(series.replicas), 0.0)
         return ReplicaPath(path, np.zeros(series.steps, dtype=bool), False)
-    initial = round(float(series.replicas[0])) if series.steps else hpa.min_replicas
-    steps = replay_replicas(
-        [m for m, _ in metrics],
-        min_replicas=hpa.min_replicas,
-        max_replicas=hpa.max_replicas,
-        initial=max(initial, 1),
-        step_s=series.step_s,
-        model=options.model,
-    )
+    steps = _steps(series, hpa, [m for m, _ in metrics], values, options)
     path = steps.astype(np.float64)
     lag = math.ceil(options.pod_startup_s / series.step_s - 1e-9)
     serving = path.copy()

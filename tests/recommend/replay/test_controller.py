@@ -10,8 +10,10 @@ from hypothesis import strategies as st
 from bot.recommend.replay.controller import (
     Metric,
     _up_limits,
+    _up_limits_float,
     replay_exact,
     replay_fast,
+    replay_fast_reach,
     replay_replicas,
     scale_up_limit,
     window_steps,
@@ -137,3 +139,22 @@ def test_replay_is_deterministic_and_picks_the_model():
 def test_the_scale_up_limits_of_a_path_are_those_of_each_count(counts, syncs):
     limits = _up_limits(np.array(counts, dtype=np.float64), syncs)
     assert limits.tolist() == [scale_up_limit(c, syncs) for c in counts]
+    floats = _up_limits_float(np.array(counts, dtype=np.float64), syncs)
+    assert floats.tolist() == [float(scale_up_limit(c, syncs)) for c in counts]
+
+
+@given(
+    st.lists(st.floats(0.0, 40.0), min_size=2, max_size=60),
+    st.integers(1, 6),
+    st.integers(1, 40),
+    st.integers(1, 12),
+)
+def test_any_max_replicas_above_the_reach_gives_the_same_fast_path(usage, low, high, initial):
+    metrics = [Metric(np.array(usage), 0.5, 60)]
+    kw = {"min_replicas": low, "initial": initial, "step_s": 60.0}
+    path, reach = replay_fast_reach(metrics, max_replicas=low + high, **kw)
+    assert np.array_equal(path, replay_fast(metrics, max_replicas=low + high, **kw))
+    if reach <= low + high:
+        for higher in (int(reach), int(reach) + 1, low + high + 7):
+            if higher >= low:
+                assert np.array_equal(replay_fast(metrics, max_replicas=higher, **kw), path)

@@ -9,6 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.model import HpaTarget, ResourceValues
+from bot.recommend.replay import figures
+from bot.recommend.replay.controller import replay_fast_reach
 from bot.recommend.replay.figures import (
     ContainerValues,
     HpaValues,
@@ -214,3 +216,29 @@ def test_one_sample_per_step_builds_the_grid_the_general_path_builds():
     assert np.array_equal(fast.containers["app"].cpu_mean, general.containers["app"].cpu_mean)
     assert np.array_equal(fast.replicas, general.replicas)
     assert np.array_equal(fast.containers["app"].mem_bytes, general.containers["app"].mem_bytes)
+
+
+def test_a_looser_max_replicas_takes_the_path_already_replayed(monkeypatch):
+    load = np.tile(0.3 + 0.2 * np.sin(np.arange(series(1).size) / 90.0), 3)
+    hist = history(container_history("app", load, 300 * MIB, days=1, pods=3), replicas=3.0, days=1)
+    built, fresh = _series(hist), _series(hist)
+    target = (HpaTarget("cpu", 60, "app"),)
+    wide = replica_path(built, _values(hpa=HpaValues(1, 60, target)), Options())
+    peak = int(wide.replicas.max())
+    assert 1 < peak < 59
+    replays: list[int] = []
+
+    def counted(*args, **kwargs):
+        replays.append(1)
+        return replay_fast_reach(*args, **kwargs)
+
+    monkeypatch.setattr(figures, "replay_fast_reach", counted)
+    for high in (peak + 1, 59):
+        values = _values(hpa=HpaValues(1, high, target))
+        reused = replica_path(built, values, Options())
+        assert np.array_equal(reused.replicas, wide.replicas)
+        assert not replays  # taken from the wider replay, not replayed
+        again = replica_path(fresh, values, Options())
+        assert np.array_equal(reused.replicas, again.replicas)
+        assert np.array_equal(reused.short, again.short)
+        replays.clear()
