@@ -48,6 +48,7 @@ from bot.metrics.errors import (
 from bot.metrics.promql import LabelMatch, duration
 from bot.metrics.remote_read import HEADERS as REMOTE_READ_HEADERS
 from bot.metrics.remote_read import RemoteReadError, decode_read_response, encode_read_request
+from bot.metrics.xor_chunks import STREAMED_MEDIA_TYPE, decode_chunked_response
 from bot.model import FloatArray
 from bot.redaction import add_basic, add_bearer, add_secret, excerpt
 
@@ -246,30 +247,50 @@ class PrometheusClient:
         return self._post("/api/v1/query", form, matrix=matrix)
 
     def remote_read(
-        self, matchers: Sequence[LabelMatch], *, start_ms: int, end_ms: int, describe: str
+        self,
+        matchers: Sequence[LabelMatch],
+        *,
+        start_ms: int,
+        end_ms: int,
+        describe: str,
+        chunks: bool = True,
     ) -> ApiResponse:
         """Raw samples of the series ``matchers`` select in ``[start_ms, end_ms]`` through
-        ``/api/v1/read`` (``bot/metrics/remote_read.py``), as a matrix answer; ``describe`` (the
-        equivalent PromQL selector) names the request in errors.
+        ``/api/v1/read``, as a matrix answer; ``describe`` (the equivalent PromQL selector)
+        names the request in errors.
 
-        Any answer but a ``ReadResponse`` (404 on an API without remote read, a 400 over the
-        server's sample limit, another body) raises ``RemoteReadUnsupportedError``: the caller
-        reads the same samples through the query API instead.
+        ``chunks`` asks for Prometheus' stored XOR chunks (``STREAMED_XOR_CHUNKS``,
+        ``bot/metrics/xor_chunks.py``), else for decoded samples (``SAMPLES``,
+        ``bot/metrics/remote_read.py``); the answer's ``Content-Type`` says which came (a
+        server that does not stream chunks answers ``SAMPLES``). Any other answer (404 on an
+        API without remote read, a 400 over the server's sample limit, another body, a frame
+        with a bad checksum) raises ``RemoteReadUnsupportedError``: the caller reads the same
+        samples through the query API instead.
         """
         url = self.url + REMOTE_READ_PATH
-        body = encode_read_request(matchers, start_ms, end_ms)
-        status, content = self._send(url, body, {**self._headers, **REMOTE_READ_HEADERS}, describe)
+        body = encode_read_request(matchers, start_ms, end_ms, chunks=chunks)
+        status, content, streamed = self._send_read(url, body, describe)
         if status != 200:
             raise RemoteReadUnsupportedError(
                 f"remote read refused: {excerpt(content)}", query=describe, url=url, status=status
             )
         try:
-            series = decode_read_response(content)
+            if streamed:
+                series = decode_chunked_response(content, start_ms, end_ms)
+            else:
+                series = decode_read_response(content)
         except RemoteReadError as exc:
+            kind = "streamed chunks" if streamed else "answer"
             raise RemoteReadUnsupportedError(
-                f"remote read answer unreadable: {exc}", query=describe, url=url, status=status
+                f"remote read {kind} unreadable: {exc}", query=describe, url=url, status=status
             ) from exc
         return ApiResponse({"resultType": "matrix"}, (), series)
+
+    def _send_read(self, url: str, body: bytes, describe: str) -> tuple[int, bytes, bool]:
+        """(status, content, whether the answer is a chunk stream) of a remote read."""
+        headers = {**self._headers, **REMOTE_READ_HEADERS}
+        status, content, kind = self._send(url, body, headers, describe)
+        return status, content, kind.split(";")[0].strip() == STREAMED_MEDIA_TYPE
 
     def _post(self, path: str, form: dict[str, str], *, matrix: bool = False) -> ApiResponse:
         url = self.url + path
@@ -277,7 +298,7 @@ class PrometheusClient:
         timeout = duration(max(self.config.timeout_s, 0.001))
         body = {**form, **self.config.extra_params, "timeout": timeout}
         query = form["query"]
-        status, content = self._send(url, body, self._headers, query)
+        status, content, _ = self._send(url, body, self._headers, query)
         decoded = decode_matrix(content) if matrix and status == 200 else None
         if decoded is not None:
             return ApiResponse({"resultType": "matrix"}, decoded.warnings, decoded.series)
@@ -285,8 +306,9 @@ class PrometheusClient:
 
     def _send(
         self, url: str, body: Mapping[str, str] | bytes, headers: Mapping[str, str], query: str
-    ) -> tuple[int, bytes]:
-        """POST ``body``, retried as the module doc says; (status, content) of the answer."""
+    ) -> tuple[int, bytes, str]:
+        """POST ``body``, retried as the module doc says; (status, content, Content-Type) of
+        the answer."""
         config = self.config
         deadline: float | None = getattr(self._local, "deadline", None)
         attempt = 0
@@ -305,7 +327,7 @@ class PrometheusClient:
             wait: float | None = None
             failure: MetricsError
             try:
-                status, content, retry_after = self._post_once(url, body, headers, limit)
+                status, content, retry_after, kind = self._post_once(url, body, headers, limit)
             except _NoAnswer as exc:
                 failure = PrometheusUnavailableError(str(exc), query=query, url=url)
             else:
@@ -320,7 +342,7 @@ class PrometheusClient:
                         "authentication refused", query=query, url=url, status=status
                     )
                 else:
-                    return status, content
+                    return status, content, kind
             if attempt >= config.retries:
                 raise failure
             delay = min(config.max_backoff_s, config.backoff_s * 2**attempt)
@@ -334,9 +356,10 @@ class PrometheusClient:
 
     def _post_once(
         self, url: str, body: Mapping[str, str] | bytes, headers: Mapping[str, str], limit: float
-    ) -> tuple[int, bytes, float | None]:
+    ) -> tuple[int, bytes, float | None, str]:
         """One POST that ends within ``limit`` seconds, whatever the server does: status,
-        content and ``Retry-After`` seconds; raises ``_NoAnswer`` without a complete answer."""
+        content, ``Retry-After`` seconds and ``Content-Type``; raises ``_NoAnswer`` without a
+        complete answer."""
         config = self.config
         with total_deadline(limit) as guard:
             try:
@@ -356,7 +379,8 @@ class PrometheusClient:
                 raise _NoAnswer(f"cannot connect: {excerpt(str(exc))}") from exc
         if guard.fired:  # the shutdown may look like the end of a body sent without a length
             raise _NoAnswer(_cut_off(limit))
-        return response.status_code, content, _retry_after_s(response)
+        kind = response.headers.get("Content-Type", "")
+        return response.status_code, content, _retry_after_s(response), kind
 
     def _count(self, **counts: int) -> None:
         sink: ClientStats | None = getattr(self._local, "sink", None)

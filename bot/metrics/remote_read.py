@@ -48,6 +48,9 @@ from bot.model import FloatArray
 STALE_NAN_BITS = 0x7FF0000000000002
 """``value.StaleNaN`` (``model/value/value.go``): the marker of a series that ended."""
 
+STREAMED_XOR_CHUNKS = 1
+"""``prompb.ReadRequest_STREAMED_XOR_CHUNKS``."""
+
 MATCHER_TYPES = {"=": 0, "!=": 1, "=~": 2, "!~": 3}
 """``prompb.LabelMatcher_Type`` of each PromQL matcher operator."""
 
@@ -98,9 +101,13 @@ def _field(number: int, payload: bytes | int) -> bytes:
     return _varint((number << 3) | 2) + _varint(len(payload)) + payload
 
 
-def encode_read_request(matchers: Sequence[LabelMatch], start_ms: int, end_ms: int) -> bytes:
+def encode_read_request(
+    matchers: Sequence[LabelMatch], start_ms: int, end_ms: int, *, chunks: bool = False
+) -> bytes:
     """The snappy-compressed ``ReadRequest`` of samples matching ``matchers`` in
-    ``[start_ms, end_ms]`` (both ends included, as a range selector in Prometheus 2.x)."""
+    ``[start_ms, end_ms]`` (both ends included, as a range selector in Prometheus 2.x);
+    ``chunks`` accepts only ``STREAMED_XOR_CHUNKS`` answers (``bot/metrics/xor_chunks.py``,
+    ``accepted_response_types = 2``, packed), else the default ``SAMPLES``."""
     query = _field(1, start_ms) + _field(2, end_ms)
     for m in matchers:
         m.render()  # checks the label name and the operator
@@ -110,7 +117,8 @@ def encode_read_request(matchers: Sequence[LabelMatch], start_ms: int, end_ms: i
             + _field(3, m.value.encode("utf-8"))
         )
         query += _field(3, matcher)
-    return bytes(cramjam.snappy.compress_raw(_field(1, query)))
+    request = _field(1, query) + (_field(2, bytes([STREAMED_XOR_CHUNKS])) if chunks else b"")
+    return bytes(cramjam.snappy.compress_raw(request))
 
 
 # ---------------------------------------------------------------------- decoding

@@ -1,0 +1,418 @@
+"""Remote read answered with Prometheus' own XOR chunks (``STREAMED_XOR_CHUNKS``), decoded with numpy.
+
+With ``accepted_response_types: [STREAMED_XOR_CHUNKS]`` Prometheus sends the Gorilla chunks it
+stores instead of decoding them into ``Sample`` records and snappy-compressing those: far less
+work on the server, about a quarter of the bytes (1-2 bits per regular timestamp, a few to
+~25 bits per value instead of 18 bytes a sample). The answer is a stream of frames
+(``storage/remote/chunked.go``)::
+
+    uvarint length | CRC32C (Castagnoli) of the message, 4 bytes big-endian | message
+
+each message a ``prompb.ChunkedReadResponse`` (``prompb/remote.proto``, ``prompb/types.proto``)::
+
+    ChunkedReadResponse { repeated ChunkedSeries chunked_series = 1; int64 query_index = 2; }
+    ChunkedSeries { repeated Label labels = 1; repeated Chunk chunks = 2; }
+    Chunk { int64 min_time_ms = 1; int64 max_time_ms = 2; Encoding type = 3 (XOR 1);
+            bytes data = 4; }
+
+A series too large for one frame continues in the next frame under the same labels; its parts
+are joined here. Chunks cover whole stored chunks, so they overlap the asked range: samples
+outside ``[start_ms, end_ms]`` are dropped, as the ``SAMPLES`` answer never holds them.
+
+An XOR chunk (``tsdb/chunkenc/xor.go``, ``xorAppender.Append`` and ``xorWrite``) is a
+big-endian 16-bit sample count, then a bit stream:
+
+- sample 0: timestamp as a zig-zag varint (bytes), value as 64 raw bits;
+- sample 1: timestamp delta as a uvarint (bytes), value as below;
+- sample k >= 2: delta-of-delta ``dod = (t_k - t_{k-1}) - (t_{k-1} - t_{k-2})`` as ``0``
+  (dod 0), ``10`` + 14 bits, ``110`` + 17 bits, ``1110`` + 20 bits or ``1111`` + 64 bits
+  (two's complement in that width: ``bits > 2^(n-1)`` means ``bits - 2^n``), then the value;
+- value: ``x = bits(v_k) XOR bits(v_{k-1})`` as ``0`` (x = 0), ``10`` + the significant bits
+  in the previous window (``64 - leading - trailing`` bits), or ``11`` + 5 bits of leading
+  zeros + 6 bits of significant length (0 means 64) + those bits; ``x = bits << trailing``.
+
+``decode_xor`` reads every chunk of an answer in lock-step: one numpy pass per sample index
+(a chunk holds at most 120 samples when Prometheus cuts it), the lanes being the chunks, each
+with its bit position, previous time, delta, value bits and window; each step reads a 64-bit
+big-endian window at every lane's bit position by a gather, and resolves the prefix codes with
+table look-ups and masks. ``tests/metrics/test_xor_chunks.py`` checks every code on hand-made
+chunks and the integration tests check the answer against the ``SAMPLES`` one.
+"""
+
+from __future__ import annotations
+
+import google_crc32c
+import numpy as np
+
+from bot.metrics.remote_read import STALE_NAN_BITS, RawSeries, RemoteReadError
+
+STREAMED_MEDIA_TYPE = "application/x-streamed-protobuf"
+"""Media type of a ``STREAMED_XOR_CHUNKS`` answer (``Content-Type:
+application/x-streamed-protobuf; proto=prometheus.ChunkedReadResponse``,
+``storage/remote/codec.go``); a ``SAMPLES`` answer is ``application/x-protobuf``."""
+
+MAX_FRAME_BYTES = 64 * 1024 * 1024
+"""Largest frame accepted (Prometheus sends frames of about 1 MiB,
+``--storage.remote.read-max-bytes-in-frame``): a longer length is a broken or hostile stream."""
+
+XOR_ENCODING = 1
+"""``prompb.Chunk_XOR``."""
+
+U64 = np.uint64
+_ZERO = U64(0)
+_MASK64 = U64(0xFFFFFFFFFFFFFFFF)
+
+# Timestamp prefix codes by the window's top four bits: prefix length and payload bits.
+_DOD_PREFIX = np.array([1] * 8 + [2] * 4 + [3] * 2 + [4, 4], dtype=np.uint64)
+_DOD_BITS = np.array([0] * 8 + [14] * 4 + [17] * 2 + [20, 64], dtype=np.uint64)
+# Value header length by the top two bits: '0' (same value), '10' (window kept), '11' (new).
+_VALUE_HEADER = np.array([1, 1, 2, 13], dtype=np.uint64)
+
+
+class ChunkTable:
+    """Where the data of every chunk lies in the joined frames, and its series."""
+
+    __slots__ = ("ends", "labels", "series", "starts")
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.series: list[int] = []
+        self.labels: list[dict[str, str]] = []
+
+
+def _uvarint(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        if pos >= end:
+            raise RemoteReadError("truncated varint")
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise RemoteReadError("varint longer than 10 bytes")
+
+
+def frames(body: bytes, *, max_bytes: int = MAX_FRAME_BYTES) -> list[tuple[int, int]]:
+    """``(start, end)`` of every message of a chunked stream, each checked against its CRC32C."""
+    out: list[tuple[int, int]] = []
+    pos, size = 0, len(body)
+    while pos < size:
+        length, pos = _uvarint(body, pos, size)
+        if length > max_bytes:
+            raise RemoteReadError(f"frame of {length:,} bytes, more than the {max_bytes:,} allowed")
+        if pos + 4 + length > size:
+            raise RemoteReadError(
+                f"truncated frame: {length:,} bytes announced, {max(0, size - pos - 4):,} sent"
+            )
+        expected = int.from_bytes(body[pos : pos + 4], "big")
+        start = pos + 4
+        if google_crc32c.value(body[start : start + length]) != expected:
+            raise RemoteReadError(f"frame at byte {pos:,}: CRC32C mismatch")
+        out.append((start, start + length))
+        pos = start + length
+    return out
+
+
+def _skip(data: bytes, pos: int, wire: int, end: int) -> int:
+    if wire == 0:
+        return _uvarint(data, pos, end)[1]
+    if wire == 1:
+        return pos + 8
+    if wire == 2:
+        length, pos = _uvarint(data, pos, end)
+        return pos + length
+    if wire == 5:
+        return pos + 4
+    raise RemoteReadError(f"unsupported wire type {wire}")
+
+
+def _label(data: bytes, pos: int, end: int) -> tuple[str, str]:
+    name = value = ""
+    while pos < end:
+        key, pos = _uvarint(data, pos, end)
+        if key in (0x0A, 0x12):
+            length, pos = _uvarint(data, pos, end)
+            if pos + length > end:
+                raise RemoteReadError("label runs past its message")
+            text = data[pos : pos + length].decode("utf-8")
+            pos += length
+            if key == 0x0A:
+                name = text
+            else:
+                value = text
+        else:
+            pos = _skip(data, pos, key & 7, end)
+    return name, value
+
+
+def _chunk(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """(start, end) of the data of the ``Chunk`` message ``data[pos:end]``, by the general
+    decoder (any field order, unknown fields skipped)."""
+    encoding, body = 0, (0, 0)
+    while pos < end:
+        key, pos = _uvarint(data, pos, end)
+        if key == 0x22:  # data
+            length, pos = _uvarint(data, pos, end)
+            body = (pos, pos + length)
+            pos += length
+        elif key == 0x18:  # type
+            encoding, pos = _uvarint(data, pos, end)
+        else:  # min/max time: the samples' own times are what count
+            pos = _skip(data, pos, key & 7, end)
+    if pos != end:
+        raise RemoteReadError("chunk field runs past its message")
+    if encoding != XOR_ENCODING:
+        raise RemoteReadError(f"chunk encoding {encoding} is not XOR (float samples)")
+    return body
+
+
+def _chunk_data(
+    bits: _Bits, data: bytes, starts: list[int], ends: list[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(start, end) of the data of every ``Chunk`` message ``data[starts[i]:ends[i]]``.
+
+    Prometheus writes ``08 <min time> 10 <max time> 18 01 22 <length> <data>``: those are read
+    for all chunks at once; any other layout by ``_chunk``."""
+    begin = np.array(starts, dtype=np.uint64)
+    stop = np.array(ends, dtype=np.uint64)
+    pos = begin.copy()
+    regular = np.ones(len(begin), dtype=bool)
+    for key in (0x08, 0x10, 0x18, 0x22):
+        regular &= bits.bytes[np.minimum(pos, bits.last)] == key
+        value, pos, ended = bits.uvarints(pos + U64(1))
+        regular &= ended
+        if key == 0x18:
+            regular &= value == U64(XOR_ENCODING)
+    body = pos
+    regular &= (pos + value == stop) & (pos <= stop)
+    first, last = body, stop
+    for i in np.flatnonzero(~regular).tolist():
+        first[i], last[i] = _chunk(data, starts[i], ends[i])
+    if bool((last - first < U64(2)).any()):
+        raise RemoteReadError("chunk without its sample count")
+    return first, last
+
+
+def chunk_table(data: bytes, spans: list[tuple[int, int]]) -> ChunkTable:
+    """Every XOR chunk of the ``ChunkedReadResponse`` messages at ``spans`` of ``data``; a
+    series continued in the next message (same labels) keeps one index."""
+    table = ChunkTable()
+    index: dict[tuple[tuple[str, str], ...], int] = {}
+    starts, ends, owners = table.starts, table.ends, table.series
+    for start, end in spans:
+        pos = start
+        while pos < end:
+            key, pos = _uvarint(data, pos, end)
+            if key != 0x0A:  # query_index and anything else
+                pos = _skip(data, pos, key & 7, end)
+                continue
+            length, pos = _uvarint(data, pos, end)
+            stop = pos + length
+            if stop > end:
+                raise RemoteReadError("series runs past its frame")
+            labels: dict[str, str] = {}
+            first = len(starts)
+            while pos < stop:
+                key = data[pos]
+                if key == 0x12 and pos + 3 < stop:  # a chunk: its length inline when short
+                    low, high = data[pos + 1], data[pos + 2]
+                    if low < 0x80:
+                        length, pos = low, pos + 2
+                    elif high < 0x80:
+                        length, pos = (low & 0x7F) | (high << 7), pos + 3
+                    else:
+                        length, pos = _uvarint(data, pos + 1, stop)
+                    starts.append(pos)
+                    pos += length
+                    ends.append(pos)
+                    continue
+                key, pos = _uvarint(data, pos, stop)
+                if key & 7 != 2:
+                    pos = _skip(data, pos, key & 7, stop)
+                    continue
+                length, pos = _uvarint(data, pos, stop)
+                if key == 0x0A:
+                    name, value = _label(data, pos, pos + length)
+                    labels[name] = value
+                elif key == 0x12:
+                    starts.append(pos)
+                    ends.append(pos + length)
+                pos += length
+            if pos != stop:
+                raise RemoteReadError("series field runs past its message")
+            ident = tuple(sorted(labels.items()))
+            number = index.get(ident)
+            if number is None:
+                number = index[ident] = len(table.labels)
+                table.labels.append(labels)
+            owners.extend([number] * (len(starts) - first))
+    return table
+
+
+class _Bits:
+    """Reads an answer's bytes as a big-endian bit stream, many positions at once."""
+
+    def __init__(self, data: bytes) -> None:
+        self.bytes = np.frombuffer(bytes(data) + bytes(24), dtype=np.uint8)
+        self.words: np.ndarray[tuple[int], np.dtype[np.uint64]] = np.ndarray(
+            shape=(len(self.bytes) - 8,), dtype=">u8", buffer=self.bytes, strides=(1,)
+        )
+        self.last = U64(len(self.bytes) - 1)
+
+    def near(self, bit: np.ndarray) -> np.ndarray:
+        """The bits from each position, the first 57 exact (a one-byte shift of a word)."""
+        window: np.ndarray = self.words[bit >> U64(3)].astype(np.uint64) << (bit & U64(7))
+        return window
+
+    def full(self, bit: np.ndarray) -> np.ndarray:
+        """The 64 bits from each position."""
+        byte, shift = bit >> U64(3), bit & U64(7)
+        high = self.words[byte].astype(np.uint64) << shift
+        window: np.ndarray = high | (
+            self.bytes[byte + U64(8)].astype(np.uint64) >> (U64(8) - shift)
+        )
+        return window
+
+    def uvarints(self, byte: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(value, next byte, whether it ended within 10 bytes) of the uvarint at each byte
+        position."""
+        value = np.zeros(len(byte), dtype=np.uint64)
+        done = np.zeros(len(byte), dtype=bool)
+        at = byte.copy()
+        for group in range(10):
+            octet = self.bytes[np.minimum(at, self.last)].astype(np.uint64)
+            live = ~done
+            value |= np.where(live, (octet & U64(0x7F)) << U64(7 * group), _ZERO)
+            at += live
+            done |= octet < U64(0x80)
+            if bool(done.all()):
+                break
+        return value, at, done
+
+
+def _dod(bits: _Bits, w: np.ndarray, bit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(delta of delta, bits it takes) of each lane whose window ``w`` starts at ``bit`` with a
+    timestamp code."""
+    top = w >> U64(60)
+    prefix, width = _DOD_PREFIX[top], _DOD_BITS[top]
+    raw = (w << prefix) >> (U64(64) - width)  # width 0: a shift of 64 gives 0
+    wide = width == U64(64)
+    if bool(wide.any()):  # '1111' + 64 bits: past the window
+        raw[wide] = bits.full(bit[wide] + U64(4))
+    dod = raw.astype(np.int64)
+    negative = (raw > (U64(1) << (width - U64(1)))) & ~wide  # 2^(n-1); width 0 gives 0
+    dod[negative] -= np.int64(1) << width[negative].astype(np.int64)
+    return dod, prefix + width
+
+
+def decode_xor(
+    bits: _Bits, starts: np.ndarray, ends: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(times ms int64, value bits uint64, samples per chunk) of the XOR chunks whose bytes are
+    ``bits[starts[i]:ends[i]]``, all chunks read in lock-step (module doc); the samples of
+    chunk ``i`` come after those of chunks ``0..i-1``."""
+    starts = np.asarray(starts, dtype=np.uint64)
+    ends = np.asarray(ends, dtype=np.uint64)
+    counts = (bits.bytes[starts].astype(np.int64) << 8) | bits.bytes[starts + U64(1)]
+    # each sample after the first takes 2 bits or more: a larger count is a broken chunk
+    if bool((counts > 1 + (ends - starts - U64(2)).astype(np.int64) * 4).any()):
+        raise RemoteReadError("chunk holds fewer bits than its sample count needs")
+    offsets = np.zeros(len(starts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    out_t = np.zeros(int(offsets[-1]), dtype=np.int64)
+    out_v = np.zeros(int(offsets[-1]), dtype=np.uint64)
+
+    # sample 0: zig-zag varint time, then 64 raw value bits
+    lane = np.flatnonzero(counts > 0)
+    zigzag, byte, ended = bits.uvarints(starts[lane] + U64(2))
+    if not bool(ended.all()):
+        raise RemoteReadError("varint longer than 10 bytes in a chunk")
+    t = (zigzag >> U64(1)).astype(np.int64) ^ -(zigzag & U64(1)).astype(np.int64)
+    bit = byte * U64(8)
+    v = bits.full(bit)
+    bit += U64(64)
+    out_t[offsets[lane]], out_v[offsets[lane]] = t, v
+    delta = np.zeros(len(lane), dtype=np.int64)
+    trailing = np.zeros(len(lane), dtype=np.uint64)
+    significant = np.zeros(len(lane), dtype=np.uint64)
+    end_bit, n = ends[lane] * U64(8), counts[lane]
+    k = 1
+    while len(lane):
+        done = n <= k
+        if bool(done.any()):
+            if not bool((bit[done] <= end_bit[done]).all()):
+                raise RemoteReadError("chunk data runs past its end")
+            keep = np.flatnonzero(~done)
+            lane, bit, t, v, delta = lane[keep], bit[keep], t[keep], v[keep], delta[keep]
+            trailing, significant = trailing[keep], significant[keep]
+            end_bit, n = end_bit[keep], n[keep]
+            if not len(lane):
+                break
+        if k == 1:  # the first delta: a uvarint at a byte boundary
+            delta_u, byte, ended = bits.uvarints(bit >> U64(3))
+            if not bool(ended.all()):
+                raise RemoteReadError("varint longer than 10 bytes in a chunk")
+            delta = delta_u.astype(np.int64)
+            bit = byte * U64(8)
+            w = bits.near(bit)
+        else:
+            w = bits.near(bit)
+            if bool((w >> U64(63)).any()):
+                dod, used = _dod(bits, w, bit)
+                delta += dod
+                bit += used
+                w = bits.near(bit)  # the value's header (13 bits at most) from here
+            else:  # every lane '0': same delta
+                bit += U64(1)
+                w <<= U64(1)
+        t = t + delta
+        # value: '0' same, '10' + bits in the previous window, '11' + new window + bits
+        code = w >> U64(62)
+        fresh = code == U64(3)
+        if bool(fresh.any()):
+            leading = (w >> U64(57)) & U64(31)
+            sig = (w >> U64(51)) & U64(63)
+            sig += (sig == _ZERO) * U64(64)  # 0 means 64
+            significant = np.where(fresh, sig, significant)
+            trailing = np.where(fresh, U64(64) - leading - sig, trailing)
+            if bool(((leading + sig > U64(64)) & fresh).any()):
+                raise RemoteReadError("XOR window wider than 64 bits")
+        width = significant * (code >= U64(2))
+        bit += _VALUE_HEADER[code]
+        v = v ^ ((bits.full(bit) >> (U64(64) - width)) << trailing)
+        bit += width
+        at = offsets[lane] + k
+        out_t[at], out_v[at] = t, v
+        k += 1
+    return out_t, out_v, counts
+
+
+def decode_chunked_response(body: bytes, start_ms: int, end_ms: int) -> list[RawSeries]:
+    """Every series of a ``STREAMED_XOR_CHUNKS`` answer, its samples in ``[start_ms, end_ms]``
+    (stale markers dropped, as in ``decode_read_response``)."""
+    try:
+        table = chunk_table(body, frames(body))
+        reader = _Bits(body)
+        starts, ends = _chunk_data(reader, body, table.starts, table.ends)
+        stamps, bits, counts = decode_xor(reader, starts, ends)
+    except (IndexError, UnicodeDecodeError) as exc:
+        raise RemoteReadError(f"malformed ChunkedReadResponse: {exc}") from exc
+    keep = (stamps >= start_ms) & (stamps <= end_ms) & (bits != U64(STALE_NAN_BITS))
+    series = np.array(table.series, dtype=np.int64)
+    per_series = np.bincount(
+        np.repeat(series, counts), weights=keep, minlength=len(table.labels)
+    ).astype(np.int64)
+    if len(series) > 1 and bool((np.diff(series) < 0).any()):
+        order = np.argsort(np.repeat(series, counts), kind="stable")
+        stamps, bits, keep = stamps[order], bits[order], keep[order]
+    times = stamps[keep] / 1000.0
+    values = bits[keep].view(np.float64)
+    bounds = np.concatenate(([0], np.cumsum(per_series)))
+    return [
+        (labels, times[bounds[i] : bounds[i + 1]], values[bounds[i] : bounds[i + 1]])
+        for i, labels in enumerate(table.labels)
+    ]
