@@ -124,10 +124,12 @@ def encode_read_request(
 # ---------------------------------------------------------------------- decoding
 
 
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+def read_varint(data: bytes, pos: int, end: int | None = None) -> tuple[int, int]:
+    """(value, next position) of the protobuf varint at ``pos`` (read up to ``end``)."""
+    end = len(data) if end is None else end
     result = shift = 0
     while True:
-        if pos >= len(data):
+        if pos >= end:
             raise RemoteReadError("truncated varint")
         byte = data[pos]
         pos += 1
@@ -142,15 +144,15 @@ def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
 def _field_at(data: bytes, pos: int, end: int) -> tuple[int, int, Any, int]:
     """(field number, wire type, value, next position) of the field at ``pos``; a
     length-delimited value is its ``(start, end)``."""
-    key, pos = _read_varint(data, pos)
+    key, pos = read_varint(data, pos)
     number, wire = key >> 3, key & 7
     value: Any
     if wire == 0:
-        value, pos = _read_varint(data, pos)
+        value, pos = read_varint(data, pos)
     elif wire == 1:
         value, pos = data[pos : pos + 8], pos + 8
     elif wire == 2:
-        length, pos = _read_varint(data, pos)
+        length, pos = read_varint(data, pos)
         value, pos = (pos, pos + length), pos + length
     elif wire == 5:
         value, pos = data[pos : pos + 4], pos + 4

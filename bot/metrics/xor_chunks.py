@@ -44,7 +44,7 @@ from __future__ import annotations
 import google_crc32c
 import numpy as np
 
-from bot.metrics.remote_read import STALE_NAN_BITS, RawSeries, RemoteReadError
+from bot.metrics.remote_read import STALE_NAN_BITS, RawSeries, RemoteReadError, read_varint
 
 STREAMED_MEDIA_TYPE = "application/x-streamed-protobuf"
 """Media type of a ``STREAMED_XOR_CHUNKS`` answer (``Content-Type:
@@ -60,7 +60,6 @@ XOR_ENCODING = 1
 
 U64 = np.uint64
 _ZERO = U64(0)
-_MASK64 = U64(0xFFFFFFFFFFFFFFFF)
 
 # Timestamp prefix codes by the window's top four bits: prefix length and payload bits.
 _DOD_PREFIX = np.array([1] * 8 + [2] * 4 + [3] * 2 + [4, 4], dtype=np.uint64)
@@ -81,27 +80,12 @@ class ChunkTable:
         self.labels: list[dict[str, str]] = []
 
 
-def _uvarint(data: bytes, pos: int, end: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= end:
-            raise RemoteReadError("truncated varint")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise RemoteReadError("varint longer than 10 bytes")
-
-
 def frames(body: bytes, *, max_bytes: int = MAX_FRAME_BYTES) -> list[tuple[int, int]]:
     """``(start, end)`` of every message of a chunked stream, each checked against its CRC32C."""
     out: list[tuple[int, int]] = []
     pos, size = 0, len(body)
     while pos < size:
-        length, pos = _uvarint(body, pos, size)
+        length, pos = read_varint(body, pos, size)
         if length > max_bytes:
             raise RemoteReadError(f"frame of {length:,} bytes, more than the {max_bytes:,} allowed")
         if pos + 4 + length > size:
@@ -119,11 +103,11 @@ def frames(body: bytes, *, max_bytes: int = MAX_FRAME_BYTES) -> list[tuple[int, 
 
 def _skip(data: bytes, pos: int, wire: int, end: int) -> int:
     if wire == 0:
-        return _uvarint(data, pos, end)[1]
+        return read_varint(data, pos, end)[1]
     if wire == 1:
         return pos + 8
     if wire == 2:
-        length, pos = _uvarint(data, pos, end)
+        length, pos = read_varint(data, pos, end)
         return pos + length
     if wire == 5:
         return pos + 4
@@ -133,9 +117,9 @@ def _skip(data: bytes, pos: int, wire: int, end: int) -> int:
 def _label(data: bytes, pos: int, end: int) -> tuple[str, str]:
     name = value = ""
     while pos < end:
-        key, pos = _uvarint(data, pos, end)
+        key, pos = read_varint(data, pos, end)
         if key in (0x0A, 0x12):
-            length, pos = _uvarint(data, pos, end)
+            length, pos = read_varint(data, pos, end)
             if pos + length > end:
                 raise RemoteReadError("label runs past its message")
             text = data[pos : pos + length].decode("utf-8")
@@ -154,13 +138,13 @@ def _chunk(data: bytes, pos: int, end: int) -> tuple[int, int]:
     decoder (any field order, unknown fields skipped)."""
     encoding, body = 0, (0, 0)
     while pos < end:
-        key, pos = _uvarint(data, pos, end)
+        key, pos = read_varint(data, pos, end)
         if key == 0x22:  # data
-            length, pos = _uvarint(data, pos, end)
+            length, pos = read_varint(data, pos, end)
             body = (pos, pos + length)
             pos += length
         elif key == 0x18:  # type
-            encoding, pos = _uvarint(data, pos, end)
+            encoding, pos = read_varint(data, pos, end)
         else:  # min/max time: the samples' own times are what count
             pos = _skip(data, pos, key & 7, end)
     if pos != end:
@@ -206,11 +190,11 @@ def chunk_table(data: bytes, spans: list[tuple[int, int]]) -> ChunkTable:
     for start, end in spans:
         pos = start
         while pos < end:
-            key, pos = _uvarint(data, pos, end)
+            key, pos = read_varint(data, pos, end)
             if key != 0x0A:  # query_index and anything else
                 pos = _skip(data, pos, key & 7, end)
                 continue
-            length, pos = _uvarint(data, pos, end)
+            length, pos = read_varint(data, pos, end)
             stop = pos + length
             if stop > end:
                 raise RemoteReadError("series runs past its frame")
@@ -225,16 +209,16 @@ def chunk_table(data: bytes, spans: list[tuple[int, int]]) -> ChunkTable:
                     elif high < 0x80:
                         length, pos = (low & 0x7F) | (high << 7), pos + 3
                     else:
-                        length, pos = _uvarint(data, pos + 1, stop)
+                        length, pos = read_varint(data, pos + 1, stop)
                     starts.append(pos)
                     pos += length
                     ends.append(pos)
                     continue
-                key, pos = _uvarint(data, pos, stop)
+                key, pos = read_varint(data, pos, stop)
                 if key & 7 != 2:
                     pos = _skip(data, pos, key & 7, stop)
                     continue
-                length, pos = _uvarint(data, pos, stop)
+                length, pos = read_varint(data, pos, stop)
                 if key == 0x0A:
                     name, value = _label(data, pos, pos + length)
                     labels[name] = value
