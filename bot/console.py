@@ -22,7 +22,6 @@ from typing import Literal, TextIO
 
 from rich.cells import cell_len
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -191,6 +190,15 @@ def progress(console: Console, totals: Mapping[str, int | None]) -> Iterator[Adv
 
         yield nothing
         return
+    # only a terminal draws progress: rich's live display is imported for it alone
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),

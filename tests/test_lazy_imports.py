@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -17,22 +19,33 @@ PUBLISHING = ("github", "cryptography", "requests", "jinja2", "apscheduler")
 """What only serving repositories on GitHub (``run``, ``serve``) needs."""
 
 
-def loaded_after(*argv: str) -> set[str]:
-    """Top-level packages a new interpreter holds after ``tortoise-bot ARGV``."""
+TERMINAL_ONLY = ("rich.progress", "rich.live", "rich.syntax", "pygments")
+"""What only drawing on a terminal needs (live progress bars, the coloured diff)."""
+
+
+def after(argv: Sequence[str], report: str) -> Any:
+    """``report`` (a JSON-able expression) in a new interpreter after ``tortoise-bot ARGV``
+    run as its own command line."""
     code = (
-        "import contextlib, io, json, sys\n"
+        "import contextlib, gc, io, json, sys\n"
         "from bot.cli import main\n"
+        f"sys.argv = ['tortoise-bot', *{list(argv)!r}]\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    try:\n"
-        f"        main({list(argv)!r})\n"
+        "        main()\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "print(json.dumps(sorted({m.partition('.')[0] for m in sys.modules})))\n"
+        f"print(json.dumps({report}))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=PROJECT, capture_output=True, text=True, check=True
     )
-    return set(json.loads(done.stdout.splitlines()[-1]))
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def loaded_after(*argv: str) -> set[str]:
+    """Top-level packages a new interpreter holds after ``tortoise-bot ARGV``."""
+    return set(after(argv, "sorted({m.partition('.')[0] for m in sys.modules})"))
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["--version"]], ids=["help", "version"])
@@ -41,10 +54,20 @@ def test_top_level_help_imports_no_command_and_no_heavy_package(argv):
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
 
 
-def test_plan_imports_nothing_of_publishing():
-    loaded = loaded_after("plan", "--demo", "--color", "never")
+def test_plan_imports_nothing_of_publishing_nor_of_a_terminal():
+    loaded = set(after(["plan", "--demo", "--color", "never"], "sorted(sys.modules)"))
     assert "numpy" in loaded  # it did plan
-    assert not loaded & set(PUBLISHING), sorted(loaded & set(PUBLISHING))
+    packages = {m.partition(".")[0] for m in loaded}
+    assert not packages & set(PUBLISHING), sorted(packages & set(PUBLISHING))
+    assert not loaded & set(TERMINAL_ONLY), sorted(loaded & set(TERMINAL_ONLY))
+
+
+def test_the_command_line_freezes_what_it_loaded_and_collects_again():
+    """``tortoise-bot`` loads its command without garbage collection, freezes what it built and
+    runs the command with collection on (a long ``serve`` needs it)."""
+    enabled, frozen = after(["plan", "--demo"], "[gc.isenabled(), gc.get_freeze_count()]")
+    assert enabled
+    assert frozen > 10_000
 
 
 def test_a_command_help_loads_that_command_only():

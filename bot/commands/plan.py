@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
-from rich.syntax import Syntax
 
 from bot.commands.common import (
     SourceChoice,
@@ -192,6 +191,8 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
     if plan.edit.diff:
         console.print()
         if console.is_terminal:
+            from rich.syntax import Syntax  # noqa: PLC0415 (pygments: for a terminal only)
+
             console.print(Syntax(plan.edit.diff, "diff", theme="ansi_dark"))
         else:
             console.print(plan.edit.diff, markup=False, highlight=False, end="", soft_wrap=True)
