@@ -172,7 +172,8 @@ def _up_limits_float(replicas: FloatArray, syncs: int) -> FloatArray:
     then on the count is at least ``SCALE_UP_PODS``, where doubling allows more, so each
     further sync doubles it."""
     counts = np.maximum(replicas, 0.0)
-    first = np.maximum(counts + float(SCALE_UP_PODS), counts * 2.0)
+    first = counts + float(SCALE_UP_PODS)
+    np.maximum(first, np.multiply(counts, 2.0, out=counts), out=first)
     first *= float(2 ** (syncs - 1))
     return first
 
@@ -302,7 +303,10 @@ def replay_fast_reach(
     holds = np.ones(n, dtype=bool)
     with np.errstate(invalid="ignore", divide="ignore"):
         for m in usable:
-            ratio = np.floor(m.usage * 100.0 / (held * m.request)) / m.target_percent
+            ratio = m.usage * 100.0  # floor(usage × 100 / (held × request)) / target, in place
+            ratio /= held * m.request
+            np.floor(ratio, out=ratio)
+            ratio /= m.target_percent
             holds &= ((ratio >= 1.0 - TOLERANCE) & (ratio <= 1.0 + TOLERANCE)) | np.isnan(ratio)
     broken = np.cumsum(~holds)
     before = np.repeat(np.concatenate(([0], broken))[firsts], lengths)

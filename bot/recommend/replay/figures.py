@@ -126,8 +126,10 @@ def hpa_metrics(series: ReplaySeries, values: Values) -> list[tuple[Metric, HpaT
     return out
 
 
-def _percentile_of(values: FloatArray, q: float) -> float:
-    return float(np.percentile(values, q)) if values.size else 0.0
+def _percentile_of(values: FloatArray, q: float, *, scratch: bool = False) -> float:
+    """``np.percentile(values, q)``; ``scratch``: ``values`` is a temporary numpy may reorder
+    (no copy)."""
+    return float(np.percentile(values, q, overwrite_input=scratch)) if values.size else 0.0
 
 
 def _percentile_of_counts(values: FloatArray, q: float) -> float:
@@ -238,11 +240,16 @@ def _replica_path(series: ReplaySeries, values: Values, options: Options) -> Rep
     short = np.zeros(series.steps, dtype=bool)
     at_max = path >= hpa.max_replicas
     starting = serving < path
+    any_at_max, any_starting = bool(at_max.any()), bool(starting.any())
     with np.errstate(invalid="ignore", divide="ignore"):
         for metric, _ in metrics:
-            util = np.floor(metric.usage * 100.0 / (path * metric.request))
-            short |= at_max & (util > metric.target_percent * (1.0 + TOLERANCE))
-            short |= starting & (metric.usage > serving * metric.request)
+            if any_at_max:
+                util = metric.usage * 100.0  # floor(usage × 100 / (path × request)), in place
+                util /= path * metric.request
+                np.floor(util, out=util)
+                short |= at_max & (util > metric.target_percent * (1.0 + TOLERANCE))
+            if any_starting:
+                short |= starting & (metric.usage > serving * metric.request)
     return ReplicaPath(path, short, True)
 
 
@@ -299,7 +306,11 @@ def _cpu(
     )
     over = minutes(usage > request) if request else 0.0
     throttled = minutes(usage > limit) if limit else None
-    p95 = _percentile_of(usage, 95) / request * 100.0 if request and detail else None
+    p95 = (
+        _percentile_of(usage, 95, scratch=scale is not None) / request * 100.0
+        if request and detail
+        else None
+    )
     return CpuReplay(cv.name, request, limit, total, over, throttled, p95)
 
 
