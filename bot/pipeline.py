@@ -39,6 +39,7 @@ from bot.metrics.errors import MetricsError
 from bot.metrics.source import FetchResult, HistoryRequest, HistorySource, stream_history
 from bot.model import (
     DEFAULT_ENVIRONMENT,
+    SECONDS_PER_DAY,
     ChangeSet,
     DeclaredWorkload,
     EditResult,
@@ -70,8 +71,6 @@ if TYPE_CHECKING:  # what a forge offers (``bot.forge.github`` is one); ``plan``
 log = logging.getLogger("bot.pipeline")
 
 N = TypeVar("N", int, float)
-
-SECONDS_PER_DAY = 86_400.0
 
 
 # --------------------------------------------------------------------------- results

@@ -32,6 +32,7 @@ from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
 
 from bot.config.bot import ScheduleConfig
+from bot.model import SECONDS_PER_HOUR
 
 log = logging.getLogger("bot.serve")
 
@@ -102,7 +103,7 @@ class Service:
         *,
         health_host: str = "127.0.0.1",
         health_port: int = 8080,
-        max_run_s: float = 6 * 3600,
+        max_run_s: float = 6 * SECONDS_PER_HOUR,
     ) -> None:
         self.job = job
         self.trigger = trigger

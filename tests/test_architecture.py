@@ -256,3 +256,19 @@ def test_the_publish_schedule_is_pure():
     names = _imports(FORGE / "schedule.py")
     assert not [n for n in names if n.split(".")[0] in PURE_FORBIDDEN | FORGE_CLIENTS]
     assert {n for n in names if n.startswith("bot.")} <= {"bot.forge.lifecycle"}
+
+
+UNITS = ("MIB", "GIB", "SECONDS_PER_HOUR", "SECONDS_PER_DAY")
+"""Unit constants defined once, in ``bot/model.py``: the bot, its tests and benchmarks import them."""
+
+
+def test_unit_constants_are_defined_only_in_the_model():
+    root = BOT.parent
+    bad = [
+        f"{path.relative_to(root)} defines {name}"
+        for folder in ("bot", "tests", "benchmarks")
+        for path in (root / folder).rglob("*.py")
+        if path != BOT / "model.py"
+        for name in sorted(_assigned_names(path) & set(UNITS))
+    ]
+    assert not bad, "\n".join(bad)

@@ -22,11 +22,9 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from bot.model import GIB
 from bot.sim.cluster import SimulatedService
 from bot.sim.hpa import hpa_signals
-
-GIB = 1024.0**3
-"""Bytes in one GiB."""
 
 HOUR_S = 3600.0
 WEEK_HOURS = 7 * 24.0

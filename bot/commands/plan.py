@@ -37,6 +37,7 @@ from bot.console import (
 )
 from bot.errors import EXIT_FAILED, EXIT_OK
 from bot.metrics.errors import MetricsError
+from bot.model import SECONDS_PER_DAY
 from bot.outcome_view import (
     change_summary,
     plan_document,
@@ -146,7 +147,7 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
     """One line per workload, then each workload's values with their rule and reason, the
     errors, and the diff."""
     start_s, end_s = plan.window
-    days = (end_s - start_s) / 86_400
+    days = (end_s - start_s) / SECONDS_PER_DAY
     console.print(f"tortoise-bot plan: {repository}", style="bold", markup=False, soft_wrap=True)
     console.print(
         f"history {_utc(start_s)} to {_utc(end_s)} UTC ({days:g} days) from {source}",

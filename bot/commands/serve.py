@@ -13,6 +13,7 @@ from apscheduler.triggers.base import BaseTrigger
 
 from bot.commands import run as run_command
 from bot.config.bot import BotSettings, load_bot_settings
+from bot.model import SECONDS_PER_HOUR
 from bot.serve import Service, cron_trigger
 
 
@@ -25,7 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-run-s",
         type=float,
-        default=6 * 3600,
+        default=6 * SECONDS_PER_HOUR,
         help="Liveness fails when one run takes longer than this many seconds.",
     )
     parser.add_argument("--run-now", action="store_true", help="Also run once at start-up.")
@@ -37,7 +38,7 @@ def make_service(
     *,
     health_host: str = "127.0.0.1",
     health_port: int = 8080,
-    max_run_s: float = 6 * 3600,
+    max_run_s: float = 6 * SECONDS_PER_HOUR,
 ) -> Service:
     """The service: ``trigger`` fires one ``tortoise-bot run`` over ``settings``."""
 

@@ -19,7 +19,7 @@ from bot.errors import EXIT_OK, UsageError
 from bot.manifests import discover
 from bot.metrics.snapshot import write_snapshot
 from bot.metrics.source import FetchResult
-from bot.pipeline import SECONDS_PER_DAY
+from bot.model import SECONDS_PER_DAY
 from bot.sim.declared import simulate_workloads
 from bot.sim.profiles import Profile
 

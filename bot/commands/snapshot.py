@@ -22,7 +22,8 @@ from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from bot.manifests import discover
 from bot.metrics.errors import MetricsError
 from bot.metrics.snapshot import record_snapshot
-from bot.pipeline import SECONDS_PER_DAY, history_requests
+from bot.model import SECONDS_PER_DAY
+from bot.pipeline import history_requests
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

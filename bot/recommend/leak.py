@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bot.model import FloatArray, IntArray
+from bot.model import SECONDS_PER_DAY, SECONDS_PER_HOUR, FloatArray, IntArray
 
-MIN_LIFE_S = 6 * 3600.0
+MIN_LIFE_S = 6.0 * SECONDS_PER_HOUR
 """A pod life shorter than this (a crash loop, a burst) says nothing about a leak."""
 
 MIN_SAMPLES = 20
@@ -84,7 +84,7 @@ def find_leak(
             if early > 0 and late >= MIN_GROWTH * early:
                 # The medians of the first and last tenths sit 0.9 of the life apart, the
                 # first one a twentieth of the life after the restart.
-                days = (end - start) / 86400.0
+                days = (end - start) / SECONDS_PER_DAY
                 rate = (late - early) / (0.9 * days)
                 rates.append(rate)
                 starts_at.append(early - rate * 0.05 * days)

@@ -20,6 +20,7 @@ from typing import Any
 from bot.model import (
     MIB,
     RESOURCES,
+    SECONDS_PER_DAY,
     FieldChange,
     Note,
     Number,
@@ -208,7 +209,7 @@ def window(proposal: Proposal) -> str | None:
         return None
     clock = zone(proposal.time_zone)
     start, end = (datetime.fromtimestamp(t, clock) for t in proposal.window_s)
-    days = (proposal.window_s[1] - proposal.window_s[0]) / 86400
+    days = (proposal.window_s[1] - proposal.window_s[0]) / SECONDS_PER_DAY
     return escape(f"{start:%Y-%m-%d %H:%M} → {end:%Y-%m-%d %H:%M} {clock.key} ({days:.1f} days)")
 
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 from bot.model import (
     POD_LEVEL,
+    SECONDS_PER_DAY,
+    SECONDS_PER_HOUR,
     FieldId,
     GateFinding,
     Number,
@@ -97,8 +99,8 @@ class CostTotals:
         if not self.priced or not self.replayed:
             return None
         return (
-            f"{money(self.current_month, self.currency)} → "
-            f"{money(self.proposed_month, self.currency)}/month "
+            f"{numbers.unsigned_money(self.current_month, self.currency)} → "
+            f"{numbers.unsigned_money(self.proposed_month, self.currency)}/month "
             f"({numbers.money(self.delta_month, self.currency)})"
         )
 
@@ -107,8 +109,9 @@ class CostTotals:
         if not self.replayed:
             return None
         return (
-            f"CPU {cores(self.current_cores)} → {cores(self.proposed_cores)}, "
-            f"memory {gib(self.current_gib)} → {gib(self.proposed_gib)}"
+            f"CPU {numbers.core_amount(self.current_cores)} → "
+            f"{numbers.core_amount(self.proposed_cores)}, "
+            f"memory {numbers.gib(self.current_gib)} → {numbers.gib(self.proposed_gib)}"
         )
 
 
@@ -121,12 +124,12 @@ def priced(prices: Prices) -> bool:
 
 
 def window_hours(figures: ReplayFigures) -> float:
-    return figures.window_s / 3600.0
+    return figures.window_s / SECONDS_PER_HOUR
 
 
 def window_days(window_s: float) -> str:
     """``14 days``, ``1 day``, ``6.5 days``: the replayed window, whole days when it is one."""
-    days = window_s / 86400.0
+    days = window_s / SECONDS_PER_DAY
     if abs(days - round(days)) < 0.05:
         whole = round(days)
         return f"{whole} day" if whole == 1 else f"{whole} days"
@@ -154,41 +157,6 @@ def mean_gib(figures: ReplayFigures) -> float:
     return figures.gib_hours / hours if hours > 0 else 0.0
 
 
-def money(value: float, currency: str) -> str:
-    """An unsigned amount: ``$1,234.50``."""
-    return f"{currency}{value:,.2f}"
-
-
-def gib(value: float) -> str:
-    """GiB with two decimals: ``3.96 GiB``."""
-    return f"{value:,.2f} GiB"
-
-
-def cores(value: float) -> str:
-    """``4.757 cores``, ``1 core``."""
-    text = numbers.cores(value)
-    return f"{text} core" if text == "1" else f"{text} cores"
-
-
-def replicas(value: float) -> str:
-    """A replica figure: ``5``, ``3.2``."""
-    text = f"{value:.1f}"
-    return text[:-2] if text.endswith(".0") else text
-
-
-def minutes(value: float) -> str:
-    """``1,234 min``."""
-    return f"{value:,.0f} min"
-
-
-def share(part: float, whole: float) -> str:
-    """``part / whole`` as a percentage: ``0 %``, ``<0.1 %``, ``2.4 %``."""
-    if whole <= 0 or part <= 0:
-        return "0 %"
-    value = part / whole * 100.0
-    return "<0.1 %" if value < 0.05 else f"{value:.1f} %"
-
-
 def _eviction_minutes(figures: ReplayFigures) -> float | None:
     """Minutes above the memory request of containers without a memory limit (None: none)."""
     values = [m.over_request_minutes for m in figures.memory if m.oom_kills is None]
@@ -213,20 +181,24 @@ def rows(replay: ReplayComparison, prices: Prices) -> list[Row]:
         Row(
             f"replicas mean / p95 / max{recorded}",
             *(
-                " / ".join(replicas(v) for v in (f.replicas.mean, f.replicas.p95, f.replicas.max))
+                " / ".join(
+                    numbers.replicas(v) for v in (f.replicas.mean, f.replicas.p95, f.replicas.max)
+                )
                 for f in (cur, new)
             ),
         ),
         Row(
             "requested CPU, mean with replicas",
-            *(cores(mean_cores(f)) for f in (cur, new)),
+            *(numbers.core_amount(mean_cores(f)) for f in (cur, new)),
         ),
-        Row("requested memory, mean with replicas", *(gib(mean_gib(f)) for f in (cur, new))),
+        Row(
+            "requested memory, mean with replicas", *(numbers.gib(mean_gib(f)) for f in (cur, new))
+        ),
         Row(
             "CPU minutes over request",
             *(
                 f"{f.over_request_minutes:,.0f} of {f.container_minutes:,.0f} "
-                f"({share(f.over_request_minutes, f.container_minutes)})"
+                f"({numbers.share(f.over_request_minutes, f.container_minutes)})"
                 for f in (cur, new)
             ),
         ),
@@ -238,19 +210,19 @@ def rows(replay: ReplayComparison, prices: Prices) -> list[Row]:
         out.append(
             Row(
                 "eviction-risk minutes (no memory limit)",
-                *(minutes(v or 0.0) for v in evictions),
+                *(numbers.minutes(v or 0.0) for v in evictions),
             )
         )
     short = (cur.replicas.shortfall_minutes, new.replicas.shortfall_minutes)
     if short != (None, None):
-        out.append(Row("capacity shortfall", *(minutes(v or 0.0) for v in short)))
+        out.append(Row("capacity shortfall", *(numbers.minutes(v or 0.0) for v in short)))
     costs = (monthly_cost(cur, prices), monthly_cost(new, prices))
     if costs[0] is not None and costs[1] is not None:
         out.append(
             Row(
                 "monthly cost",
-                money(costs[0], prices.currency),
-                f"{money(costs[1], prices.currency)} "
+                numbers.unsigned_money(costs[0], prices.currency),
+                f"{numbers.unsigned_money(costs[1], prices.currency)} "
                 f"({numbers.money(costs[1] - costs[0], prices.currency)})",
             )
         )
@@ -277,7 +249,7 @@ def container_rows(replay: ReplayComparison) -> list[Row]:
             out.append(
                 Row(
                     f"{cpu.container}: CPU minutes over the limit (throttling)",
-                    *(minutes(x.over_limit_minutes or 0.0) for x in (old, cpu)),
+                    *(numbers.minutes(x.over_limit_minutes or 0.0) for x in (old, cpu)),
                 )
             )
     for mem in new.memory:
@@ -306,8 +278,8 @@ def cost_formula(replay: ReplayComparison, prices: Prices, *, brief: bool = Fals
     cur, new = replay.current, replay.proposed
     c = prices.currency
     head = (
-        f"Monthly cost = requested cores with replicas × {money(prices.core_month, c)} per "
-        f"core-month + requested GiB with replicas × {money(prices.gib_month, c)} per GiB-month"
+        f"Monthly cost = requested cores with replicas × {numbers.unsigned_money(prices.core_month, c)} per "
+        f"core-month + requested GiB with replicas × {numbers.unsigned_money(prices.gib_month, c)} per GiB-month"
     )
     if brief:
         return head + "."
@@ -326,13 +298,13 @@ def cost_line(replay: ReplayComparison, prices: Prices) -> str:
     if before is not None and after is not None:
         c = prices.currency
         return (
-            f"monthly cost with replicas {money(before, c)} → {money(after, c)} "
+            f"monthly cost with replicas {numbers.unsigned_money(before, c)} → {numbers.unsigned_money(after, c)} "
             f"({numbers.money(after - before, c)})"
         )
     cur, new = replay.current, replay.proposed
     return (
-        f"requests with replicas CPU {cores(mean_cores(cur))} → {cores(mean_cores(new))}, "
-        f"memory {gib(mean_gib(cur))} → {gib(mean_gib(new))} (means)"
+        f"requests with replicas CPU {numbers.core_amount(mean_cores(cur))} → {numbers.core_amount(mean_cores(new))}, "
+        f"memory {numbers.gib(mean_gib(cur))} → {numbers.gib(mean_gib(new))} (means)"
     )
 
 
@@ -358,8 +330,8 @@ def risk_figures(replay: ReplayComparison) -> str:
         )
     parts.append(
         "CPU over request "
-        f"{share(cur.over_request_minutes, cur.container_minutes)} → "
-        f"{share(new.over_request_minutes, new.container_minutes)}"
+        f"{numbers.share(cur.over_request_minutes, cur.container_minutes)} → "
+        f"{numbers.share(new.over_request_minutes, new.container_minutes)}"
     )
     short = (cur.replicas.shortfall_minutes, new.replicas.shortfall_minutes)
     if short != (None, None):

@@ -13,8 +13,6 @@ import re
 from collections.abc import Mapping, Sequence
 
 from bot.model import (
-    GIB,
-    MIB,
     POD_LEVEL,
     Explained,
     FieldChange,
@@ -22,7 +20,6 @@ from bot.model import (
     HpaRecommendation,
     Number,
     Recommendation,
-    Resource,
 )
 from bot.report import numbers
 
@@ -69,11 +66,6 @@ def unit_of(field: FieldId, key: str) -> str:
     return "amount"
 
 
-def _plain(value: float) -> str:
-    text = f"{value:.3f}".rstrip("0").rstrip(".")
-    return text or "0"
-
-
 def input_value(field: FieldId, key: str, value: Number | str | None) -> str:
     """One input's value in its unit (``unit_of``): ``560.6 MiB``, ``0.763 cores``, ``65%``."""
     if value is None:
@@ -85,21 +77,10 @@ def input_value(field: FieldId, key: str, value: Number | str | None) -> str:
     unit = unit_of(field, key)
     resource = field.resource
     if unit == "amount" and resource is not None:
-        return amount(resource, value)
+        return numbers.precise_amount(resource, value)
     if unit == "percent":
-        return f"{_plain(float(value))}%"
-    return _plain(float(value))
-
-
-def amount(resource: Resource, value: Number) -> str:
-    """``0.763 cores``, ``1 core``, ``560.6 MiB``, ``1.6 GiB``: one decimal more than tables use,
-    so a product can be checked."""
-    if resource == "cpu":
-        text = _plain(float(value))
-        return f"{text} core" if text == "1" else f"{text} cores"
-    if abs(value) >= GIB:
-        return f"{value / GIB:.2f}".rstrip("0").rstrip(".") + " GiB"
-    return f"{value / MIB:.1f}".removesuffix(".0") + " MiB"
+        return f"{numbers.plain(float(value))}%"
+    return numbers.plain(float(value))
 
 
 def inputs_text(field: FieldId, inputs: Mapping[str, Number | str | None]) -> str:

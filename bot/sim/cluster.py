@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from bot.model import (
     SECONDS_PER_DAY,
+    SECONDS_PER_HOUR,
     ContainerHistory,
     FloatArray,
     IntArray,
@@ -276,7 +277,9 @@ def _crash_steps(service: ServiceSpec, t_s: FloatArray, step_s: int) -> IntArray
     if loop is None or not len(t_s):
         return np.zeros(0, np.int32)
     first = t_s[0] + loop.start_day * SECONDS_PER_DAY
-    times = np.arange(first, first + loop.hours * 3600.0, max(loop.restart_every_s, step_s))
+    times = np.arange(
+        first, first + loop.hours * SECONDS_PER_HOUR, max(loop.restart_every_s, step_s)
+    )
     steps = np.unique(np.round((times - t_s[0]) / step_s).astype(np.int64))
     return steps[(steps > 0) & (steps < len(t_s))].astype(np.int32)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bot.model import SECONDS_PER_DAY, FloatArray
+from bot.model import SECONDS_PER_DAY, SECONDS_PER_HOUR, FloatArray
 from bot.sim.spec import ServiceSpec
 
 PEAK_HOUR_UTC = 15.0
@@ -26,7 +26,7 @@ BURST_STEPS = (3, 15)
 
 def diurnal_fraction(t_s: FloatArray) -> FloatArray:
     """0..1 raised cosine of the hour of day: 1 at ``PEAK_HOUR_UTC``, 0 twelve hours later."""
-    hour = (t_s % SECONDS_PER_DAY) / 3600.0
+    hour = (t_s % SECONDS_PER_DAY) / SECONDS_PER_HOUR
     return 0.5 + 0.5 * np.cos(2 * np.pi * (hour - PEAK_HOUR_UTC) / 24.0)
 
 
@@ -39,9 +39,9 @@ def demand_cores(spec: ServiceSpec, t_s: FloatArray, rng: np.random.Generator) -
     """CPU demand of the whole service at each timestamp, in cores (formula in the module doc)."""
     level = spec.night_fraction + (1 - spec.night_fraction) * diurnal_fraction(t_s)
     weekly = np.where(weekday(t_s) >= 5, spec.weekend_fraction, 1.0)
-    hours = int(np.ceil((t_s[-1] - t_s[0]) / 3600.0)) + 2 if len(t_s) else 2
+    hours = int(np.ceil((t_s[-1] - t_s[0]) / SECONDS_PER_HOUR)) + 2 if len(t_s) else 2
     walk = 1.0 + spec.noise_fraction * rng.standard_normal(hours)
-    slow = np.interp((t_s - t_s[0]) / 3600.0, np.arange(hours), walk) if len(t_s) else t_s
+    slow = np.interp((t_s - t_s[0]) / SECONDS_PER_HOUR, np.arange(hours), walk) if len(t_s) else t_s
     trend = 1.0 + spec.growth_per_day * (t_s - t_s[0]) / SECONDS_PER_DAY if len(t_s) else t_s
     out = spec.peak_cores * level * weekly * np.clip(slow, 0.2, None) * trend
     days = len(t_s) * (t_s[1] - t_s[0]) / SECONDS_PER_DAY if len(t_s) > 1 else 0.0

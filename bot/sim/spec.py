@@ -13,7 +13,7 @@ from typing import Literal
 
 import numpy as np
 
-from bot.model import MIB, FloatArray
+from bot.model import MIB, SECONDS_PER_DAY, FloatArray
 from bot.sim.errors import SimError
 
 Kind = Literal["Deployment", "StatefulSet"]
@@ -170,7 +170,7 @@ class ClusterSpec:
     @property
     def steps(self) -> int:
         """Number of samples per series over the window."""
-        return int(self.days * 86_400 // self.step_s)
+        return int(self.days * SECONDS_PER_DAY // self.step_s)
 
     def times_s(self) -> FloatArray:
         """Unix seconds of every sample."""

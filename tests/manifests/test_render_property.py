@@ -31,11 +31,9 @@ from ruamel.yaml import YAML
 from bot.config.repo import RepoConfig
 from bot.manifests import Discovery, apply_changes, discover
 from bot.manifests.kustomize import KUSTOMIZATION_FILES
-from bot.model import DeclaredWorkload, FieldChange, FieldId
+from bot.model import MIB, DeclaredWorkload, FieldChange, FieldId
 from tests.conftest import require_binary
 from tests.manifests.conftest import lost_comments
-
-MIB = 2**20
 
 
 def _strings(data: Any) -> Iterator[str]:

@@ -18,7 +18,7 @@ import pytest
 from bot.config.bot import BotSettings
 from bot.config.metrics import PrometheusConfig
 from bot.metrics import PrometheusSource
-from bot.model import WorkloadHistory
+from bot.model import MIB, WorkloadHistory
 from bot.pipeline import repository_outcome
 from bot.sim import (
     ClusterSpec,
@@ -35,7 +35,6 @@ from tests.support.prometheus import prometheus_from_cluster
 
 pytestmark = pytest.mark.prometheus
 
-MIB = 1 << 20
 STEP_S = 60
 
 SCRAPES = {

@@ -13,7 +13,7 @@ import jsonschema  # type: ignore[import-untyped]
 import numpy as np
 import pytest
 
-from bot.model import Recommendation, WorkloadRef
+from bot.model import MIB, Recommendation, WorkloadRef
 from bot.recommend.document import parse_document
 from bot.recommend.errors import InputError
 from bot.report.outcome_json import plan_json, workload_json
@@ -21,7 +21,6 @@ from tests.recommend.factories import DAY_S, NOW_S
 
 PROJECT = Path(__file__).resolve().parents[2]
 SCHEMAS = PROJECT / "docs" / "schemas"
-MIB = 1024 * 1024
 
 
 def _schema(name: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import pytest
 from bot.config.recommend import resolve, upstream_settings
 from bot.config.repo import ResourcePolicy
 from bot.model import (
+    MIB,
     ContainerHistory,
     DeclaredContainer,
     DeclaredHPA,
@@ -36,7 +37,6 @@ from tests.recommend.factories import (
     workload,
 )
 
-MIB = 1024 * 1024
 DEFAULT = upstream_settings()
 """Upstream Tortoise/VPA rules: these tests pin their formulas (``test_folding.py`` tests the
 bot's folding rules)."""

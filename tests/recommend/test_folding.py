@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from bot.config.recommend import RecommendSettings, resolve, upstream_settings
-from bot.model import ResourceValues
+from bot.model import MIB, ResourceValues
 from bot.recommend.changes import field_changes
 from bot.recommend.engine import recommend
 from bot.recommend.inputs import WorkloadInput
@@ -27,7 +27,6 @@ from tests.recommend.factories import (
     workload,
 )
 
-MIB = 1024 * 1024
 DEFAULT = RecommendSettings()
 
 

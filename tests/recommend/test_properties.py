@@ -11,13 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.config.recommend import RecommendSettings, upstream_settings
-from bot.model import ResourceValues
+from bot.model import MIB, ResourceValues
 from bot.recommend.changes import field_changes
 from bot.recommend.engine import recommend
 from bot.recommend.inputs import WorkloadInput
 from tests.recommend.factories import NOW_S, container, container_history, history, workload
 
-MIB = 1024 * 1024
 STEP_S = 1800.0
 """Coarse samples keep each example fast; the rules do not depend on the sampling step."""
 PROPS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from bot.config.recommend import AdminSettings, LimitsSettings, VpaSettings
+from bot.model import MIB
 from bot.recommend.vpa.aggregate import (
     ReplayGrid,
     accepted,
@@ -31,7 +32,6 @@ from bot.recommend.vpa.limits import proportional_limit, propose_limit
 
 DAY_S = 86400.0
 T0 = 1_700_006_400.0
-MIB = 1024 * 1024
 
 
 def _rows(values, weights, options, times=None):

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from bot.model import CpuReplay, MemoryReplay, ReplayComparison, ReplayFigures, ReplicaReplay
+from bot.model import MIB, CpuReplay, MemoryReplay, ReplayComparison, ReplayFigures, ReplicaReplay
 
 WINDOW_S = 14 * 86400.0
 """14 days: 336 hours."""
-
-MIB = 1024**2
 
 
 def figures(

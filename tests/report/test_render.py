@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.model import (
+    MIB,
     ChangeSet,
     ContainerRecommendation,
     Explained,
@@ -43,7 +44,6 @@ from bot.report.charts import hour_of_week, week_profile
 from bot.report.proposal import WeekUsage
 from tests.report.replays import comparison
 
-MIB = 1024**2
 HOSTILE = "web<script>alert(1)</script>@octo/admins|x"
 
 

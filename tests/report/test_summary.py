@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.model import Explained, FieldChange, FieldId, HpaRecommendation, WorkloadRef
+from bot.model import MIB, Explained, FieldChange, FieldId, HpaRecommendation, WorkloadRef
 from bot.report.summary import driving_slots, inputs_text, oom_story, what_changes
 
-MIB = 1024**2
 REF = WorkloadRef("Deployment", "shop", "web", "prod")
 
 

@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from bot.model import FieldChange, FieldId
+from bot.model import MIB, FieldChange, FieldId
 from bot.sim import ClusterSpec, ContainerSpec, HpaSpec, ServiceSpec, SimError, simulate
 from bot.sim.cluster import draw_demand, simulate_window
 from bot.sim.hpa import HpaSignal, simulate_replicas
@@ -16,8 +16,6 @@ from bot.sim.profiles import ARCHETYPES, archetype_cluster
 from bot.sim.spec import HpaMetric
 from bot.sim.values import apply_changes, declared_workload
 from tests.support.prometheus import TEST_SPEC
-
-MIB = 1024 * 1024
 
 
 def _flat(*containers: ContainerSpec, hpa: HpaSpec | None = None, replicas: int = 1) -> ServiceSpec:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from ruamel.yaml import YAML
 
+from bot.model import MIB
 from bot.sim import (
     SIDECAR_NAME,
     ClusterSpec,
@@ -29,7 +30,6 @@ from bot.sim.hpa import simulate_hpa
 from bot.sim.load import demand_cores, diurnal_fraction, weekday
 from tests.support.prometheus import TEST_SPEC, backfill
 
-MIB = 1024 * 1024
 OM_LINE = re.compile(r'^([a-z_]+)\{((?:[a-z_]+="(?:[^"\\]|\\.)*",?)*)\} (\S+) (\d+)$')
 
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from bot.model import (
     GIB,
+    SECONDS_PER_HOUR,
     CpuReplay,
     FloatArray,
     HpaTarget,
@@ -267,7 +268,7 @@ def _replica_figures(series: ReplaySeries, walk: ReplicaPath, options: Options) 
         mean=float(path.mean()) if path.size else 0.0,
         p95=_percentile_of_counts(path, 95),
         max=float(path.max()) if path.size else 0.0,
-        pod_hours=float(path.sum()) * series.step_s / 3600.0,
+        pod_hours=float(path.sum()) * series.step_s / SECONDS_PER_HOUR,
         shortfall_minutes=walk.shortfall_steps * series.step_s / 60.0 if walk.replayed else None,
         replayed=walk.replayed,
         by_hour=by_hour,

@@ -18,6 +18,7 @@ import numpy as np
 from bot.config.recommend import RecommendSettings
 from bot.model import (
     POD_LEVEL,
+    SECONDS_PER_HOUR,
     Explained,
     HpaTarget,
     HpaTargetRecommendation,
@@ -126,8 +127,8 @@ def replayed_targets(
                     start,
                     start,
                     "tortoise.target.interval",
-                    f"the replay puts it at {chosen}%; changed {(now_s - last) / 3600:.1f} h "
-                    f"ago, at most one change per {interval / 3600:g} h",
+                    f"the replay puts it at {chosen}%; changed {(now_s - last) / SECONDS_PER_HOUR:.1f} h "
+                    f"ago, at most one change per {interval / SECONDS_PER_HOUR:g} h",
                     inputs,
                 )
             else:

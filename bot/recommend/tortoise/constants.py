@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from bot.model import SECONDS_PER_HOUR
+
 SLOT_DECAY_FACTOR = 0.95
 """A replica slot older than ``SLOT_DECAY_AGE_S`` is multiplied by this, truncated
 (``pkg/recommender/recommender.go``, ``updateReplicasRecommendation``)."""
-SLOT_DECAY_AGE_S = 23 * 3600.0
+SLOT_DECAY_AGE_S = 23.0 * SECONDS_PER_HOUR
 """Age from which a slot value decays at its next update."""
 CLOSE_TO_PREFERRED_FRACTION = 0.8
 """``replicas > int(PreferredMaxReplicas × 0.8)`` freezes horizontal requests

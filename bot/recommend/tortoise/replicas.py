@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 
 from bot.config.recommend import AdminSettings
-from bot.model import FloatArray
+from bot.model import SECONDS_PER_HOUR, FloatArray
 from bot.recommend.tortoise.constants import SLOT_DECAY_AGE_S, SLOT_DECAY_FACTOR, WEEKDAYS
 
 QUARTER_HOUR_S = 900.0
@@ -68,7 +68,7 @@ def _labels(width: int, period: str) -> tuple[str, ...]:
 
 def _hours(times_s: FloatArray, offset_s: float) -> np.ndarray:
     """Local hours since the epoch at a fixed UTC offset."""
-    hours: np.ndarray = np.floor((times_s + offset_s) / 3600.0).astype(np.int64)
+    hours: np.ndarray = np.floor((times_s + offset_s) / SECONDS_PER_HOUR).astype(np.int64)
     return hours
 
 
@@ -97,7 +97,7 @@ def _window_runs(
     n = times_s.size
     w_first, w_last = window(times_s[[0, -1]]).tolist()
     ws = np.arange(w_first + 1, w_last + 1, dtype=np.int64)
-    pos = np.searchsorted(times_s, ws * (width * 3600.0) - offset_s)
+    pos = np.searchsorted(times_s, ws * (width * float(SECONDS_PER_HOUR)) - offset_s)
     below = window(times_s[np.maximum(pos - 1, 0)])
     above = window(times_s[np.minimum(pos, n - 1)])
     if not bool(np.all((pos > 0) & (below < ws) & ((pos == n) | (above >= ws)))):
@@ -130,7 +130,7 @@ def local_hours(times_s: FloatArray, admin: AdminSettings) -> np.ndarray:
     hours = np.empty(quarters.size, dtype=np.int64)
     for i, q in enumerate(quarters.tolist()):
         local = datetime.fromtimestamp(q * QUARTER_HOUR_S, tz=zone).replace(tzinfo=UTC)
-        hours[i] = int(local.timestamp() // 3600)
+        hours[i] = int(local.timestamp() // SECONDS_PER_HOUR)
     return hours[inverse.reshape(-1)]
 
 

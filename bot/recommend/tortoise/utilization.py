@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass
 
 from bot.config.recommend import AdminSettings
+from bot.model import SECONDS_PER_HOUR
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +71,11 @@ def apply_target_change_limits(
         and last_changed_s is not None
         and now_s - last_changed_s < interval
     ):
-        hours = (now_s - last_changed_s) / 3600
+        hours = (now_s - last_changed_s) / SECONDS_PER_HOUR
         return TargetProposal(
             current_percent,
             "tortoise.target.interval",
-            f"changed {hours:.1f} h ago; at most one change per {interval / 3600:g} h",
+            f"changed {hours:.1f} h ago; at most one change per {interval / SECONDS_PER_HOUR:g} h",
         )
     step = admin.hpa_target_utilization_max_increase
     if proposal.value - current_percent > step:

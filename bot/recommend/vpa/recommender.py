@@ -27,6 +27,7 @@ import numpy as np
 from bot.config.recommend import VpaSettings
 from bot.model import (
     RESOURCES,
+    SECONDS_PER_HOUR,
     ContainerHistory,
     FloatArray,
     IntArray,
@@ -128,8 +129,8 @@ def recommend_container(
     span_s = float(cpu_t[-1] - cpu_t[0] if cpu_order.sorted else cpu_t.max() - cpu_t.min())
     if span_s < min_history_s:
         return TooLittleData(
-            f"container {name}: {span_s / 3600:.1f} h of CPU history, "
-            f"{min_history_s / 3600:g} h needed"
+            f"container {name}: {span_s / SECONDS_PER_HOUR:.1f} h of CPU history, "
+            f"{min_history_s / SECONDS_PER_HOUR:g} h needed"
         )
     mem_order: SampleOrder | None = sample_order(ch.mem_t, ch.mem_pod, ch.mem_bytes, strict=False)
     if window.all_kept(ch.mem_t, times_sorted=mem_order is not None and mem_order.sorted):

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.model import HpaTarget, ResourceValues
+from bot.model import MIB, HpaTarget, ResourceValues
 from bot.recommend.replay import figures
 from bot.recommend.replay.controller import replay_fast_reach
 from bot.recommend.replay.figures import (
@@ -22,8 +22,6 @@ from bot.recommend.replay.figures import (
 )
 from bot.recommend.replay.series import ReplaySeries
 from tests.recommend.factories import DAY_S, NOW_S, container_history, history, series
-
-MIB = 1024 * 1024
 
 
 def _series(hist, *names: str) -> ReplaySeries:

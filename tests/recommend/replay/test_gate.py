@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from bot.config.recommend import RecommendSettings, resolve
-from bot.model import Explained, Recommendation, ReplayFigures, ReplicaReplay
+from bot.model import MIB, Explained, Recommendation, ReplayFigures, ReplicaReplay
 from bot.recommend.engine import recommend
 from bot.recommend.folding import limit
 from bot.recommend.inputs import WorkloadInput
@@ -24,8 +24,6 @@ from tests.recommend.factories import (
     series,
     workload,
 )
-
-MIB = 1024 * 1024
 
 
 def _settings(mode: str = "on") -> RecommendSettings:
