@@ -27,7 +27,7 @@ def after(argv: Sequence[str], report: str) -> Any:
     """``report`` (a JSON-able expression) in a new interpreter after ``tortoise-bot ARGV``
     run as its own command line."""
     code = (
-        "import contextlib, gc, io, json, sys\n"
+        "import contextlib, gc, io, json, os, sys\n"
         "from bot.cli import main\n"
         f"sys.argv = ['tortoise-bot', *{list(argv)!r}]\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
@@ -63,11 +63,13 @@ def test_plan_imports_nothing_of_publishing_nor_of_a_terminal():
 
 
 def test_the_command_line_freezes_what_it_loaded_and_collects_again():
-    """``tortoise-bot`` loads its command without garbage collection, freezes what it built and
-    runs the command with collection on (a long ``serve`` needs it)."""
-    enabled, frozen = after(["plan", "--demo"], "[gc.isenabled(), gc.get_freeze_count()]")
+    """``tortoise-bot`` loads its command without garbage collection and with one BLAS thread,
+    freezes what it built and runs the command with collection on (a long ``serve`` needs it)."""
+    report = "[gc.isenabled(), gc.get_freeze_count(), os.environ.get('OPENBLAS_NUM_THREADS')]"
+    enabled, frozen, blas_threads = after(["plan", "--demo"], report)
     assert enabled
     assert frozen > 10_000
+    assert blas_threads == "1"
 
 
 def test_a_command_help_loads_that_command_only():
