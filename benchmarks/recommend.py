@@ -91,6 +91,8 @@ class _ReplayClock:
 
     def __init__(self) -> None:
         self.by_step: dict[str, float] = {}
+        self.cpu_s = 0.0
+        """CPU seconds of the same steps."""
 
     @property
     def seconds(self) -> float:
@@ -100,8 +102,10 @@ class _ReplayClock:
         def timed_call(*args: Any, **kwargs: Any) -> Any:
             start = time.perf_counter()
             try:
+                cpu0 = time.process_time()
                 return function(*args, **kwargs)
             finally:
+                self.cpu_s += time.process_time() - cpu0
                 elapsed = time.perf_counter() - start
                 self.by_step[step] = self.by_step.get(step, 0.0) + elapsed
 
@@ -131,6 +135,8 @@ class Tally:
 
     engine_s: float = 0.0
     engine_cpu_s: float = 0.0
+    floor_cpu_s: float = 0.0
+    replay_cpu_s: float = 0.0
     floor_s: float = 0.0
     replay_by_step: dict[str, float] = field(default_factory=dict)
     held: int = 0
@@ -139,6 +145,8 @@ class Tally:
     def add(self, other: Tally) -> None:
         self.engine_s += other.engine_s
         self.engine_cpu_s += other.engine_cpu_s
+        self.floor_cpu_s += other.floor_cpu_s
+        self.replay_cpu_s += other.replay_cpu_s
         self.floor_s += other.floor_s
         self.held += other.held
         for step, seconds in other.replay_by_step.items():
@@ -168,10 +176,12 @@ def _one(
     clock: _ReplayClock,
     profiler: cProfile.Profile | None = None,
 ) -> Tally:
-    """The floor and the engine on one workload, each timed."""
+    """The floor and the engine on one workload, each timed (wall and CPU)."""
+    floor_cpu0 = time.process_time()
     with timed() as tf:
         floor_bincount(inp)
-    before = dict(clock.by_step)
+    floor_cpu_s = time.process_time() - floor_cpu0
+    before, replay_cpu0 = dict(clock.by_step), clock.cpu_s
     if profiler:
         profiler.enable()
     cpu0 = time.process_time()
@@ -184,6 +194,8 @@ def _one(
         engine_s=te.seconds,
         engine_cpu_s=cpu_s,
         floor_s=tf.seconds,
+        floor_cpu_s=floor_cpu_s,
+        replay_cpu_s=clock.cpu_s - replay_cpu0,
         replay_by_step={k: v - before.get(k, 0.0) for k, v in clock.by_step.items()},
         held=int(bool(rec.replay and rec.replay.findings)),
         statuses={rec.status: 1},
@@ -281,7 +293,15 @@ def main() -> None:
             ),
             (
                 "engine CPU time",
-                f"{total.engine_cpu_s:.2f} s (differs from wall on a busy machine)",
+                f"{total.engine_cpu_s:.2f} s (differs from wall on a busy machine), "
+                f"{total.engine_cpu_s / total.floor_cpu_s:.1f}× the floor's "
+                f"{total.floor_cpu_s:.2f} CPU-s",
+            ),
+            (
+                "without the replay, CPU",
+                f"{total.engine_cpu_s - total.replay_cpu_s:.2f} s "
+                f"({(total.engine_cpu_s - total.replay_cpu_s) / total.floor_cpu_s:.1f}× "
+                "the floor's CPU)",
             ),
             ("per workload", f"{engine_s / workloads * 1000:.2f} ms"),
             ("throughput", f"{2 * samples / engine_s / 1e6:.1f} M samples/s"),
