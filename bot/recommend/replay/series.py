@@ -185,8 +185,17 @@ class ReplaySeries:
             step = (end - start) / (MAX_STEPS - 1)
             steps = MAX_STEPS
 
+        indexed: list[tuple[FloatArray, IntArray]] = []
+
         def index(times: FloatArray) -> IntArray:
+            """The step of each time; times equal to ones already indexed (CPU and memory
+            scraped together, containers of one pod) share their steps (read only)."""
+            for seen, at in indexed:
+                if times is seen or (times.size == seen.size and np.array_equal(times, seen)):
+                    return at
             out: IntArray = np.clip(np.rint((times - start) / step), 0, steps - 1).astype(np.int32)
+            if times.size > 1:
+                indexed.append((times, out))
             return out
 
         series: dict[str, ContainerSeries] = {}
@@ -198,7 +207,7 @@ class ReplaySeries:
             aligned = _one_per_step(cpu_step, steps)
             if aligned:  # the mean of one sample is that sample
                 counts = np.ones(steps, dtype=np.int64)
-                mean = cpu_cores.astype(np.float64)
+                mean = np.asarray(cpu_cores, dtype=np.float64)
             else:
                 counts = np.bincount(cpu_step, minlength=steps)
                 sums = np.bincount(cpu_step, weights=cpu_cores, minlength=steps)
@@ -210,10 +219,16 @@ class ReplaySeries:
             mem_pod = _select(ch.mem_pod, mem, every)
             mem_step = index(_select(ch.mem_t, mem, every))
             mem_bytes = _select(ch.mem_bytes, mem, every)
-            if mem_pod.size > 1 and not bool(
-                np.all(
-                    (mem_pod[1:] > mem_pod[:-1])
-                    | ((mem_pod[1:] == mem_pod[:-1]) & (mem_step[1:] >= mem_step[:-1]))
+            if (
+                mem_pod.size > 1
+                and not (  # one sample per step, in order: ordered by pod when pods never fall
+                    (mem_step is cpu_step and aligned) and bool((mem_pod[1:] >= mem_pod[:-1]).all())
+                )
+                and not bool(
+                    np.all(
+                        (mem_pod[1:] > mem_pod[:-1])
+                        | ((mem_pod[1:] == mem_pod[:-1]) & (mem_step[1:] >= mem_step[:-1]))
+                    )
                 )
             ):
                 order = np.lexsort((_select(ch.mem_t, mem, every), mem_pod))
