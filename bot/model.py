@@ -223,6 +223,18 @@ class ResourceValues:
 
 
 @dataclass(frozen=True, slots=True)
+class ContainerSettings:
+    """What a repository's settings say of one container (``bot.workload_settings``): the
+    policy per resource it sets (absent: the engine's default, ``recommend.inputs``) and
+    Tortoise's ``minAllocatedResources`` / ``maxAllocatedResources`` in cores and bytes (None:
+    a declared VPA's ``minAllowed`` / ``maxAllowed``, else no bound)."""
+
+    policies: Mapping[Resource, Policy] = field(default_factory=dict)
+    min_allocated: ResourceValues | None = None
+    max_allocated: ResourceValues | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class DeclaredContainer:
     """A container as the repository declares it.
 

@@ -12,7 +12,6 @@ for it (and the run exits 1).
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 import time
 from collections import defaultdict
@@ -20,21 +19,21 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from bot.config.bot import BotSettings
-from bot.config.errors import ConfigError, ConfigProblem
+from bot.config.errors import ConfigError
 from bot.config.forge import PullRequestConfig
-from bot.config.recommend import NoiseSettings, RecommendSettings, resolve
-from bot.config.repo import RepoConfig, WorkloadConfig, find_repo_config, load_repo_config
-from bot.forge.branches import group_change_sets, group_key
+from bot.config.recommend import NoiseSettings
+from bot.config.repo import RepoConfig, find_repo_config, load_repo_config
+from bot.forge.branches import Grouping, group_change_sets, group_key
 from bot.forge.errors import ForgeError, RateLimitError
 from bot.forge.lifecycle import ThresholdCheck, within_per_value
 from bot.forge.previous import WorkloadMemory
 from bot.forge.results import KeyResult, PublishReport, WorkloadStatus
 from bot.manifests import Discovery, apply_changes, discover, environment_config
+from bot.manifests.edit_planner import SKIPPED_NOTE
 from bot.manifests.errors import ManifestError
-from bot.manifests.quantities import bytes_from_quantity, cores_from_quantity
 from bot.metrics.errors import MetricsError
 from bot.metrics.source import FetchResult, HistoryRequest, HistorySource, stream_history
 from bot.model import (
@@ -47,10 +46,7 @@ from bot.model import (
     FieldChange,
     FieldId,
     Inventory,
-    Policy,
     Recommendation,
-    Resource,
-    ResourceValues,
     SkippedChange,
     Status,
     WorkloadRef,
@@ -64,13 +60,12 @@ from bot.report.build import chart_candidates, make_proposal, summarize_history
 from bot.report.proposal import HistorySummary, Prices, Proposal
 from bot.report.replay import CostTotals, cost_totals
 from bot.worker_pool import OrderedPool, usable_cores
+from bot.workload_settings import RepositoryRules
 
 if TYPE_CHECKING:  # what a forge offers (``bot.forge.github`` is one); ``plan`` loads none
     from bot.forge.protocol import Forge, ForgeSession
 
 log = logging.getLogger("bot.pipeline")
-
-N = TypeVar("N", int, float)
 
 
 # --------------------------------------------------------------------------- results
@@ -95,6 +90,14 @@ class WorkloadOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class ChangeSetEdit:
+    """One change set as decided, and the one edit of its changes against the checkout."""
+
+    change_set: ChangeSet
+    edit: EditResult
+
+
+@dataclass(frozen=True, slots=True)
 class RepositoryOutcome:
     """Everything ``plan`` shows for one checkout."""
 
@@ -103,7 +106,9 @@ class RepositoryOutcome:
     discovery: Discovery
     """What the checkout declares (``.inventory``) and the index its edits are planned with."""
     outcomes: tuple[WorkloadOutcome, ...]
-    edit: EditResult
+    edits: tuple[ChangeSetEdit, ...] = ()
+    """The change sets, in order of first appearance, each edited once (``repository_outcome``'s
+    ``grouping``; ``repository``: one set holding every change)."""
     window: tuple[float, float] = (0.0, 0.0)
     errors: tuple[str, ...] = ()
     prices: Prices = field(default_factory=Prices)
@@ -113,90 +118,22 @@ class RepositoryOutcome:
     def inventory(self) -> Inventory:
         return self.discovery.inventory
 
-
-# --------------------------------------------------------------------------- settings per workload
-
-
-def _matches(rule: WorkloadConfig, ref: WorkloadRef) -> bool:
-    parts = rule.match.split("/")
-    names = {
-        1: (ref.name,),
-        2: (ref.namespace, ref.name),
-        3: (ref.kind, ref.namespace, ref.name),
-    }.get(len(parts))
-    if names is None:
-        return False
-    if not all(fnmatch.fnmatchcase(n, p) for n, p in zip(names, parts, strict=True)):
-        return False
-    return rule.environment is None or fnmatch.fnmatchcase(ref.environment, rule.environment)
-
-
-def workload_rules(config: RepoConfig, ref: WorkloadRef) -> list[WorkloadConfig]:
-    """The ``workloads:`` entries that apply to ``ref``, in file order (later entries win)."""
-    return [rule for rule in config.workloads if _matches(rule, ref)]
-
-
-def container_policies(
-    rules: Sequence[WorkloadConfig], containers: Iterable[str]
-) -> dict[str, dict[Resource, Policy]]:
-    """Per container and resource, the policy the rules set (absent = the engine's default)."""
-    out: dict[str, dict[Resource, Policy]] = {}
-    for name in containers:
-        chosen: dict[Resource, Policy] = {}
-        for rule in rules:
-            for policy in (rule.policy, rule.containers.get(name)):
-                if policy is None:
-                    continue
-                if policy.cpu is not None:
-                    chosen["cpu"] = policy.cpu
-                if policy.memory is not None:
-                    chosen["memory"] = policy.memory
-        out[name] = chosen
-    return out
-
-
-def _quantity(
-    value: str | int | float | None,
-    parse: Callable[[str | int | float], N],
-    key: str,
-    default: N | None,
-) -> N | None:
-    """``parse(value)``, ``default`` when unset; a bad quantity is a ``ConfigError`` at ``key``."""
-    if value is None:
-        return default
-    try:
-        return parse(value)
-    except ValueError as exc:
-        problem = ConfigProblem(".tortoise-bot.yaml", 0, key, f"not a Kubernetes quantity: {exc}")
-        raise ConfigError([problem]) from exc
-
-
-def allocated_bounds(
-    config: RepoConfig, rules: Sequence[WorkloadConfig], which: str
-) -> dict[str, ResourceValues]:
-    """``min_allocated`` or ``max_allocated`` of the rules, per container name, in cores/bytes.
-
-    Later rules win per container and resource. A quantity that does not parse is a
-    ``ConfigError`` naming its key.
-    """
-    out: dict[str, ResourceValues] = {}
-    for rule in rules:
-        index = config.workloads.index(rule)
-        for container, bounds in getattr(rule, which).items():
-            old = out.get(container, ResourceValues())
-            key = f"workloads.{index}.{which}.{container}"
-            out[container] = ResourceValues(
-                _quantity(bounds.cpu, cores_from_quantity, f"{key}.cpu", old.cpu_cores),
-                _quantity(bounds.memory, bytes_from_quantity, f"{key}.memory", old.memory_bytes),
-            )
-    return out
-
-
-def workload_settings(
-    base: RecommendSettings, config: RepoConfig, rules: Sequence[WorkloadConfig]
-) -> RecommendSettings:
-    """Admin defaults <- repository ``recommend:`` <- each matching workload's ``recommend:``."""
-    return resolve(base, config.recommend, *(rule.recommend for rule in rules))
+    @property
+    def edit(self) -> EditResult:
+        """The edit ``plan`` shows and ``--write`` writes: the one change set's (grouping
+        ``repository``: every change), nothing when no workload has changes; with several
+        sets, their edits side by side."""
+        if len(self.edits) == 1:
+            return self.edits[0].edit
+        edits = [e.edit for e in self.edits]
+        return EditResult(
+            tuple(f for e in edits for f in e.files),
+            "".join(e.diff for e in edits),
+            tuple(dict.fromkeys(n for e in edits for n in e.notes)),
+            tuple(x for e in edits for x in e.errors),
+            tuple(r for e in edits for r in e.failed),
+            tuple(s for e in edits for s in e.skipped),
+        )
 
 
 # --------------------------------------------------------------------------- the steps
@@ -222,14 +159,17 @@ def history_requests(inventory: Inventory, config: RepoConfig) -> list[HistoryRe
 def decide_workload(
     declared: DeclaredWorkload,
     fetched: FetchResult,
-    config: RepoConfig,
-    settings: RecommendSettings,
+    rules: RepositoryRules,
     *,
     now_s: float,
     memory: WorkloadMemory | None = None,
     charts: bool = True,
 ) -> WorkloadOutcome:
     """Recommend for one workload and keep the changes that pass thresholds and policy.
+
+    ``rules`` resolves the workload's settings once (``bot.workload_settings``): skipped when
+    the repository ignores it or a Tortoise manages it, else its recommend settings, container
+    policies and allocation bounds go to the engine.
 
     The outcome keeps what the reports need of the history (``summarize_history``: window,
     quality notes, OOM kills and, with ``charts``, the week usage a pull request may chart),
@@ -242,44 +182,34 @@ def decide_workload(
     GitHub): nothing known, every target free to move, phase ``normal``.
     """
     ref = declared.ref
-    rules = workload_rules(config, ref)
-    if any(rule.ignore for rule in rules):
-        return WorkloadOutcome(declared, "skipped", ("ignored by the repository config",))
-    if declared.managed_by_tortoise:
-        return WorkloadOutcome(
-            declared,
-            "skipped",
-            ("a Tortoise object in the repository manages this workload; the two would fight",),
-        )
+    resolved = rules.for_workload(declared)
+    if resolved.skip is not None:
+        return WorkloadOutcome(declared, "skipped", (resolved.skip,))
     error = fetched.errors.get(ref)
     if error is not None:
         return WorkloadOutcome(declared, "error", (f"metrics: {error}",))
     history = fetched.histories.get(ref)
     if history is None:
         return WorkloadOutcome(declared, "error", ("metrics: no history was returned",))
-    resolved = workload_settings(settings, config, rules)
-    policies = container_policies(rules, (c.name for c in declared.containers))
     emergency = EmergencyState(
-        requested=any(rule.emergency for rule in rules),
+        requested=resolved.emergency,
         previous_phase=(memory.emergency_phase if memory else None) or "normal",
     )
     engine_input = build_input(
         declared,
         history,
-        policies=policies,
+        containers=resolved.containers,
         emergency=emergency,
         target_changed_s=dict(memory.target_changed_s) if memory else {},
-        min_allocated=allocated_bounds(config, rules, "min_allocated"),
-        max_allocated=allocated_bounds(config, rules, "max_allocated"),
         excluded_intervals_s=history.crash_loops_s,
     )
     try:
-        recommendation = recommend(engine_input, resolved, now_s=now_s)
+        recommendation = recommend(engine_input, resolved.recommend, now_s=now_s)
     except RecommendError as exc:
         summary = summarize_history(history)
         return WorkloadOutcome(declared, "error", (f"recommendation: {exc}",), summary=summary)
     changes = field_changes(recommendation)
-    env = environment_config(config, ref.environment)
+    env = environment_config(rules.config, ref.environment)
     if changes and env is not None and env.update_mode == "off":
         reason = f"update_mode is off for environment {ref.environment!r}: shown, never edited"
         return WorkloadOutcome(
@@ -317,20 +247,17 @@ def _only(fetched: FetchResult, ref: WorkloadRef) -> FetchResult:
 def _decide_contained(
     declared: DeclaredWorkload,
     fetched: FetchResult,
-    config: RepoConfig,
-    settings: RecommendSettings,
+    rules: RepositoryRules,
     *,
     now_s: float,
     memory: WorkloadMemory | None,
     charts: bool,
 ) -> WorkloadOutcome:
-    """``decide_workload``; a ``ConfigError`` (a bad quantity) fails the repository as before,
-    any other exception only this workload (status ``error``, the others still decided).
-    Called in a worker process with ``run.processes`` above 1 (``bot.worker_pool``)."""
+    """``decide_workload``; a ``ConfigError`` (a bad quantity, at its file and line) fails the
+    repository, any other exception only this workload (status ``error``, the others still
+    decided). Called in a worker process with ``run.processes`` above 1 (``bot.worker_pool``)."""
     try:
-        return decide_workload(
-            declared, fetched, config, settings, now_s=now_s, memory=memory, charts=charts
-        )
+        return decide_workload(declared, fetched, rules, now_s=now_s, memory=memory, charts=charts)
     except ConfigError:
         raise
     except Exception as exc:
@@ -339,19 +266,26 @@ def _decide_contained(
 
 
 def _mark_failed_edits(
-    outcomes: Sequence[WorkloadOutcome], edit: EditResult
+    outcomes: Sequence[WorkloadOutcome], edits: Sequence[ChangeSetEdit]
 ) -> tuple[WorkloadOutcome, ...]:
-    failed = set(edit.failed)
-    messages: dict[str, list[str]] = defaultdict(list)
-    for err in edit.errors:
-        messages[err.file].append(f"{err.file}:{err.line}: {err.message}")
+    """The outcomes with what their change set's edit refused (status ``error``, the set's
+    errors in the workload's files) or skipped (those changes dropped with the reason)."""
+    edit_of = {c.ref: e.edit for e in edits for c in e.change_set.changes}
+    messages: dict[int, dict[str, list[str]]] = {}
+    for e in edits:
+        by_file = messages[id(e.edit)] = defaultdict(list)
+        for err in e.edit.errors:
+            by_file[err.file].append(f"{err.file}:{err.line}: {err.message}")
+    failed = {ref for e in edits for ref in e.edit.failed}
     skipped: dict[WorkloadRef, list[SkippedChange]] = defaultdict(list)
-    for left_out in edit.skipped:
-        skipped[left_out.change.ref].append(left_out)
+    for e in edits:
+        for left_out in e.edit.skipped:
+            skipped[left_out.change.ref].append(left_out)
     out = []
     for outcome in outcomes:
         if outcome.ref in failed:
-            why = [m for f in outcome.declared.files for m in messages.get(f, [])]
+            own = messages[id(edit_of[outcome.ref])] if outcome.ref in edit_of else {}
+            why = [m for f in outcome.declared.files for m in own.get(f, [])]
             out.append(
                 replace(
                     outcome,
@@ -395,6 +329,7 @@ def repository_outcome(
     on_workload: Callable[[WorkloadRef], None] | None = None,
     budget: Budget | None = None,
     charts: bool = True,
+    grouping: Grouping = "repository",
 ) -> RepositoryOutcome:
     """Plan one checkout: every step up to the edit; ``write`` applies the edit to the tree.
 
@@ -410,12 +345,19 @@ def repository_outcome(
     the fetch's parts). ``charts`` False skips the week usage that only pull-request bodies
     show (``build_proposals`` then has no chart to draw).
 
+    The changes are grouped into change sets by ``grouping`` (``serve``: the pull requests'
+    grouping) and each set is edited once (``ChangeSetEdit``); a workload whose edit fails, or
+    whose changes are skipped, is marked from its own set's edit, and no set blocks another.
+    ``repository`` (``plan``, ``explain``): one set, the edit of every change, the one
+    ``write`` may apply.
+
     Raises ``ConfigError`` for a bad opt-in file and ``MetricsError`` when Prometheus is down:
     both fail the repository as a whole; ``RepositoryTimeoutError`` when the budget runs out.
     """
     config = config if config is not None else load_repo_config(root)
     discovery = discover(root, config)
     inventory = discovery.inventory
+    rules = RepositoryRules.of_checkout(root, config, settings.recommend)
     window_s = settings.prometheus.window_days * SECONDS_PER_DAY
     start_s, end_s = now_s - window_s, now_s
     requests = history_requests(inventory, config)
@@ -444,8 +386,7 @@ def repository_outcome(
                 _decide_contained,
                 w,
                 _only(fetched, w.ref) if pool.processes > 1 else fetched,
-                config,
-                settings.recommend,
+                rules,
                 now_s=now_s,
                 memory=(memory or {}).get(w.ref.key),
                 charts=charts,
@@ -475,14 +416,26 @@ def repository_outcome(
     outcomes = [decided[i] for i in range(len(inventory.workloads))]
     if budget is not None:
         budget.check("editing")
-    changes = [c for o in outcomes for c in o.changes]
-    edit = apply_changes(root, discovery, changes, config, write=write)
+    if write and grouping != "repository":
+        raise ValueError("write applies one edit of every change: grouping 'repository'")
+    change_sets = group_change_sets(
+        (
+            ChangeSet(o.ref.key, o.changes, (o.recommendation,) if o.recommendation else ())
+            for o in outcomes
+            if o.changes
+        ),
+        grouping,
+    )
+    edits = tuple(
+        ChangeSetEdit(s, apply_changes(root, discovery, s.changes, config, write=write))
+        for s in change_sets
+    )
     return RepositoryOutcome(
         root=root,
         config=config,
         discovery=discovery,
-        outcomes=_mark_failed_edits(outcomes, edit),
-        edit=edit,
+        outcomes=_mark_failed_edits(outcomes, edits),
+        edits=edits,
         window=(start_s, end_s),
         errors=tuple(f"{e.file}:{e.line}: {e.message}" for e in inventory.errors),
         prices=repository_prices(config, settings),
@@ -631,27 +584,32 @@ __all__ = [
 
 
 def build_proposals(plan: RepositoryOutcome) -> list[Proposal]:
-    """One ``Proposal`` per change set, each edited on its own against the checkout.
+    """One ``Proposal`` per change set of ``plan`` (``repository_outcome``'s ``grouping``),
+    from the one edit of that set: the files of one pull request hold only its own changes.
 
-    ``write=False``: the files of one pull request hold only its own changes, never another's.
+    The proposal carries the workloads still ``changes`` after their edit, with the changes
+    that were written; the notes of changes the edit skipped stay with their workloads'
+    reasons (the dashboard), not in the pull request.
     """
-    grouping = plan.config.pull_requests.grouping
-    outcomes = [o for o in plan.outcomes if o.status == "changes"]
-    summaries = {o.ref: o.summary for o in outcomes if o.summary is not None}
-    change_sets = group_change_sets(
-        (
-            ChangeSet(o.ref.key, o.changes, (o.recommendation,) if o.recommendation else ())
-            for o in outcomes
-        ),
-        grouping,
-    )
+    outcomes = {o.ref: o for o in plan.outcomes if o.status == "changes"}
+    summaries = {ref: o.summary for ref, o in outcomes.items() if o.summary is not None}
     proposals = []
-    for change_set in change_sets:
-        edit = apply_changes(
-            plan.root, plan.discovery, change_set.changes, plan.config, write=False
+    for edited in plan.edits:
+        if not edited.edit.files:
+            continue
+        written = [
+            outcomes[r]
+            for r in dict.fromkeys(c.ref for c in edited.change_set.changes)
+            if r in outcomes
+        ]
+        change_set = ChangeSet(
+            edited.change_set.key,
+            tuple(c for o in written for c in o.changes),
+            tuple(o.recommendation for o in written if o.recommendation is not None),
         )
-        if edit.files:
-            proposals.append(make_proposal(change_set, edit, summaries=summaries))
+        notes = tuple(n for n in edited.edit.notes if n.code != SKIPPED_NOTE)
+        edit = replace(edited.edit, notes=notes)
+        proposals.append(make_proposal(change_set, edit, summaries=summaries))
     return proposals
 
 
@@ -800,7 +758,14 @@ def _serve_configured(
     full_name = session.full_name
     memory = session.workload_memory()
     plan = repository_outcome(
-        root, source, settings, now_s=now_s, config=config, memory=memory, budget=budget
+        root,
+        source,
+        settings,
+        now_s=now_s,
+        config=config,
+        memory=memory,
+        budget=budget,
+        grouping=config.pull_requests.grouping,
     )
     phases = emergency_phases(plan)
     proposals = [

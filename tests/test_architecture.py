@@ -21,9 +21,12 @@ ALLOWED: dict[str, set[str]] = {
     "manifests": {"model", "config.manifests", "config.repo", "manifests"},
     "report": {"model", "report", "lazy"},
     "forge": {"model", "report", "forge", "config.forge", "redaction"},
+    "workload_settings": {"model", "config", "manifests.quantities"},
 }
 """Package -> the ``bot.*`` modules it may import (prefix match). A package reads its own section
-of ``config`` only; the pipeline and the face (``cli.py``, ``commands/``, ``serve.py``) read it all."""
+of ``config`` only; the pipeline and the face (``cli.py``, ``commands/``, ``serve.py``) read it all,
+and ``workload_settings`` resolves a workload's settings from it (quantities parsed by
+``manifests.quantities``)."""
 
 PURE_FORBIDDEN = {
     "os",

@@ -8,21 +8,21 @@ from pathlib import Path
 
 import pytest
 
+from bot import pipeline
 from bot.config.bot import load_bot_settings
+from bot.config.errors import ConfigError
 from bot.config.load import parse_model
 from bot.config.recommend import RecommendSettings
 from bot.config.repo import RepoConfig
+from bot.manifests import apply_changes
 from bot.metrics.errors import MetricsError, QueryError
 from bot.metrics.snapshot import SnapshotSource
 from bot.metrics.source import FetchResult, HistoryRequest
 from bot.model import FieldId, WorkloadRef
 from bot.pipeline import (
     build_proposals,
-    container_policies,
     history_requests,
     repository_outcome,
-    workload_rules,
-    workload_settings,
 )
 from tests.manifests.conftest import changed_lines
 
@@ -44,55 +44,6 @@ def demo_source() -> SnapshotSource:
 @pytest.fixture(scope="module")
 def demo_settings():
     return load_bot_settings(DEMO / "bot.yaml")
-
-
-CONFIG = parse_model(
-    """
-workloads:
-  - match: shop/*
-    policy: {cpu: horizontal}
-    recommend: {admin: {minimum_min_replicas: 2}}
-  - match: Deployment/shop/frontend
-    containers:
-      istio-proxy: {cpu: vertical, memory: "off"}
-  - match: frontend
-    environment: overlays/*
-    ignore: true
-""",
-    RepoConfig,
-    file=".tortoise-bot.yaml",
-)
-
-
-@pytest.mark.parametrize(
-    ("ref", "expected"),
-    [
-        (WorkloadRef("Deployment", "shop", "frontend"), [0, 1]),
-        (WorkloadRef("Deployment", "shop", "frontend", "overlays/prod"), [0, 1, 2]),
-        (WorkloadRef("StatefulSet", "shop", "frontend"), [0]),
-        (WorkloadRef("Deployment", "other", "frontend"), []),
-    ],
-    ids=["default-env", "overlay-ignored", "kind-must-match", "namespace-must-match"],
-)
-def test_workload_rules_match_kind_namespace_name_and_environment(ref, expected):
-    rules = workload_rules(CONFIG, ref)
-    assert [CONFIG.workloads.index(r) for r in rules] == expected
-
-
-def test_later_rules_and_container_rules_win():
-    rules = workload_rules(CONFIG, WorkloadRef("Deployment", "shop", "frontend"))
-    policies = container_policies(rules, ["app", "istio-proxy"])
-    assert policies["app"] == {"cpu": "horizontal"}
-    assert policies["istio-proxy"] == {"cpu": "vertical", "memory": "off"}
-
-
-def test_settings_resolve_admin_then_repo_then_workload():
-    config = CONFIG.model_copy(update={"recommend": {"admin": {"maximum_min_replicas": 7}}})
-    rules = workload_rules(config, WorkloadRef("Deployment", "shop", "cart"))
-    resolved = workload_settings(RecommendSettings(), config, rules)
-    assert resolved.admin.minimum_min_replicas == 2
-    assert resolved.admin.maximum_min_replicas == 7
-    assert RecommendSettings().admin.maximum_min_replicas != 7
 
 
 def test_history_requests_carry_the_environment_selector(demo_repo):
@@ -179,35 +130,6 @@ def test_written_plan_reads_back_as_proposed(demo_repo, demo_source, demo_settin
                 assert w.hpa is not None and w.hpa.min_replicas == change.proposed
                 checked += 1
     assert checked >= 3
-
-
-def test_allocated_bounds_parse_quantities_and_later_rules_win():
-    from bot.pipeline import allocated_bounds
-
-    config = parse_model(
-        "workloads:\n"
-        "  - match: '*'\n    min_allocated: {'*': {cpu: 50m, memory: 64Mi}}\n"
-        "  - match: frontend\n    min_allocated: {'*': {cpu: '0.1'}, app: {memory: 1Gi}}\n",
-        RepoConfig,
-        file=".tortoise-bot.yaml",
-    )
-    rules = workload_rules(config, WorkloadRef("Deployment", "shop", "frontend"))
-    bounds = allocated_bounds(config, rules, "min_allocated")
-    assert bounds["*"].cpu_cores == pytest.approx(0.1)
-    assert bounds["*"].memory_bytes == 64 * 1024**2
-    assert bounds["app"].memory_bytes == 1024**3 and bounds["app"].cpu_cores is None
-
-
-def test_a_bad_quantity_names_its_key():
-    from bot.config.errors import ConfigError
-    from bot.pipeline import allocated_bounds
-
-    config = parse_model(
-        "workloads:\n  - match: '*'\n    max_allocated: {app: {cpu: lots}}\n", RepoConfig, file="x"
-    )
-    with pytest.raises(ConfigError) as info:
-        allocated_bounds(config, list(config.workloads), "max_allocated")
-    assert info.value.problems[0].key == "workloads.0.max_allocated.app.cpu"
 
 
 @pytest.mark.parametrize(
@@ -322,7 +244,8 @@ def test_a_container_made_vertical_loses_its_hpa_metric_end_to_end(
     explained = describe(frontend)
     assert f"{removal.current}% → removed" in explained
     assert "[tortoise.target.remove_metric]" in explained
-    [proposal] = [p for p in build_proposals(plan) if "frontend" in p.key]
+    [proposal] = build_proposals(plan)  # plan's grouping: one set of every change
+    assert frontend.ref in proposal.workloads
     _, body = render_pull_request(proposal)
     row = next(line for line in body.splitlines() if line.startswith("| istio-proxy CPU target"))
     assert f"| {removal.current}% → removed | " in row and "metric removed" in row
@@ -366,4 +289,50 @@ def test_a_change_in_a_file_another_render_reads_is_skipped_with_its_reason(
     assert any(". (a kustomization no other one includes)" in r for r in frontend.reasons)
     assert (
         "apps/raw/frontend.yaml" not in plan.edit.diff and "apps/raw/redis.yaml" in plan.edit.diff
+    )
+
+
+def test_each_change_set_is_edited_once_and_marked_by_its_own_edit(
+    demo_repo, demo_source, demo_settings, monkeypatch
+):
+    # per workload: the frontend's set skips every change (no file of its own, as above) and
+    # the redis set is still proposed; each set is edited once, never the whole repository
+    (demo_repo / "kustomization.yaml").write_text("resources:\n  - apps/raw/frontend.yaml\n")
+    opt_in = demo_repo / ".tortoise-bot.yaml"
+    opt_in.write_text(
+        opt_in.read_text().replace("    selector:", "    path: apps/raw\n    selector:", 1)
+    )
+    edited: list[tuple[str, ...]] = []
+
+    def counted(root, discovery, changes, config, *, write):
+        edited.append(tuple(dict.fromkeys(c.ref.name for c in changes)))
+        return apply_changes(root, discovery, changes, config, write=write)
+
+    monkeypatch.setattr(pipeline, "apply_changes", counted)
+    plan = repository_outcome(
+        demo_repo, demo_source, demo_settings, now_s=demo_source.end_s, grouping="workload"
+    )
+    assert sorted(edited) == sorted((e.change_set.key.rsplit("/", 1)[1],) for e in plan.edits)
+    assert len(edited) == len(set(edited)) >= 2
+    frontend = next(o for o in plan.outcomes if o.ref.name == "frontend")
+    assert frontend.status == "skipped"
+    assert any("skipped: it is written in apps/raw/frontend.yaml" in r for r in frontend.reasons)
+    proposals = {p.workloads[0].name: p for p in build_proposals(plan)}
+    assert "frontend" not in proposals and "redis" in proposals
+    assert [f.path for f in proposals["redis"].files] == ["apps/raw/redis.yaml"]
+    assert all(n.code != "skipped" for p in proposals.values() for n in p.notes)
+    assert len(edited) == len(plan.edits), "proposals are built from the edits, not edited again"
+
+
+def test_a_bad_quantity_fails_the_repository_at_its_line(demo_repo, demo_source, demo_settings):
+    opt_in = demo_repo / ".tortoise-bot.yaml"
+    text = opt_in.read_text()
+    bad = "    policy: {cpu: vertical, memory: vertical}\n"
+    opt_in.write_text(text.replace(bad, bad + "    min_allocated: {redis: {memory: plenty}}\n"))
+    line = 1 + opt_in.read_text().splitlines().index("    min_allocated: {redis: {memory: plenty}}")
+    with pytest.raises(ConfigError) as info:
+        repository_outcome(demo_repo, demo_source, demo_settings, now_s=demo_source.end_s)
+    assert str(info.value).startswith(
+        f".tortoise-bot.yaml:{line}: workloads.0.min_allocated.redis.memory: "
+        "not a Kubernetes quantity"
     )

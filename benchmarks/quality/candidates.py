@@ -38,6 +38,7 @@ from bot.recommend.vpa.limits import proportional_limit
 from bot.sim.cluster import SimulatedService
 from bot.sim.spec import ContainerSpec, HpaMetric, ServiceSpec
 from bot.sim.values import apply_changes, declared_workload, service_ref
+from bot.workload_settings import RepositoryRules
 
 MAX_ROUNDS = 6
 """Most pull requests merged in a row; still proposing after them counts ``MAX_ROUNDS + 1``."""
@@ -71,8 +72,7 @@ def decide(
     outcome = decide_workload(
         declared_workload(service),
         FetchResult(histories={ref: history}),
-        RepoConfig(),
-        settings,
+        RepositoryRules(RepoConfig(), settings),
         now_s=history.end_s,
         memory=memory,
     )

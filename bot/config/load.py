@@ -36,15 +36,38 @@ def _line_of(root: Any, loc: Sequence[int | str]) -> int:
     return line
 
 
-def line_in(text: str, loc: Sequence[int | str]) -> int:
-    """1-based line of the key at ``loc`` (``("environments", 2)``) in YAML ``text``: of its
-    deepest part that exists, 0 when none does or the text is not valid YAML."""
-    yaml = YAML(typ="rt")
-    try:
-        data = yaml.load(io.StringIO(text))
-    except YAMLError:
+def _key_lines(node: Any, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
+    """Every key and item under ``node`` of a ruamel tree, by its path, with its 1-based line."""
+    if isinstance(node, CommentedMap):
+        for key, value in node.items():
+            out[(*path, key)] = node.lc.key(key)[0] + 1
+            _key_lines(value, (*path, key), out)
+    elif isinstance(node, CommentedSeq):
+        for index, value in enumerate(node):
+            out[(*path, index)] = node.lc.item(index)[0] + 1
+            _key_lines(value, (*path, index), out)
+
+
+class KeyLines:
+    """The lines of a YAML text's keys, read once into a plain mapping (cheap to send to a
+    worker process): ``line(loc)`` is the 1-based line of the key at ``loc``
+    (``("environments", 2)``), of its deepest part that exists; 0 when none does or the text is
+    not valid YAML."""
+
+    def __init__(self, text: str) -> None:
+        self._lines: dict[tuple[Any, ...], int] = {}
+        try:
+            tree = YAML(typ="rt").load(io.StringIO(text))
+        except YAMLError:
+            return
+        _key_lines(tree, (), self._lines)
+
+    def line(self, loc: Sequence[int | str]) -> int:
+        for end in range(len(loc), 0, -1):
+            line = self._lines.get(tuple(loc[:end]))
+            if line is not None:
+                return line
         return 0
-    return _line_of(data, loc)
 
 
 SEQUENCE_ERRORS = frozenset({"tuple_type", "list_type", "set_type", "frozen_set_type"})

@@ -16,7 +16,7 @@ from pydantic import Field
 from bot.config.base import ConfigModel
 from bot.config.errors import ConfigError, ConfigProblem
 from bot.config.forge import PullRequestConfig
-from bot.config.load import line_in, load_model
+from bot.config.load import KeyLines, load_model
 from bot.config.manifests import EnvironmentConfig, HelmChartConfig, PathsConfig
 from bot.model import Policy
 
@@ -32,7 +32,8 @@ class ResourcePolicy(ConfigModel):
 
 
 Quantity = str | int | float
-"""A Kubernetes quantity as written (``250m``, ``1.5``, ``512Mi``); parsed by the pipeline."""
+"""A Kubernetes quantity as written (``250m``, ``1.5``, ``512Mi``); parsed, with its line, by
+``bot.workload_settings``."""
 
 
 class ResourceBounds(ConfigModel):
@@ -125,13 +126,33 @@ def load_repo_config(root: Path) -> RepoConfig:
 
 def repo_config_line(root: Path, loc: Sequence[int | str]) -> tuple[str, int]:
     """(opt-in file as shown to users, 1-based line of the key at ``loc``; 0 when unknown)."""
+    source = repo_config_source(root)
+    return source.file, source.line(loc)
+
+
+class ConfigSource:
+    """Where a repository's settings come from: its opt-in file as shown to users and the line
+    of each of its keys, read once (``line(loc)``: 0 when unknown)."""
+
+    def __init__(self, file: str, lines: KeyLines | None = None) -> None:
+        self.file = file
+        self._lines = lines
+
+    def line(self, loc: Sequence[int | str]) -> int:
+        return self._lines.line(loc) if self._lines is not None else 0
+
+
+def repo_config_source(root: Path) -> ConfigSource:
+    """The opt-in file of the checkout at ``root`` and its keys' lines (``ConfigSource``); the
+    first file name and no lines when it has none or it cannot be read."""
     path = find_repo_config(root)
     if path is None:
-        return REPO_CONFIG_FILES[0], 0
+        return ConfigSource(REPO_CONFIG_FILES[0])
+    name = path.relative_to(root).as_posix()
     if not _inside(root, path):
-        return path.relative_to(root).as_posix(), 0
+        return ConfigSource(name)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError):
-        return path.relative_to(root).as_posix(), 0
-    return path.relative_to(root).as_posix(), line_in(text, loc)
+        return ConfigSource(name)
+    return ConfigSource(name, KeyLines(text))

@@ -49,6 +49,9 @@ from bot.model import (
 
 PATCH_FILE = "tortoise-bot-patch.yaml"
 """Strategic-merge patch the editor adds to an overlay when the value lives in a shared base."""
+SKIPPED_NOTE = "skipped"
+"""Code of the note that says why a change was skipped (its reason is also in
+``EditResult.skipped``)."""
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
 """A string that YAML reads back as the same string without quotes (unless ``_NOT_STRING``)."""
 _NOT_STRING = re.compile(
@@ -470,7 +473,7 @@ class EditPlanner:
             step(part, *args)
         except SharedFileError as exc:
             plan.skipped.extend((change, exc.why) for change in changes)
-            plan.notes.append(Note("skipped", exc.message))
+            plan.notes.append(Note(SKIPPED_NOTE, exc.message))
             return
         plan.edits.extend(part.edits)
         plan.inserts.extend(part.inserts)

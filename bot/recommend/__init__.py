@@ -2,9 +2,8 @@
 
 The pipeline needs only these names::
 
-    build_input(workload, history, *, policies=..., min_allocated=..., max_allocated=...,
-                emergency=..., target_changed_s=..., excluded_intervals_s=...,
-                container_resource_metrics=None) -> WorkloadInput
+    build_input(workload, history, *, containers=..., emergency=..., target_changed_s=...,
+                excluded_intervals_s=..., container_resource_metrics=None) -> WorkloadInput
     recommend(inp, settings, *, now_s) -> Recommendation
     field_changes(rec) -> tuple[FieldChange, ...]      # exactly the changes to write
     next_emergency_phase(rec) -> "normal" | "emergency" | "back-to-normal"

@@ -2,8 +2,9 @@
 
 Order, per workload (``docs/recommendations.md`` has the formulas), each step in its module:
 
-1. skip a workload a live Tortoise manages, refuse malformed input; drop excluded periods and
-   samples after ``now`` (``window``);
+1. refuse malformed input (a workload a live Tortoise manages never gets here: its settings
+   say skip, ``bot.workload_settings``); drop excluded periods and samples after ``now``
+   (``window``);
 2. per container: VPA histograms replayed on a time grid -> VPA estimate (target, bounds,
    uncapped target, confidence) and Tortoise's sticky maximum of the target (``rec``)
    (``estimate``, ``vpa.recommender``); too little CPU or memory data for a container ->
@@ -103,12 +104,6 @@ def _gathering(inp: WorkloadInput, reasons: list[str]) -> Recommendation:
 
 def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) -> Recommendation:
     """What the bot proposes for one workload at ``now_s`` (unix s); see the module doc."""
-    if inp.managed_by_tortoise:
-        return Recommendation(
-            inp.ref,
-            "skipped",
-            ("a live Tortoise (mode not Off) manages this workload: the two would fight",),
-        )
     if not inp.containers:
         return Recommendation(inp.ref, "error", ("no containers: nothing to recommend",))
     problems = input_problems(inp)

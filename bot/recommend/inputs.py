@@ -8,7 +8,7 @@ adapted to manifests): with an HPA, a resource is ``horizontal`` when the HPA sc
 ``ContainerResource`` metric for that container, or a pod-level ``Resource`` metric, which the
 bot replaces by per-container metrics as Tortoise does), else ``vertical``; without an HPA every
 resource is ``vertical`` (the bot does not create HPAs). A resource without a request is ``off``
-("no request, no recommendation"). Configured policies win.
+("no request, no recommendation"). Configured policies (``ContainerSettings``) win.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from bot.model import (
     RESOURCES,
+    ContainerSettings,
     DeclaredHPA,
     DeclaredWorkload,
     EmergencyPhase,
@@ -71,8 +72,6 @@ class WorkloadInput:
     """When each HPA target (container, resource) last changed, unix s (absent: unknown)."""
     excluded_intervals_s: tuple[tuple[float, float], ...] = ()
     """Periods to drop from the history (crash loops, emergency windows), unix s [start, end)."""
-    managed_by_tortoise: bool = False
-    """A live Tortoise (mode not Off) manages this workload: the engine skips it."""
     files: tuple[str, ...] = ()
     container_resource_metrics: bool = True
     """False when the repository cannot express ``ContainerResource`` HPA metrics (e.g. a chart
@@ -96,24 +95,11 @@ def default_policy(
     return "vertical"
 
 
-def _policy_of(entry: object, resource: Resource) -> Policy | None:
-    """A policy from a mapping (``{"cpu": "vertical"}``) or an object with ``cpu``/``memory``
-    attributes (the repository config's ``ResourcePolicy``)."""
-    if entry is None:
-        return None
-    value = entry.get(resource) if isinstance(entry, Mapping) else getattr(entry, resource, None)
-    if value in ("horizontal", "vertical", "off"):
-        return value  # type: ignore[no-any-return]
-    return None
-
-
 def build_input(
     workload: DeclaredWorkload,
     history: WorkloadHistory,
     *,
-    policies: Mapping[str, object] | None = None,
-    min_allocated: Mapping[str, ResourceValues] | None = None,
-    max_allocated: Mapping[str, ResourceValues] | None = None,
+    containers: Mapping[str, ContainerSettings] | None = None,
     emergency: EmergencyState | None = None,
     target_changed_s: Mapping[tuple[str, Resource], float] | None = None,
     excluded_intervals_s: tuple[tuple[float, float], ...] = (),
@@ -121,37 +107,35 @@ def build_input(
 ) -> WorkloadInput:
     """A ``WorkloadInput`` from discovery and metrics output.
 
-    ``policies`` maps a container name (or ``*`` for all) to per-resource policies from the
-    repository config; ``min_allocated`` / ``max_allocated`` likewise (``*`` allowed); when
-    absent, a declared VPA's ``minAllowed`` / ``maxAllowed`` for the container (or ``*``) is
-    used. Init containers are left out. ``container_resource_metrics`` defaults to what
-    discovery found (``DeclaredHPA.container_resource``).
+    ``containers`` is what the repository's settings say of each container by name
+    (``bot.workload_settings``: policies, allocation bounds); a policy it does not set is the
+    default (see module doc), a bound it does not set a declared VPA's ``minAllowed`` /
+    ``maxAllowed`` for the container (or ``*``). Init containers are left out.
+    ``container_resource_metrics`` defaults to what discovery found
+    (``DeclaredHPA.container_resource``).
     """
     if container_resource_metrics is None:
         container_resource_metrics = workload.hpa.container_resource if workload.hpa else True
-    policies = policies or {}
     vpa_policies = {
         p.container: p for p in (workload.vpa.container_policies if workload.vpa else ())
     }
-    containers = []
+    inputs = []
     for declared in workload.containers:
         if declared.init:
             continue
+        configured = (containers or {}).get(declared.name, ContainerSettings())
         chosen: dict[Resource, Policy] = {}
         for resource in RESOURCES:
-            configured = _policy_of(policies.get(declared.name), resource) or _policy_of(
-                policies.get("*"), resource
-            )
             request = declared.requests.get(resource)
             chosen[resource] = (
                 "off"
                 if not request
-                else configured or default_policy(declared.name, resource, request, workload.hpa)
+                else configured.policies.get(resource)
+                or default_policy(declared.name, resource, request, workload.hpa)
             )
         vpa = vpa_policies.get(declared.name) or vpa_policies.get("*")
-        low = (min_allocated or {}).get(declared.name) or (min_allocated or {}).get("*")
-        high = (max_allocated or {}).get(declared.name) or (max_allocated or {}).get("*")
-        containers.append(
+        low, high = configured.min_allocated, configured.max_allocated
+        inputs.append(
             ContainerInput(
                 name=declared.name,
                 requests=declared.requests,
@@ -164,14 +148,13 @@ def build_input(
         )
     return WorkloadInput(
         ref=workload.ref,
-        containers=tuple(containers),
+        containers=tuple(inputs),
         history=history,
         hpa=workload.hpa,
         replicas=workload.replicas,
         emergency=emergency or EmergencyState(),
         target_changed_s=dict(target_changed_s or {}),
         excluded_intervals_s=excluded_intervals_s,
-        managed_by_tortoise=workload.managed_by_tortoise,
         files=workload.files,
         container_resource_metrics=container_resource_metrics,
     )

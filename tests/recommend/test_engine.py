@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from bot.config.recommend import resolve, upstream_settings
-from bot.config.repo import ResourcePolicy
 from bot.model import (
     MIB,
     ContainerHistory,
+    ContainerSettings,
     DeclaredContainer,
     DeclaredHPA,
     DeclaredVPA,
@@ -124,13 +124,6 @@ def test_gathering_data_without_samples_proposes_nothing():
     assert rec.status == "gathering-data"
     assert changes == {}
     assert rec.reasons
-
-
-def test_skipped_when_a_live_tortoise_manages_it():
-    h = history(container_history("app", 0.5, 300e6))
-    rec, _ = _run(workload(container("app", 0.2, 512 * MIB), hist=h, managed_by_tortoise=True))
-    assert rec.status == "skipped"
-    assert "Tortoise" in rec.reasons[0]
 
 
 def _hpa_workload(replicas=10.0, days=8.0, **kwargs):
@@ -288,7 +281,7 @@ def test_build_input_policies_and_vpa_bounds():
         ),
     )
     h = history(container_history("app", 0.5, 300e6))
-    inp = build_input(declared, h, policies={"sidecar": {"cpu": "vertical"}})
+    inp = build_input(declared, h, containers={"sidecar": ContainerSettings({"cpu": "vertical"})})
     assert [c.name for c in inp.containers] == ["app", "sidecar"]
     app, sidecar = inp.containers
     assert (app.cpu_policy, app.memory_policy) == ("horizontal", "vertical")
@@ -590,11 +583,18 @@ def test_emergency_applies_even_while_slots_are_gathering():
     assert rec.hpa.min_replicas.proposed == rec.hpa.max_replicas.proposed == 20
 
 
-def test_build_input_takes_repository_policy_objects():
-    declared = DeclaredWorkload(REF, 2, (DeclaredContainer("app", ResourceValues(1.0, 512 * MIB)),))
+def test_build_input_takes_the_repository_settings_over_defaults_and_the_vpa():
+    vpa = DeclaredVPA(
+        "app", container_policies=(VpaContainerPolicy("*", min_allowed=ResourceValues(0.05)),)
+    )
+    app = DeclaredContainer("app", ResourceValues(1.0, 512 * MIB))
+    declared = DeclaredWorkload(REF, 2, (app,), vpa=vpa)
     h = history(container_history("app", 0.5, 300e6))
-    inp = build_input(declared, h, policies={"*": ResourcePolicy(memory="off")})
-    assert (inp.containers[0].cpu_policy, inp.containers[0].memory_policy) == ("vertical", "off")
+    configured = ContainerSettings({"memory": "off"}, min_allocated=ResourceValues(0.2, None))
+    [got] = build_input(declared, h, containers={"app": configured}).containers
+    assert (got.cpu_policy, got.memory_policy) == ("vertical", "off")
+    assert got.min_allocated == ResourceValues(0.2, None)
+    assert got.max_allocated == ResourceValues()
 
 
 def test_min_change_judges_the_full_move_then_the_step_limit_applies():

@@ -17,6 +17,7 @@ import pytest
 
 import bot.demo
 from bot.config.bot import load_bot_settings
+from bot.config.repo import load_repo_config
 from bot.metrics.snapshot import SnapshotSource
 from bot.pipeline import RepositoryOutcome, build_proposals, repository_outcome
 from bot.report import Proposal, render_pull_request
@@ -33,7 +34,8 @@ def demo_plan(tmp_path_factory: pytest.TempPathFactory) -> RepositoryOutcome:
     shutil.copytree(DEMO_DIR / "repo", root)
     source = SnapshotSource(DEMO_DIR / "snapshot.zip")
     settings = load_bot_settings(DEMO_DIR / "bot.yaml")
-    return repository_outcome(root, source, settings, now_s=source.end_s)
+    grouping = load_repo_config(root).pull_requests.grouping
+    return repository_outcome(root, source, settings, now_s=source.end_s, grouping=grouping)
 
 
 @pytest.fixture(scope="module")

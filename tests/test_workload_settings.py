@@ -1,0 +1,117 @@
+"""One workload's settings, resolved once with the file and line of each value."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.config.errors import ConfigError
+from bot.config.load import parse_model
+from bot.config.recommend import RecommendSettings
+from bot.config.repo import RepoConfig
+from bot.model import DeclaredContainer, DeclaredWorkload, ResourceValues, WorkloadRef
+from bot.workload_settings import IGNORED, MANAGED_BY_TORTOISE, RepositoryRules
+
+OPT_IN = """\
+workloads:
+  - match: shop/*
+    policy: {cpu: horizontal}
+    recommend: {admin: {minimum_min_replicas: 2}}
+    min_allocated: {'*': {cpu: 50m, memory: 64Mi}}
+  - match: Deployment/shop/frontend
+    containers:
+      istio-proxy: {cpu: vertical, memory: "off"}
+    min_allocated: {'*': {cpu: '0.1'}, app: {memory: 1Gi}}
+    emergency: true
+  - match: frontend
+    environment: overlays/*
+    ignore: true
+recommend:
+  admin: {maximum_min_replicas: 7}
+"""
+
+FRONTEND = WorkloadRef("Deployment", "shop", "frontend")
+
+
+def declared(ref: WorkloadRef = FRONTEND, *, managed_by_tortoise: bool = False):
+    containers = (DeclaredContainer("app"), DeclaredContainer("istio-proxy"))
+    return DeclaredWorkload(
+        ref, 2, containers, managed_by_tortoise=managed_by_tortoise, files=("a.yaml",)
+    )
+
+
+@pytest.fixture
+def rules(tmp_path) -> RepositoryRules:
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github" / "tortoise-bot.yaml").write_text(OPT_IN)
+    config = parse_model(OPT_IN, RepoConfig, file=".github/tortoise-bot.yaml")
+    return RepositoryRules.of_checkout(tmp_path, config, RecommendSettings())
+
+
+@pytest.mark.parametrize(
+    ("ref", "expected"),
+    [
+        (FRONTEND, (0, 1)),
+        (WorkloadRef("Deployment", "shop", "frontend", "overlays/prod"), (0, 1, 2)),
+        (WorkloadRef("StatefulSet", "shop", "frontend"), (0,)),
+        (WorkloadRef("Deployment", "other", "frontend"), ()),
+    ],
+    ids=["default-env", "overlay-ignored", "kind-must-match", "namespace-must-match"],
+)
+def test_rules_match_kind_namespace_name_and_environment(rules, ref, expected):
+    assert rules.rules(ref) == expected
+
+
+def test_later_rules_win_and_each_value_names_its_line(rules):
+    got = rules.for_workload(declared())
+    assert got.skip is None and got.emergency
+    app, proxy = got.containers["app"], got.containers["istio-proxy"]
+    assert app.policies == {"cpu": "horizontal"}
+    assert proxy.policies == {"cpu": "vertical", "memory": "off"}
+    # per container name, else '*'; per resource, later entries win
+    assert app.min_allocated == ResourceValues(None, 1024**3)
+    assert proxy.min_allocated == ResourceValues(0.1, 64 * 1024**2)
+    assert app.max_allocated is None
+    assert got.recommend.admin.minimum_min_replicas == 2
+    assert got.recommend.admin.maximum_min_replicas == 7
+    assert RecommendSettings().admin.maximum_min_replicas != 7
+    shown = {key: str(origin) for key, origin in got.origins.items()}
+    assert shown["policy.app.cpu"] == ".github/tortoise-bot.yaml:3: workloads.0.policy.cpu"
+    assert shown["policy.istio-proxy.memory"].startswith(".github/tortoise-bot.yaml:8: ")
+    assert shown["min_allocated.istio-proxy.cpu"].endswith(":9: workloads.1.min_allocated.*.cpu")
+    assert shown["min_allocated.istio-proxy.memory"].endswith(
+        ":5: workloads.0.min_allocated.*.memory"
+    )
+    assert shown["emergency"].endswith(":10: workloads.1.emergency")
+    assert shown["recommend.admin.maximum_min_replicas"].endswith(
+        ":15: recommend.admin.maximum_min_replicas"
+    )
+    assert shown["recommend.admin.minimum_min_replicas"].endswith(
+        ":4: workloads.0.recommend.admin.minimum_min_replicas"
+    )
+
+
+def test_ignored_or_managed_by_tortoise_is_skipped_once(rules):
+    ignored = rules.for_workload(
+        declared(WorkloadRef("Deployment", "shop", "frontend", "overlays/a"))
+    )
+    assert ignored.skip == IGNORED and not ignored.containers
+    assert str(ignored.origins["ignore"]) == ".github/tortoise-bot.yaml:13: workloads.2.ignore"
+    managed = rules.for_workload(declared(managed_by_tortoise=True))
+    assert managed.skip == MANAGED_BY_TORTOISE and not managed.containers
+
+
+def test_a_bad_quantity_is_reported_at_its_file_and_line(tmp_path):
+    text = "update_mode: auto\nworkloads:\n  - match: '*'\n    max_allocated:\n      app: {cpu: lots}\n"
+    (tmp_path / ".tortoise-bot.yaml").write_text(text)
+    config = parse_model(text, RepoConfig, file=".tortoise-bot.yaml")
+    rules = RepositoryRules.of_checkout(tmp_path, config, RecommendSettings())
+    with pytest.raises(ConfigError) as info:
+        rules.for_workload(declared())
+    [problem] = info.value.problems
+    assert (problem.file, problem.line, problem.key) == (
+        ".tortoise-bot.yaml",
+        5,
+        "workloads.0.max_allocated.app.cpu",
+    )
+    assert str(problem).startswith(".tortoise-bot.yaml:5: workloads.0.max_allocated.app.cpu: ")
+    assert "not a Kubernetes quantity" in problem.message
