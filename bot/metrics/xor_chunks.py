@@ -298,7 +298,10 @@ def decode_xor(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(times ms int64, value bits uint64, samples per chunk) of the XOR chunks whose bytes are
     ``bits[starts[i]:ends[i]]``, all chunks read in lock-step (module doc); the samples of
-    chunk ``i`` come after those of chunks ``0..i-1``."""
+    chunk ``i`` come after those of chunks ``0..i-1``.
+
+    The lanes are sorted by sample count, longest first, so that the lanes still reading at
+    sample ``k`` are a prefix of every state array: each step works on views, in place."""
     starts = np.asarray(starts, dtype=np.uint64)
     ends = np.asarray(ends, dtype=np.uint64)
     counts = (bits.bytes[starts].astype(np.int64) << 8) | bits.bytes[starts + U64(1)]
@@ -309,9 +312,15 @@ def decode_xor(
     np.cumsum(counts, out=offsets[1:])
     out_t = np.zeros(int(offsets[-1]), dtype=np.int64)
     out_v = np.zeros(int(offsets[-1]), dtype=np.uint64)
+    lane = np.argsort(-counts, kind="stable")
+    lane = lane[: int(np.count_nonzero(counts))]
+    if not len(lane):
+        return out_t, out_v, counts
+    longest_first = -counts[lane]  # ascending: lanes with more than k samples come first
+    base = offsets[lane]
+    end_bit = ends[lane] * U64(8)
 
     # sample 0: zig-zag varint time, then 64 raw value bits
-    lane = np.flatnonzero(counts > 0)
     zigzag, byte, ended = bits.uvarints(starts[lane] + U64(2))
     if not bool(ended.all()):
         raise RemoteReadError("varint longer than 10 bytes in a chunk")
@@ -319,59 +328,63 @@ def decode_xor(
     bit = byte * U64(8)
     v = bits.full(bit)
     bit += U64(64)
-    out_t[offsets[lane]], out_v[offsets[lane]] = t, v
+    out_t[base], out_v[base] = t, v
     delta = np.zeros(len(lane), dtype=np.int64)
     trailing = np.zeros(len(lane), dtype=np.uint64)
     significant = np.zeros(len(lane), dtype=np.uint64)
-    end_bit, n = ends[lane] * U64(8), counts[lane]
-    k = 1
-    while len(lane):
-        done = n <= k
-        if bool(done.any()):
-            if not bool((bit[done] <= end_bit[done]).all()):
-                raise RemoteReadError("chunk data runs past its end")
-            keep = np.flatnonzero(~done)
-            lane, bit, t, v, delta = lane[keep], bit[keep], t[keep], v[keep], delta[keep]
-            trailing, significant = trailing[keep], significant[keep]
-            end_bit, n = end_bit[keep], n[keep]
-            if not len(lane):
-                break
+    reading = len(lane)
+    for k in range(1, int(-longest_first[0])):
+        m = int(np.searchsorted(longest_first, -k, side="left"))
+        if m < reading and not bool((bit[m:reading] <= end_bit[m:reading]).all()):
+            raise RemoteReadError("chunk data runs past its end")
+        reading = m
+        b = bit[:m]
         if k == 1:  # the first delta: a uvarint at a byte boundary
-            delta_u, byte, ended = bits.uvarints(bit >> U64(3))
+            first, byte, ended = bits.uvarints(b >> U64(3))
             if not bool(ended.all()):
                 raise RemoteReadError("varint longer than 10 bytes in a chunk")
-            delta = delta_u.astype(np.int64)
-            bit = byte * U64(8)
-            w = bits.near(bit)
+            delta[:m] = first.astype(np.int64)
+            np.multiply(byte, U64(8), out=b)
+            w = bits.near(b)
         else:
-            w = bits.near(bit)
+            w = bits.near(b)
             if bool((w >> U64(63)).any()):
-                dod, used = _dod(bits, w, bit)
-                delta += dod
-                bit += used
-                w = bits.near(bit)  # the value's header (13 bits at most) from here
-            else:  # every lane '0': same delta
-                bit += U64(1)
+                dod, used = _dod(bits, w, b)
+                delta[:m] += dod
+                b += used
+                w = bits.near(b)  # the value's header (13 bits at most) from here
+            else:  # every lane '0': the same delta
+                b += U64(1)
                 w <<= U64(1)
-        t = t + delta
+        tt = t[:m]
+        tt += delta[:m]
         # value: '0' same, '10' + bits in the previous window, '11' + new window + bits
         code = w >> U64(62)
         fresh = code == U64(3)
-        if bool(fresh.any()):
-            leading = (w >> U64(57)) & U64(31)
-            sig = (w >> U64(51)) & U64(63)
-            sig += (sig == _ZERO) * U64(64)  # 0 means 64
-            significant = np.where(fresh, sig, significant)
-            trailing = np.where(fresh, U64(64) - leading - sig, trailing)
-            if bool(((leading + sig > U64(64)) & fresh).any()):
+        sig_m, trail_m = significant[:m], trailing[:m]
+        if bool(fresh.any()):  # the lanes with a new window (a minority, read apart)
+            new = np.flatnonzero(fresh)
+            head = w[new]
+            sig = (head >> U64(51)) & U64(63)
+            sig[sig == _ZERO] = U64(64)  # 0 means 64
+            trail = U64(64) - ((head >> U64(57)) & U64(31)) - sig
+            if bool((trail > U64(64)).any()):  # leading + significant > 64 wrapped around
                 raise RemoteReadError("XOR window wider than 64 bits")
-        width = significant * (code >= U64(2))
-        bit += _VALUE_HEADER[code]
-        v = v ^ ((bits.full(bit) >> (U64(64) - width)) << trailing)
-        bit += width
-        at = offsets[lane] + k
-        out_t[at], out_v[at] = t, v
-        k += 1
+            sig_m[new], trail_m[new] = sig, trail
+        width = sig_m * (code >= U64(2))
+        b += _VALUE_HEADER[code]
+        byte, shift = b >> U64(3), b & U64(7)
+        window = bits.words[byte].astype(np.uint64) << shift
+        short = shift + width > U64(64)  # the bits reach into a ninth byte
+        if bool(short.any()):
+            window[short] |= bits.bytes[byte[short] + U64(8)] >> (U64(8) - shift[short])
+        vv = v[:m]
+        vv ^= (window >> (U64(64) - width)) << trail_m
+        b += width
+        at = base[:m] + k
+        out_t[at], out_v[at] = tt, vv
+    if not bool((bit[:reading] <= end_bit[:reading]).all()):
+        raise RemoteReadError("chunk data runs past its end")
     return out_t, out_v, counts
 
 
@@ -385,17 +398,49 @@ def decode_chunked_response(body: bytes, start_ms: int, end_ms: int) -> list[Raw
         stamps, bits, counts = decode_xor(reader, starts, ends)
     except (IndexError, UnicodeDecodeError) as exc:
         raise RemoteReadError(f"malformed ChunkedReadResponse: {exc}") from exc
-    keep = (stamps >= start_ms) & (stamps <= end_ms) & (bits != U64(STALE_NAN_BITS))
+    return _series(table, stamps, bits, counts, start_ms=start_ms, end_ms=end_ms)
+
+
+def _series(
+    table: ChunkTable,
+    stamps: np.ndarray,
+    bits: np.ndarray,
+    counts: np.ndarray,
+    *,
+    start_ms: int,
+    end_ms: int,
+) -> list[RawSeries]:
+    """The decoded samples of each series of ``table``, in ``[start_ms, end_ms]``, without
+    stale markers. Only the chunks that cross an end of the range are checked sample by
+    sample: the others lie inside it whole."""
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    full = np.flatnonzero(counts)
+    keep: np.ndarray | None = None
+    stale = bits == U64(STALE_NAN_BITS)
+    crossing = full[(stamps[offsets[full]] < start_ms) | (stamps[offsets[full + 1] - 1] > end_ms)]
+    if len(crossing) or bool(stale.any()):
+        keep = ~stale
+        for chunk in crossing.tolist():
+            lo, hi = offsets[chunk], offsets[chunk + 1]
+            keep[lo:hi] &= (stamps[lo:hi] >= start_ms) & (stamps[lo:hi] <= end_ms)
+        kept = np.zeros(len(keep) + 1, dtype=np.int64)
+        np.cumsum(keep, out=kept[1:])
+        counts = kept[offsets[1:]] - kept[offsets[:-1]]
     series = np.array(table.series, dtype=np.int64)
-    per_series = np.bincount(
-        np.repeat(series, counts), weights=keep, minlength=len(table.labels)
-    ).astype(np.int64)
-    if len(series) > 1 and bool((np.diff(series) < 0).any()):
-        order = np.argsort(np.repeat(series, counts), kind="stable")
-        stamps, bits, keep = stamps[order], bits[order], keep[order]
-    times = stamps[keep] / 1000.0
-    values = bits[keep].view(np.float64)
-    bounds = np.concatenate(([0], np.cumsum(per_series)))
+    if len(series) > 1 and bool((np.diff(series) < 0).any()):  # parts of a series apart
+        order = np.argsort(
+            np.repeat(series, counts if keep is None else offsets[1:] - offsets[:-1]), kind="stable"
+        )
+        stamps, bits = stamps[order], bits[order]
+        keep = None if keep is None else keep[order]
+    if keep is not None:
+        stamps, bits = stamps[keep], bits[keep]
+    per_series = np.bincount(series, weights=counts, minlength=len(table.labels))
+    bounds = np.zeros(len(table.labels) + 1, dtype=np.int64)
+    np.cumsum(per_series.astype(np.int64), out=bounds[1:])
+    times = stamps / 1000.0
+    values = bits.view(np.float64)
     return [
         (labels, times[bounds[i] : bounds[i + 1]], values[bounds[i] : bounds[i + 1]])
         for i, labels in enumerate(table.labels)
