@@ -34,6 +34,7 @@ at or above it gives the same path, which the search for replica bounds reuses.
 from __future__ import annotations
 
 import math
+import threading
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -158,21 +159,65 @@ def replay_exact(
     return out
 
 
-def _window_max(values: np.ndarray, width: int) -> np.ndarray:
-    """``max(values[k − width + 1 .. k])`` per ``k`` (shorter at the start)."""
-    out = values.copy()
+def _window_max(values: np.ndarray, width: int, out: np.ndarray | None = None) -> np.ndarray:
+    """``max(values[k − width + 1 .. k])`` per ``k`` (shorter at the start), into ``out``."""
+    if out is None:
+        out = values.copy()
+    else:
+        np.copyto(out, values)
     for lag in range(1, width):
         np.maximum(out[lag:], values[:-lag], out=out[lag:])
     return out
 
 
-def _up_limits_float(replicas: FloatArray, syncs: int) -> FloatArray:
+class Scratch:
+    """Whole-window arrays the replays of one thread reuse: a replay writes its intermediate
+    results into them instead of into new arrays (a new array of a window's length is fresh
+    memory the system maps page by page, once a large part of the replay's time). They hold
+    nothing between replays, so no result depends on them; only the arrays of the last
+    ``KEPT_SIZES`` window lengths are kept."""
+
+    KEPT_SIZES = 4
+    """A replay uses arrays of the window's length, one less, and of the number of samples."""
+
+    def __init__(self) -> None:
+        self._arrays: dict[tuple[str, int, str], np.ndarray] = {}
+        self._sizes: list[int] = []
+
+    def get(self, name: str, size: int, dtype: type = np.float64) -> np.ndarray:
+        """The array ``name`` of ``size`` elements (contents undefined)."""
+        key = (name, size, np.dtype(dtype).str)
+        array = self._arrays.get(key)
+        if array is None:
+            if size not in self._sizes:
+                self._sizes.append(size)
+                if len(self._sizes) > self.KEPT_SIZES:
+                    old = self._sizes.pop(0)
+                    self._arrays = {k: a for k, a in self._arrays.items() if k[1] != old}
+            array = self._arrays[key] = np.empty(size, dtype=dtype)
+        return array
+
+
+_THREAD = threading.local()
+
+
+def thread_scratch() -> Scratch:
+    """This thread's ``Scratch``."""
+    scratch: Scratch | None = getattr(_THREAD, "scratch", None)
+    if scratch is None:
+        scratch = _THREAD.scratch = Scratch()
+    return scratch
+
+
+def _up_limits_float(replicas: FloatArray, syncs: int, scratch: Scratch) -> FloatArray:
     """``_up_limits`` of whole replica counts held as floats, as floats (exact: the counts
     and their limits are far below 2**53). The first sync allows ``max(R + 4, 2R)``; from
     then on the count is at least ``SCALE_UP_PODS``, where doubling allows more, so each
     further sync doubles it."""
-    counts = np.maximum(replicas, 0.0)
-    first = counts + float(SCALE_UP_PODS)
+    counts: FloatArray = scratch.get("counts", replicas.size)
+    first: FloatArray = scratch.get("up", replicas.size)
+    np.maximum(replicas, 0.0, out=counts)
+    np.add(counts, float(SCALE_UP_PODS), out=first)
     np.maximum(first, np.multiply(counts, 2.0, out=counts), out=first)
     first *= float(2 ** (syncs - 1))
     return first
@@ -187,44 +232,58 @@ def _step(
     syncs: int,
     window: int,
     seed: int,
-) -> tuple[FloatArray, float]:
+    scratch: Scratch,
+    out: FloatArray,
+) -> float:
     """The step rule for every step at once, given the replicas of the step before each
-    (whole numbers within ``[min_replicas, max_replicas]`` where those are in order), and the
-    largest value the ``max_replicas`` clamp met (infinite where that is not tracked)."""
+    (whole numbers within ``[min_replicas, max_replicas]`` where those are in order), written
+    into ``out``; returns the largest value the ``max_replicas`` clamp met (infinite where that
+    is not tracked)."""
     prev = previous
-    desired: FloatArray | None = None
+    size = prev.size
+    desired = scratch.get("desired", size)
+    ratio = scratch.get("ratio", size)
+    below = scratch.get("below", size)
+    within = scratch.get("within", size, np.bool_)
+    inside = scratch.get("inside", size, np.bool_)
     with np.errstate(invalid="ignore", divide="ignore"):
-        for m in usable:
-            ratio = m.usage[1:] * 100.0
-            ratio /= prev * m.request
+        for i, m in enumerate(usable):
+            np.multiply(m.usage[1:], 100.0, out=ratio)
+            ratio /= np.multiply(prev, m.request, out=below)
             np.floor(ratio, out=ratio)
             ratio /= m.target_percent
-            within = (ratio >= 1.0 - TOLERANCE) & (ratio <= 1.0 + TOLERANCE)
+            np.greater_equal(ratio, 1.0 - TOLERANCE, out=within)
+            within &= np.less_equal(ratio, 1.0 + TOLERANCE, out=inside)
             ratio *= prev
             np.ceil(ratio, out=ratio)
-            proposal = np.where(within, prev, ratio)
-            desired = proposal if desired is None else np.fmax(desired, proposal)
-        assert desired is not None
+            np.copyto(ratio, prev, where=within)  # the proposal: R within the tolerance
+            if i == 0:
+                np.copyto(desired, ratio)
+            else:
+                np.fmax(desired, ratio, out=desired)
         # no sample in any metric (NaN): nothing to act on
-        desired = np.where(desired >= 0, desired, prev)
-    recent = desired.copy()  # the largest desired of the window, the seed before the start
+        np.greater_equal(desired, 0, out=within)
+        np.copyto(desired, prev, where=np.logical_not(within, out=within))
+    recent = ratio  # the largest desired of the window
+    np.copyto(recent, desired)
     for lag in range(1, window):
         np.maximum(recent[lag:], desired[:-lag], out=recent[lag:])
-    np.maximum(recent[: window - 1], float(seed), out=recent[: window - 1])
-    stabilised = np.where(desired >= prev, desired, recent)
-    up = _up_limits_float(prev, syncs)
+    np.maximum(recent[: window - 1], float(seed), out=recent[: window - 1])  # the seed before
+    np.copyto(recent, desired, where=np.greater_equal(desired, prev, out=within))
+    stabilised = recent
+    up = _up_limits_float(prev, syncs, scratch)
     if min_replicas <= max_replicas:
         # ``prev`` lies within the bounds and below ``up``: rising is capped by both upper
         # limits, falling by the floor, and an unchanged value passes both
         np.minimum(stabilised, up, out=stabilised)
         reach = float(stabilised.max()) if stabilised.size else -math.inf
         np.minimum(stabilised, float(max_replicas), out=stabilised)
-        out: FloatArray = np.maximum(stabilised, float(min_replicas), out=stabilised)
-        return out, reach
+        np.maximum(stabilised, float(min_replicas), out=out)
+        return reach
     up_to = np.minimum(np.minimum(stabilised, float(max_replicas)), up)
     down_to = np.maximum(stabilised, float(min_replicas))
-    out = np.where(stabilised > prev, up_to, np.where(stabilised < prev, down_to, prev))
-    return out, math.inf
+    out[:] = np.where(stabilised > prev, up_to, np.where(stabilised < prev, down_to, prev))
+    return math.inf
 
 
 def replay_fast(
@@ -253,10 +312,11 @@ def replay_fast_reach(
     max_replicas: int,
     initial: int,
     step_s: float,
+    scratch: Scratch | None = None,
 ) -> tuple[np.ndarray, float]:
     """Replicas per step, vectorised (``int64`` array), and its reach: the largest value the
     ``max_replicas`` clamp met. The clamp changed nothing below it, so every maxReplicas no
-    lower than the reach gives this same path.
+    lower than the reach gives this same path. ``scratch``: arrays to reuse (the series').
 
     1. A starting path: each step's need at ``FAST_START_UTILISATION`` of the target, held
        over the stabilisation window (steps without a sample keep the start value).
@@ -272,21 +332,30 @@ def replay_fast_reach(
     reach = float(max(initial, min_replicas))  # the start before the clamp
     if not usable or n == 0:
         return np.full(n, start, dtype=np.int64), reach
+    scratch = scratch or Scratch()
     window = window_steps(step_s)
-    need: FloatArray | None = None
+    need = scratch.get("need", n)
+    each = scratch.get("each", n)
+    known = scratch.get("known", n, np.bool_)
     with np.errstate(invalid="ignore"):
-        for m in usable:
+        for i, m in enumerate(usable):
             scale = 100.0 / (m.request * m.target_percent * FAST_START_UTILISATION)
-            each = np.ceil(m.usage * scale)
-            need = each if need is None else np.fmax(need, each)
-    assert need is not None
-    need = np.where(np.isfinite(need), need, float(start))
+            np.multiply(m.usage, scale, out=each)
+            np.ceil(each, out=each)
+            if i == 0:
+                np.copyto(need, each)
+            else:
+                np.fmax(need, each, out=need)
+    if not np.isfinite(need, out=known).all():
+        np.copyto(need, float(start), where=np.logical_not(known, out=known))
     np.maximum(need, float(min_replicas), out=need)  # np.clip: the floor, then the ceiling
     reach = max(reach, float(need.max()))
     np.minimum(need, float(max_replicas), out=need)
-    path = _window_max(need, window)
+    path = _window_max(need, window, out=scratch.get("path", n))
     path[0] = start
-    following, stepped = _step(
+    passed = scratch.get("passed", n)
+    passed[0] = float(start)
+    stepped = _step(
         path[:-1],
         usable,
         min_replicas=min_replicas,
@@ -294,21 +363,30 @@ def replay_fast_reach(
         syncs=syncs_per_step(step_s),
         window=window,
         seed=start,
+        scratch=scratch,
+        out=passed[1:],
     )
-    passed = np.concatenate(([float(start)], following))
-    new_run = np.concatenate(([True], path[1:] != path[:-1]))
+    new_run = scratch.get("new_run", n, np.bool_)
+    new_run[0] = True
+    np.not_equal(path[1:], path[:-1], out=new_run[1:])
     firsts = np.flatnonzero(new_run)
     lengths = np.diff(np.append(firsts, n))  # each run's value repeated along it
     held = np.repeat(passed[firsts], lengths)
-    holds = np.ones(n, dtype=bool)
+    holds = scratch.get("holds", n, np.bool_)
+    holds[:] = True
+    ratio, below = scratch.get("ratio", n), scratch.get("below", n)
+    inside = scratch.get("inside", n, np.bool_)
     with np.errstate(invalid="ignore", divide="ignore"):
         for m in usable:
-            ratio = m.usage * 100.0  # floor(usage × 100 / (held × request)) / target, in place
-            ratio /= held * m.request
+            np.multiply(m.usage, 100.0, out=ratio)  # floor(usage × 100 / (held × request))
+            ratio /= np.multiply(held, m.request, out=below)
             np.floor(ratio, out=ratio)
-            ratio /= m.target_percent
-            holds &= ((ratio >= 1.0 - TOLERANCE) & (ratio <= 1.0 + TOLERANCE)) | np.isnan(ratio)
-    broken = np.cumsum(~holds)
+            ratio /= m.target_percent  # … / target within the tolerance, or no sample
+            np.greater_equal(ratio, 1.0 - TOLERANCE, out=known)
+            known &= np.less_equal(ratio, 1.0 + TOLERANCE, out=inside)
+            known |= np.isnan(ratio, out=inside)
+            holds &= known
+    broken = np.cumsum(np.logical_not(holds, out=holds))
     before = np.repeat(np.concatenate(([0], broken))[firsts], lengths)
     out: np.ndarray = np.where(broken == before, held, passed).astype(np.int64)
     return _rate_limited(out, syncs_per_step(step_s)), max(reach, stepped)

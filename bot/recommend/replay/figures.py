@@ -43,6 +43,7 @@ from bot.recommend.replay.controller import (
     Model,
     replay_fast_reach,
     replay_replicas,
+    thread_scratch,
 )
 from bot.recommend.replay.series import ContainerSeries, ReplaySeries
 
@@ -220,6 +221,7 @@ def _steps(
         max_replicas=hpa.max_replicas,
         initial=initial,
         step_s=series.step_s,
+        scratch=thread_scratch(),
     )
     if reach <= hpa.max_replicas:  # the clamp changed nothing
         known.append((reach, steps))
@@ -291,7 +293,13 @@ def _cpu(
     def per_sample(per_step: FloatArray) -> FloatArray:
         return per_step if cs.aligned else per_step[cs.cpu_step]
 
-    usage = cs.cpu_cores if scale is None else cs.cpu_cores * per_sample(scale)
+    usage = (
+        cs.cpu_cores
+        if scale is None
+        else np.multiply(
+            cs.cpu_cores, per_sample(scale), out=thread_scratch().get("usage", cs.cpu_cores.size)
+        )
+    )
     weight = None if pods is None else per_sample(pods)
 
     def minutes(mask: np.ndarray) -> float:
@@ -353,6 +361,27 @@ def _unexplained_kills(cs: ContainerSeries, hit: np.ndarray) -> int:
     return int(np.count_nonzero(found == 0))
 
 
+def _per_pod(
+    series: ReplaySeries, walk: ReplicaPath
+) -> tuple[FloatArray | None, FloatArray | None]:
+    """How the replayed replicas change each step's load of one pod (recorded / replayed; 0
+    without a pod) and how many pods each recorded pod stands for (replayed / recorded; 1
+    where none was recorded); None, None when the replicas are the recorded ones. Both are
+    this thread's scratch arrays (``controller.Scratch``): read them before the next
+    replay."""
+    if not walk.replayed:
+        return None, None
+    scratch, path, recorded, n = thread_scratch(), walk.replicas, series.replicas, series.steps
+    below = scratch.get("per_pod_below", n)
+    absent = scratch.get("per_pod_absent", n, np.bool_)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pods = np.divide(path, np.maximum(recorded, 1e-9, out=below), out=scratch.get("pods", n))
+        np.copyto(pods, 1.0, where=np.logical_not(recorded > 0, out=absent))
+        scale = np.divide(recorded, np.maximum(path, 1e-9, out=below), out=scratch.get("scale", n))
+        np.copyto(scale, 0.0, where=np.logical_not(path > 0, out=absent))
+    return scale, pods
+
+
 def over_request_share(
     series: ReplaySeries, values: Values, container: str | None, options: Options
 ) -> float:
@@ -360,12 +389,7 @@ def over_request_share(
     (None: every container) under ``values``: what the target rule and the gate read, without
     the other figures."""
     walk = replica_path(series, values, options)
-    scale = pods = None
-    if walk.replayed:
-        path = walk.replicas
-        with np.errstate(invalid="ignore", divide="ignore"):
-            pods = np.where(series.replicas > 0, path / np.maximum(series.replicas, 1e-9), 1.0)
-            scale = np.where(path > 0, series.replicas / np.maximum(path, 1e-9), 0.0)
+    scale, pods = _per_pod(series, walk)
     shares = [0.0]
     for cv in values.containers:
         cs = series.containers.get(cv.name)
@@ -390,14 +414,9 @@ def replay(
     options = options or Options()
     recorded = recorded or values
     walk = replica_path(series, values, options)
-    path, replicas = walk.replicas, _replica_figures(series, walk, options)
+    replicas = _replica_figures(series, walk, options)
     minutes_per_step = series.step_s / 60.0
-    scale = pods = None
-    if replicas.replayed:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ratio = np.where(series.replicas > 0, path / np.maximum(series.replicas, 1e-9), 1.0)
-            scale = np.where(path > 0, series.replicas / np.maximum(path, 1e-9), 0.0)
-        pods = ratio
+    scale, pods = _per_pod(series, walk)
     cpu, memory = [], []
     core_per_pod = gib_per_pod = 0.0
     for cv in values.containers:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from bot.recommend.replay.controller import (
     Metric,
+    Scratch,
     _up_limits,
     _up_limits_float,
     replay_exact,
@@ -139,7 +140,7 @@ def test_replay_is_deterministic_and_picks_the_model():
 def test_the_scale_up_limits_of_a_path_are_those_of_each_count(counts, syncs):
     limits = _up_limits(np.array(counts, dtype=np.float64), syncs)
     assert limits.tolist() == [scale_up_limit(c, syncs) for c in counts]
-    floats = _up_limits_float(np.array(counts, dtype=np.float64), syncs)
+    floats = _up_limits_float(np.array(counts, dtype=np.float64), syncs, Scratch())
     assert floats.tolist() == [float(scale_up_limit(c, syncs)) for c in counts]
 
 
@@ -158,3 +159,21 @@ def test_any_max_replicas_above_the_reach_gives_the_same_fast_path(usage, low, h
         for higher in (int(reach), int(reach) + 1, low + high + 7):
             if higher >= low:
                 assert np.array_equal(replay_fast(metrics, max_replicas=higher, **kw), path)
+
+
+def test_a_shared_scratch_gives_the_paths_fresh_arrays_give():
+    scratch = Scratch()
+    rng = np.random.default_rng(5)
+    for size in (300, 301, 300, 120, 300, 77):  # more window lengths than a scratch keeps
+        usage = rng.uniform(0.0, 30.0, size)
+        metrics = [Metric(usage, 0.5, 60), Metric(usage[::-1].copy(), 0.8, 70)]
+
+        def walk(scratch: Scratch | None, metrics: list[Metric] = metrics) -> tuple:
+            return replay_fast_reach(
+                metrics, min_replicas=2, max_replicas=40, initial=5, step_s=60.0, scratch=scratch
+            )
+
+        shared, fresh = walk(scratch), walk(None)
+        assert np.array_equal(shared[0], fresh[0]) and shared[1] == fresh[1]
+        assert not np.shares_memory(shared[0], scratch.get("passed", size))
+    assert len({key[1] for key in scratch._arrays}) <= Scratch.KEPT_SIZES
