@@ -17,6 +17,7 @@ from bot.model import (
     DeclaredWorkload,
     Explained,
     FieldChange,
+    FieldId,
     Recommendation,
     Resource,
     ResourceRecommendation,
@@ -179,20 +180,20 @@ def change_summary(outcome: WorkloadOutcome) -> str:
     without changes, its first reason."""
     if not outcome.changes:
         return outcome.reasons[0] if outcome.reasons else "-"
-    several = len({c.container for c in outcome.changes if c.field.startswith(("req", "lim"))}) > 1
+    several = len({c.container for c in outcome.changes if c.field.is_request_or_limit}) > 1
     parts: list[str] = []
     replicas: dict[str, FieldChange] = {}
     for change in outcome.changes:
-        if change.field in ("hpa.minReplicas", "hpa.maxReplicas"):
+        if change.field in (FieldId.HPA_MIN_REPLICAS, FieldId.HPA_MAX_REPLICAS):
             replicas[change.field] = change
             continue
-        kind, _, resource = change.field.rpartition(".")
+        resource = change.field.resource or change.field.text  # replicas: its own name
         who = f"{change.container} " if change.container and several else ""
-        if kind == "hpa.target":
+        if change.field.is_hpa_target:
             who = f"{change.container} " if change.container else ""
             label = f"{who}{resource} target"
         else:
-            label = f"{who}{resource}{' limit' if kind == 'limits' else ''}"
+            label = f"{who}{resource}{' limit' if change.field.is_limit else ''}"
         parts.append(f"{label} {field_change(change.field, change.current, change.proposed)}")
     if replicas:
         hpa = outcome.recommendation.hpa if outcome.recommendation else None

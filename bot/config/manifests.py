@@ -9,6 +9,7 @@ from pydantic import AfterValidator, Field, model_validator
 
 from bot.config.base import ConfigModel
 from bot.config.metrics import LabelName
+from bot.model import FieldId
 
 MAX_GLOBS = 64
 """Globs one ``paths.include`` or ``paths.exclude`` list may hold."""
@@ -30,6 +31,17 @@ def _inside(value: str) -> str:
     while parts and parts[0] == "." and len(parts) > 1:
         parts.pop(0)
     return "/".join(parts)
+
+
+def _field_paths(value: dict[str, str]) -> dict[str, str]:
+    """``helm.workloads[].fields``: each key names a field the bot writes (``FieldId``)."""
+    known = {f.text for f in FieldId}
+    unknown = sorted(set(value) - known)
+    if unknown:
+        raise ValueError(
+            f"unknown field {', '.join(map(repr, unknown))}; fields: {', '.join(sorted(known))}"
+        )
+    return value
 
 
 def _glob(value: str) -> str:
@@ -116,7 +128,7 @@ class HelmWorkloadMapping(ConfigModel):
     hpa_enabled: str | None = Field(
         None, description="Path of a boolean that turns the HPA on (absent: on when max is set)."
     )
-    fields: dict[str, str] = Field(
+    fields: Annotated[dict[str, str], AfterValidator(_field_paths)] = Field(
         default_factory=dict,
         description="Any other field -> path, e.g. ``{requests.cpu: web.cpu}``; wins over the above.",
     )

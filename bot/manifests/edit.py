@@ -55,10 +55,11 @@ from bot.manifests.textedit import (
     insert_under_key,
     render_block,
 )
-from bot.manifests.workloads import RESOURCE_FIELDS
+from bot.manifests.workloads import OTHER_METRICS, CheckKey
 from bot.manifests.writing import unified_diff, write_atomically
 from bot.manifests.yamldoc import YamlFile, YMap, YScalar, YSeq
 from bot.model import (
+    RESOURCES,
     DeclaredWorkload,
     EditResult,
     FieldChange,
@@ -246,16 +247,16 @@ def _reference_patch(kfile: YamlFile, current: bytes | None) -> str:
 # ---------------------------------------------------------------------- verification
 
 
-def _fingerprint(workload: DeclaredWorkload) -> dict[tuple[str | None, str], float | int | None]:
-    out: dict[tuple[str | None, str], float | int | None] = {(None, "replicas"): workload.replicas}
+def _fingerprint(workload: DeclaredWorkload) -> dict[CheckKey, float | int | None]:
+    out: dict[CheckKey, float | int | None] = {(None, FieldId.REPLICAS): workload.replicas}
     for c in workload.containers:
-        for fld in RESOURCE_FIELDS:
-            group, resource = fld.split(".")
-            out[(c.name, fld)] = (c.requests if group == "requests" else c.limits).get(resource)  # type: ignore[arg-type]
+        for values, of in ((c.requests, FieldId.request), (c.limits, FieldId.limit)):
+            for resource in RESOURCES:
+                out[(c.name, of(resource))] = values.get(resource)
     if workload.hpa is not None:
-        out[(None, "hpa.minReplicas")] = workload.hpa.min_replicas
-        out[(None, "hpa.maxReplicas")] = workload.hpa.max_replicas
-        out[(None, "hpa.otherMetrics")] = workload.hpa.other_metrics
+        out[(None, FieldId.HPA_MIN_REPLICAS)] = workload.hpa.min_replicas
+        out[(None, FieldId.HPA_MAX_REPLICAS)] = workload.hpa.max_replicas
+        out[(None, OTHER_METRICS)] = workload.hpa.other_metrics
         for t in workload.hpa.targets:
             out[(t.container, FieldId.hpa_target(t.resource))] = t.utilization_percent
     return out

@@ -37,7 +37,14 @@ from bot.manifests.textedit import (
     last_end,
     replace_scalar,
 )
-from bot.manifests.workloads import RESOURCE_FIELDS, Entry, Slot, hpa_location_key
+from bot.manifests.workloads import (
+    RESOURCE_FIELDS,
+    CheckKey,
+    Entry,
+    Slot,
+    SlotKey,
+    hpa_location_key,
+)
 from bot.manifests.yamldoc import YamlFile, YMap, YNode, YScalar, YSeq, node_at
 from bot.model import (
     DeclaredWorkload,
@@ -102,12 +109,12 @@ class EditPlan:
     appends: list[tuple[str, NewTree]] = field(default_factory=list)
     """(values file, tree) for an environment values file with no mapping to insert into."""
     notes: list[Note] = field(default_factory=list)
-    expected: dict[tuple[str | None, str], float | int | None] = field(default_factory=dict)
+    expected: dict[CheckKey, float | int | None] = field(default_factory=dict)
     skipped: list[tuple[FieldChange, str]] = field(default_factory=list)
     """Changes left out, with the reason (``SharedFileError``)."""
 
 
-def _slot_for(entry: Entry, change: FieldChange) -> tuple[tuple[str | None, str], Slot]:
+def _slot_for(entry: Entry, change: FieldChange) -> tuple[SlotKey, Slot]:
     ref, name = entry.workload.ref, change.field
     if name not in FIELDS:
         raise EditError("", 0, f"{ref}: unknown field {name!r}")
@@ -119,7 +126,7 @@ def _slot_for(entry: Entry, change: FieldChange) -> tuple[tuple[str | None, str]
                 0,
                 f"{ref} has no container {change.container!r} (containers: {names})",
             )
-        key: tuple[str | None, str] = (change.container, name)
+        key: SlotKey = (change.container, name)
     elif name.is_hpa_target:
         key = (change.container, name) if (change.container, name) in entry.slots else (None, name)
     else:
@@ -165,7 +172,7 @@ def _adds_metric(entry: Entry, change: FieldChange) -> bool:
         and change.proposed is not None
         and (change.container, change.field) not in entry.slots
         and (None, change.field) not in entry.slots
-        and (None, "hpa.maxReplicas") in entry.slots
+        and (None, FieldId.HPA_MAX_REPLICAS) in entry.slots
     )
 
 
@@ -439,7 +446,7 @@ class EditPlanner:
         if entry is None:
             raise EditError("", 0, f"{ref} is not declared in this repository")
         plan = EditPlan(ref)
-        replacing: dict[str, list[FieldChange]] = {}
+        replacing: dict[FieldId, list[FieldChange]] = {}
         adding: list[FieldChange] = []
         removing: list[FieldChange] = []
         for change in changes:
@@ -486,7 +493,7 @@ class EditPlanner:
         self,
         plan: EditPlan,
         entry: Entry,
-        replacing: dict[str, list[FieldChange]],
+        replacing: dict[FieldId, list[FieldChange]],
         adding: list[FieldChange],
         removing: list[FieldChange],
     ) -> None:
@@ -497,7 +504,7 @@ class EditPlanner:
         for name, group in replacing.items():
             self.replace_metric(plan, entry, name, group, added if name == last else ())
         if removed:
-            obj = entry.slots[(None, "hpa.maxReplicas")].obj
+            obj = entry.slots[(None, FieldId.HPA_MAX_REPLICAS)].obj
             for index in sorted(removed):
                 self._write_items(plan, entry, obj, ("spec", "metrics", index), (), keep=False)
 
@@ -531,7 +538,9 @@ class EditPlanner:
             plan.expected[(change.container, change.field)] = None
             indices.add(slot.path[2])
         if indices:
-            metrics = _get(entry.slots[(None, "hpa.maxReplicas")].obj.data, ("spec", "metrics"))
+            metrics = _get(
+                entry.slots[(None, FieldId.HPA_MAX_REPLICAS)].obj.data, ("spec", "metrics")
+            )
             if isinstance(metrics, list) and len(indices) >= len(metrics) and not adding:
                 raise EditError(where, 0, f"{plan.ref}: removing every HPA metric would leave none")
         return indices
@@ -562,7 +571,7 @@ class EditPlanner:
         self,
         plan: EditPlan,
         entry: Entry,
-        name: str,
+        name: FieldId,
         changes: Sequence[FieldChange],
         added: Sequence[dict[str, Any]] = (),
     ) -> None:
@@ -597,7 +606,7 @@ class EditPlanner:
         removed = removed if removed is not None else set()
         if not changes:
             return []
-        obj = entry.slots[(None, "hpa.maxReplicas")].obj
+        obj = entry.slots[(None, FieldId.HPA_MAX_REPLICAS)].obj
         metrics = _get(obj.data, ("spec", "metrics"))
         where = entry.workload.files[0] if entry.workload.files else ""
         if obj.kind != "HorizontalPodAutoscaler" or not isinstance(metrics, list) or not metrics:
@@ -697,7 +706,7 @@ class EditPlanner:
         self,
         plan: EditPlan,
         entry: Entry,
-        key: tuple[str | None, str],
+        key: SlotKey,
         slot: Slot,
         change: FieldChange,
     ) -> None:
@@ -765,13 +774,13 @@ class EditPlanner:
         what = f"{name}{' of ' + container if container else ''}"
         self._own_file(plan, entry, slot, leaf, origin, what=what)
 
-    def _location(self, workload: DeclaredWorkload, key: tuple[str | None, str]) -> object | None:
+    def _location(self, workload: DeclaredWorkload, key: SlotKey) -> object | None:
         container, name = key
         if name in RESOURCE_FIELDS:
             found = workload.container(container or "")
             return found.locations.get(name) if found else None
-        if name == "replicas":
-            return workload.locations.get("replicas")
+        if name == FieldId.REPLICAS:
+            return workload.locations.get(FieldId.REPLICAS)
         if workload.hpa is None:
             return None
         return workload.hpa.locations.get(hpa_location_key(name, container))

@@ -18,6 +18,7 @@ from bot.config.manifests import HelmChartConfig, HelmWorkloadMapping
 from bot.manifests.patching import merge_map
 from bot.manifests.sources import Obj, Origin, Path_, parse_inline
 from bot.manifests.yamldoc import YamlFile, YMap, YScalar, node_at
+from bot.model import RESOURCES, FieldId
 
 CONVENTION: dict[str, str] = {
     "resources": "resources",
@@ -30,6 +31,15 @@ CONVENTION: dict[str, str] = {
 }
 """``helm create``'s values layout (``helm/pkg/chartutil/create.go``, ``defaultValues``)."""
 
+MAPPED_FIELDS: tuple[tuple[str, FieldId], ...] = (
+    ("replicas", FieldId.REPLICAS),
+    ("hpa_min_replicas", FieldId.HPA_MIN_REPLICAS),
+    ("hpa_max_replicas", FieldId.HPA_MAX_REPLICAS),
+    ("hpa_target_cpu_percent", FieldId.HPA_TARGET_CPU),
+    ("hpa_target_memory_percent", FieldId.HPA_TARGET_MEMORY),
+)
+"""A mapping's setting (``HelmWorkloadMapping``) -> the field its values path holds."""
+
 VALUES_PREFIXES = ("values", "values-", "values_", "values.")
 """A chart-directory file whose name starts like this is a values file."""
 
@@ -41,7 +51,7 @@ class FieldPaths:
     kind: str
     name: str
     container: str
-    fields: dict[str, Path_]
+    fields: dict[FieldId, Path_]
     hpa_enabled: Path_ | None
 
 
@@ -65,25 +75,19 @@ def field_paths(mapping: HelmWorkloadMapping | None, name: str, chart: str) -> F
             "hpa_target_memory_percent": mapping.hpa_target_memory_percent,
         }
     )
-    fields: dict[str, Path_] = {}
+    fields: dict[FieldId, Path_] = {}
     resources = source.get("resources")
     if resources:
-        for group in ("requests", "limits"):
-            for resource in ("cpu", "memory"):
-                fields[f"{group}.{resource}"] = (*dotted(resources), group, resource)
-    for key, field in (
-        ("replicas", "replicas"),
-        ("hpa_min_replicas", "hpa.minReplicas"),
-        ("hpa_max_replicas", "hpa.maxReplicas"),
-        ("hpa_target_cpu_percent", "hpa.target.cpu"),
-        ("hpa_target_memory_percent", "hpa.target.memory"),
-    ):
+        for group, of in (("requests", FieldId.request), ("limits", FieldId.limit)):
+            for resource in RESOURCES:
+                fields[of(resource)] = (*dotted(resources), group, resource)
+    for key, field in MAPPED_FIELDS:
         value = source.get(key)
         if value:
             fields[field] = dotted(value)
     if mapping is not None:
-        for field, value in mapping.fields.items():
-            fields[field] = dotted(value)
+        for text, value in mapping.fields.items():
+            fields[FieldId(text)] = dotted(value)  # names checked by the config model
     enabled = source.get("hpa_enabled")
     return FieldPaths(
         mapping.kind if mapping else "Deployment",

@@ -9,8 +9,9 @@ what the editor plans with; values that cannot be read become errors with file a
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal, TypeAlias
 
 from bot.config.manifests import HelmWorkloadMapping
 from bot.config.repo import RepoConfig
@@ -28,6 +29,7 @@ from bot.model import (
     FieldId,
     HpaTarget,
     Location,
+    Resource,
     ResourceValues,
     SourceError,
     VpaContainerPolicy,
@@ -50,13 +52,38 @@ Unit = Literal["cpu", "memory", "count", "percent"]
 EnvKind = Literal["raw", "kustomize", "helm"]
 
 
-def hpa_location_key(name: str, container: str | None) -> str:
-    """The key of ``DeclaredHPA.locations`` for the HPA field ``name`` (``hpa.minReplicas`` ->
+HPA_LOCATION_KEYS: dict[FieldId, str] = {
+    FieldId.HPA_MIN_REPLICAS: "minReplicas",
+    FieldId.HPA_MAX_REPLICAS: "maxReplicas",
+    FieldId.HPA_TARGET_CPU: "target.cpu",
+    FieldId.HPA_TARGET_MEMORY: "target.memory",
+}
+"""The key of ``DeclaredHPA.locations`` of each HPA field (a target's is followed by its
+container's name when it is a ``ContainerResource`` one)."""
+
+
+def hpa_location_key(field: FieldId, container: str | None) -> str:
+    """The key of ``DeclaredHPA.locations`` for the HPA field ``field`` (``hpa.minReplicas`` ->
     ``minReplicas``; ``hpa.target.cpu`` of container ``app`` -> ``target.cpu.app``)."""
-    short = name.removeprefix("hpa.")
-    if short.startswith("target.") and container:
-        short = f"{short}.{container}"
-    return short
+    short = HPA_LOCATION_KEYS[field]
+    return f"{short}.{container}" if field.is_hpa_target and container else short
+
+
+SlotKey: TypeAlias = tuple[str | None, FieldId]
+"""A slot's container (None: the workload's or its HPA's own field) and field."""
+
+OTHER_METRICS: Final = "hpa.otherMetrics"
+"""What an edit is checked for besides the fields: the HPA's metrics the bot does not set."""
+
+CheckKey: TypeAlias = tuple[str | None, FieldId | Literal["hpa.otherMetrics"]]
+"""A value an edit is checked for after it is rendered: a slot's, or ``OTHER_METRICS``."""
+
+
+def unit_of(field: FieldId) -> Unit:
+    """How a field's value is read: cores, bytes, a percentage or a count."""
+    if field.is_request_or_limit:
+        return "cpu" if field.resource == "cpu" else "memory"
+    return "percent" if field.is_hpa_target else "count"
 
 
 @dataclass(eq=False, slots=True)
@@ -89,7 +116,7 @@ class Entry:
 
     workload: DeclaredWorkload
     environment: Environment
-    slots: dict[tuple[str | None, str], Slot]
+    slots: dict[SlotKey, Slot]
 
 
 def number(unit: Unit, value: Any) -> float | int | None:
@@ -176,7 +203,7 @@ class WorkloadBuilder:
         namespace = obj.namespace or env.namespace or DEFAULT_NAMESPACE
         ref = WorkloadRef(obj.kind, namespace, obj.name, env.name)
         pod = ("spec", "template", "spec")
-        slots: dict[tuple[str | None, str], Slot] = {}
+        slots: dict[SlotKey, Slot] = {}
         containers = []
         for list_key, init in (("initContainers", True), ("containers", False)):
             items = get_path(obj.data, (*pod, list_key))
@@ -187,13 +214,11 @@ class WorkloadBuilder:
                     continue
                 name = item["name"]
                 base = (*pod, list_key, index, "resources")
-                values: dict[str, float | int | None] = {}
+                values: dict[FieldId, float | int | None] = {}
                 locations: dict[str, Location] = {}
                 for fld in RESOURCE_FIELDS:
-                    group, resource = fld.split(".")
-                    slot = Slot(
-                        obj, (*base, group, resource), "cpu" if resource == "cpu" else "memory"
-                    )
+                    group = "requests" if fld.is_request else "limits"
+                    slot = Slot(obj, (*base, group, str(fld.resource)), unit_of(fld))
                     slots[(name, fld)] = slot
                     values[fld] = self.value(slot)
                     where = self.location(slot, values[fld])
@@ -201,12 +226,12 @@ class WorkloadBuilder:
                         locations[fld] = where
                 containers.append(_container(name, values, locations, init))
         replicas_slot = Slot(obj, ("spec", "replicas"), "count")
-        slots[(None, "replicas")] = replicas_slot
+        slots[(None, FieldId.REPLICAS)] = replicas_slot
         replicas = self.value(replicas_slot)
         locations = {}
         where = self.location(replicas_slot, replicas)
         if where is not None:
-            locations["replicas"] = where
+            locations[FieldId.REPLICAS] = where
         workload = DeclaredWorkload(
             ref,
             int(replicas) if replicas is not None else None,
@@ -235,20 +260,11 @@ class WorkloadBuilder:
             helm.field_paths(None, helm.full_name(release, chart), chart)
         ]
         for paths in plans:
-            slots: dict[tuple[str | None, str], Slot] = {}
-            nums: dict[str, float | int | None] = {}
-            locs: dict[str, Location] = {}
+            slots: dict[SlotKey, Slot] = {}
+            nums: dict[FieldId, float | int | None] = {}
+            locs: dict[FieldId, Location] = {}
             for fld, vpath in paths.fields.items():
-                unit: Unit = (
-                    "cpu"
-                    if fld.endswith(".cpu") and not fld.startswith("hpa.")
-                    else "memory"
-                    if fld.endswith(".memory") and not fld.startswith("hpa.")
-                    else "percent"
-                    if fld.startswith("hpa.target")
-                    else "count"
-                )
-                slot = Slot(values, (*prefix, *vpath), unit)
+                slot = Slot(values, (*prefix, *vpath), unit_of(fld))
                 key = (paths.container, fld) if fld in RESOURCE_FIELDS else (None, fld)
                 slots[key] = slot
                 nums[fld] = self.value(slot)
@@ -271,34 +287,25 @@ class WorkloadBuilder:
                 if paths.hpa_enabled
                 else None
             )
-            max_replicas = nums.get("hpa.maxReplicas")
+            max_replicas = nums.get(FieldId.HPA_MAX_REPLICAS)
             if max_replicas is not None and (paths.hpa_enabled is None or enabled is True):
-                targets = tuple(
-                    HpaTarget(res, int(v))
-                    for res, v in zip(
-                        RESOURCES,
-                        (nums.get("hpa.target.cpu"), nums.get("hpa.target.memory")),
-                        strict=True,
-                    )
-                    if v is not None
-                )
+                declared = ((res, nums.get(FieldId.hpa_target(res))) for res in RESOURCES)
+                targets = tuple(HpaTarget(res, int(v)) for res, v in declared if v is not None)
                 hpa = DeclaredHPA(
                     paths.name,
-                    _int(nums.get("hpa.minReplicas")),
+                    _int(nums.get(FieldId.HPA_MIN_REPLICAS)),
                     int(max_replicas),
                     targets,
-                    locations={
-                        k.removeprefix("hpa."): v for k, v in locs.items() if k.startswith("hpa.")
-                    },
+                    locations={hpa_location_key(k, None): v for k, v in locs.items() if k.is_hpa},
                     container_resource=False,  # a mapping names pod-level targets only
                 )
             workload = DeclaredWorkload(
                 ref,
-                _int(nums.get("replicas")),
+                _int(nums.get(FieldId.REPLICAS)),
                 (container,),
                 hpa=hpa,
                 files=tuple(sorted(values.files)),
-                locations={k: v for k, v in locs.items() if k == "replicas"},
+                locations={k: v for k, v in locs.items() if k == FieldId.REPLICAS},
             )
             self.add(env, Entry(workload, env, slots))
 
@@ -352,17 +359,17 @@ class WorkloadBuilder:
             return
         slots = entry.slots
         locations: dict[str, Location] = {}
-        nums: dict[str, float | int | None] = {}
+        nums: dict[FieldId, float | int | None] = {}
         for fld, path in (
-            ("minReplicas", ("spec", "minReplicas")),
-            ("maxReplicas", ("spec", "maxReplicas")),
+            (FieldId.HPA_MIN_REPLICAS, ("spec", "minReplicas")),
+            (FieldId.HPA_MAX_REPLICAS, ("spec", "maxReplicas")),
         ):
             slot = Slot(obj, path, "count")
-            slots[(None, f"hpa.{fld}")] = slot
+            slots[(None, fld)] = slot
             nums[fld] = self.value(slot)
             where = self.location(slot, nums[fld])
             if where is not None:
-                locations[fld] = where
+                locations[hpa_location_key(fld, None)] = where
         targets, others = [], 0
         if (
             obj.api_version == "autoscaling/v1"
@@ -403,13 +410,13 @@ class WorkloadBuilder:
             where = self.location(slot, value)
             if where is not None:
                 locations[f"target.{resource}" + (f".{container}" if container else "")] = where
-        max_replicas = nums["maxReplicas"]
+        max_replicas = nums[FieldId.HPA_MAX_REPLICAS]
         if max_replicas is None:
             self.error(obj.root, f"HorizontalPodAutoscaler {obj.name}: no spec.maxReplicas")
             return
         hpa = DeclaredHPA(
             obj.name,
-            _int(nums["minReplicas"]),
+            _int(nums[FieldId.HPA_MIN_REPLICAS]),
             int(max_replicas),
             tuple(targets),
             others,
@@ -487,12 +494,15 @@ def _values(raw: Any) -> ResourceValues:
 
 
 def _container(
-    name: str, values: dict[str, float | int | None], locations: dict[str, Location], init: bool
+    name: str,
+    values: Mapping[FieldId, float | int | None],
+    locations: Mapping[str, Location],
+    init: bool,
 ) -> DeclaredContainer:
-    def rv(group: str) -> ResourceValues:
-        cpu, memory = values.get(f"{group}.cpu"), values.get(f"{group}.memory")
+    def rv(of: Callable[[Resource], FieldId]) -> ResourceValues:
+        cpu, memory = values.get(of("cpu")), values.get(of("memory"))
         return ResourceValues(
             float(cpu) if cpu is not None else None, int(memory) if memory is not None else None
         )
 
-    return DeclaredContainer(name, rv("requests"), rv("limits"), locations, init)
+    return DeclaredContainer(name, rv(FieldId.request), rv(FieldId.limit), locations, init)

@@ -22,6 +22,7 @@ from bot.model import (
     RESOURCES,
     SECONDS_PER_DAY,
     FieldChange,
+    FieldId,
     Note,
     Number,
     Recommendation,
@@ -323,7 +324,7 @@ def week_chart(
     request = _pair(rec, changes, container, resource, "request")
     limit = _pair(rec, changes, container, resource, "limit")
     limit_changes = any(
-        c.container == container and c.field == f"limits.{resource}" for c in changes
+        c.container == container and c.field == FieldId.limit(resource) for c in changes
     )
     same = " (= limit)" if limit == request and limit_changes else ""
     shown = [("request", request, same)]
@@ -432,5 +433,7 @@ def context(proposal: Proposal, prices: Prices) -> dict[str, Any]:
         "window": window(proposal),
         "notes": notes(proposal, recs, reasons, named=several),
         "key": escape(proposal.key),
-        "hours": any(c.field in ("hpa.minReplicas", "hpa.maxReplicas") for c in changes),
+        "hours": any(
+            c.field in (FieldId.HPA_MIN_REPLICAS, FieldId.HPA_MAX_REPLICAS) for c in changes
+        ),
     }

@@ -58,13 +58,13 @@ def service_ref(service: ServiceSpec) -> WorkloadRef:
 
 def _container(spec: ContainerSpec, change: FieldChange) -> ContainerSpec:
     value = change.proposed
-    if change.field == "requests.cpu" and value is not None:
+    if change.field == FieldId.REQUESTS_CPU and value is not None:
         return replace(spec, cpu_request_cores=float(value))
-    if change.field == "requests.memory" and value is not None:
+    if change.field == FieldId.REQUESTS_MEMORY and value is not None:
         return replace(spec, memory_request_bytes=int(value))
-    if change.field == "limits.cpu":
+    if change.field == FieldId.LIMITS_CPU:
         return replace(spec, cpu_limit_cores=None if value is None else float(value))
-    if change.field == "limits.memory":
+    if change.field == FieldId.LIMITS_MEMORY:
         return replace(spec, memory_limit_bytes=None if value is None else int(value))
     raise SimError(f"{change.field} of {change.container!r}: not a value the simulator can set")
 

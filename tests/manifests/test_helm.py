@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+from pydantic import ValidationError
+
+from bot.config.manifests import HelmWorkloadMapping
 from bot.config.repo import RepoConfig
 from bot.manifests import discover
 from tests.manifests.conftest import changed_lines, edit, workload
@@ -285,3 +289,11 @@ def test_keys_are_added_inside_an_argo_values_string(repo):
     ).replace("\n", "\r\n")
     web = workload(discover(root, RepoConfig()).inventory, "web")
     assert web.container("web").limits.memory_bytes == 2**30
+
+
+def test_a_mapping_field_that_names_no_field_is_a_config_error():
+    with pytest.raises(
+        ValidationError, match=r"unknown field 'request\.cpu'; fields: hpa\.maxReplicas"
+    ):
+        HelmWorkloadMapping(name="web", fields={"request.cpu": "web.cpu"})
+    assert HelmWorkloadMapping(name="web", fields={"limits.memory": "web.mem"}).fields
