@@ -386,16 +386,20 @@ def replay_fast_reach(
             known &= np.less_equal(ratio, 1.0 + TOLERANCE, out=inside)
             known |= np.isnan(ratio, out=inside)
             holds &= known
-    broken = np.cumsum(np.logical_not(holds, out=holds))
+    broken = np.cumsum(np.logical_not(holds, out=holds), out=scratch.get("broken", n, np.int64))
     before = np.repeat(np.concatenate(([0], broken))[firsts], lengths)
-    out: np.ndarray = np.where(broken == before, held, passed).astype(np.int64)
-    return _rate_limited(out, syncs_per_step(step_s)), max(reach, stepped)
+    np.copyto(passed, held, where=np.equal(broken, before, out=holds))  # held while unbroken
+    out: np.ndarray = passed.astype(np.int64)
+    return _rate_limited(out, syncs_per_step(step_s), scratch), max(reach, stepped)
 
 
-def _rate_limited(path: np.ndarray, syncs: int) -> np.ndarray:
+def _rate_limited(path: np.ndarray, syncs: int, scratch: Scratch | None = None) -> np.ndarray:
     """``path`` with every rise faster than the scale-up policies allow slowed to the policy
     limit (in place; such rises are rare, so the walk is over them only)."""
-    if path.size < 2 or int((path[1:] - path[:-1]).max()) <= SCALE_UP_PODS * syncs:
+    if path.size < 2:
+        return path
+    rises = (scratch or Scratch()).get("rises", path.size - 1, np.int64)
+    if int(np.subtract(path[1:], path[:-1], out=rises).max()) <= SCALE_UP_PODS * syncs:
         return path  # every rise is within what the Pods policy alone allows
     limit = _up_limits(path[:-1], syncs)
     for first in (np.flatnonzero(path[1:] > limit) + 1).tolist():

@@ -237,22 +237,25 @@ def _replica_path(series: ReplaySeries, values: Values, options: Options) -> Rep
     steps = _steps(series, hpa, [m for m, _ in metrics], values, options)
     path = steps.astype(np.float64)
     lag = math.ceil(options.pod_startup_s / series.step_s - 1e-9)
-    serving = path.copy()
+    scratch, n = thread_scratch(), series.steps
+    serving = scratch.get("serving", n)
+    np.copyto(serving, path)
     for back in range(1, lag + 1):
         np.minimum(serving[back:], path[:-back], out=serving[back:])
     short = np.zeros(series.steps, dtype=bool)
     at_max = path >= hpa.max_replicas
     starting = serving < path
     any_at_max, any_starting = bool(at_max.any()), bool(starting.any())
+    util, below = scratch.get("util", n), scratch.get("util_below", n)
     with np.errstate(invalid="ignore", divide="ignore"):
         for metric, _ in metrics:
             if any_at_max:
-                util = metric.usage * 100.0  # floor(usage × 100 / (path × request)), in place
-                util /= path * metric.request
+                np.multiply(metric.usage, 100.0, out=util)  # floor(usage × 100 / (path × request))
+                util /= np.multiply(path, metric.request, out=below)
                 np.floor(util, out=util)
                 short |= at_max & (util > metric.target_percent * (1.0 + TOLERANCE))
             if any_starting:
-                short |= starting & (metric.usage > serving * metric.request)
+                short |= starting & (metric.usage > np.multiply(serving, metric.request, out=below))
     return ReplicaPath(path, short, True)
 
 

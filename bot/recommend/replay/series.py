@@ -122,7 +122,16 @@ class ReplaySeries:
 
     def demand(self, container: str, resource: Resource = "cpu") -> FloatArray:
         """Total usage of ``container`` over its pods per step (cores or bytes; NaN unknown):
-        the mean of one pod times the recorded replicas."""
+        the mean of one pod times the recorded replicas. Computed once per series (read
+        only)."""
+        key = ("demand", container, resource)
+        known: FloatArray | None = self.memo.get(key)
+        if known is None:
+            known = self.memo[key] = self._demand(container, resource)
+            known.flags.writeable = False
+        return known
+
+    def _demand(self, container: str, resource: Resource) -> FloatArray:
         series = self.containers.get(container)
         if series is None:
             return np.full(self.steps, np.nan)
