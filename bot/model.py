@@ -59,6 +59,11 @@ POD_LEVEL: Final = "*"
 """Container name of a pod-level ``Resource`` HPA target (its ``FieldChange.container`` is
 None; a change id writes it ``-``)."""
 
+ANY_CONTAINER: Final = "*"
+"""Container name that stands for every container: a VerticalPodAutoscaler's
+``containerPolicies[].containerName`` (also its default) and the opt-in file's ``min_allocated``
+/ ``max_allocated`` keys; a named container's entry wins over it."""
+
 REMOVE_METRIC: Final = "tortoise.target.remove_metric"
 """Rule of a per-container HPA target proposed as None: its ``ContainerResource`` metric is
 removed (upstream ``tortoise.target.remove_metric``)."""

@@ -31,6 +31,7 @@ from bot.config.recommend import RecommendSettings, resolve
 from bot.config.repo import ConfigSource, RepoConfig, WorkloadConfig, repo_config_source
 from bot.manifests.quantities import bytes_from_quantity, cores_from_quantity
 from bot.model import (
+    ANY_CONTAINER,
     RESOURCES,
     ContainerSettings,
     DeclaredWorkload,
@@ -226,7 +227,7 @@ class RepositoryRules:
                 )
         out: dict[str, ResourceValues] = {}
         for name in names:
-            key = name if name in merged else "*"
+            key = name if name in merged else ANY_CONTAINER
             if key not in merged:
                 continue
             out[name] = merged[key]

@@ -172,7 +172,14 @@ def test_the_engine_stays_the_numbered_steps():
     assert lines <= 500, f"bot/recommend/engine.py has {lines} lines: move a step to its module"
 
 
-SEAM_VALUES = ("POD_LEVEL", "REMOVE_METRIC", "EmergencyPhase", "EMERGENCY_PHASES", "FieldId")
+SEAM_VALUES = (
+    "POD_LEVEL",
+    "ANY_CONTAINER",
+    "REMOVE_METRIC",
+    "EmergencyPhase",
+    "EMERGENCY_PHASES",
+    "FieldId",
+)
 """Seam values defined once, in ``bot/model.py``; every other module imports them."""
 
 
@@ -303,4 +310,28 @@ def test_unit_constants_are_defined_only_in_the_model():
         if path != BOT / "model.py"
         for name in sorted(_assigned_names(path) & set(UNITS))
     ]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_container_wildcards_are_named():
+    """``*`` as a container name is ``POD_LEVEL`` or ``ANY_CONTAINER`` (``bot/model.py``); the
+    other ``*`` are patterns (``manifests/globs.py``, ``forge/git.py``'s ref pattern) and
+    pydantic's every-field validators."""
+    patterns = (BOT / "model.py", BOT / "manifests" / "globs.py", BOT / "forge" / "git.py")
+    bad = []
+    for path in sorted(BOT.rglob("*.py")):
+        if path in patterns:
+            continue
+        tree = ast.parse(path.read_text())
+        validators = {
+            id(arg)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "field_validator"
+            for arg in node.args
+        }
+        bad += [
+            f"{path.relative_to(BOT.parent)}:{node.lineno}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and node.value == "*" and id(node) not in validators
+        ]
     assert not bad, "\n".join(bad)

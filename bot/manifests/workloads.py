@@ -21,6 +21,7 @@ from bot.manifests.quantities import QuantityError, bytes_from_quantity, cores_f
 from bot.manifests.sources import Obj, Origin, Path_
 from bot.manifests.yamldoc import YScalar
 from bot.model import (
+    ANY_CONTAINER,
     RESOURCES,
     DeclaredContainer,
     DeclaredHPA,
@@ -438,7 +439,7 @@ class WorkloadBuilder:
         for index, policy in enumerate(raw if isinstance(raw, list) else []):
             if not isinstance(policy, dict):
                 continue
-            name = str(policy.get("containerName", "*"))
+            name = str(policy.get("containerName", ANY_CONTAINER))
             for group in ("minAllowed", "maxAllowed"):
                 for resource in RESOURCES:
                     slot = Slot(obj, (*base, index, group, resource), resource)
@@ -448,7 +449,7 @@ class WorkloadBuilder:
             controlled = policy.get("controlledResources")
             policies.append(
                 VpaContainerPolicy(
-                    str(policy.get("containerName", "*")),
+                    str(policy.get("containerName", ANY_CONTAINER)),
                     policy.get("mode"),
                     _values(policy.get("minAllowed")),
                     _values(policy.get("maxAllowed")),

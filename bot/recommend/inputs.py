@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bot.model import (
+    ANY_CONTAINER,
     RESOURCES,
     ContainerSettings,
     DeclaredHPA,
@@ -133,7 +134,7 @@ def build_input(
                 else configured.policies.get(resource)
                 or default_policy(declared.name, resource, request, workload.hpa)
             )
-        vpa = vpa_policies.get(declared.name) or vpa_policies.get("*")
+        vpa = vpa_policies.get(declared.name) or vpa_policies.get(ANY_CONTAINER)
         low, high = configured.min_allocated, configured.max_allocated
         inputs.append(
             ContainerInput(
