@@ -378,7 +378,8 @@ def _verify(
     return failures
 
 
-def apply_changes_with(
+@gc_paused()
+def apply_discovered_changes(
     root: Path,
     disc: Discovery,
     changes: Sequence[FieldChange],
@@ -386,7 +387,8 @@ def apply_changes_with(
     *,
     write: bool,
 ) -> EditResult:
-    """``apply_changes`` on an existing discovery."""
+    """``bot.manifests.apply_changes`` on an existing discovery (the garbage collector paused,
+    ``gc_paused``)."""
     grouped: dict[WorkloadRef, list[FieldChange]] = {}
     for change in changes:
         grouped.setdefault(change.ref, []).append(change)
@@ -481,16 +483,3 @@ def apply_changes_with(
 def _first_file(disc: Discovery, ref: WorkloadRef) -> str:
     entry = disc.entries.get(ref)
     return entry.workload.files[0] if entry and entry.workload.files else ""
-
-
-def apply_discovered_changes(
-    root: Path,
-    disc: Discovery,
-    changes: Sequence[FieldChange],
-    config: RepoConfig,
-    *,
-    write: bool,
-) -> EditResult:
-    """Entry point used by ``bot.manifests.apply_changes``."""
-    with gc_paused():
-        return apply_changes_with(root, disc, changes, config, write=write)
