@@ -128,10 +128,25 @@ def hpa_metrics(series: ReplaySeries, values: Values) -> list[tuple[Metric, HpaT
     return out
 
 
-def _percentile_of(values: FloatArray, q: float, *, scratch: bool = False) -> float:
-    """``np.percentile(values, q)``; ``scratch``: ``values`` is a temporary numpy may reorder
-    (no copy)."""
-    return float(np.percentile(values, q, overwrite_input=scratch)) if values.size else 0.0
+def _percentile_of(values: FloatArray, q: int, *, scratch: bool = False) -> float:
+    """``np.percentile(values, q)`` (linear interpolation, numpy's rounding); ``scratch``:
+    ``values`` is a temporary that may be reordered. From one partial sort at the lower rank:
+    the next order statistic is the smallest value above it."""
+    n = values.size
+    if not n:
+        return 0.0
+    if not scratch or not bool(np.isfinite(values).all()):
+        return float(np.percentile(values, q))
+    virtual = (n - 1) * float(np.true_divide(q, 100))  # numpy's virtual index
+    if not virtual < n - 1:
+        return float(values.max())
+    below = math.floor(virtual)
+    values.partition(below)
+    low, high = float(values[below]), float(values[below + 1 :].min())
+    weight = virtual - below
+    if weight >= 0.5:  # numpy's _lerp
+        return high - (high - low) * (1 - weight)
+    return low + (high - low) * weight
 
 
 def _percentile_of_counts(values: FloatArray, q: float) -> float:
@@ -281,6 +296,15 @@ def _replica_figures(series: ReplaySeries, walk: ReplicaPath, options: Options) 
     )
 
 
+def _reorderable(values: FloatArray, own: bool) -> FloatArray:
+    """``values`` if they are a temporary (``own``), else a copy in this thread's scratch."""
+    if own:
+        return values
+    out: FloatArray = thread_scratch().get("reorderable", values.size)
+    np.copyto(out, values)
+    return out
+
+
 def _cpu(
     cs: ContainerSeries,
     cv: ContainerValues,
@@ -319,7 +343,7 @@ def _cpu(
     over = minutes(usage > request) if request else 0.0
     throttled = minutes(usage > limit) if limit else None
     p95 = (
-        _percentile_of(usage, 95, scratch=scale is not None) / request * 100.0
+        _percentile_of(_reorderable(usage, scale is not None), 95, scratch=True) / request * 100.0
         if request and detail
         else None
     )

@@ -16,6 +16,7 @@ from bot.recommend.replay.figures import (
     HpaValues,
     Options,
     Values,
+    _percentile_of,
     _percentile_of_counts,
     replay,
     replica_path,
@@ -174,6 +175,17 @@ def test_proposed_equal_to_current_gives_identical_figures(
 def test_the_percentile_of_replica_counts_is_numpys(counts, q):
     values = np.array(counts, dtype=np.float64)
     assert _percentile_of_counts(values, q) == float(np.percentile(values, q))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.floats(0.0, 1e6), min_size=1, max_size=300)
+    | st.lists(st.sampled_from([0.0, 0.25, 0.5, 2.0]), min_size=1, max_size=300),
+    st.sampled_from([0, 5, 50, 95, 99, 100]),
+)
+def test_the_percentile_of_usage_is_numpys(usage, q):
+    values = np.array(usage, dtype=np.float64)
+    assert _percentile_of(values.copy(), q, scratch=True) == float(np.percentile(values, q))
 
 
 def test_a_replica_path_is_replayed_once_per_set_of_values_it_depends_on():
