@@ -263,7 +263,8 @@ def _step(
                 np.fmax(desired, ratio, out=desired)
         # no sample in any metric (NaN): nothing to act on
         np.greater_equal(desired, 0, out=within)
-        np.copyto(desired, prev, where=np.logical_not(within, out=within))
+        if not within.all():
+            np.copyto(desired, prev, where=np.logical_not(within, out=within))
     recent = ratio  # the largest desired of the window
     np.copyto(recent, desired)
     for lag in range(1, window):

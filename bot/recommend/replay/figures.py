@@ -403,9 +403,11 @@ def _per_pod(
     absent = scratch.get("per_pod_absent", n, np.bool_)
     with np.errstate(invalid="ignore", divide="ignore"):
         pods = np.divide(path, np.maximum(recorded, 1e-9, out=below), out=scratch.get("pods", n))
-        np.copyto(pods, 1.0, where=np.logical_not(recorded > 0, out=absent))
+        if np.logical_not(recorded > 0, out=absent).any():
+            np.copyto(pods, 1.0, where=absent)
         scale = np.divide(recorded, np.maximum(path, 1e-9, out=below), out=scratch.get("scale", n))
-        np.copyto(scale, 0.0, where=np.logical_not(path > 0, out=absent))
+        if np.logical_not(path > 0, out=absent).any():
+            np.copyto(scale, 0.0, where=absent)
     return scale, pods
 
 
