@@ -358,6 +358,9 @@ def repository_outcome(
     discovery = discover(root, config)
     inventory = discovery.inventory
     rules = RepositoryRules.of_checkout(root, config, settings.recommend)
+    problems = rules.problems()
+    if problems:
+        raise ConfigError(problems)
     window_s = settings.prometheus.window_days * SECONDS_PER_DAY
     start_s, end_s = now_s - window_s, now_s
     requests = history_requests(inventory, config)

@@ -23,10 +23,14 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from pydantic import ValidationError
+
 from bot.config.errors import ConfigError, ConfigProblem
+from bot.config.load import validation_problems
 from bot.config.recommend import RecommendSettings, resolve
 from bot.config.repo import ConfigSource, RepoConfig, WorkloadConfig, repo_config_source
 from bot.manifests.quantities import bytes_from_quantity, cores_from_quantity
@@ -44,6 +48,10 @@ from bot.model import (
 N = TypeVar("N", int, float)
 
 Bound = Literal["min_allocated", "max_allocated"]
+
+Layer = tuple[tuple[int | str, ...], Mapping[str, Any]]
+"""A ``recommend:`` mapping of the opt-in file and where it sits (``("workloads", 2,
+"recommend")``)."""
 
 IGNORED = "ignored by the repository config"
 MANAGED_BY_TORTOISE = (
@@ -167,14 +175,61 @@ class RepositoryRules:
         self, rules: Sequence[tuple[int, WorkloadConfig]], origins: dict[str, Origin]
     ) -> RecommendSettings:
         """Admin defaults <- repository ``recommend:`` <- each entry's ``recommend:``."""
-        layers: list[tuple[tuple[int | str, ...], Mapping[str, Any]]] = [
+        layers: list[Layer] = [
             (("recommend",), self.config.recommend),
             *((("workloads", i, "recommend"), rule.recommend) for i, rule in rules),
         ]
         for loc, override in layers:
             for path in _leaves(override):
                 origins[".".join(("recommend", *path))] = self.origin(*loc, *path)
-        return resolve(self.base, *(override for _, override in layers))
+        return self._resolve(layers)
+
+    def _resolve(self, layers: Sequence[Layer]) -> RecommendSettings:
+        """``resolve`` of the layers; a value the settings refuse is a ``ConfigError`` at the
+        line of the layer that sets it (each layer checked over the admin defaults alone; a
+        refusal only the layers together cause is put on the last one)."""
+        try:
+            return resolve(self.base, *(override for _, override in layers))
+        except ValidationError as together:
+            problems: list[ConfigProblem] = []
+            for loc, override in layers:
+                try:
+                    resolve(self.base, override)
+                except ValidationError as exc:
+                    problems += self._problems(exc, loc)
+            raise ConfigError(problems or self._problems(together, layers[-1][0])) from together
+
+    def _problems(self, exc: ValidationError, loc: tuple[int | str, ...]) -> list[ConfigProblem]:
+        return validation_problems(exc, RecommendSettings, self.source.file, self.source.line, loc)
+
+    def problems(self) -> list[ConfigProblem]:
+        """Every problem of the file's settings, whichever workloads they meet: the
+        ``recommend:`` overrides (the repository's, then over them each entry's) and every
+        ``min_allocated`` / ``max_allocated`` quantity. ``for_workload`` finds these only for
+        the entries a workload matches; a repository is checked whole before any workload."""
+        found: list[ConfigProblem] = []
+
+        def collect(check: Callable[[], object]) -> None:
+            try:
+                check()
+            except ConfigError as exc:
+                found.extend(p for p in exc.problems if p not in found)
+
+        repository: Layer = (("recommend",), self.config.recommend)
+        collect(partial(self._resolve, [repository]))
+        for i, rule in enumerate(self.config.workloads):
+            entry: Layer = (("workloads", i, "recommend"), rule.recommend)
+            collect(partial(self._resolve, [repository, entry]))
+            for which in ("min_allocated", "max_allocated"):
+                for key, bounds in getattr(rule, which).items():
+                    loc = ("workloads", i, which, key)
+                    collect(partial(self._quantity, bounds.cpu, cores_from_quantity, (*loc, "cpu")))
+                    collect(
+                        partial(
+                            self._quantity, bounds.memory, bytes_from_quantity, (*loc, "memory")
+                        )
+                    )
+        return found
 
     def _policies(
         self,
@@ -249,7 +304,5 @@ class RepositoryRules:
             return parse(value)
         except ValueError as exc:
             origin = self.origin(*loc)
-            problem = ConfigProblem(
-                origin.file, origin.line, origin.key, f"not a Kubernetes quantity: {exc}"
-            )
+            problem = ConfigProblem(origin.file, origin.line, origin.key, str(exc))
             raise ConfigError([problem]) from exc

@@ -115,3 +115,36 @@ def test_a_bad_quantity_is_reported_at_its_file_and_line(tmp_path):
     )
     assert str(problem).startswith(".tortoise-bot.yaml:5: workloads.0.max_allocated.app.cpu: ")
     assert "not a Kubernetes quantity" in problem.message
+
+
+def test_every_problem_of_the_file_is_found_whichever_workload_it_meets(tmp_path):
+    text = """\
+workloads:
+  - match: nothing/here
+    max_allocated:
+      app: {cpu: lots}
+    recommend:
+      noise: {proportionl: true}
+  - match: '*'
+    recommend:
+      replay: {gate: sometimes}
+recommend:
+  admin: {minimum_min_replicas: -1}
+"""
+    (tmp_path / ".tortoise-bot.yaml").write_text(text)
+    config = parse_model(text, RepoConfig, file=".tortoise-bot.yaml")
+    rules = RepositoryRules.of_checkout(tmp_path, config, RecommendSettings())
+    found = {(p.line, p.key) for p in rules.problems()}
+    assert found == {
+        (11, "recommend.admin.minimum_min_replicas"),
+        (4, "workloads.0.max_allocated.app.cpu"),
+        (6, "workloads.0.recommend.noise.proportionl"),
+        (9, "workloads.1.recommend.replay.gate"),
+    }
+    with pytest.raises(ConfigError) as info:  # a matching workload meets its own entry's
+        rules.for_workload(declared())
+    assert {(p.line, p.key) for p in info.value.problems} >= {
+        (9, "workloads.1.recommend.replay.gate")
+    }
+    valid = parse_model(OPT_IN, RepoConfig, file=".tortoise-bot.yaml")
+    assert RepositoryRules.of_checkout(tmp_path, valid, RecommendSettings()).problems() == []

@@ -13,16 +13,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from bot.commands.common import DEMO_DIR
-from bot.config.errors import ConfigError
+from bot.config.errors import ConfigError, ConfigProblem
+from bot.config.recommend import RecommendSettings
 from bot.config.repo import RepoConfig, find_repo_config, load_repo_config
 from bot.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError
 from bot.manifests import discover, environment_config
 from bot.manifests.inventory_json import inventory_json
 from bot.manifests.quantities import describe_cpu, describe_memory
 from bot.model import Inventory, SourceError
+from bot.workload_settings import RepositoryRules
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -67,16 +70,18 @@ def run(args: argparse.Namespace) -> int:
     root: Path = DEMO_DIR / "repo" if args.demo else args.path
     if not root.is_dir():
         raise UsageError(f"{root}: not a directory")
-    config_errors: list[SourceError] = []
     config = RepoConfig()
+    problems: Sequence[ConfigProblem] = ()
     if find_repo_config(root) is not None:
         try:
             config = load_repo_config(root)
         except ConfigError as exc:
-            config_errors = [
-                SourceError(p.file, p.line, f"{p.key or '<root>'}: {p.message}")
-                for p in exc.problems
-            ]
+            problems = exc.problems
+        else:  # the settings' values, whichever workloads they meet
+            problems = RepositoryRules.of_checkout(root, config, RecommendSettings()).problems()
+    config_errors = [
+        SourceError(p.file, p.line, f"{p.key or '<root>'}: {p.message}") for p in problems
+    ]
     inventory = discover(root, config).inventory
     errors = [*config_errors, *inventory.errors]
     if args.format == "json":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, get_args
 
@@ -162,16 +162,28 @@ def parse_model(text: str, model: type[M], *, file: str) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        problems = [
-            ConfigProblem(
-                file,
-                _line_of(data, err["loc"]),
-                ".".join(str(p) for p in err["loc"]),
-                _expected(dict(err), model),
-            )
-            for err in exc.errors()
-        ]
-        raise ConfigError(problems) from exc
+        raise ConfigError(
+            validation_problems(exc, model, file, lambda loc: _line_of(data, loc))
+        ) from exc
+
+
+def validation_problems(
+    exc: ValidationError,
+    model: type[BaseModel],
+    file: str,
+    line: Callable[[Sequence[int | str]], int],
+    prefix: Sequence[int | str] = (),
+) -> list[ConfigProblem]:
+    """Every error of ``exc`` (validating ``model``) as a problem in the user's terms, at
+    ``line(loc)`` of ``file``; ``prefix`` is where the validated mapping sits in the file
+    (``("workloads", 2, "recommend")``)."""
+    problems = []
+    for err in exc.errors():
+        loc = (*prefix, *err["loc"])
+        problems.append(
+            ConfigProblem(file, line(loc), ".".join(map(str, loc)), _expected(dict(err), model))
+        )
+    return problems
 
 
 def load_model(path: Path, model: type[M], *, display_name: str | None = None) -> M:

@@ -67,6 +67,15 @@ def test_validate_reports_every_error_with_file_and_line(cli, repo):
     assert "error: broken.yaml:" in table.stdout and "Deployment/shop/web@default" in table.stdout
 
 
+def test_validate_checks_the_settings_whichever_workload_they_meet(cli, repo):
+    opt_in = "workloads:\n  - match: no/such/workload\n    min_allocated: {app: {memory: plenty}}\n"
+    root = repo({"web.yaml": DEPLOYMENT, ".tortoise-bot.yaml": opt_in})
+    done = cli("validate", str(root))
+    assert done.returncode == 2, done.stdout
+    assert "error: .tortoise-bot.yaml:3: workloads.0.min_allocated.app.memory: " in done.stdout
+    assert "Deployment/shop/web@default" in done.stdout  # the manifests are still listed
+
+
 def test_set_prints_the_diff_and_writes(cli, repo):
     root = repo({"web.yaml": DEPLOYMENT, "hpa.yaml": HPA})
     done = cli(
