@@ -303,9 +303,57 @@ runpy.run_module("bot", run_name="__main__", alter_sys=True)
 at exit: a forked child's ``ru_maxrss`` starts from its parent's, which holds the simulation."""
 
 
+def _tree_rss_kib(root: int) -> int:
+    """Resident memory (KiB) of process ``root`` and every descendant now (``/proc``): the plan
+    and the worker processes ``run.processes`` starts (pages they share are counted in each, so
+    the sum is an upper bound)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    page_kib = os.sysconf("SC_PAGE_SIZE") // 1024
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        pid = int(entry.name)
+        children.setdefault(int(fields[1]), []).append(pid)
+        rss[pid] = int(fields[21]) * page_kib
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo += children.get(pid, [])
+    return total
+
+
+class TreePeak:
+    """The largest ``_tree_rss_kib`` of a process seen every ``every_s`` while it runs."""
+
+    def __init__(self, pid: int, every_s: float = 0.1) -> None:
+        self.pid, self.every_s, self.peak_kib = pid, every_s, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self.peak_kib = max(self.peak_kib, _tree_rss_kib(self.pid))
+
+    def stop(self) -> float:
+        """Stop watching; the peak in MiB."""
+        self._stop.set()
+        self._thread.join()
+        return self.peak_kib / 1024
+
+
 def run_plan(repo: Path, url: str, end: float, output: Path) -> dict[str, Any]:
     """``tortoise-bot plan --format json`` over ``repo`` at ``end`` in a child process (its
-    JSON written to ``output``): wall seconds, its CPU seconds and its own peak RSS."""
+    JSON written to ``output``): wall seconds, its CPU seconds (with the worker processes it
+    waited for), its own peak RSS and the peak of it and its workers together (sampled every
+    0.1 s)."""
     now = datetime.fromtimestamp(end, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     command = [sys.executable, "-c", PEAK_WRAPPER, "plan", "--repo", str(repo)]
     command += ["--prometheus", url, "--now", now, "--format", "json"]
@@ -314,7 +362,9 @@ def run_plan(repo: Path, url: str, end: float, output: Path) -> dict[str, Any]:
     with output.open("wb") as out, tempfile.TemporaryFile() as err:
         env = {**os.environ, "BENCH_PEAK_FILE": str(peak)}
         child = subprocess.Popen(command, stdout=out, stderr=err, env=env)
+        tree = TreePeak(child.pid)
         _, status, usage = os.wait4(child.pid, 0)
+        tree_peak_mib = tree.stop()
         child.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.perf_counter() - began
         err.seek(0)
@@ -326,6 +376,7 @@ def run_plan(repo: Path, url: str, end: float, output: Path) -> dict[str, Any]:
         "seconds": seconds,
         "cpu_s": usage.ru_utime + usage.ru_stime,
         "peak_rss_mib": int(peak.read_text()) / 1024,
+        "tree_peak_rss_mib": max(tree_peak_mib, int(peak.read_text()) / 1024),
         "statuses": dict(sorted(statuses.items())),
     }
 
@@ -343,7 +394,11 @@ def _report_plans(runs: list[dict[str, Any]], load: str) -> None:
         [
             ("wall time s", _spread([r["seconds"] for r in runs], ".1f")),
             ("CPU s (plan process)", _spread([r["cpu_s"] for r in runs], ".1f")),
-            ("peak RSS MiB", _spread([r["peak_rss_mib"] for r in runs], ",.0f")),
+            ("peak RSS MiB (plan process)", _spread([r["peak_rss_mib"] for r in runs], ",.0f")),
+            (
+                "peak RSS MiB (with its workers)",
+                _spread([r["tree_peak_rss_mib"] for r in runs], ",.0f"),
+            ),
             ("workloads per status", str(runs[-1]["statuses"])),
             ("load average (before)", load),
         ],
