@@ -156,7 +156,7 @@ def request_move(
             current_target = None
     proposal = horizontal_request(req_m, rec_m, current_target, hpa_part.context, bounds)
     result = Explained(
-        current, from_milli(proposal.milli, resource), proposal.rule, proposal.reason, inputs
+        current, from_milli(proposal.value, resource), proposal.rule, proposal.reason, inputs
     )
     unfloored = est.rec_unfloored or est.rec
     usage = unfloored * 100 / current_target if current_target else unfloored

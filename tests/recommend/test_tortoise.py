@@ -27,8 +27,8 @@ from bot.recommend.tortoise.requests import (
     sticky_max,
     vertical_request,
 )
+from bot.recommend.tortoise.ruled import Ruled
 from bot.recommend.tortoise.utilization import (
-    TargetProposal,
     apply_target_change_limits,
     recommend_target,
     usage_percent_ceil,
@@ -178,14 +178,14 @@ def test_usage_ratio_division_first():
 
 def test_target_increase_cap_and_interval():
     now = WED_0900_JST
-    p = TargetProposal(80, "tortoise.target.headroom", "")
+    p = Ruled(80, "tortoise.target.headroom", "")
     # istio-proxy 10 -> 80 with MaxIncrease 50: 60.
     assert apply_target_change_limits(10, p, last_changed_s=None, now_s=now, admin=H1).value == 60
     # Last change 1 min ago, interval 1 h: unchanged.
     held = apply_target_change_limits(50, p, last_changed_s=now - 60, now_s=now, admin=H1)
     assert (held.value, held.rule) == (50, "tortoise.target.interval")
     # Decreases are written in full (after the interval).
-    down = TargetProposal(40, "tortoise.target.min", "")
+    down = Ruled(40, "tortoise.target.min", "")
     assert (
         apply_target_change_limits(60, down, last_changed_s=None, now_s=now, admin=H1).value == 40
     )
@@ -224,7 +224,7 @@ def _h(req, rec, target, ctx, resource="cpu", container="test-container", admin=
         step_limit=kw.get("step_limit", True),
     )
     out = horizontal_request(m(req), m(rec), target, ctx, bounds)
-    return out.milli
+    return out.value
 
 
 def test_growth_at_preferred_max():

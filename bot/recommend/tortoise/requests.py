@@ -16,16 +16,8 @@ from dataclasses import dataclass
 from bot.config.recommend import AdminSettings
 from bot.model import Resource
 from bot.recommend.tortoise.constants import IMBALANCE_THRESHOLD, PREFERRED_MAX_GROWTH
+from bot.recommend.tortoise.ruled import Ruled
 from bot.recommend.units import amount
-
-
-@dataclass(frozen=True, slots=True)
-class RequestProposal:
-    """A request in milli-units (millicores / milli-bytes) with its rule and reason."""
-
-    milli: int
-    rule: str
-    reason: str
 
 
 def milli(value: float, resource: Resource) -> int:
@@ -188,7 +180,7 @@ def horizontal_request(
     target_percent: int | None,
     ctx: HorizontalContext,
     bounds: RequestBounds,
-) -> RequestProposal:
+) -> Ruled:
     """Right-sizing of a horizontal resource: the first matching branch of
     ``calculateBestNewSize`` (growth at PreferredMax, close to PreferredMax, at the minimum,
     one pair or at the HPA minimum, no HPA target, multi-container rebalance, keep).
@@ -198,11 +190,11 @@ def horizontal_request(
     ``MaxAllowedScalingDownRatio × old`` per proposal (unless ``bounds.step_limit`` is False).
     """
 
-    def clamp(new: int, rule: str, reason: str) -> RequestProposal:
+    def clamp(new: int, rule: str, reason: str) -> Ruled:
         value, clamp_rule = bounds.justify(req_milli, new)
         if clamp_rule and value != new:
-            return RequestProposal(value, clamp_rule, f"{reason}; clamped ({clamp_rule})")
-        return RequestProposal(value, rule, reason)
+            return Ruled(value, clamp_rule, f"{reason}; clamped ({clamp_rule})")
+        return Ruled(value, rule, reason)
 
     if ctx.scaled_up:
         return clamp(
@@ -211,7 +203,7 @@ def horizontal_request(
             f"at PreferredMaxReplicas: request × {PREFERRED_MAX_GROWTH}",
         )
     if ctx.close_to_preferred:
-        return RequestProposal(
+        return Ruled(
             req_milli,
             "tortoise.horizontal.close_to_preferred_max",
             "replicas near PreferredMaxReplicas: shrinking would add replicas, kept",

@@ -5,19 +5,10 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from bot.config.recommend import AdminSettings
 from bot.model import SECONDS_PER_HOUR
-
-
-@dataclass(frozen=True, slots=True)
-class TargetProposal:
-    """A target in percent with its rule and one-line reason."""
-
-    value: int
-    rule: str
-    reason: str
+from bot.recommend.tortoise.ruled import Ruled
 
 
 def usage_percent_ceil(rec_milli: int, req_milli: int) -> int:
@@ -27,7 +18,7 @@ def usage_percent_ceil(rec_milli: int, req_milli: int) -> int:
 
 def recommend_target(
     rec_milli: int, req_milli: int, current_percent: int, admin: AdminSettings
-) -> TargetProposal:
+) -> Ruled:
     """``100 − (upper − current)`` with ``upper = ceil(rec/req × 100)``, clamped.
 
     If ``current > upper`` the current target is kept (low usage is blamed on imbalance or on
@@ -50,17 +41,17 @@ def recommend_target(
         value, rule, reason = hi, "tortoise.target.max", f"clamped to the maximum {hi}%"
     if value < lo:
         value, rule, reason = lo, "tortoise.target.min", f"clamped to the minimum {lo}%"
-    return TargetProposal(value, rule, reason)
+    return Ruled(value, rule, reason)
 
 
 def apply_target_change_limits(
     current_percent: int,
-    proposal: TargetProposal,
+    proposal: Ruled,
     *,
     last_changed_s: float | None,
     now_s: float,
     admin: AdminSettings,
-) -> TargetProposal:
+) -> Ruled:
     """At most one change per ``HPATargetUtilizationUpdateInterval`` (24 h), increases capped
     at +``HPATargetUtilizationMaxIncrease`` (5) points; decreases in full
     (``UpdatingHPATargetUtilizationAllowed``, ``updateHPATargetValue``).
@@ -72,14 +63,14 @@ def apply_target_change_limits(
         and now_s - last_changed_s < interval
     ):
         hours = (now_s - last_changed_s) / SECONDS_PER_HOUR
-        return TargetProposal(
+        return Ruled(
             current_percent,
             "tortoise.target.interval",
             f"changed {hours:.1f} h ago; at most one change per {interval / SECONDS_PER_HOUR:g} h",
         )
     step = admin.hpa_target_utilization_max_increase
     if proposal.value - current_percent > step:
-        return TargetProposal(
+        return Ruled(
             current_percent + step,
             "tortoise.target.max_increase",
             f"{proposal.reason}; toward {proposal.value}%, at most +{step} per change",

@@ -1,0 +1,18 @@
+"""One whole number Tortoise chose, with the rule that chose it and its one-line reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Ruled:
+    """``value``: a request in milli-units (millicores, milli-bytes; ``requests.py``) or an HPA
+    target in percent (``utilization.py``); ``rule`` names the rule, ``reason`` says why."""
+
+    value: int
+    rule: str
+    reason: str
+
+
+__all__ = ["Ruled"]
