@@ -1,12 +1,15 @@
-"""The scheduling step of ``publish``, over plain values (no forge): which branches a run looks
-at, the order it acts in, and which new pull requests wait for a slot."""
+"""The pure steps around ``publish``, over plain values (no forge): which branches a run looks
+at, the order it acts in, which new pull requests wait for a slot, and the dashboard's rows."""
 
 from __future__ import annotations
 
 import pytest
 
+from bot.forge.dashboard import dashboard_rows
 from bot.forge.lifecycle import Action, ActionKind, Observed
+from bot.forge.results import KeyResult, PublishReport, WorkloadStatus
 from bot.forge.schedule import Slots, Step, branch_keys, ordered
+from bot.model import WorkloadRef
 
 
 def step(key: str, kind: ActionKind, *, requested: bool = False) -> Step:
@@ -61,3 +64,31 @@ def test_slots_count_what_succeeded():
     assert (taken.open, taken.opened) == (1, 1)
     assert taken.after("update") == taken
     assert taken.wait_reason(step("next", "create")) == "waiting for a free slot (max_open)"
+
+
+def test_dashboard_rows_refine_each_workload_by_what_publish_did():
+    def ref(name: str) -> WorkloadRef:
+        return WorkloadRef("Deployment", "shop", name, "prod")
+
+    report = PublishReport(
+        (
+            KeyResult("prod/shop/a", "create", "proposal-open", "a change is needed", 7, "u7"),
+            KeyResult("prod/shop/b", "pending", "pending", "waiting for a free slot (max_open)"),
+        ),
+        not_done=("prod/shop/c",),
+        stopped="rate limit",
+    )
+    statuses = [
+        WorkloadStatus(ref("a"), "changes", "cpu 0.5 → 0.4", key="prod/shop/a"),
+        WorkloadStatus(ref("b"), "changes", key="prod/shop/b"),
+        WorkloadStatus(ref("c"), "changes", key="prod/shop/c"),
+        WorkloadStatus(ref("d"), "no-change", "within thresholds", key="prod/shop/d"),
+    ]
+    rows = dashboard_rows(statuses, report)
+    got = [(r.ref.name, r.status, r.message, r.number, r.checkbox) for r in rows]
+    assert got == [
+        ("a", "proposal-open", "cpu 0.5 → 0.4", 7, False),
+        ("b", "pending", "waiting for a free slot (max_open)", None, True),
+        ("c", "pending", "not done in the last run (API budget)", None, True),
+        ("d", "up-to-date", "within thresholds", None, False),
+    ]
