@@ -275,15 +275,38 @@ def _samples(
     return stamps, values, pos
 
 
-def _label(data: bytes, start: int, end: int) -> tuple[str, str]:
+def skip_field(data: bytes, pos: int, wire: int, end: int) -> int:
+    """The position after a field of wire type ``wire`` whose value starts at ``pos``."""
+    if wire == 0:
+        return read_varint(data, pos, end)[1]
+    if wire == 1:
+        return pos + 8
+    if wire == 2:
+        length, pos = read_varint(data, pos, end)
+        return pos + length
+    if wire == 5:
+        return pos + 4
+    raise RemoteReadError(f"unsupported wire type {wire}")
+
+
+def read_label(data: bytes, pos: int, end: int) -> tuple[str, str]:
+    """``(name, value)`` of the ``prompb.Label`` message ``data[pos:end]`` (both answers hold
+    the same one)."""
     name = value = ""
-    for number, wire, content in _fields(data, start, end):
-        if wire == 2 and number in (1, 2):
-            text = data[content[0] : content[1]].decode("utf-8")
-            if number == 1:
+    while pos < end:
+        key, pos = read_varint(data, pos, end)
+        if key in (0x0A, 0x12):
+            length, pos = read_varint(data, pos, end)
+            if pos + length > end:
+                raise RemoteReadError("label runs past its message")
+            text = data[pos : pos + length].decode("utf-8")
+            pos += length
+            if key == 0x0A:
                 name = text
             else:
                 value = text
+        else:
+            pos = skip_field(data, pos, key & 7, end)
     return name, value
 
 
@@ -300,7 +323,7 @@ def _series(data: bytes, buf: np.ndarray, start: int, end: int) -> RawSeries:
             continue
         number, wire, value, pos = _field_at(data, pos, end)
         if number == 1 and wire == 2:
-            name, text = _label(data, *value)
+            name, text = read_label(data, *value)
             labels[name] = text
     t_ms = np.concatenate(stamps) if stamps else np.zeros(0, dtype=np.int64)
     v = np.concatenate(values) if values else np.zeros(0)

@@ -44,7 +44,14 @@ from __future__ import annotations
 import google_crc32c
 import numpy as np
 
-from bot.metrics.remote_read import STALE_NAN_BITS, RawSeries, RemoteReadError, read_varint
+from bot.metrics.remote_read import (
+    STALE_NAN_BITS,
+    RawSeries,
+    RemoteReadError,
+    read_label,
+    read_varint,
+    skip_field,
+)
 
 STREAMED_MEDIA_TYPE = "application/x-streamed-protobuf"
 """Media type of a ``STREAMED_XOR_CHUNKS`` answer (``Content-Type:
@@ -101,38 +108,6 @@ def frames(body: bytes, *, max_bytes: int = MAX_FRAME_BYTES) -> list[tuple[int, 
     return out
 
 
-def _skip(data: bytes, pos: int, wire: int, end: int) -> int:
-    if wire == 0:
-        return read_varint(data, pos, end)[1]
-    if wire == 1:
-        return pos + 8
-    if wire == 2:
-        length, pos = read_varint(data, pos, end)
-        return pos + length
-    if wire == 5:
-        return pos + 4
-    raise RemoteReadError(f"unsupported wire type {wire}")
-
-
-def _label(data: bytes, pos: int, end: int) -> tuple[str, str]:
-    name = value = ""
-    while pos < end:
-        key, pos = read_varint(data, pos, end)
-        if key in (0x0A, 0x12):
-            length, pos = read_varint(data, pos, end)
-            if pos + length > end:
-                raise RemoteReadError("label runs past its message")
-            text = data[pos : pos + length].decode("utf-8")
-            pos += length
-            if key == 0x0A:
-                name = text
-            else:
-                value = text
-        else:
-            pos = _skip(data, pos, key & 7, end)
-    return name, value
-
-
 def _chunk(data: bytes, pos: int, end: int) -> tuple[int, int]:
     """(start, end) of the data of the ``Chunk`` message ``data[pos:end]``, by the general
     decoder (any field order, unknown fields skipped)."""
@@ -146,7 +121,7 @@ def _chunk(data: bytes, pos: int, end: int) -> tuple[int, int]:
         elif key == 0x18:  # type
             encoding, pos = read_varint(data, pos, end)
         else:  # min/max time: the samples' own times are what count
-            pos = _skip(data, pos, key & 7, end)
+            pos = skip_field(data, pos, key & 7, end)
     if pos != end:
         raise RemoteReadError("chunk field runs past its message")
     if encoding != XOR_ENCODING:
@@ -192,7 +167,7 @@ def chunk_table(data: bytes, spans: list[tuple[int, int]]) -> ChunkTable:
         while pos < end:
             key, pos = read_varint(data, pos, end)
             if key != 0x0A:  # query_index and anything else
-                pos = _skip(data, pos, key & 7, end)
+                pos = skip_field(data, pos, key & 7, end)
                 continue
             length, pos = read_varint(data, pos, end)
             stop = pos + length
@@ -216,11 +191,11 @@ def chunk_table(data: bytes, spans: list[tuple[int, int]]) -> ChunkTable:
                     continue
                 key, pos = read_varint(data, pos, stop)
                 if key & 7 != 2:
-                    pos = _skip(data, pos, key & 7, stop)
+                    pos = skip_field(data, pos, key & 7, stop)
                     continue
                 length, pos = read_varint(data, pos, stop)
                 if key == 0x0A:
-                    name, value = _label(data, pos, pos + length)
+                    name, value = read_label(data, pos, pos + length)
                     labels[name] = value
                 elif key == 0x12:
                     starts.append(pos)
