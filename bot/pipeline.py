@@ -120,20 +120,11 @@ class RepositoryOutcome:
 
     @property
     def edit(self) -> EditResult:
-        """The edit ``plan`` shows and ``--write`` writes: the one change set's (grouping
-        ``repository``: every change), nothing when no workload has changes; with several
-        sets, their edits side by side."""
-        if len(self.edits) == 1:
-            return self.edits[0].edit
-        edits = [e.edit for e in self.edits]
-        return EditResult(
-            tuple(f for e in edits for f in e.files),
-            "".join(e.diff for e in edits),
-            tuple(dict.fromkeys(n for e in edits for n in e.notes)),
-            tuple(x for e in edits for x in e.errors),
-            tuple(r for e in edits for r in e.failed),
-            tuple(s for e in edits for s in e.skipped),
-        )
+        """The edit ``plan`` shows and ``--write`` writes: the one change set of grouping
+        ``repository`` (every change); nothing when no workload has changes."""
+        if len(self.edits) > 1:
+            raise ValueError("one edit of every change needs grouping 'repository'")
+        return self.edits[0].edit if self.edits else EditResult()
 
 
 # --------------------------------------------------------------------------- the steps
@@ -270,21 +261,20 @@ def _mark_failed_edits(
 ) -> tuple[WorkloadOutcome, ...]:
     """The outcomes with what their change set's edit refused (status ``error``, the set's
     errors in the workload's files) or skipped (those changes dropped with the reason)."""
-    edit_of = {c.ref: e.edit for e in edits for c in e.change_set.changes}
-    messages: dict[int, dict[str, list[str]]] = {}
-    for e in edits:
-        by_file = messages[id(e.edit)] = defaultdict(list)
-        for err in e.edit.errors:
-            by_file[err.file].append(f"{err.file}:{err.line}: {err.message}")
-    failed = {ref for e in edits for ref in e.edit.failed}
+    errors_of: dict[WorkloadRef, dict[str, list[str]]] = {}
     skipped: dict[WorkloadRef, list[SkippedChange]] = defaultdict(list)
     for e in edits:
+        by_file: dict[str, list[str]] = defaultdict(list)
+        for err in e.edit.errors:
+            by_file[err.file].append(f"{err.file}:{err.line}: {err.message}")
+        errors_of.update((c.ref, by_file) for c in e.change_set.changes)
         for left_out in e.edit.skipped:
             skipped[left_out.change.ref].append(left_out)
+    failed = {ref for e in edits for ref in e.edit.failed}
     out = []
     for outcome in outcomes:
         if outcome.ref in failed:
-            own = messages[id(edit_of[outcome.ref])] if outcome.ref in edit_of else {}
+            own = errors_of.get(outcome.ref, {})
             why = [m for f in outcome.declared.files for m in own.get(f, [])]
             out.append(
                 replace(
