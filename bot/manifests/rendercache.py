@@ -130,6 +130,20 @@ def _ask_version(exe: str, real: str) -> str | None:
     return f"{real}\n{done.stdout}" if done.returncode == 0 and done.stdout else None
 
 
+def _replace_whole(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` (its directory made if need be) through a temporary file
+    renamed into place: a reader sees the old file or the whole new one, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def _stored_identity(directory: Path, binary: Binary) -> str | None:
     """The identity ``IDENTITY_FILE`` holds for ``binary``; None when it holds another
     binary's, or cannot be read."""
@@ -149,15 +163,7 @@ def _store_identity(directory: Path, binary: Binary, identity: str) -> None:
     """Write ``IDENTITY_FILE`` atomically; a failure only means asking again next run."""
     data = json.dumps({"format": CACHE_FORMAT, "binary": list(binary), "identity": identity})
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".identity", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(data)
-            os.replace(tmp, directory / IDENTITY_FILE)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        _replace_whole(directory / IDENTITY_FILE, data.encode())
     except OSError as exc:
         log.debug("render cache: cannot keep the kubectl version in %s: %s", directory, exc)
 
@@ -252,15 +258,7 @@ class RenderCache:
         if len(data) > self.max_bytes:
             return
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=ENTRY_SUFFIX, dir=self.directory)
-            try:
-                with os.fdopen(fd, "wb") as out:
-                    out.write(data)
-                os.replace(tmp, self._path(key))
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            _replace_whole(self._path(key), data)
         except OSError as exc:
             log.warning("render cache: cannot write in %s: %s", self.directory, exc)
             return
