@@ -181,11 +181,6 @@ class ClusterSpec:
         """Unix seconds of the last sample."""
         return self.start_s + (self.steps - 1) * self.step_s
 
-    @property
-    def container_count(self) -> int:
-        """Containers per pod template, summed over services."""
-        return sum(len(s.containers) for s in self.services)
-
     @classmethod
     def generate(
         cls,

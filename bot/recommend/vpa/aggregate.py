@@ -75,9 +75,6 @@ class ReplayGrid:
         bounds[1:-1] = pos
         return bounds
 
-    def step_ends(self) -> FloatArray:
-        return self.start_s + self.step_s * np.arange(1, self.steps + 1, dtype=np.float64)
-
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ReplayedHistogram:
