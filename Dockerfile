@@ -1,8 +1,13 @@
 # tortoise-bot container image: `tortoise-bot serve` by default (cron schedule + health endpoint).
 # Build: docker build -t tortoise-bot .
 FROM python:3.11-slim-bookworm AS build
+# gcc builds the compiled kernels (bot/native) into the wheel.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY bot ./bot
 COPY templates ./templates
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .

@@ -14,9 +14,10 @@ ALLOWED: dict[str, set[str]] = {
     "model": set(),
     "redaction": set(),
     "lazy": set(),
+    "native": {"native"},
     "config": {"model", "config", "lazy"},
-    "recommend": {"model", "recommend", "config.recommend", "config.base"},
-    "metrics": {"model", "config", "metrics", "redaction", "lazy"},
+    "recommend": {"model", "recommend", "config.recommend", "config.base", "native"},
+    "metrics": {"model", "config", "metrics", "redaction", "lazy", "native"},
     "sim": {"model", "sim"},
     "manifests": {"model", "config.manifests", "config.repo", "manifests"},
     "report": {"model", "report", "lazy"},
@@ -44,6 +45,7 @@ PURE_FORBIDDEN = {
     "http",
     "github",
     "prometheus_api_client",
+    "ctypes",
 }
 """Standard and third-party modules that mean I/O, a clock or randomness: never in recommend."""
 
@@ -82,6 +84,24 @@ def test_model_imports_only_stdlib_and_numpy():
         for name in _imports(path):
             top = name.split(".")[0]
             assert top in sys.stdlib_module_names or top == "numpy", f"{path} imports {name}"
+
+
+def test_native_imports_only_stdlib_and_numpy_and_holds_ctypes_alone():
+    """The compiled kernels' wrappers depend on nothing of the bot but each other, and no other
+    module calls into C: ``ctypes`` is used in ``bot/native`` only."""
+    for path in _modules("native"):
+        for name in _imports(path):
+            top = name.split(".")[0]
+            assert (
+                top in sys.stdlib_module_names or top == "numpy" or name.startswith("bot.native")
+            ), f"{path} imports {name}"
+    outside = [
+        str(path.relative_to(BOT.parent))
+        for path in sorted(BOT.rglob("*.py"))
+        if "native" not in path.relative_to(BOT).parts
+        and any(name.split(".")[0] == "ctypes" for name in _imports(path))
+    ]
+    assert not outside, outside
 
 
 def test_redaction_imports_only_stdlib():

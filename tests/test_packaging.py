@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -144,7 +145,10 @@ def test_wheel_carries_the_demo_and_templates(tmp_path):
     )
     assert built.returncode == 0, built.stderr[-2000:]
     (wheel,) = wheels.glob("tortoise_bot-*.whl")
-    assert wheel.name == f"tortoise_bot-{__version__}-py3-none-any.whl"  # the one version source
+    # the one version source; a platform wheel: it carries the compiled kernels (bot/native)
+    assert wheel.name.startswith(f"tortoise_bot-{__version__}-cp3")
+    with zipfile.ZipFile(wheel) as archive:
+        assert any(n.startswith("bot/native/_kernels") for n in archive.namelist())
     target = tmp_path / "site"
     installed = subprocess.run(
         [
@@ -185,7 +189,8 @@ def test_wheel_carries_the_demo_and_templates(tmp_path):
         [
             sys.executable,
             "-c",
-            "import bot, bot.report.render as r; print(bot.__file__); print(r.TEMPLATES_DIR)",
+            "import bot, bot.native as n, bot.report.render as r; print(bot.__file__);"
+            " print(r.TEMPLATES_DIR); print(n.kernels() is not None)",
         ],
         cwd=tmp_path,
         env=env,
@@ -194,6 +199,7 @@ def test_wheel_carries_the_demo_and_templates(tmp_path):
         check=False,
         timeout=60,
     )
-    module_file, templates = probe.stdout.split()
+    module_file, templates, compiled = probe.stdout.split()
     assert module_file.startswith(str(target))  # the installed copy, not the source tree
+    assert compiled == "True"  # the installed kernels load
     assert (Path(templates) / "pull_request.md.j2").is_file()

@@ -446,7 +446,8 @@ class ReplaySettings(ConfigModel):
     hpa_model: Literal["fast", "exact"] = Field(
         "fast",
         description="fast: the HPA controller vectorised, the tolerance judged on the path "
-        "without it; exact: walked step by step (about 20× slower).",
+        "without it; exact: walked step by step (compiled; about 20× slower where the package "
+        "was installed without a C compiler).",
     )
     pod_startup_s: float = Field(
         60.0,

@@ -18,11 +18,15 @@ Per step ``k``, with ``R`` the replicas of the step before:
 * rate: up by at most ``max(2 × R, R + 4)`` per 15 s sync (the default ``Percent 100`` and
   ``Pods 4`` policies, ``selectPolicy: Max``), compounded over the syncs of one step; down
   unlimited (``Percent 100`` per 15 s);
+* at zero replicas nothing scales (the controller disables scaling there);
 * ``[minReplicas, maxReplicas]`` clamp; the first step starts from the recorded replicas,
   clamped.
 
 Two implementations of this one model. ``replay_exact`` walks the steps one by one (the
-reference; a few milliseconds per week of one-minute steps). ``replay_fast`` is vectorised with
+reference): compiled (``bot/native/hpa_replay.c``, about 0.2–0.5 ms per two
+weeks of one-minute steps) or, where the package was installed without a C compiler, its
+Python twin ``walk_in_python`` (the same operations in the same order: the same replicas, about
+20× slower; ``tests/native`` compares them). ``replay_fast`` is vectorised with
 numpy (``replay_fast``'s doc): it judges the tolerance against a starting path instead of the
 replicas of the step before, then keeps the replicas wherever the load stays in the tolerance
 band. They agree on step loads, clean ramps and flat loads; on the simulator's services and
@@ -43,6 +47,7 @@ from typing import Literal, TypeAlias
 import numpy as np
 
 from bot.model import FloatArray
+from bot.native import hpa
 
 TOLERANCE = 0.1
 """``--horizontal-pod-autoscaler-tolerance``: no scaling while ``|ratio − 1| <= 0.1``."""
@@ -128,35 +133,94 @@ def replay_exact(
     step_s: float,
 ) -> np.ndarray:
     """Replicas per step, the controller walked step by step (module doc). ``int64`` array."""
+    path, _ = replay_exact_reach(
+        metrics,
+        min_replicas=min_replicas,
+        max_replicas=max_replicas,
+        initial=initial,
+        step_s=step_s,
+    )
+    return path
+
+
+def replay_exact_reach(
+    metrics: Sequence[Metric],
+    *,
+    min_replicas: int,
+    max_replicas: int,
+    initial: int,
+    step_s: float,
+) -> tuple[np.ndarray, float]:
+    """``replay_exact``'s path and its reach: the largest value the ``max_replicas`` clamp met
+    (the start before the clamp, and every rise before it), so every maxReplicas no lower than
+    the reach gives the same path. The compiled walk (``bot/native/hpa_replay.c``) when it is
+    built, else ``walk_in_python``: the same operations in the same order, the same result."""
     usable = _usable(metrics)
     n = len(metrics[0].usage) if metrics else 0
-    replicas = min(max(initial, min_replicas), max_replicas)
-    out = np.full(n, replicas, dtype=np.int64)
+    if usable and n:
+        walked = hpa.walk(
+            [m.usage for m in usable],
+            [m.request for m in usable],
+            [float(m.target_percent) for m in usable],
+            min_replicas=min_replicas,
+            max_replicas=max_replicas,
+            initial=initial,
+            syncs=syncs_per_step(step_s),
+            window=window_steps(step_s),
+        )
+        if walked is not None:
+            return walked
+    return walk_in_python(
+        usable,
+        n,
+        min_replicas=min_replicas,
+        max_replicas=max_replicas,
+        initial=initial,
+        step_s=step_s,
+    )
+
+
+def walk_in_python(
+    usable: Sequence[Metric],
+    n: int,
+    *,
+    min_replicas: int,
+    max_replicas: int,
+    initial: int,
+    step_s: float,
+) -> tuple[np.ndarray, float]:
+    """``replay_exact_reach`` in Python (``usable``: metrics with a request and a target)."""
+    start = max(initial, min_replicas)
+    reach = float(start)
+    replicas = float(min(start, max_replicas))
+    out = np.full(n, int(replicas), dtype=np.int64)
     if not usable or n == 0:
-        return out
+        return out, reach
     columns = [(m.usage.tolist(), m.request, float(m.target_percent)) for m in usable]
     syncs = syncs_per_step(step_s)
-    recent: deque[int] = deque([replicas], maxlen=window_steps(step_s))
+    recent: deque[float] = deque([replicas], maxlen=window_steps(step_s))
     low, high = 1.0 - TOLERANCE, 1.0 + TOLERANCE
     for k in range(1, n):
-        desired = -1
-        for usage, request, target in columns:
+        desired = -1.0
+        for usage, request, target in columns if replicas > 0 else ():
             value = usage[k]
             if math.isnan(value):  # no sample: the metric proposes nothing
                 continue
             ratio = math.floor(value * 100.0 / (replicas * request)) / target
-            proposal = replicas if low <= ratio <= high else math.ceil(ratio * replicas)
+            proposal = replicas if low <= ratio <= high else float(math.ceil(ratio * replicas))
             desired = max(desired, proposal)
         if desired < 0:  # no metric had a sample: nothing to act on
             desired = replicas
         recent.append(desired)
         stabilised = desired if desired >= replicas else max(recent)
         if stabilised > replicas:
-            replicas = min(stabilised, max_replicas, scale_up_limit(replicas, syncs))
+            wanted = min(stabilised, float(scale_up_limit(int(replicas), syncs)))
+            reach = max(reach, wanted)
+            replicas = min(wanted, float(max_replicas))
         elif stabilised < replicas:
-            replicas = max(stabilised, min_replicas)
-        out[k] = replicas
-    return out
+            replicas = max(stabilised, float(min_replicas))
+        out[k] = int(replicas)
+    return out, reach
 
 
 def _window_max(values: np.ndarray, width: int, out: np.ndarray | None = None) -> np.ndarray:

@@ -41,8 +41,8 @@ from bot.recommend.replay.controller import (
     TOLERANCE,
     Metric,
     Model,
+    replay_exact_reach,
     replay_fast_reach,
-    replay_replicas,
     thread_scratch,
 )
 from bot.recommend.replay.series import ContainerSeries, ReplaySeries
@@ -210,34 +210,34 @@ def replica_path(series: ReplaySeries, values: Values, options: Options) -> Repl
 def _steps(
     series: ReplaySeries, hpa: HpaValues, metrics: list[Metric], values: Values, options: Options
 ) -> np.ndarray:
-    """The replayed replicas per step (``int64``). The fast model's paths are also remembered
-    without their maxReplicas, with their reach (``controller.replay_fast_reach``): a
-    maxReplicas no lower than the reach, and no lower than the reach of the one it was
-    replayed with, gives the same path (the search for bounds replays the same requests and
-    targets under several maxReplicas)."""
+    """The replayed replicas per step (``int64``). Paths are also remembered without their
+    maxReplicas, with their reach (``controller.replay_exact_reach``): a maxReplicas no lower
+    than the reach, and no lower than the reach of the one it was replayed with, gives the same
+    path (the search for bounds replays the same requests and targets under several
+    maxReplicas)."""
     initial = max(round(float(series.replicas[0])) if series.steps else hpa.min_replicas, 1)
-    if options.model != "fast":
-        return replay_replicas(
-            metrics,
-            min_replicas=hpa.min_replicas,
-            max_replicas=hpa.max_replicas,
-            initial=initial,
-            step_s=series.step_s,
-            model=options.model,
-        )
     key = _path_key(replace(values, hpa=replace(hpa, max_replicas=0)), options)
     known: list[tuple[float, np.ndarray]] = series.memo.setdefault(("any max", key), [])
     for reach, steps in known:
         if reach <= hpa.max_replicas:
             return steps
-    steps, reach = replay_fast_reach(
-        metrics,
-        min_replicas=hpa.min_replicas,
-        max_replicas=hpa.max_replicas,
-        initial=initial,
-        step_s=series.step_s,
-        scratch=thread_scratch(),
-    )
+    if options.model == "fast":
+        steps, reach = replay_fast_reach(
+            metrics,
+            min_replicas=hpa.min_replicas,
+            max_replicas=hpa.max_replicas,
+            initial=initial,
+            step_s=series.step_s,
+            scratch=thread_scratch(),
+        )
+    else:
+        steps, reach = replay_exact_reach(
+            metrics,
+            min_replicas=hpa.min_replicas,
+            max_replicas=hpa.max_replicas,
+            initial=initial,
+            step_s=series.step_s,
+        )
     if reach <= hpa.max_replicas:  # the clamp changed nothing
         known.append((reach, steps))
     return steps

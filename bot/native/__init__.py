@@ -1,0 +1,81 @@
+"""Compiled kernels for the few loops numpy cannot vectorise, loaded with ``ctypes``.
+
+The C sources sit beside this file and are built into one shared library
+(``_kernels<EXTENSION_SUFFIX>``) when the package is installed (``setup.py``: an optional
+extension, so an install without a C compiler still succeeds). Every kernel has a Python twin
+that gives the same numbers to the bit; callers use the kernel when ``kernels()`` returns the
+library and the twin when it returns ``None`` (not built, or switched off with
+``TORTOISE_BOT_NATIVE=off``). ``tests/native`` runs both on the same inputs and compares them.
+
+A kernel reads and writes only the arrays it is given: no I/O, no allocation the caller sees,
+and it releases the GIL while it runs (``ctypes.CDLL``), so threads run kernels in parallel.
+Each kernel has a small module here that takes numpy arrays (``hpa.py``); the rest of the bot
+never touches ``ctypes``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.machinery
+import os
+from pathlib import Path
+
+LIBRARY_STEM = "_kernels"
+"""The shared library's file name before the interpreter's extension suffix."""
+
+SWITCH = "TORTOISE_BOT_NATIVE"
+"""Environment variable: ``off`` (or ``0``, ``false``, ``no``) runs the Python twins."""
+
+_I64 = ctypes.c_int64
+_PTR = ctypes.c_void_p
+_SIGNATURES: dict[str, tuple[type, list[type]]] = {
+    # tb_hpa_replay(usage**, request*, target*, metrics, n, min, max, initial, syncs, window,
+    #               out*, reach*) -> 0 | -1
+    "tb_hpa_replay": (
+        ctypes.c_int,
+        [_PTR, _PTR, _PTR, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _PTR, _PTR],
+    ),
+}
+"""Each kernel's return and argument types (pointers as ``c_void_p``: callers pass
+``ndarray.ctypes.data`` of contiguous arrays of the documented dtype)."""
+
+_loaded: list[ctypes.CDLL | None] = []
+
+
+def library_path() -> Path | None:
+    """The built shared library beside this file, if any."""
+    here = Path(__file__).resolve().parent
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = here / f"{LIBRARY_STEM}{suffix}"
+        if path.is_file():
+            return path
+    return None
+
+
+def switched_off() -> bool:
+    """Whether ``TORTOISE_BOT_NATIVE`` asks for the Python twins."""
+    return os.environ.get(SWITCH, "on").strip().lower() in {"off", "0", "false", "no"}
+
+
+def _load() -> ctypes.CDLL | None:
+    path = library_path()
+    if path is None:
+        return None
+    try:
+        lib = ctypes.CDLL(str(path))
+        for name, (restype, argtypes) in _SIGNATURES.items():
+            function = getattr(lib, name)
+            function.restype = restype
+            function.argtypes = argtypes
+    except (OSError, AttributeError):  # a stale or foreign build: use the twins
+        return None
+    return lib
+
+
+def kernels() -> ctypes.CDLL | None:
+    """The compiled kernels, or ``None`` to run the Python twins (module doc)."""
+    if switched_off():
+        return None
+    if not _loaded:
+        _loaded.append(_load())
+    return _loaded[0]

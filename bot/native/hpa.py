@@ -1,0 +1,60 @@
+"""The HPA controller's walk (``hpa_replay.c``), called with numpy arrays.
+
+The Python twin and the model are ``bot/recommend/replay/controller.py`` (``walk_in_python``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+
+import numpy as np
+
+from bot.native import kernels
+
+METRICS_MAX = 64
+"""Metrics one walk takes (``hpa_replay.c``); an HPA has a handful."""
+
+WINDOW_MAX = 4096
+"""Steps the stabilisation window may span (``hpa_replay.c``): 300 s at steps of 74 ms."""
+
+
+def walk(
+    usage: Sequence[np.ndarray],
+    requests: Sequence[float],
+    targets: Sequence[float],
+    *,
+    min_replicas: int,
+    max_replicas: int,
+    initial: int,
+    syncs: int,
+    window: int,
+) -> tuple[np.ndarray, float] | None:
+    """Replicas per step (``int64``) and the reach, or ``None`` when the kernel is not built
+    or the walk is beyond its bounds (``METRICS_MAX``, ``WINDOW_MAX``): run the twin then.
+    ``usage``: one array per metric, all of one length; ``requests`` > 0, ``targets`` > 0."""
+    lib = kernels()
+    if lib is None or not usage or len(usage) > METRICS_MAX or not 1 <= window <= WINDOW_MAX:
+        return None
+    columns = [np.ascontiguousarray(u, dtype=np.float64) for u in usage]
+    pointers = (ctypes.c_void_p * len(columns))(*[c.ctypes.data for c in columns])
+    request = np.asarray(requests, dtype=np.float64)
+    target = np.asarray(targets, dtype=np.float64)
+    n = columns[0].size
+    out = np.empty(n, dtype=np.int64)
+    reach = ctypes.c_double()
+    status = lib.tb_hpa_replay(
+        ctypes.addressof(pointers),
+        request.ctypes.data,
+        target.ctypes.data,
+        len(columns),
+        n,
+        min_replicas,
+        max_replicas,
+        initial,
+        syncs,
+        window,
+        out.ctypes.data,
+        ctypes.addressof(reach),
+    )
+    return (out, reach.value) if status == 0 else None

@@ -1,0 +1,83 @@
+"""The compiled HPA walk and its Python twin: built here, and the same replicas to the bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot import native
+from bot.native import hpa
+from bot.recommend.replay.controller import (
+    Metric,
+    replay_exact_reach,
+    syncs_per_step,
+    walk_in_python,
+    window_steps,
+)
+
+
+def test_the_kernels_are_built_where_the_suite_runs():
+    """``scripts/setup`` installs a C compiler and builds them; without it the twins run (and
+    this fails, so a setup that lost the build is seen)."""
+    assert native.library_path() is not None
+    assert native.kernels() is not None
+
+
+def test_switched_off_the_twins_run(monkeypatch):
+    monkeypatch.setenv(native.SWITCH, "off")
+    assert native.kernels() is None
+    metrics = [Metric(np.array([1.0, 3.0, 3.0]), 0.5, 50)]
+    kw = {"min_replicas": 1, "max_replicas": 9, "initial": 2, "syncs": 4, "window": 5}
+    assert hpa.walk([m.usage for m in metrics], [0.5], [50.0], **kw) is None
+
+
+def _both(metrics: list[Metric], step_s: float, **kw: int) -> None:
+    compiled = replay_exact_reach(metrics, step_s=step_s, **kw)
+    twin = walk_in_python(metrics, len(metrics[0].usage), step_s=step_s, **kw)
+    assert np.array_equal(compiled[0], twin[0])
+    assert compiled[1] == twin[1]
+    walked = hpa.walk(
+        [m.usage for m in metrics],
+        [m.request for m in metrics],
+        [float(m.target_percent) for m in metrics],
+        syncs=syncs_per_step(step_s),
+        window=window_steps(step_s),
+        **kw,
+    )
+    assert walked is not None and np.array_equal(walked[0], twin[0])
+
+
+usage_values = st.one_of(st.floats(0.0, 60.0), st.just(float("nan")), st.sampled_from([0.0, 1.5]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(usage_values, usage_values), min_size=1, max_size=80),
+    st.lists(st.tuples(st.floats(0.01, 4.0), st.integers(1, 200)), min_size=2, max_size=2),
+    st.integers(0, 6),
+    st.integers(0, 60),
+    st.integers(0, 15),
+    st.sampled_from([15.0, 30.0, 60.0, 120.0, 600.0]),
+)
+def test_the_compiled_walk_is_its_twin(rows, shapes, low, span, initial, step_s):
+    """Every path, reach and bound the twin gives, the kernel gives: random loads with gaps
+    (NaN), one or two metrics, bounds in or out of order, any start and step."""
+    columns = np.array(rows, dtype=np.float64).T
+    metrics = [Metric(columns[i], r, t) for i, (r, t) in enumerate(shapes)]
+    for chosen in (metrics[:1], metrics):
+        _both(chosen, step_s, min_replicas=low, max_replicas=low + span, initial=initial)
+    _both(metrics, step_s, min_replicas=low + span, max_replicas=low, initial=initial)
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.01, 0.3])
+def test_two_weeks_of_a_daily_load_walk_alike(noise):
+    rng = np.random.default_rng(7)
+    steps = np.arange(14 * 1440)
+    load = (3.0 + 2.5 * np.sin(steps / 1440 * 2 * np.pi)) * (
+        1 + noise * rng.standard_normal(steps.size)
+    )
+    load[rng.integers(0, steps.size, 50)] = np.nan
+    metrics = [Metric(np.abs(load), 0.5, 60), Metric(np.abs(load) * 0.3, 0.125, 80)]
+    _both(metrics, 60.0, min_replicas=2, max_replicas=25, initial=4)
