@@ -9,7 +9,8 @@ library and the twin when it returns ``None`` (not built, or switched off with
 
 A kernel reads and writes only the arrays it is given: no I/O, no allocation the caller sees,
 and it releases the GIL while it runs (``ctypes.CDLL``), so threads run kernels in parallel.
-Each kernel has a small module here that takes numpy arrays (``hpa.py``); the rest of the bot
+Each kernel has a small module here that declares its C types (``kernel``) and takes numpy
+arrays (``hpa.py``); the rest of the bot
 never touches ``ctypes``.
 """
 
@@ -19,25 +20,13 @@ import ctypes
 import importlib.machinery
 import os
 from pathlib import Path
+from typing import Any
 
 LIBRARY_STEM = "_kernels"
 """The shared library's file name before the interpreter's extension suffix."""
 
 SWITCH = "TORTOISE_BOT_NATIVE"
 """Environment variable: ``off`` (or ``0``, ``false``, ``no``) runs the Python twins."""
-
-_I64 = ctypes.c_int64
-_PTR = ctypes.c_void_p
-_SIGNATURES: dict[str, tuple[type, list[type]]] = {
-    # tb_hpa_replay(usage**, request*, target*, metrics, n, min, max, initial, syncs, window,
-    #               out*, reach*) -> 0 | -1
-    "tb_hpa_replay": (
-        ctypes.c_int,
-        [_PTR, _PTR, _PTR, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _PTR, _PTR],
-    ),
-}
-"""Each kernel's return and argument types (pointers as ``c_void_p``: callers pass
-``ndarray.ctypes.data`` of contiguous arrays of the documented dtype)."""
 
 _loaded: list[ctypes.CDLL | None] = []
 
@@ -62,14 +51,9 @@ def _load() -> ctypes.CDLL | None:
     if path is None:
         return None
     try:
-        lib = ctypes.CDLL(str(path))
-        for name, (restype, argtypes) in _SIGNATURES.items():
-            function = getattr(lib, name)
-            function.restype = restype
-            function.argtypes = argtypes
-    except (OSError, AttributeError):  # a stale or foreign build: use the twins
+        return ctypes.CDLL(str(path))
+    except OSError:  # a foreign build: use the twins
         return None
-    return lib
 
 
 def kernels() -> ctypes.CDLL | None:
@@ -79,3 +63,25 @@ def kernels() -> ctypes.CDLL | None:
     if not _loaded:
         _loaded.append(_load())
     return _loaded[0]
+
+
+_functions: dict[str, Any] = {}
+
+
+def kernel(name: str, restype: Any, argtypes: list[Any]) -> Any | None:
+    """The compiled function ``name`` with its return and argument types (pointers as
+    ``c_void_p``: callers pass ``ndarray.ctypes.data`` of contiguous arrays of the documented
+    dtype), or ``None`` to run its Python twin (not built, switched off, or a stale build
+    without it). Each wrapper module here declares its own kernels' types."""
+    lib = kernels()
+    if lib is None:
+        return None
+    function = _functions.get(name)
+    if function is None:
+        function = getattr(lib, name, None)
+        if function is None:
+            return None
+        function.restype = restype
+        function.argtypes = argtypes
+        _functions[name] = function
+    return function

@@ -10,7 +10,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bot.native import kernels
+from bot.native import kernel
+
+_I64, _PTR = ctypes.c_int64, ctypes.c_void_p
+_SIGNATURE = [_PTR, _PTR, _PTR, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _PTR, _PTR]
+"""``tb_hpa_replay(usage**, request*, target*, metrics, n, min, max, initial, syncs, window,
+out*, reach*) -> 0 | -1``."""
 
 METRICS_MAX = 64
 """Metrics one walk takes (``hpa_replay.c``); an HPA has a handful."""
@@ -33,8 +38,8 @@ def walk(
     """Replicas per step (``int64``) and the reach, or ``None`` when the kernel is not built
     or the walk is beyond its bounds (``METRICS_MAX``, ``WINDOW_MAX``): run the twin then.
     ``usage``: one array per metric, all of one length; ``requests`` > 0, ``targets`` > 0."""
-    lib = kernels()
-    if lib is None or not usage or len(usage) > METRICS_MAX or not 1 <= window <= WINDOW_MAX:
+    replay = kernel("tb_hpa_replay", ctypes.c_int, _SIGNATURE)
+    if replay is None or not usage or len(usage) > METRICS_MAX or not 1 <= window <= WINDOW_MAX:
         return None
     columns = [np.ascontiguousarray(u, dtype=np.float64) for u in usage]
     pointers = (ctypes.c_void_p * len(columns))(*[c.ctypes.data for c in columns])
@@ -43,7 +48,7 @@ def walk(
     n = columns[0].size
     out = np.empty(n, dtype=np.int64)
     reach = ctypes.c_double()
-    status = lib.tb_hpa_replay(
+    status = replay(
         ctypes.addressof(pointers),
         request.ctypes.data,
         target.ctypes.data,
