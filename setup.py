@@ -11,7 +11,7 @@ setup(
     ext_modules=[
         Extension(
             "bot.native._kernels",
-            sources=["bot/native/hpa_replay.c"],
+            sources=["bot/native/hpa_replay.c", "bot/native/xor_chunks.c"],
             extra_compile_args=["-O2", "-std=c99", "-ffp-contract=off"],
             libraries=["m"],
             optional=True,

@@ -52,6 +52,7 @@ from bot.metrics.remote_read import (
     read_varint,
     skip_field,
 )
+from bot.native import xor as compiled
 
 STREAMED_MEDIA_TYPE = "application/x-streamed-protobuf"
 """Media type of a ``STREAMED_XOR_CHUNKS`` answer (``Content-Type:
@@ -363,6 +364,40 @@ def decode_xor(
     return out_t, out_v, counts
 
 
+_COMPILED_ERRORS = {
+    compiled.TABLE: "chunk table does not fit the answer",
+    compiled.FEWER_BITS: "chunk holds fewer bits than its sample count needs",
+    compiled.VARINT: "varint longer than 10 bytes in a chunk",
+    compiled.PAST_END: "chunk data runs past its end",
+    compiled.WINDOW: "XOR window wider than 64 bits",
+}
+"""The compiled decoder's errors, in the words of ``decode_xor``."""
+
+
+def decode(
+    data: bytes, bits: _Bits, starts: np.ndarray, ends: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``decode_xor``'s answer by the compiled decoder (``bot/native/xor_chunks.c``, one call
+    for all chunks), or by ``decode_xor`` itself when the kernel is not built. Both give the
+    same samples to the bit and fail on the same chunks (when several chunks are broken, they
+    may name different faults first)."""
+    starts = np.asarray(starts, dtype=np.uint64)
+    ends = np.asarray(ends, dtype=np.uint64)
+    counts = (bits.bytes[starts].astype(np.int64) << 8) | bits.bytes[starts + U64(1)]
+    # checked before the output is allocated: hostile counts never size it
+    if bool((counts > 1 + (ends - starts - U64(2)).astype(np.int64) * 4).any()):
+        raise RemoteReadError("chunk holds fewer bits than its sample count needs")
+    offsets = np.zeros(len(starts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    answer = compiled.decode(data, starts.astype(np.int64), ends.astype(np.int64), offsets)
+    if answer is None:
+        return decode_xor(bits, starts, ends)
+    stamps, values, status, _ = answer
+    if status != compiled.OK:
+        raise RemoteReadError(_COMPILED_ERRORS.get(status, f"chunk decoder status {status}"))
+    return stamps, values, counts
+
+
 def decode_chunked_response(body: bytes, start_ms: int, end_ms: int) -> list[RawSeries]:
     """Every series of a ``STREAMED_XOR_CHUNKS`` answer, its samples in ``[start_ms, end_ms]``
     (stale markers dropped, as in ``decode_read_response``)."""
@@ -370,7 +405,7 @@ def decode_chunked_response(body: bytes, start_ms: int, end_ms: int) -> list[Raw
         table = chunk_table(body, frames(body))
         reader = _Bits(body)
         starts, ends = _chunk_data(reader, body, table.starts, table.ends)
-        stamps, bits, counts = decode_xor(reader, starts, ends)
+        stamps, bits, counts = decode(body, reader, starts, ends)
     except (IndexError, UnicodeDecodeError) as exc:
         raise RemoteReadError(f"malformed ChunkedReadResponse: {exc}") from exc
     return _series(table, stamps, bits, counts, start_ms=start_ms, end_ms=end_ms)

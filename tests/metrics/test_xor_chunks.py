@@ -154,15 +154,19 @@ def test_every_code_decodes_to_the_written_samples():
     _check(EVERY_CODE, t, v)
 
 
+BACK_IN_TIME = [(T0, 10.0), (T0 + 10, 10.25), (T0 - 2**40, 10.5), (T0 - 2**40 + 1, 10.75)]
+BACK_IN_TIME += [(T0 - 2**40 + 2 + i, 10.75 + i / 4) for i in range(1, 6)]
+
+
 def test_64_bit_dod_back_in_time_and_the_window_reused():
-    points = [(T0, 10.0), (T0 + 10, 10.25), (T0 - 2**40, 10.5), (T0 - 2**40 + 1, 10.75)]
-    points += [(T0 - 2**40 + 2 + i, 10.75 + i / 4) for i in range(1, 6)]
-    body = response(series_message({"x": "1"}, [chunk_message(points)]))
+    body = response(series_message({"x": "1"}, [chunk_message(BACK_IN_TIME)]))
     ((_, t, v),) = decode_chunked_response(body, -(2**62), 2**62)
-    _check(points, t, v)
+    _check(BACK_IN_TIME, t, v)
 
 
-def test_chunks_of_many_lengths_series_split_over_frames_and_trimmed():
+def split_series() -> tuple[dict[str, list[tuple[int, float]]], list[bytes]]:
+    """Four series of chunks of 1 to 120 samples, each sent as two messages: (points by the
+    label ``s``, messages)."""
     rng = np.random.default_rng(7)
     everything, messages = {}, []
     for s in range(4):
@@ -177,6 +181,11 @@ def test_chunks_of_many_lengths_series_split_over_frames_and_trimmed():
         everything[str(s)] = points
         messages.append(series_message({"s": str(s)}, chunks[:2]))
         messages.append(series_message({"s": str(s)}, chunks[2:]))
+    return everything, messages
+
+
+def test_chunks_of_many_lengths_series_split_over_frames_and_trimmed():
+    everything, messages = split_series()
     start, end = T0 + 90_000, T0 + 150 * 60_000
     got = decode_chunked_response(response(*messages), start, end)
     assert [labels["s"] for labels, _, _ in got] == ["0", "1", "2", "3"]
@@ -191,31 +200,32 @@ def test_chunks_of_many_lengths_series_split_over_frames_and_trimmed():
 GOOD = series_message({"p": "a"}, [chunk_message(EVERY_CODE[:4])])
 
 
-@pytest.mark.parametrize(
-    ("body", "message"),
-    [
-        (frame(field(1, GOOD), crc=12345), "CRC32C mismatch"),
-        (response(GOOD)[:-3], "truncated frame"),
-        (varint(2**40) + bytes(4) + GOOD, "more than the"),
-        (b"\xff" * 11, "varint longer"),
-        (response(series_message({}, [chunk_message(EVERY_CODE, encoding=2)])), "not XOR"),
-        (
-            response(series_message({}, [field(3, 1) + field(4, b"\x00")])),
-            "without its sample count",
-        ),
-        (
-            response(series_message({}, [field(3, 1) + field(4, b"\xff\xff" + bytes(8))])),
-            "fewer bits",
-        ),
-        (
-            response(series_message({}, [field(3, 1) + field(4, b"\x00\x03" + bytes(9))])),
-            "past its end",
-        ),
-        (response(field(1, b"\x0a\x05ab")), "label runs past"),
-        (response(b"\x0a\x05ab"), "series field runs past"),
-        (response(series_message({"p": "a"}, []).replace(b"a", b"\xff")), "malformed"),
-    ],
-)
+HOSTILE = [
+    (frame(field(1, GOOD), crc=12345), "CRC32C mismatch"),
+    (response(GOOD)[:-3], "truncated frame"),
+    (varint(2**40) + bytes(4) + GOOD, "more than the"),
+    (b"\xff" * 11, "varint longer"),
+    (response(series_message({}, [chunk_message(EVERY_CODE, encoding=2)])), "not XOR"),
+    (
+        response(series_message({}, [field(3, 1) + field(4, b"\x00")])),
+        "without its sample count",
+    ),
+    (
+        response(series_message({}, [field(3, 1) + field(4, b"\xff\xff" + bytes(8))])),
+        "fewer bits",
+    ),
+    (
+        response(series_message({}, [field(3, 1) + field(4, b"\x00\x03" + bytes(9))])),
+        "past its end",
+    ),
+    (response(field(1, b"\x0a\x05ab")), "label runs past"),
+    (response(b"\x0a\x05ab"), "series field runs past"),
+    (response(series_message({"p": "a"}, []).replace(b"a", b"\xff")), "malformed"),
+]
+"""Broken or hostile answers and the error each gives."""
+
+
+@pytest.mark.parametrize(("body", "message"), HOSTILE)
 def test_hostile_streams_raise(body, message):
     with pytest.raises(RemoteReadError, match=message):
         decode_chunked_response(body, 0, 2**62)
