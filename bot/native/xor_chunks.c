@@ -26,31 +26,38 @@ typedef struct {
     uint64_t nbits;   /* len * 8 */
 } reader;
 
-/* The n bits (0..64) at the reader's position, which the caller checked lie inside. */
-static inline uint64_t peek(const reader *r, unsigned n) {
-    if (n == 0) return 0;
+/* The 64 bits at the reader's position, zeros past the chunk's end (callers check that the
+ * bits they use lie inside). */
+static inline uint64_t window(const reader *r) {
     uint64_t byte = r->bit >> 3;
     unsigned shift = (unsigned)(r->bit & 7);
     uint64_t w = 0;
-    if ((int64_t)byte + 9 <= r->len) {
+    if (byte + 9 <= (uint64_t)r->len) {
         const uint8_t *q = r->p + byte;
-        for (int i = 0; i < 8; i++) w = (w << 8) | q[i];
+        for (int i = 0; i < 8; i++) w = (w << 8) | q[i]; /* gcc: one load and a bswap */
         if (shift) w = (w << shift) | (q[8] >> (8 - shift));
-    } else { /* near the end: the bytes that exist, zeros after */
-        for (int i = 0; i < 9; i++) {
-            uint64_t at = byte + (uint64_t)i;
-            uint64_t octet = at < (uint64_t)r->len ? r->p[at] : 0;
-            if (i < 8) w = (w << 8) | octet;
-            else if (shift) w = (w << shift) | (octet >> (8 - shift));
-        }
+        return w;
     }
-    return w >> (64 - n);
+    for (int i = 0; i < 9; i++) {
+        uint64_t at = byte + (uint64_t)i;
+        uint64_t octet = at < (uint64_t)r->len ? r->p[at] : 0;
+        if (i < 8) w = (w << 8) | octet;
+        else if (shift) w = (w << shift) | (octet >> (8 - shift));
+    }
+    return w;
+}
+
+/* Take n bits: 0 when they run past the end. */
+static inline int take(reader *r, uint64_t n) {
+    if (r->bit + n > r->nbits) return 0;
+    r->bit += n;
+    return 1;
 }
 
 /* Read n bits (0..64); 0 when they run past the end. */
 static inline int bits(reader *r, unsigned n, uint64_t *out) {
     if (r->bit + n > r->nbits) return 0;
-    *out = peek(r, n);
+    *out = n ? window(r) >> (64 - n) : 0;
     r->bit += n;
     return 1;
 }
@@ -73,7 +80,7 @@ static int uvarint(reader *r, uint64_t *out) {
 }
 
 static int chunk(reader *r, int64_t count, int64_t *out_t, uint64_t *out_v) {
-    uint64_t zigzag, first, v, x, dod_bits;
+    uint64_t zigzag, first, v, x = 0, dod_bits;
     int status = uvarint(r, &zigzag);
     if (status != TB_XOR_OK) return status;
     if (!bits(r, 64, &v)) return TB_XOR_PAST_END;
@@ -89,35 +96,42 @@ static int chunk(reader *r, int64_t count, int64_t *out_t, uint64_t *out_v) {
             delta = first;
         } else {
             /* '0' | '10' + 14 | '110' + 17 | '1110' + 20 | '1111' + 64 */
-            unsigned prefix = 0, width = 0;
-            uint64_t b;
-            for (prefix = 0; prefix < 4; prefix++) {
-                if (!bits(r, 1, &b)) return TB_XOR_PAST_END;
-                if (!b) break;
+            uint64_t w = window(r);
+            if (w >> 63) {
+                static const unsigned widths[5] = {0, 14, 17, 20, 64};
+                unsigned ones = 1;
+                while (ones < 4 && (w << ones) >> 63) ones++;
+                unsigned width = widths[ones], prefix = ones < 4 ? ones + 1 : 4;
+                if (width == 64) {
+                    if (!take(r, 4) || !bits(r, 64, &dod_bits)) return TB_XOR_PAST_END;
+                } else {
+                    if (!take(r, prefix + width)) return TB_XOR_PAST_END;
+                    dod_bits = (w << prefix) >> (64 - width);
+                    if (dod_bits > ((uint64_t)1 << (width - 1))) dod_bits -= (uint64_t)1 << width;
+                }
+                delta += dod_bits; /* two's complement: wraps as numpy's int64 */
+            } else if (!take(r, 1)) {
+                return TB_XOR_PAST_END;
             }
-            static const unsigned widths[5] = {0, 14, 17, 20, 64};
-            width = widths[prefix];
-            if (!bits(r, width, &dod_bits)) return TB_XOR_PAST_END;
-            if (width && width < 64 && dod_bits > ((uint64_t)1 << (width - 1)))
-                dod_bits -= (uint64_t)1 << width;
-            delta += dod_bits; /* two's complement: wraps as numpy's int64 */
         }
         t += delta;
         /* value: '0' same, '10' + bits in the previous window, '11' + new window + bits */
-        uint64_t b;
-        if (!bits(r, 1, &b)) return TB_XOR_PAST_END;
-        if (b) {
-            if (!bits(r, 1, &b)) return TB_XOR_PAST_END;
-            if (b) {
-                uint64_t lead, sig;
-                if (!bits(r, 5, &lead) || !bits(r, 6, &sig)) return TB_XOR_PAST_END;
+        uint64_t w = window(r);
+        if (w >> 63) {
+            if ((w >> 62) & 1) {
+                uint64_t lead = (w >> 57) & 31, sig = (w >> 51) & 63;
+                if (!take(r, 13)) return TB_XOR_PAST_END;
                 if (sig == 0) sig = 64;
                 if (lead + sig > 64) return TB_XOR_WINDOW;
                 significant = (unsigned)sig;
                 trailing = (unsigned)(64 - lead - sig);
+            } else if (!take(r, 2)) {
+                return TB_XOR_PAST_END;
             }
             if (!bits(r, significant, &x)) return TB_XOR_PAST_END;
             v ^= x << trailing; /* trailing <= 63 */
+        } else if (!take(r, 1)) {
+            return TB_XOR_PAST_END;
         }
         out_t[k] = (int64_t)t;
         out_v[k] = v;
