@@ -66,11 +66,24 @@ class HeldValue:
         """``requests.cpu (app)``, ``hpa.minReplicas``."""
         return f"{self.field.text} ({self.container})" if self.container else self.field.text
 
-    def text(self) -> str:
-        """``requests.cpu (app): wanted 0.15, kept 0.18: <why>``."""
+    def values(self) -> str:
+        """``requests.cpu (app) wanted 0.15, kept 0.18``."""
         wanted = numbers.field_value(self.field, self.wanted)
         kept = numbers.field_value(self.field, self.kept)
-        return f"{self.target}: wanted {wanted}, kept {kept}: {self.why}"
+        return f"{self.target} wanted {wanted}, kept {kept}"
+
+    def text(self) -> str:
+        """``requests.cpu (app) wanted 0.15, kept 0.18: <why>``."""
+        return f"{self.values()}: {self.why}"
+
+
+def held_lines(held: Sequence[HeldValue]) -> list[str]:
+    """``<values>; <values>: <why>``: the values held back for one reason on one line, in the
+    order they were held (several fields often share one finding)."""
+    by_why: dict[str, list[str]] = {}
+    for h in held:
+        by_why.setdefault(h.why, []).append(h.values())
+    return [f"{'; '.join(values)}: {why}" for why, values in by_why.items()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,7 +396,7 @@ def gate_lines(rec: Recommendation) -> list[str]:
     if replay is None:
         return []
     held = held_values(rec)
-    lines = [f"Held back by the replay: {h.text()}" for h in held]
+    lines = [f"Held back by the replay: {line}" for line in held_lines(held)]
     if replay.gate == "off":
         lines.append("The replay gate is off (replay.gate: off): figures shown, not checked.")
     elif replay.gate == "report-only":

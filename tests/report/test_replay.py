@@ -118,7 +118,7 @@ def test_held_values_take_their_reason_from_the_recommendation():
         0.45,
     )
     assert value.why == f"the replay of the history shows {CPU_FINDING.message}"
-    assert value.text().startswith("requests.cpu (app): wanted 0.25, kept 0.45: the replay")
+    assert value.text().startswith("requests.cpu (app) wanted 0.25, kept 0.45: the replay")
     assert view.gate_lines(rec) == [f"Held back by the replay: {value.text()}"]
 
 
