@@ -10,8 +10,7 @@ library and the twin when it returns ``None`` (not built, or switched off with
 A kernel reads and writes only the arrays it is given: no I/O, no allocation the caller sees,
 and it releases the GIL while it runs (``ctypes.CDLL``), so threads run kernels in parallel.
 Each kernel has a small module here that declares its C types (``kernel``) and takes numpy
-arrays (``hpa.py``); the rest of the bot
-never touches ``ctypes``.
+arrays (``hpa.py``); the rest of the bot never touches ``ctypes``.
 """
 
 from __future__ import annotations
