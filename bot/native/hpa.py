@@ -42,10 +42,14 @@ def walk(
     if replay is None or not usage or len(usage) > METRICS_MAX or not 1 <= window <= WINDOW_MAX:
         return None
     columns = [np.ascontiguousarray(u, dtype=np.float64) for u in usage]
+    n = columns[0].size
+    if any(c.size != n for c in columns) or not len(requests) == len(targets) == len(columns):
+        raise ValueError(
+            "hpa.walk: every metric needs a usage array of one length, a request and a target"
+        )
     pointers = (ctypes.c_void_p * len(columns))(*[c.ctypes.data for c in columns])
     request = np.asarray(requests, dtype=np.float64)
     target = np.asarray(targets, dtype=np.float64)
-    n = columns[0].size
     out = np.empty(n, dtype=np.int64)
     reach = ctypes.c_double()
     status = replay(

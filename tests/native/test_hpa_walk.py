@@ -81,3 +81,11 @@ def test_two_weeks_of_a_daily_load_walk_alike(noise):
     load[rng.integers(0, steps.size, 50)] = np.nan
     metrics = [Metric(np.abs(load), 0.5, 60), Metric(np.abs(load) * 0.3, 0.125, 80)]
     _both(metrics, 60.0, min_replicas=2, max_replicas=25, initial=4)
+
+
+def test_the_kernel_is_never_handed_arrays_it_would_read_past():
+    kw = {"min_replicas": 1, "max_replicas": 9, "initial": 2, "syncs": 4, "window": 5}
+    with pytest.raises(ValueError, match="one length"):
+        hpa.walk([np.ones(10), np.ones(9)], [0.5, 0.5], [50.0, 50.0], **kw)
+    with pytest.raises(ValueError, match="one length"):
+        hpa.walk([np.ones(10)], [0.5, 0.5], [50.0], **kw)
