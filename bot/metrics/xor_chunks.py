@@ -375,15 +375,16 @@ _COMPILED_ERRORS = {
 
 
 def decode(
-    data: bytes, bits: _Bits, starts: np.ndarray, ends: np.ndarray
+    data: bytes, starts: np.ndarray, ends: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``decode_xor``'s answer by the compiled decoder (``bot/native/xor_chunks.c``, one call
     for all chunks), or by ``decode_xor`` itself when the kernel is not built. Both give the
-    same samples to the bit and fail on the same chunks (when several chunks are broken, they
+    same samples to the bit and refuse the same chunks (when several chunks are broken, they
     may name different faults first)."""
     starts = np.asarray(starts, dtype=np.uint64)
     ends = np.asarray(ends, dtype=np.uint64)
-    counts = (bits.bytes[starts].astype(np.int64) << 8) | bits.bytes[starts + U64(1)]
+    octets = np.frombuffer(data, dtype=np.uint8)
+    counts = (octets[starts].astype(np.int64) << 8) | octets[starts + U64(1)]
     # checked before the output is allocated: hostile counts never size it
     if bool((counts > 1 + (ends - starts - U64(2)).astype(np.int64) * 4).any()):
         raise RemoteReadError("chunk holds fewer bits than its sample count needs")
@@ -391,28 +392,67 @@ def decode(
     np.cumsum(counts, out=offsets[1:])
     answer = compiled.decode(data, starts.astype(np.int64), ends.astype(np.int64), offsets)
     if answer is None:
-        return decode_xor(bits, starts, ends)
+        return decode_xor(_Bits(data), starts, ends)
     stamps, values, status, _ = answer
     if status != compiled.OK:
         raise RemoteReadError(_COMPILED_ERRORS.get(status, f"chunk decoder status {status}"))
     return stamps, values, counts
 
 
+Layout = tuple[list[dict[str, str]], np.ndarray, np.ndarray, np.ndarray]
+"""(labels of each series, series of each chunk, start and end of each chunk's data)."""
+
+
+def layout(data: bytes, spans: list[tuple[int, int]]) -> Layout:
+    """The series and chunks of the messages at ``spans``: by the compiled table
+    (``tb_xor_table``: the chunk headers read in C, the labels decoded here), or by its twins
+    ``chunk_table`` and ``_chunk_data`` when it is not built."""
+    found = compiled.table(data, spans)
+    if found is None:
+        table = chunk_table(data, spans)
+        starts, ends = _chunk_data(_Bits(data), data, table.starts, table.ends)
+        return table.labels, np.array(table.series, dtype=np.int64), starts, ends
+    if found.status != compiled.OK:
+        message = compiled.TABLE_ERRORS.get(found.status, "chunk table status {}")
+        raise RemoteReadError(message.format(found.detail))
+    per_message: list[dict[str, str]] = [{} for _ in range(len(found.series))]
+    for message_index, name_at, name_end, value_at, value_end in found.labels.tolist():
+        name = data[name_at:name_end].decode("utf-8") if name_at >= 0 else ""
+        value = data[value_at:value_end].decode("utf-8") if value_at >= 0 else ""
+        per_message[message_index][name] = value
+    index: dict[tuple[tuple[str, str], ...], int] = {}
+    labels: list[dict[str, str]] = []
+    numbers = np.empty(len(per_message), dtype=np.int64)
+    for i, found_labels in enumerate(per_message):  # a series continued keeps its number
+        ident = tuple(sorted(found_labels.items()))
+        number = index.get(ident)
+        if number is None:
+            number = index[ident] = len(labels)
+            labels.append(found_labels)
+        numbers[i] = number
+    chunks = found.chunks
+    return (
+        labels,
+        numbers[chunks[:, 0]],
+        chunks[:, 1].astype(np.uint64),
+        chunks[:, 2].astype(np.uint64),
+    )
+
+
 def decode_chunked_response(body: bytes, start_ms: int, end_ms: int) -> list[RawSeries]:
     """Every series of a ``STREAMED_XOR_CHUNKS`` answer, its samples in ``[start_ms, end_ms]``
     (stale markers dropped, as in ``decode_read_response``)."""
     try:
-        table = chunk_table(body, frames(body))
-        reader = _Bits(body)
-        starts, ends = _chunk_data(reader, body, table.starts, table.ends)
-        stamps, bits, counts = decode(body, reader, starts, ends)
+        labels, series, starts, ends = layout(body, frames(body))
+        stamps, bits, counts = decode(body, starts, ends)
     except (IndexError, UnicodeDecodeError) as exc:
         raise RemoteReadError(f"malformed ChunkedReadResponse: {exc}") from exc
-    return _series(table, stamps, bits, counts, start_ms=start_ms, end_ms=end_ms)
+    return _series(labels, series, stamps, bits, counts, start_ms=start_ms, end_ms=end_ms)
 
 
 def _series(
-    table: ChunkTable,
+    labels: list[dict[str, str]],
+    series: np.ndarray,
     stamps: np.ndarray,
     bits: np.ndarray,
     counts: np.ndarray,
@@ -420,7 +460,7 @@ def _series(
     start_ms: int,
     end_ms: int,
 ) -> list[RawSeries]:
-    """The decoded samples of each series of ``table``, in ``[start_ms, end_ms]``, without
+    """The decoded samples of each series (``labels``; ``series``: that of each chunk), in ``[start_ms, end_ms]``, without
     stale markers. Only the chunks that cross an end of the range are checked sample by
     sample: the others lie inside it whole."""
     offsets = np.zeros(len(counts) + 1, dtype=np.int64)
@@ -437,7 +477,6 @@ def _series(
         kept = np.zeros(len(keep) + 1, dtype=np.int64)
         np.cumsum(keep, out=kept[1:])
         counts = kept[offsets[1:]] - kept[offsets[:-1]]
-    series = np.array(table.series, dtype=np.int64)
     if len(series) > 1 and bool((np.diff(series) < 0).any()):  # parts of a series apart
         order = np.argsort(
             np.repeat(series, counts if keep is None else offsets[1:] - offsets[:-1]), kind="stable"
@@ -446,12 +485,12 @@ def _series(
         keep = None if keep is None else keep[order]
     if keep is not None:
         stamps, bits = stamps[keep], bits[keep]
-    per_series = np.bincount(series, weights=counts, minlength=len(table.labels))
-    bounds = np.zeros(len(table.labels) + 1, dtype=np.int64)
+    per_series = np.bincount(series, weights=counts, minlength=len(labels))
+    bounds = np.zeros(len(labels) + 1, dtype=np.int64)
     np.cumsum(per_series.astype(np.int64), out=bounds[1:])
     times = stamps / 1000.0
     values = bits.view(np.float64)
     return [
-        (labels, times[bounds[i] : bounds[i + 1]], values[bounds[i] : bounds[i + 1]])
-        for i, labels in enumerate(table.labels)
+        (found, times[bounds[i] : bounds[i + 1]], values[bounds[i] : bounds[i + 1]])
+        for i, found in enumerate(labels)
     ]

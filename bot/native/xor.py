@@ -61,3 +61,76 @@ def decode(
         ctypes.addressof(where),
     )
     return out_t, out_v, int(status), where.value
+
+
+_TABLE_SIGNATURE = [_PTR, _I64, _PTR, _I64, _PTR, _I64, _PTR, _I64, _PTR, _I64, _PTR, _PTR]
+"""``tb_xor_table(data*, size, spans*, n_spans, series*, cap, labels*, cap, chunks*, cap,
+found*, detail*) -> status``."""
+
+SPACE = 10
+"""A table was too small (``table`` calls again with the sizes found)."""
+
+TABLE_ERRORS = {
+    11: "truncated varint",
+    12: "varint longer than 10 bytes",
+    13: "unsupported wire type {}",
+    14: "series runs past its frame",
+    15: "series field runs past its message",
+    16: "label runs past its message",
+    17: "chunk field runs past its message",
+    18: "chunk encoding {} is not XOR (float samples)",
+    19: "chunk without its sample count",
+}
+"""The table's errors (status: message, ``{}`` its detail), in the words of the twin."""
+
+
+class Table:
+    """Where the series, labels and chunks of an answer lie (``xor_chunks.c``,
+    ``tb_xor_table``): ``series`` ``(n, 2)`` message spans; ``labels`` ``(n, 5)`` series
+    message, name start, end, value start, end (-1 when absent); ``chunks`` ``(n, 3)``
+    series message, data start, end. ``status`` 0, or an error of ``TABLE_ERRORS`` with
+    ``detail``."""
+
+    __slots__ = ("chunks", "detail", "labels", "series", "status")
+
+    def __init__(
+        self, series: np.ndarray, labels: np.ndarray, chunks: np.ndarray, status: int, detail: int
+    ) -> None:
+        self.series, self.labels, self.chunks = series, labels, chunks
+        self.status, self.detail = status, detail
+
+
+def table(data: bytes, spans: list[tuple[int, int]]) -> Table | None:
+    """The series, labels and chunks of the ``ChunkedReadResponse`` messages at ``spans`` of
+    ``data`` (``Table``), or ``None`` when the kernel is not built: run the twin then."""
+    run = kernel("tb_xor_table", ctypes.c_int, _TABLE_SIGNATURE)
+    if run is None:
+        return None
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    where = np.array(spans, dtype=np.int64).reshape(-1, 2)
+    sizes = [len(data) // 256 + 16, len(data) // 16 + 16, len(data) // 64 + 16]
+    found = np.zeros(3, dtype=np.int64)
+    detail = ctypes.c_int64(0)
+    while True:
+        series = np.empty((sizes[0], 2), dtype=np.int64)
+        labels = np.empty((sizes[1], 5), dtype=np.int64)
+        chunks = np.empty((sizes[2], 3), dtype=np.int64)
+        status = run(
+            buffer.ctypes.data,
+            len(buffer),
+            where.ctypes.data,
+            len(where),
+            series.ctypes.data,
+            sizes[0],
+            labels.ctypes.data,
+            sizes[1],
+            chunks.ctypes.data,
+            sizes[2],
+            found.ctypes.data,
+            ctypes.addressof(detail),
+        )
+        if status != SPACE:
+            break
+        sizes = [int(n) for n in found]
+    n = [int(k) for k in found] if status == OK else [0, 0, 0]
+    return Table(series[: n[0]], labels[: n[1]], chunks[: n[2]], int(status), detail.value)

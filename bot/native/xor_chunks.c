@@ -26,6 +26,20 @@ typedef struct {
     uint64_t nbits;   /* len * 8 */
 } reader;
 
+/* A 64-bit word loaded from memory, read as big-endian. */
+static inline uint64_t big_endian(uint64_t w) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return w;
+#elif defined(__GNUC__)
+    return __builtin_bswap64(w);
+#else
+    const uint8_t *b = (const uint8_t *)&w;
+    uint64_t out = 0;
+    for (int i = 0; i < 8; i++) out = (out << 8) | b[i];
+    return out;
+#endif
+}
+
 /* The 64 bits at the reader's position, zeros past the chunk's end (callers check that the
  * bits they use lie inside). */
 static inline uint64_t window(const reader *r) {
@@ -34,7 +48,8 @@ static inline uint64_t window(const reader *r) {
     uint64_t w = 0;
     if (byte + 9 <= (uint64_t)r->len) {
         const uint8_t *q = r->p + byte;
-        for (int i = 0; i < 8; i++) w = (w << 8) | q[i]; /* gcc: one load and a bswap */
+        memcpy(&w, q, 8);
+        w = big_endian(w);
         if (shift) w = (w << shift) | (q[8] >> (8 - shift));
         return w;
     }
@@ -161,5 +176,198 @@ int tb_xor_decode(const uint8_t *data, int64_t size, const int64_t *starts, cons
         int status = chunk(&r, count, out_t + offsets[i], out_v + offsets[i]);
         if (status != TB_XOR_OK) return status;
     }
+    return TB_XOR_OK;
+}
+
+/* ------------------------------------------------------------------ the chunk table
+ * The C twin of bot/metrics/xor_chunks.py's ``chunk_table`` and ``_chunk_data``: every
+ * ChunkedSeries message of the ChunkedReadResponse messages at spans (n_spans start/end
+ * pairs) of data, with the spans of its labels' names and values and of its XOR chunks' data.
+ *
+ * series: 2 per series message (start, end); labels: 5 per label (series, name start, name end,
+ * value start, value end; -1 -1 for an absent name or value); chunks: 3 per chunk (series, data
+ * start, data end). Each holds at most its *_cap rows; found[0..2] = series, labels, chunks
+ * met. Returns 0; TB_TABLE_SPACE when a table was too small (found says how large it must be:
+ * call again); or an error (TB_TABLE_* below), *detail its number (wire type, encoding).
+ */
+#define TB_TABLE_SPACE 10
+#define TB_TABLE_TRUNCATED 11  /* "truncated varint" */
+#define TB_TABLE_LONG 12       /* "varint longer than 10 bytes" */
+#define TB_TABLE_WIRE 13       /* "unsupported wire type {detail}" */
+#define TB_TABLE_SERIES 14     /* "series runs past its frame" */
+#define TB_TABLE_FIELD 15      /* "series field runs past its message" */
+#define TB_TABLE_LABEL 16      /* "label runs past its message" */
+#define TB_TABLE_CHUNK 17      /* "chunk field runs past its message" */
+#define TB_TABLE_NOT_XOR 18    /* "chunk encoding {detail} is not XOR (float samples)" */
+#define TB_TABLE_NO_COUNT 19   /* "chunk without its sample count" */
+
+/* The varint at *pos (read up to end), as read_varint: 10 bytes at most. */
+static int varint(const uint8_t *data, int64_t *pos, int64_t end, uint64_t *out) {
+    uint64_t value = 0;
+    for (unsigned shift = 0;; shift += 7) {
+        if (*pos >= end) return TB_TABLE_TRUNCATED;
+        uint64_t byte = data[(*pos)++];
+        value |= (byte & 0x7F) << shift;
+        if (byte < 0x80) {
+            *out = value;
+            return TB_XOR_OK;
+        }
+        if (shift + 7 > 63) return TB_TABLE_LONG;
+    }
+}
+
+/* Skip a field of wire type wire whose value starts at *pos, as skip_field (which does not
+ * check fixed-width fields against end: the caller's end check does). */
+static int skip(const uint8_t *data, int64_t *pos, uint64_t wire, int64_t end, int64_t *detail) {
+    uint64_t value;
+    int status;
+    switch (wire) {
+    case 0:
+        return varint(data, pos, end, &value);
+    case 1:
+        *pos += 8;
+        return TB_XOR_OK;
+    case 2:
+        if ((status = varint(data, pos, end, &value)) != TB_XOR_OK) return status;
+        if (value > (uint64_t)(INT64_MAX - *pos)) return TB_TABLE_FIELD;
+        *pos += (int64_t)value;
+        return TB_XOR_OK;
+    case 5:
+        *pos += 4;
+        return TB_XOR_OK;
+    default:
+        *detail = (int64_t)wire;
+        return TB_TABLE_WIRE;
+    }
+}
+
+/* A length-delimited value at *pos: its end (read up to end); never past data's size. */
+static int span(const uint8_t *data, int64_t *pos, int64_t end, int64_t size, int64_t *stop) {
+    uint64_t length;
+    int status = varint(data, pos, end, &length);
+    if (status != TB_XOR_OK) return status;
+    if (length > (uint64_t)(size - *pos)) length = (uint64_t)(size - *pos) + 1; /* past it */
+    *stop = *pos + (int64_t)length;
+    return TB_XOR_OK;
+}
+
+/* The label message data[pos:end]: name and value spans, as read_label (the last wins). */
+static int label(const uint8_t *data, int64_t pos, int64_t end, int64_t size, int64_t *row,
+                 int64_t *detail) {
+    row[1] = row[2] = row[3] = row[4] = -1;
+    while (pos < end) {
+        uint64_t key;
+        int status = varint(data, &pos, end, &key);
+        if (status != TB_XOR_OK) return status;
+        if (key == 0x0A || key == 0x12) {
+            int64_t stop;
+            if ((status = span(data, &pos, end, size, &stop)) != TB_XOR_OK) return status;
+            if (stop > end) return TB_TABLE_LABEL;
+            int at = key == 0x0A ? 1 : 3;
+            row[at] = pos;
+            row[at + 1] = stop;
+            pos = stop;
+        } else if ((status = skip(data, &pos, key & 7, end, detail)) != TB_XOR_OK) {
+            return status;
+        }
+    }
+    return TB_XOR_OK;
+}
+
+/* The Chunk message data[pos:end]: its data span, as _chunk (any field order). */
+static int chunk_data(const uint8_t *data, int64_t pos, int64_t end, int64_t size, int64_t *first,
+                      int64_t *last, int64_t *detail) {
+    uint64_t encoding = 0;
+    *first = *last = 0;
+    while (pos < end) {
+        uint64_t key;
+        int status = varint(data, &pos, end, &key);
+        if (status != TB_XOR_OK) return status;
+        if (key == 0x22) {
+            int64_t stop;
+            if ((status = span(data, &pos, end, size, &stop)) != TB_XOR_OK) return status;
+            *first = pos;
+            *last = stop;
+            pos = stop;
+        } else if (key == 0x18) {
+            if ((status = varint(data, &pos, end, &encoding)) != TB_XOR_OK) return status;
+        } else if ((status = skip(data, &pos, key & 7, end, detail)) != TB_XOR_OK) {
+            return status;
+        }
+    }
+    if (pos != end) return TB_TABLE_CHUNK;
+    if (encoding != 1) {
+        *detail = (int64_t)encoding;
+        return TB_TABLE_NOT_XOR;
+    }
+    if (*last - *first < 2) return TB_TABLE_NO_COUNT;
+    return TB_XOR_OK;
+}
+
+int tb_xor_table(const uint8_t *data, int64_t size, const int64_t *spans, int64_t n_spans,
+                 int64_t *series, int64_t series_cap, int64_t *labels, int64_t labels_cap,
+                 int64_t *chunks, int64_t chunks_cap, int64_t *found, int64_t *detail) {
+    int64_t n_series = 0, n_labels = 0, n_chunks = 0;
+    int status;
+    for (int64_t f = 0; f < n_spans; f++) {
+        int64_t pos = spans[2 * f], end = spans[2 * f + 1];
+        if (pos < 0 || end > size || pos > end) return TB_XOR_TABLE;
+        while (pos < end) {
+            uint64_t key;
+            if ((status = varint(data, &pos, end, &key)) != TB_XOR_OK) return status;
+            if (key != 0x0A) { /* query_index and anything else */
+                if ((status = skip(data, &pos, key & 7, end, detail)) != TB_XOR_OK) return status;
+                continue;
+            }
+            int64_t stop;
+            if ((status = span(data, &pos, end, size, &stop)) != TB_XOR_OK) return status;
+            if (stop > end) return TB_TABLE_SERIES;
+            if (n_series < series_cap) {
+                series[2 * n_series] = pos;
+                series[2 * n_series + 1] = stop;
+            }
+            while (pos < stop) {
+                if ((status = varint(data, &pos, stop, &key)) != TB_XOR_OK) return status;
+                if ((key & 7) != 2) {
+                    if ((status = skip(data, &pos, key & 7, stop, detail)) != TB_XOR_OK)
+                        return status;
+                    continue;
+                }
+                int64_t next;
+                if ((status = span(data, &pos, stop, size, &next)) != TB_XOR_OK) return status;
+                if (key == 0x0A || key == 0x12) {
+                    if (next > stop) return TB_TABLE_FIELD;
+                }
+                if (key == 0x0A) {
+                    int64_t row[5];
+                    if ((status = label(data, pos, next, size, row, detail)) != TB_XOR_OK)
+                        return status;
+                    if (n_labels < labels_cap) {
+                        row[0] = n_series;
+                        memcpy(labels + 5 * n_labels, row, sizeof row);
+                    }
+                    n_labels++;
+                } else if (key == 0x12) {
+                    int64_t first, last;
+                    status = chunk_data(data, pos, next, size, &first, &last, detail);
+                    if (status != TB_XOR_OK) return status;
+                    if (n_chunks < chunks_cap) {
+                        chunks[3 * n_chunks] = n_series;
+                        chunks[3 * n_chunks + 1] = first;
+                        chunks[3 * n_chunks + 2] = last;
+                    }
+                    n_chunks++;
+                }
+                pos = next;
+            }
+            if (pos != stop) return TB_TABLE_FIELD;
+            n_series++;
+        }
+    }
+    found[0] = n_series;
+    found[1] = n_labels;
+    found[2] = n_chunks;
+    if (n_series > series_cap || n_labels > labels_cap || n_chunks > chunks_cap)
+        return TB_TABLE_SPACE;
     return TB_XOR_OK;
 }

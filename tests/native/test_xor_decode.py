@@ -22,6 +22,7 @@ from tests.metrics.test_xor_chunks import (
     HOSTILE,
     T0,
     chunk_message,
+    frame,
     response,
     series_message,
     split_series,
@@ -169,6 +170,38 @@ def test_mutated_chunks_are_decoded_or_refused_alike(data):
     compiled = _decode(body, *EVERYTHING, compiled=True)
     twin = _decode(body, *EVERYTHING, compiled=False)
     if isinstance(compiled, str) or isinstance(twin, str):  # the fault each met first
+        assert isinstance(compiled, str) and isinstance(twin, str)
+    else:
+        assert compiled == twin
+
+
+def test_many_small_series_outgrow_the_first_table():
+    """More series, labels and chunks than the first guess from the answer's size: the table
+    is sized again and read whole."""
+    tiny = series_message({"a": "1", "b": ""}, [chunk_message(EVERY_CODE[:1])])
+    series = [series_message({"n": str(i)}, []) for i in range(300)] + [tiny] * 50
+    got = _same(b"".join(frame(field(1, s)) for s in series))
+    assert isinstance(got, list) and len(got) == 301
+    assert got[-1][0] == {"a": "1", "b": ""} and len(got[-1][1]) == 8 * 50  # one series
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_mutated_messages_are_decoded_or_refused_alike(data):
+    """Any series message with bytes changed or cut (labels, chunk headers, lengths), framed
+    with a right checksum: both refuse it, or both give the same."""
+    message = bytearray(
+        field(1, series_message({"pod": "a", "c": "x"}, [chunk_message(EVERY_CODE[:5])]))
+        + field(1, series_message({"pod": "b"}, [chunk_message(EVERY_CODE[3:], reorder=True)]))
+    )
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(message) - 1))
+        message[at] = data.draw(st.sampled_from([0, 1, 2, 0x0A, 0x12, 0x18, 0x22, 0x80, 0xFF]))
+    message = message[: data.draw(st.integers(0, len(message)))]
+    body = frame(bytes(message))
+    compiled = _decode(body, *EVERYTHING, compiled=True)
+    twin = _decode(body, *EVERYTHING, compiled=False)
+    if isinstance(compiled, str) or isinstance(twin, str):
         assert isinstance(compiled, str) and isinstance(twin, str)
     else:
         assert compiled == twin
