@@ -91,7 +91,8 @@ def test_release_runs_on_version_tags_after_the_version_check_and_the_tests(rele
 def test_release_builds_the_wheel_of_the_tagged_version(release):
     steps = _steps(release["jobs"]["wheel"])
     assert "python -m build" in steps
-    assert "dist/tortoise_bot-$VERSION-py3-none-any.whl" in steps
+    assert 'wheel="dist/tortoise_bot-$VERSION-cp311-cp311-linux_x86_64.whl"' in steps
+    assert "bot.native.kernels() is None" in steps  # the wheel's compiled kernels load
     assert "actions/attest-build-provenance" in steps
 
 
