@@ -11,7 +11,11 @@ setup(
     ext_modules=[
         Extension(
             "bot.native._kernels",
-            sources=["bot/native/hpa_replay.c", "bot/native/xor_chunks.c"],
+            sources=[
+                "bot/native/hpa_replay.c",
+                "bot/native/xor_chunks.c",
+                "bot/native/vpa_histogram.c",
+            ],
             extra_compile_args=["-O2", "-std=c99", "-ffp-contract=off"],
             libraries=["m"],
             optional=True,

@@ -151,7 +151,9 @@ VPA_ENTRY_POINTS = {"bot.recommend.vpa.recommender", "bot.recommend.vpa.limits"}
 (``logic/recommender.go``), and the limit proportions (the admission controller's part)."""
 VPA_MAY_IMPORT = {"bot.model", "bot.config.recommend", "bot.recommend.vpa", "bot.recommend.errors"}
 VPA_MAY_IMPORT |= {"bot.recommend.window", "bot.recommend.units"}
-"""The VPA knows samples and settings, never Tortoise, the replay or the folding rules."""
+VPA_MAY_IMPORT |= {"bot.native"}
+"""The VPA knows samples and settings, never Tortoise, the replay or the folding rules; its
+passes may run as compiled kernels (``bot.native``: stdlib and numpy only)."""
 
 
 def test_the_vpa_chain_is_driven_through_its_entry_point_only():

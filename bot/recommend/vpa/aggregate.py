@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bot.model import FloatArray, IntArray, Usage
+from bot.native import vpa as native_vpa
 from bot.recommend.vpa.constants import GO_ZERO_TIME_UNIX_S
 from bot.recommend.vpa.histogram import (
     DecayingHistogram,
@@ -470,8 +471,79 @@ def usage_from_counts(
         top = float(values.max())
         p50, p90, p99 = (min(edge, top) for edge in edges)
         return Usage(p50, p90, p99, top, int(n))
-    counts = np.bincount(buckets, minlength=options.num_buckets).astype(np.float64)
-    total = np.array([float(values.size)])
-    p50, p90, p99 = percentiles(counts, total, USAGE_PERCENTILES, options)[:, 0].tolist()
-    top = float(values.max())
-    return Usage(min(p50, top), min(p90, top), min(p99, top), top, int(values.size))
+    counts = np.bincount(buckets, minlength=options.num_buckets)
+    return _usage_of_counts(counts, float(values.max()), options)
+
+
+def _usage_of_counts(counts: np.ndarray, top: float, options: HistogramOptions) -> Usage:
+    """``Usage`` from the samples per bucket and the largest sample."""
+    n = int(counts.sum())
+    total = np.array([float(n)])
+    p50, p90, p99 = percentiles(counts.astype(np.float64), total, USAGE_PERCENTILES, options)[
+        :, 0
+    ].tolist()
+    return Usage(min(p50, top), min(p90, top), min(p99, top), top, n)
+
+
+def usage_compiled(values: FloatArray, options: HistogramOptions) -> Usage | None:
+    """``usage_from_counts(values, options)`` from the compiled bucket counts (the same
+    numbers: the ``ceil(p × n)``-th smallest value lies in the first bucket whose running count
+    reaches ``p × n``), or None to run it (no kernel, a linear layout, or a value it does not
+    take)."""
+    if values.size == 0 or options.linear_size is not None:
+        return None
+    found = native_vpa.bucket_counts(values, starts=options.starts)
+    return None if found is None else _usage_of_counts(found[0], found[1], options)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CompiledReplay:
+    """``replay_rows`` of a series, its bucket counts' ``Usage`` and, when asked,
+    ``cpu_counters``, from one compiled pass."""
+
+    rows: ReplayedHistogram
+    usage: Usage
+    counters: CpuCounters | None
+
+
+def replay_compiled(
+    values: FloatArray,
+    base_weights: float,
+    times_s: FloatArray,
+    step_times_s: FloatArray,
+    *,
+    grid: ReplayGrid,
+    options: HistogramOptions,
+    half_life_s: float,
+    counters: bool = False,
+    times_sorted: bool = False,
+) -> CompiledReplay | None:
+    """``replay_rows(values, base_weights, times_s, grid.bins(step_times_s), ...)``,
+    ``usage_from_counts(values, options, buckets)`` and, with ``counters`` (step times that
+    never decrease), ``cpu_counters(step_times_s, None, grid)`` in one compiled pass
+    (``bot.native.vpa``, the same numbers); None to run those (no kernel, a linear layout, no
+    sample, or a value the kernel does not take). ``times_sorted`` as ``final_reference_s``."""
+    if values.size == 0 or options.linear_size is not None:
+        return None
+    ref = final_reference_s(times_s, GO_ZERO_TIME_UNIX_S, half_life_s, times_sorted=times_sorted)
+    weights = decay_weights(times_s, ref, half_life_s)
+    weights *= base_weights
+    found = native_vpa.replay(
+        step_times_s,
+        values,
+        weights,
+        start_s=grid.start_s,
+        step_s=grid.step_s,
+        steps=grid.steps,
+        starts=options.starts,
+        counters=counters,
+    )
+    if found is None:
+        return None
+    rows = ReplayedHistogram(
+        options, found.cum[:, found.lo : found.hi], found.totals, ref, half_life_s, found.lo
+    )
+    cpu = None
+    if found.step_counts is not None and found.last_s is not None:
+        cpu = CpuCounters(found.step_counts, float(step_times_s[0]), found.last_s)
+    return CompiledReplay(rows, _usage_of_counts(found.counts, found.top, options), cpu)

@@ -36,15 +36,19 @@ from bot.model import (
     Usage,
 )
 from bot.recommend.vpa.aggregate import (
+    CpuCounters,
+    ReplayedHistogram,
     ReplayGrid,
     SampleOrder,
     accepted,
     confidence,
     cpu_counters,
     memory_peaks,
+    replay_compiled,
     replay_rows,
     sample_order,
     sample_step_s,
+    usage_compiled,
     usage_from_counts,
 )
 from bot.recommend.vpa.constants import MIN_SAMPLE_WEIGHT
@@ -124,8 +128,6 @@ def recommend_container(
         cpu_t, cpu_v, cpu_pods = select(keep, ch.cpu_t, ch.cpu_cores, ch.cpu_pod)
     if cpu_t.size == 0:
         return TooLittleData(f"no CPU samples for container {name}")
-    # A subset of times in order is in order: the bounds of each replay step follow.
-    bounds = grid.step_bounds(cpu_t) if cpu_order.sorted else None
     span_s = float(cpu_t[-1] - cpu_t[0] if cpu_order.sorted else cpu_t.max() - cpu_t.min())
     if span_s < min_history_s:
         return TooLittleData(
@@ -159,41 +161,39 @@ def recommend_container(
     )
     if peaks.values.size == 0:
         return TooLittleData(f"no memory samples for container {name}")
-    cpu_steps = None if bounds is not None else grid.bins(cpu_t)
-    cpu_buckets = CPU_OPTIONS.find_buckets(cpu_v)
     per_sample = 1.0
     if settings.confidence_per_minute:
         per_sample = max(1.0, sample_step_s(cpu_t, cpu_pods, one_pod=cpu_order.one_pod) / 60.0)
-    conf = confidence(
-        cpu_counters(cpu_t, cpu_steps, grid, bounds),
-        settings.confidence_interval_s,
-        samples_per_sample=per_sample,
-    )
-    cpu_rows = replay_rows(
-        cpu_v,
-        MIN_SAMPLE_WEIGHT,
-        cpu_t,
-        cpu_steps,
-        grid=grid,
-        options=CPU_OPTIONS,
-        half_life_s=settings.cpu_half_life_s,
-        buckets=cpu_buckets,
-        bounds=bounds,
-    )
-    mem_rows = replay_rows(
+    cpu_rows, counters, cpu_usage = _cpu_replay(cpu_t, cpu_v, grid, settings, cpu_order.sorted)
+    conf = confidence(counters, settings.confidence_interval_s, samples_per_sample=per_sample)
+    mem_compiled = replay_compiled(
         peaks.values,
         1.0,
         peaks.window_end_s,
-        grid.bins(peaks.window_start_s),
+        peaks.window_start_s,
         grid=grid,
         options=MEMORY_OPTIONS,
         half_life_s=settings.memory_half_life_s,
+    )
+    mem_rows = (
+        mem_compiled.rows
+        if mem_compiled is not None
+        else replay_rows(
+            peaks.values,
+            1.0,
+            peaks.window_end_s,
+            grid.bins(peaks.window_start_s),
+            grid=grid,
+            options=MEMORY_OPTIONS,
+            half_life_s=settings.memory_half_life_s,
+        )
     )
     finite_mem = (
         mem_used
         if mem_order is not None and mem_order.clean
         else select(np.isfinite(mem_used), mem_used)[0]
     )
+    mem_usage = usage_compiled(finite_mem, MEMORY_OPTIONS)
     factors = confidence_factors(conf)
     rows: dict[Resource, EstimateRows] = {}
     for resource, histogram in (("cpu", cpu_rows), ("memory", mem_rows)):
@@ -211,10 +211,50 @@ def recommend_container(
     return ContainerVpa(
         rows=rows,
         usage={
-            "cpu": usage_from_counts(cpu_v, CPU_OPTIONS, cpu_buckets),
-            "memory": usage_from_counts(finite_mem, MEMORY_OPTIONS),
+            "cpu": cpu_usage,
+            "memory": mem_usage
+            if mem_usage is not None
+            else usage_from_counts(finite_mem, MEMORY_OPTIONS),
         },
         pod_minimum={res: pod_minimum_amount(res, settings, n_containers) for res in RESOURCES},
         oom_bump_bytes=float(peaks.oom_bumps.max()) if peaks.oom_bumps.size else 0.0,
         memory=MemorySamples(mem_t, mem_pod, mem_used, oom_t, oom_pod),
     )
+
+
+def _cpu_replay(
+    cpu_t: FloatArray, cpu_v: FloatArray, grid: ReplayGrid, settings: VpaSettings, in_order: bool
+) -> tuple[ReplayedHistogram, CpuCounters, Usage | None]:
+    """The CPU histogram replayed on ``grid``, its counters and the observed usage: one
+    compiled pass for times in order (``replay_compiled``), else the numpy passes."""
+    if in_order:
+        compiled = replay_compiled(
+            cpu_v,
+            MIN_SAMPLE_WEIGHT,
+            cpu_t,
+            cpu_t,
+            grid=grid,
+            options=CPU_OPTIONS,
+            half_life_s=settings.cpu_half_life_s,
+            counters=True,
+            times_sorted=True,
+        )
+        if compiled is not None and compiled.counters is not None:
+            return compiled.rows, compiled.counters, compiled.usage
+    # A subset of times in order is in order: the bounds of each replay step follow.
+    bounds = grid.step_bounds(cpu_t) if in_order else None
+    cpu_steps = None if bounds is not None else grid.bins(cpu_t)
+    cpu_buckets = CPU_OPTIONS.find_buckets(cpu_v)
+    counters = cpu_counters(cpu_t, cpu_steps, grid, bounds)
+    rows = replay_rows(
+        cpu_v,
+        MIN_SAMPLE_WEIGHT,
+        cpu_t,
+        cpu_steps,
+        grid=grid,
+        options=CPU_OPTIONS,
+        half_life_s=settings.cpu_half_life_s,
+        buckets=cpu_buckets,
+        bounds=bounds,
+    )
+    return rows, counters, usage_from_counts(cpu_v, CPU_OPTIONS, cpu_buckets)

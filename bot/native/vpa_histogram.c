@@ -1,0 +1,217 @@
+/* VPA histograms replayed on a time grid, in one pass over a series: the C twin of
+ * bot/recommend/vpa/aggregate.py (``replay_rows``, ``cpu_counters``, the bucket counts of
+ * ``usage_from_counts``) and of histogram.py (``find_buckets``, ``percentiles``). Read their
+ * docstrings for the model. Every floating-point sum is made in the order numpy makes it
+ * (``np.bincount`` adds the samples in order, ``np.cumsum`` adds the rows in order), so both give
+ * the same numbers to the bit (tests/native).
+ *
+ * Buckets: ``find_buckets`` is the comparison with the bucket starts (its logarithm is exact
+ * wherever it decides, and it compares with the start itself where the logarithm could be off),
+ * so a bucket here is the last b with starts[b] <= v, found from a table that only saves
+ * comparisons: any table gives the same bucket.
+ *
+ * Every kernel checks the values it reads and returns -1 (the caller runs the twin) on a value
+ * it does not take; no kernel reads or writes outside the arrays of the sizes it is given.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define SUB_BITS 7
+/* Sub-intervals per power of two in the guess table: 2^SUB_BITS. */
+
+/* Where to start looking for the bucket of a value: a table over the powers of two from
+ * 2^e0 on (`binades` of them), each cut in 2^SUB_BITS equal parts by the top mantissa bits,
+ * holding the bucket of each part's lowest value (``bot/native/vpa.py``, ``guess_table``). */
+typedef struct {
+    const int32_t *table;
+    int64_t e0;
+    int64_t binades;
+} Guess;
+
+/* The bucket of v (finite, >= 0): the last b in [0, nb) with starts[b] <= v (starts[0] == 0).
+ * The guess leaves at most one step up in the usual case (a part is narrower than a bucket);
+ * the loops make any guess exact. */
+static inline int64_t bucket_of(double v, const double *starts, int64_t nb, Guess g) {
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    int64_t j = (int64_t)((bits >> 52) & 0x7ff) - 1023 - g.e0;
+    int64_t b;
+    if (j < 0) {
+        b = 0;
+    } else if (j >= g.binades) {
+        b = nb - 1;
+    } else {
+        b = g.table[(j << SUB_BITS) | (int64_t)((bits >> (52 - SUB_BITS)) & ((1 << SUB_BITS) - 1))];
+        if (b < 0 || b >= nb) b = 0;
+    }
+    b += (int64_t)(b + 1 < nb) & (int64_t)(v >= starts[b + 1 < nb ? b + 1 : b]);
+    while (b + 1 < nb && v >= starts[b + 1]) b++;
+    while (b > 0 && v < starts[b]) b--;
+    return b;
+}
+
+/* One series into a grid of `steps` replay steps and `nb` buckets.
+ *
+ * step_t[i]: the time that gives sample i its step, floor((step_t - start_s) * inv_step)
+ * clipped to [0, steps - 1] (``ReplayGrid.bins``); v[i] its value (finite, >= 0); w[i] its
+ * weight. Out: cum (steps x nb): the weights of each (step, bucket) summed in sample order, then
+ * summed over the steps (row s holds steps 0..s) in the columns [lohi[0], lohi[1]) of the
+ * buckets some sample reached with a non-zero sum (the others are left 0); totals (steps): the
+ * weights per step, summed the same way; counts (nb): samples per bucket; vmax: the largest v.
+ * With step_counts and last_s (both or neither; the step times must then never decrease):
+ * samples in steps 0..s, and the step time of the last of them (-inf when none).
+ * Returns 0, or -1 for a value that is NaN, infinite or negative, a step time that is not
+ * finite (or decreases, when asked for the counters), or an empty grid.
+ */
+int tb_vpa_replay(const double *step_t, const double *v, const double *w, int64_t n,
+                  double start_s, double inv_step, int64_t steps, const double *starts,
+                  int64_t nb, const int32_t *table, int64_t e0, int64_t binades, double *cum,
+                  double *totals,
+                  int64_t *counts, double *step_counts, double *last_s, int64_t *lohi,
+                  double *vmax) {
+    if (n < 0 || steps < 1 || nb < 1 || binades < 0) return -1;
+    Guess guess = {table, e0, binades};
+    int counters = step_counts != NULL && last_s != NULL;
+    for (int64_t k = 0; k < steps * nb; k++) cum[k] = 0.0;
+    for (int64_t s = 0; s < steps; s++) totals[s] = 0.0;
+    for (int64_t b = 0; b < nb; b++) counts[b] = 0;
+    if (counters) {
+        for (int64_t s = 0; s < steps; s++) {
+            step_counts[s] = 0.0;
+            last_s[s] = -INFINITY;
+        }
+    }
+    double top = -INFINITY;
+    double last_step = (double)(steps - 1);
+    /* A run of samples in one step is summed in a register and stored when the run ends: the
+     * same additions in the same order as adding each to memory. */
+    int64_t cur_step = -1;
+    double step_sum = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double t = step_t[i], x = v[i];
+        if (!isfinite(t) || !(x >= 0.0 && x <= DBL_MAX)) return -1;
+        if (counters && i > 0 && t < step_t[i - 1]) return -1;
+        /* floor((t - start) * inv) clipped to [0, steps - 1]: below 0 is step 0, from
+         * steps - 1 on the last step, and in between floor is truncation. */
+        double f = (t - start_s) * inv_step;
+        int64_t s = f >= 0.0 ? (f < last_step ? (int64_t)f : steps - 1) : 0;
+        int64_t b = bucket_of(x, starts, nb, guess);
+        if (s != cur_step) {
+            if (cur_step >= 0) totals[cur_step] = step_sum;
+            cur_step = s;
+            step_sum = totals[s];
+        }
+        step_sum += w[i];
+        cum[s * nb + b] += w[i];
+        counts[b] += 1;
+        if (x > top) top = x;
+        if (counters) {
+            step_counts[s] = (double)(i + 1); /* in order: the samples up to this one */
+            last_s[s] = t;
+        }
+    }
+    if (cur_step >= 0) totals[cur_step] = step_sum;
+    *vmax = top;
+    int64_t lo = -1, hi = 0;
+    for (int64_t b = 0; b < nb; b++) {
+        int used = 0;
+        for (int64_t s = 0; s < steps && !used; s++) used = cum[s * nb + b] != 0.0;
+        if (used) {
+            if (lo < 0) lo = b;
+            hi = b + 1;
+        }
+    }
+    if (lo < 0) lo = 0;
+    lohi[0] = lo;
+    lohi[1] = hi;
+    for (int64_t s = 1; s < steps; s++) {
+        double *row = cum + s * nb, *above = cum + (s - 1) * nb;
+        for (int64_t b = lo; b < hi; b++) row[b] = above[b] + row[b];
+        totals[s] = totals[s - 1] + totals[s];
+    }
+    if (counters) {
+        for (int64_t s = 1; s < steps; s++) {
+            if (step_counts[s] < step_counts[s - 1]) step_counts[s] = step_counts[s - 1];
+            if (last_s[s] == -INFINITY) last_s[s] = last_s[s - 1];
+        }
+    }
+    return 0;
+}
+
+/* For each row of w (rows x cols, rows `stride` doubles apart) and each p: the bucket
+ * ``percentiles`` lands in, counted from the row's first column. From the first column with
+ * weight >= epsilon, the first column whose running sum reaches p x total (p x total <= 0: that
+ * first column), never past the last column >= epsilon. has[r] is 0 for a row without such a
+ * column (its hits are 0). hit is p-major: hit[k * rows + r].
+ * Returns 0, or -1 for a NaN or negative weight or a NaN total.
+ */
+int tb_percentile_rows(const double *w, int64_t rows, int64_t cols, int64_t stride,
+                       const double *totals, const double *ps, int64_t nps, double epsilon,
+                       int64_t *hit, int64_t *has) {
+    if (rows < 0 || cols < 0 || nps < 0 || stride < cols) return -1;
+    for (int64_t r = 0; r < rows; r++) {
+        const double *row = w + r * stride;
+        int64_t first = -1, last = -1;
+        if (isnan(totals[r])) return -1;
+        for (int64_t c = 0; c < cols; c++) {
+            if (!(row[c] >= 0.0)) return -1; /* NaN or negative */
+            if (row[c] >= epsilon) {
+                if (first < 0) first = c;
+                last = c;
+            }
+        }
+        has[r] = first >= 0;
+        for (int64_t k = 0; k < nps; k++) {
+            if (first < 0) {
+                hit[k * rows + r] = 0;
+                continue;
+            }
+            double wanted = ps[k] * totals[r];
+            int64_t found = first;
+            if (wanted > 0.0) {
+                double sum = 0.0;
+                found = last;
+                for (int64_t c = first; c <= last; c++) {
+                    sum += row[c];
+                    if (sum >= wanted) {
+                        found = c;
+                        break;
+                    }
+                }
+            }
+            hit[k * rows + r] = found;
+        }
+    }
+    return 0;
+}
+
+/* Samples per bucket of v (finite, >= 0) and the largest value: the bucket counts of
+ * ``usage_from_counts``. Returns 0, or -1 for a value that is NaN, infinite or negative. */
+int tb_bucket_counts(const double *v, int64_t n, const double *starts, int64_t nb,
+                     const int32_t *table, int64_t e0, int64_t binades, int64_t *counts,
+                     double *vmax) {
+    if (n < 0 || nb < 1 || binades < 0) return -1;
+    Guess guess = {table, e0, binades};
+    for (int64_t b = 0; b < nb; b++) counts[b] = 0;
+    double top = -INFINITY;
+    int64_t cur = -1, run = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double x = v[i];
+        if (!(x >= 0.0 && x <= DBL_MAX)) return -1;
+        /* A value in the bucket of the one before (the usual case for slowly varying usage)
+         * needs no search; a run of them is counted in a register. */
+        if (!(cur >= 0 && x >= starts[cur] && (cur + 1 >= nb || x < starts[cur + 1]))) {
+            int64_t b = bucket_of(x, starts, nb, guess);
+            if (cur >= 0) counts[cur] += run;
+            cur = b;
+            run = 0;
+        }
+        run++;
+        if (x > top) top = x;
+    }
+    if (cur >= 0) counts[cur] += run;
+    *vmax = top;
+    return 0;
+}

@@ -1,0 +1,226 @@
+"""The compiled VPA histogram passes and their numpy twins: the same numbers to the bit."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot import native
+from bot.native import vpa as native_vpa
+from bot.recommend.vpa.aggregate import (
+    ReplayGrid,
+    cpu_counters,
+    replay_compiled,
+    replay_rows,
+    usage_compiled,
+    usage_from_counts,
+)
+from bot.recommend.vpa.histogram import (
+    CPU_OPTIONS,
+    MEMORY_OPTIONS,
+    HistogramOptions,
+    _percentiles_2d,
+    linear_options,
+    percentiles,
+)
+
+DAY_S = 86400.0
+T0 = 1_700_000_000.0
+
+
+def _edge_values(options: HistogramOptions) -> np.ndarray:
+    """Every bucket start and its two neighbouring doubles: where a bucket could be off."""
+    s = options.starts
+    near = np.unique(np.concatenate([s, np.nextafter(s, -np.inf), np.nextafter(s, np.inf)]))
+    return near[near >= 0]
+
+
+def _same_replay(
+    values: np.ndarray, times: np.ndarray, options: HistogramOptions, grid: ReplayGrid
+) -> None:
+    """``replay_compiled`` against ``replay_rows``, ``cpu_counters`` and ``usage_from_counts``
+    (times in order: with the counters)."""
+    compiled = replay_compiled(
+        values,
+        0.1,
+        times,
+        times,
+        grid=grid,
+        options=options,
+        half_life_s=DAY_S,
+        counters=True,
+        times_sorted=True,
+    )
+    assert compiled is not None and compiled.counters is not None
+    buckets = options.find_buckets(values)
+    twin = replay_rows(
+        values, 0.1, times, None, grid=grid, options=options, half_life_s=DAY_S, buckets=buckets
+    )
+    assert compiled.rows.first_bucket == twin.first_bucket
+    assert np.array_equal(compiled.rows.used, twin.used)
+    assert np.array_equal(compiled.rows.totals, twin.totals)
+    assert compiled.rows.reference_s == twin.reference_s
+    counters = cpu_counters(times, None, grid)
+    assert np.array_equal(compiled.counters.counts, counters.counts)
+    assert np.array_equal(compiled.counters.last_s, counters.last_s)
+    assert compiled.counters.first_s == counters.first_s
+    assert compiled.usage == usage_from_counts(values, options, buckets)
+    assert compiled.usage == usage_from_counts(values, options)
+    p = (0.5, 0.9, 0.95)
+    assert np.array_equal(compiled.rows.percentiles(p), twin.percentiles(p))
+
+
+def test_the_kernels_are_built_where_the_suite_runs():
+    assert native.kernels() is not None
+    assert native_vpa.bucket_counts(np.array([1.0]), starts=CPU_OPTIONS.starts) is not None
+
+
+def test_switched_off_the_twins_run(monkeypatch):
+    monkeypatch.setenv(native.SWITCH, "off")
+    times = T0 + 60.0 * np.arange(10, dtype=np.float64)
+    grid = ReplayGrid.covering(T0, T0 + 600, 120.0)
+    assert (
+        replay_compiled(
+            np.ones(10), 1.0, times, times, grid=grid, options=CPU_OPTIONS, half_life_s=DAY_S
+        )
+        is None
+    )
+    assert usage_compiled(np.ones(10), MEMORY_OPTIONS) is None
+    assert native_vpa.percentile_rows(np.ones((2, 3)), np.ones(2), (0.5,), 1e-10) is None
+
+
+@pytest.mark.parametrize("options", [CPU_OPTIONS, MEMORY_OPTIONS], ids=["cpu", "memory"])
+def test_every_bucket_edge_lands_alike(options):
+    """The starts and their neighbours, in a shuffled order, over a few replay steps."""
+    values = _edge_values(options)
+    values = np.random.default_rng(3).permutation(values)
+    times = T0 + 60.0 * np.arange(values.size)
+    grid = ReplayGrid.covering(T0, float(times[-1]) + 60.0, 3600.0)
+    _same_replay(values, times, options, grid)
+    counts = native_vpa.bucket_counts(values, starts=options.starts)
+    assert counts is not None
+    assert np.array_equal(counts[0], np.bincount(options.find_buckets(values), minlength=176))
+
+
+finite_values = st.one_of(
+    st.floats(0.0, 5000.0),
+    st.floats(0.0, 2e12),
+    st.sampled_from([0.0, 0.01, 1e7, 5e-324, 1e300]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(finite_values, st.floats(0.0, 7 * DAY_S)), min_size=1, max_size=120),
+    st.sampled_from([600.0, 3600.0, 21600.0]),
+    st.floats(-DAY_S, DAY_S),
+    st.sampled_from([CPU_OPTIONS, MEMORY_OPTIONS]),
+)
+def test_random_series_replay_alike(rows, step_s, grid_shift, options):
+    """Any values (zero, tiny, huge), times in order with repeats, a grid that starts before,
+    at or after the first sample (every step clipped into range)."""
+    values = np.array([v for v, _ in rows], dtype=np.float64)
+    times = T0 + np.sort(np.array([t for _, t in rows], dtype=np.float64))
+    grid = ReplayGrid.covering(T0 + grid_shift, float(times[-1]) + 1.0, step_s)
+    _same_replay(values, times, options, grid)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(finite_values, st.floats(0.0, 7 * DAY_S)), min_size=1, max_size=60),
+)
+def test_steps_from_other_times_replay_alike(rows):
+    """Memory peaks: the step from one time (window start, any order), the decay from another."""
+    values = np.array([v for v, _ in rows], dtype=np.float64)
+    starts = T0 + np.array([t for _, t in rows], dtype=np.float64)
+    ends = starts + DAY_S
+    grid = ReplayGrid.covering(T0, T0 + 8 * DAY_S, 21600.0)
+    compiled = replay_compiled(
+        values, 1.0, ends, starts, grid=grid, options=MEMORY_OPTIONS, half_life_s=DAY_S
+    )
+    twin = replay_rows(
+        values,
+        1.0,
+        ends,
+        grid.bins(starts),
+        grid=grid,
+        options=MEMORY_OPTIONS,
+        half_life_s=DAY_S,
+    )
+    assert compiled is not None and compiled.counters is None
+    assert compiled.rows.first_bucket == twin.first_bucket
+    assert np.array_equal(compiled.rows.used, twin.used)
+    assert np.array_equal(compiled.rows.totals, twin.totals)
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.3])
+def test_two_weeks_of_minutes_replay_alike(noise):
+    rng = np.random.default_rng(11)
+    times = T0 + 60.0 * np.arange(14 * 1440)
+    daily = 1.0 + 0.5 * np.sin(2 * np.pi * (times % DAY_S) / DAY_S)
+    cpu = 0.4 * daily * rng.lognormal(0.0, noise, times.size) if noise else 0.4 * daily
+    grid = ReplayGrid.covering(T0, float(times[-1]) + 60.0, 21600.0)
+    _same_replay(cpu, times, CPU_OPTIONS, grid)
+    memory = 6e8 * (0.9 + 0.1 * daily) * (1 + noise * rng.random(times.size))
+    assert usage_compiled(memory, MEMORY_OPTIONS) == usage_from_counts(memory, MEMORY_OPTIONS)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -1.0])
+def test_values_the_kernels_do_not_take_go_to_the_twins(bad):
+    values = np.array([1.0, bad, 2.0])
+    times = T0 + 60.0 * np.arange(3, dtype=np.float64)
+    grid = ReplayGrid.covering(T0, T0 + 180, 60.0)
+    assert (
+        replay_compiled(
+            values, 1.0, times, times, grid=grid, options=CPU_OPTIONS, half_life_s=DAY_S
+        )
+        is None
+    )
+    assert native_vpa.bucket_counts(values, starts=CPU_OPTIONS.starts) is None
+    late = np.array([T0, T0 + 60, T0 + 30])  # the counters need times in order
+    assert (
+        replay_compiled(
+            np.ones(3),
+            1.0,
+            late,
+            late,
+            grid=grid,
+            options=CPU_OPTIONS,
+            half_life_s=DAY_S,
+            counters=True,
+        )
+        is None
+    )
+    linear = linear_options(10.0, 1.0, 1e-10)
+    assert usage_compiled(np.ones(3), linear) is None
+
+
+weights = st.one_of(st.just(0.0), st.floats(0.0, 1e-9), st.floats(0.0, 100.0))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(1, 6),
+    st.integers(1, 12),
+    st.data(),
+    st.lists(st.floats(0.0, 1.0), min_size=1, max_size=3),
+    st.integers(0, 5),
+)
+def test_percentile_rows_alike(rows, cols, data, ps, first_bucket):
+    """Rows with empty buckets, buckets lighter than epsilon (they still add to the running
+    sum), empty rows, totals above or below the rows' sums; a slice of a wider array."""
+    cells = data.draw(st.lists(weights, min_size=rows * cols, max_size=rows * cols))
+    w = np.zeros((rows, cols + 3))
+    w[:, 1 : cols + 1] = np.array(cells).reshape(rows, cols)
+    view = w[:, 1 : cols + 1]
+    totals = view.sum(axis=1) * data.draw(st.sampled_from([1.0, 0.5, 2.0]))
+    p = tuple(ps)
+    got = percentiles(view, totals, p, CPU_OPTIONS, first_bucket=first_bucket)
+    want = _percentiles_2d(view, totals, p, CPU_OPTIONS, first_bucket=first_bucket)
+    assert np.array_equal(got, want)
+    one = percentiles(view, totals, p[0], CPU_OPTIONS)
+    assert np.array_equal(one, _percentiles_2d(view, totals, p[0], CPU_OPTIONS))
