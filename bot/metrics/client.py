@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 import requests
+import urllib3
 from prometheus_api_client import PrometheusConnect
 from urllib3.util.retry import Retry
 
@@ -369,12 +370,16 @@ class PrometheusClient:
                     headers=headers,
                     auth=self._auth,
                     timeout=(min(config.connect_timeout_s, limit), limit),
+                    stream=True,
                 )
-                content = response.content
-            except requests.RequestException as exc:
+                try:  # the whole body at once: each HTTP chunk in one read, not in 10 KB parts
+                    content = response.raw.read(decode_content=True)
+                finally:
+                    response.close()
+            except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
                 if guard.fired:
                     raise _NoAnswer(_cut_off(limit)) from exc
-                if isinstance(exc, requests.Timeout):
+                if isinstance(exc, requests.Timeout | urllib3.exceptions.TimeoutError):
                     raise _NoAnswer(f"timed out: {excerpt(str(exc))}") from exc
                 raise _NoAnswer(f"cannot connect: {excerpt(str(exc))}") from exc
         if guard.fired:  # the shutdown may look like the end of a body sent without a length
