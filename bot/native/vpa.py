@@ -25,6 +25,10 @@ binades, cum*, totals*, counts*, step_counts*, last_s*, lohi*, vmax*) -> 0 | -1`
 _COUNTS = [_PTR, _I64, _PTR, _I64, _PTR, _I64, _I64, _PTR, _PTR]
 """``tb_bucket_counts(v*, n, starts*, nb, table*, e0, binades, counts*, vmax*) -> 0 | -1``."""
 
+_PEAKS = [_PTR, _PTR, _I64, _PTR, _I64, _F64, _PTR, _PTR, _PTR, _PTR, _PTR]
+"""``tb_memory_peaks(t*, pods*, pod_bytes, v*, n, interval, peak*, pod_of*, window_of*, t0_of*,
+entries*) -> 0 | -1``."""
+
 SUB_BITS = 7
 """Parts per power of two in a guess table (``vpa_histogram.c``)."""
 
@@ -200,3 +204,53 @@ def bucket_counts(values: np.ndarray, *, starts: np.ndarray) -> tuple[np.ndarray
         ctypes.addressof(top),
     )
     return (counts, top.value) if status == 0 else None
+
+
+def _pods(pods: np.ndarray) -> np.ndarray | None:
+    """Pod indices as the kernels read them (``int32`` or ``int64``, contiguous), or None."""
+    if pods.dtype not in (np.int32, np.int64):
+        return None
+    return np.ascontiguousarray(pods)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class WindowPeaks:
+    """One entry per (pod, window) with samples, pod by pod and window by window: the largest
+    value, the pod, the window (``k``) and the pod's first time."""
+
+    peak: np.ndarray
+    pod: np.ndarray
+    window: np.ndarray
+    t0: np.ndarray
+
+
+def memory_peaks(
+    times: np.ndarray, pods: np.ndarray, values: np.ndarray, interval_s: float
+) -> WindowPeaks | None:
+    """``tb_memory_peaks`` of samples grouped by pod in time order; None: run the twin."""
+    function = kernel("tb_memory_peaks", ctypes.c_int, _PEAKS)
+    p = _pods(pods) if function is not None else None
+    n = values.size
+    if function is None or p is None or not (times.size == pods.size == n):
+        return None
+    t, v = _f64(times), _f64(values)
+    peak, t0 = np.empty(n), np.empty(n)
+    pod, window = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    entries = ctypes.c_int64()
+    status = function(
+        t.ctypes.data,
+        p.ctypes.data,
+        p.itemsize,
+        v.ctypes.data,
+        n,
+        interval_s,
+        peak.ctypes.data,
+        pod.ctypes.data,
+        window.ctypes.data,
+        t0.ctypes.data,
+        ctypes.addressof(entries),
+    )
+    if status != 0:
+        return None
+    m = entries.value
+    return WindowPeaks(peak[:m], pod[:m], window[:m], t0[:m])

@@ -13,10 +13,17 @@
  * Every kernel checks the values it reads and returns -1 (the caller runs the twin) on a value
  * it does not take; no kernel reads or writes outside the arrays of the sizes it is given.
  */
-#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+/* A value the kernels take: finite and >= 0 with its sign bit clear (so no -0.0, whose maximum
+ * with 0.0 numpy may give either way): the top 12 bits below 0x7ff. */
+static inline int takes(double x) {
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    return (bits >> 52) < 0x7ff;
+}
 
 #define SUB_BITS 7
 /* Sub-intervals per power of two in the guess table: 2^SUB_BITS. */
@@ -55,14 +62,14 @@ static inline int64_t bucket_of(double v, const double *starts, int64_t nb, Gues
 /* One series into a grid of `steps` replay steps and `nb` buckets.
  *
  * step_t[i]: the time that gives sample i its step, floor((step_t - start_s) * inv_step)
- * clipped to [0, steps - 1] (``ReplayGrid.bins``); v[i] its value (finite, >= 0); w[i] its
+ * clipped to [0, steps - 1] (``ReplayGrid.bins``); v[i] its value (``takes``); w[i] its
  * weight. Out: cum (steps x nb): the weights of each (step, bucket) summed in sample order, then
  * summed over the steps (row s holds steps 0..s) in the columns [lohi[0], lohi[1]) of the
  * buckets some sample reached with a non-zero sum (the others are left 0); totals (steps): the
  * weights per step, summed the same way; counts (nb): samples per bucket; vmax: the largest v.
  * With step_counts and last_s (both or neither; the step times must then never decrease):
  * samples in steps 0..s, and the step time of the last of them (-inf when none).
- * Returns 0, or -1 for a value that is NaN, infinite or negative, a step time that is not
+ * Returns 0, or -1 for a value it does not take (``takes``), a step time that is not
  * finite (or decreases, when asked for the counters), or an empty grid.
  */
 int tb_vpa_replay(const double *step_t, const double *v, const double *w, int64_t n,
@@ -91,7 +98,7 @@ int tb_vpa_replay(const double *step_t, const double *v, const double *w, int64_
     double step_sum = 0.0;
     for (int64_t i = 0; i < n; i++) {
         double t = step_t[i], x = v[i];
-        if (!isfinite(t) || !(x >= 0.0 && x <= DBL_MAX)) return -1;
+        if (!isfinite(t) || !takes(x)) return -1;
         if (counters && i > 0 && t < step_t[i - 1]) return -1;
         /* floor((t - start) * inv) clipped to [0, steps - 1]: below 0 is step 0, from
          * steps - 1 on the last step, and in between floor is truncation. */
@@ -187,8 +194,8 @@ int tb_percentile_rows(const double *w, int64_t rows, int64_t cols, int64_t stri
     return 0;
 }
 
-/* Samples per bucket of v (finite, >= 0) and the largest value: the bucket counts of
- * ``usage_from_counts``. Returns 0, or -1 for a value that is NaN, infinite or negative. */
+/* Samples per bucket of v and the largest value: the bucket counts of ``usage_from_counts``.
+ * Returns 0, or -1 for a value it does not take (``takes``). */
 int tb_bucket_counts(const double *v, int64_t n, const double *starts, int64_t nb,
                      const int32_t *table, int64_t e0, int64_t binades, int64_t *counts,
                      double *vmax) {
@@ -199,7 +206,7 @@ int tb_bucket_counts(const double *v, int64_t n, const double *starts, int64_t n
     int64_t cur = -1, run = 0;
     for (int64_t i = 0; i < n; i++) {
         double x = v[i];
-        if (!(x >= 0.0 && x <= DBL_MAX)) return -1;
+        if (!takes(x)) return -1;
         /* A value in the bucket of the one before (the usual case for slowly varying usage)
          * needs no search; a run of them is counted in a register. */
         if (!(cur >= 0 && x >= starts[cur] && (cur + 1 >= nb || x < starts[cur + 1]))) {
@@ -213,5 +220,65 @@ int tb_bucket_counts(const double *v, int64_t n, const double *starts, int64_t n
     }
     if (cur >= 0) counts[cur] += run;
     *vmax = top;
+    return 0;
+}
+
+/* The memory window peaks of ``_peaks_in_order``: samples grouped by pod (pods never
+ * decrease), each pod's times never decreasing, values as ``takes``. A pod's windows start at
+ * its first time t0; sample i is in window k = floor((t - t0) / interval). Out, one entry per
+ * (pod, window) with samples, pod by pod and window by window: peak (the largest value),
+ * pod and window (k), and t0 of the pod; *entries their number (at most n).
+ *
+ * The division runs only near a window's end: below edge - margin (edge = t0 + (k + 1) x
+ * interval, margin a billionth of the magnitudes, far above any rounding) the formula is k.
+ * Returns 0, or -1 for a value it does not take, a time that is not finite or goes back
+ * within a pod, a negative pod or pods out of order, an unknown pod width or an interval that
+ * is not finite and > 0. */
+int tb_memory_peaks(const double *t, const void *p, int64_t pod_bytes, const double *v, int64_t n,
+                    double interval, double *peak, int64_t *pod_of, int64_t *window_of,
+                    double *t0_of, int64_t *entries) {
+    if ((pod_bytes != 4 && pod_bytes != 8) || !(interval > 0.0) || !isfinite(interval)) return -1;
+    const int32_t *p32 = (const int32_t *)p;
+    const int64_t *p64 = (const int64_t *)p;
+    int64_t m = -1, pod = 0, k = 0;
+    double t0 = 0.0, guard = 0.0, prev = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double ti = t[i], x = v[i];
+        int64_t b = pod_bytes == 4 ? p32[i] : p64[i];
+        if (!isfinite(ti) || !takes(x) || b < 0) return -1;
+        if (m < 0 || b != pod) {
+            if (m >= 0 && b < pod) return -1;
+            pod = b;
+            t0 = ti;
+            k = 0;
+        } else {
+            if (ti < prev) return -1;
+            if (ti >= guard) {
+                double f = floor((ti - t0) / interval);
+                if (!(f >= 0.0 && f < 9.0e15)) return -1;
+                if ((int64_t)f == k) {
+                    /* still in window k: no guard for it (check each sample to its end) */
+                    prev = ti;
+                    if (x > peak[m]) peak[m] = x;
+                    continue;
+                }
+                k = (int64_t)f;
+            } else {
+                prev = ti;
+                if (x > peak[m]) peak[m] = x;
+                continue;
+            }
+        }
+        /* a new (pod, window) entry */
+        m++;
+        peak[m] = x;
+        pod_of[m] = pod;
+        window_of[m] = k;
+        t0_of[m] = t0;
+        double edge = t0 + (double)(k + 1) * interval;
+        guard = edge - 1e-9 * (fabs(edge) + fabs(t0) + interval);
+        prev = ti;
+    }
+    *entries = m + 1;
     return 0;
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from bot.native import vpa as native_vpa
 from bot.recommend.vpa.aggregate import (
     ReplayGrid,
     cpu_counters,
+    memory_peaks,
     replay_compiled,
     replay_rows,
     usage_compiled,
@@ -224,3 +226,64 @@ def test_percentile_rows_alike(rows, cols, data, ps, first_bucket):
     assert np.array_equal(got, want)
     one = percentiles(view, totals, p[0], CPU_OPTIONS)
     assert np.array_equal(one, _percentiles_2d(view, totals, p[0], CPU_OPTIONS))
+
+
+def _twin(function, *args, **kwargs):
+    """``function`` run with the kernels switched off."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setenv(native.SWITCH, "off")
+        return function(*args, **kwargs)
+
+
+def _peaks_alike(t, p, v, interval_s: float) -> None:
+    empty_f, empty_i = np.zeros(0), np.zeros(0, dtype=np.int64)
+    kw: dict[str, Any] = {
+        "oom_times_s": empty_f,
+        "oom_pods": empty_i,
+        "oom_request_bytes": empty_f,
+        "interval_s": interval_s,
+        "oom_bump_up_ratio": 1.2,
+        "oom_min_bump_up_bytes": 1e8,
+    }
+    assert native_vpa.memory_peaks(t, p, v, interval_s) is not None
+    got = memory_peaks(t, p, v, **kw)
+    want = _twin(memory_peaks, t, p, v, **kw)
+    for name in ("values", "window_start_s", "window_end_s", "oom_bumps"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.floats(0.0, 10 * DAY_S), st.integers(0, 4), st.floats(0.0, 2e9)),
+        min_size=1,
+        max_size=60,
+    ),
+    st.sampled_from([3600.0, DAY_S, 7.0]),
+    st.sampled_from([np.int32, np.int64]),
+)
+def test_memory_peaks_alike(rows, interval_s, pod_type):
+    """Pods in order, each pod's times in order (repeats included), windows from each pod's
+    first sample; times near window edges come from the short interval."""
+    rows = sorted(rows, key=lambda r: (r[1], r[0]))
+    t = T0 + np.array([r[0] for r in rows], dtype=np.float64)
+    p = np.array([r[1] for r in rows], dtype=pod_type)
+    v = np.array([r[2] for r in rows], dtype=np.float64)
+    _peaks_alike(t, p, v, interval_s)
+
+
+def test_two_weeks_of_memory_peaks_alike():
+    rng = np.random.default_rng(5)
+    t = np.concatenate([T0 + 60.0 * np.arange(14 * 1440), T0 + 7.5 + 60.0 * np.arange(7 * 1440)])
+    p = np.repeat(np.array([0, 1], dtype=np.int32), [14 * 1440, 7 * 1440])
+    v = 5e8 + 1e8 * rng.random(t.size)
+    _peaks_alike(t, p, v, DAY_S)
+
+
+def test_memory_peaks_refuse_what_the_twin_handles():
+    t = T0 + 60.0 * np.arange(4, dtype=np.float64)
+    ones = np.ones(4)
+    assert native_vpa.memory_peaks(t, np.array([0, 1, 0, 1]), ones, DAY_S) is None
+    assert native_vpa.memory_peaks(t[::-1].copy(), np.zeros(4, dtype=np.int64), ones, DAY_S) is None
+    assert native_vpa.memory_peaks(t, np.zeros(4, dtype=np.int64), -ones, DAY_S) is None
+    assert native_vpa.memory_peaks(t, np.zeros(4, dtype=np.int16), ones, DAY_S) is None

@@ -340,6 +340,9 @@ def memory_peaks(
         if order is None:
             order = sample_order(times_s, pods, usage_bytes, strict=False)
         if order.all_accepted:
+            compiled = native_vpa.memory_peaks(times_s, pods, usage_bytes, interval_s)
+            if compiled is not None:
+                return _peaks_of_entries(compiled, interval_s)
             fast = _peaks_in_order(times_s, pods, usage_bytes, interval_s, one_pod=order.one_pod)
             if fast is not None:
                 return fast
@@ -393,6 +396,16 @@ def _window_peaks(
     starts = t0[pod_of] + win_of * interval_s
     order = np.argsort(starts + interval_s, kind="stable")
     return MemoryPeaks(peak[present][order], starts[order], (starts + interval_s)[order], bumps)
+
+
+def _peaks_of_entries(entries: native_vpa.WindowPeaks, interval_s: float) -> MemoryPeaks:
+    """``_window_peaks`` of the compiled (pod, window) entries, which come in the order of the
+    peak table's cells."""
+    starts = entries.t0 + entries.window * interval_s
+    order = np.argsort(starts + interval_s, kind="stable")
+    return MemoryPeaks(
+        entries.peak[order], starts[order], (starts + interval_s)[order], np.zeros(0)
+    )
 
 
 MAX_POD_RUNS = 64
