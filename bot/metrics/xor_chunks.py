@@ -374,13 +374,14 @@ _COMPILED_ERRORS = {
 """The compiled decoder's errors, in the words of ``decode_xor``."""
 
 
-def decode(
-    data: bytes, starts: np.ndarray, ends: np.ndarray
+def samples(
+    data: bytes, starts: np.ndarray, ends: np.ndarray, *, start_ms: int, end_ms: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``decode_xor``'s answer by the compiled decoder (``bot/native/xor_chunks.c``, one call
-    for all chunks), or by ``decode_xor`` itself when the kernel is not built. Both give the
-    same samples to the bit and refuse the same chunks (when several chunks are broken, they
-    may name different faults first)."""
+    """(times s, values, samples kept per chunk) of the XOR chunks ``data[starts[i]:ends[i]]``,
+    in ``[start_ms, end_ms]`` without stale markers, chunk after chunk: by the compiled decoder
+    (``bot/native/xor_chunks.c``, one call for all chunks), or by its twins ``decode_xor`` and
+    ``_kept`` when it is not built. Both give the same samples to the bit and refuse the same
+    chunks (when several chunks are broken, they may name different faults first)."""
     starts = np.asarray(starts, dtype=np.uint64)
     ends = np.asarray(ends, dtype=np.uint64)
     octets = np.frombuffer(data, dtype=np.uint8)
@@ -390,13 +391,44 @@ def decode(
         raise RemoteReadError("chunk holds fewer bits than its sample count needs")
     offsets = np.zeros(len(starts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    answer = compiled.decode(data, starts.astype(np.int64), ends.astype(np.int64), offsets)
+    answer = compiled.samples(
+        data,
+        starts.astype(np.int64),
+        ends.astype(np.int64),
+        offsets,
+        start_ms=start_ms,
+        end_ms=end_ms,
+    )
     if answer is None:
-        return decode_xor(_Bits(data), starts, ends)
-    stamps, values, status, _ = answer
+        stamps, bits, counts = decode_xor(_Bits(data), starts, ends)
+        return _kept(stamps, bits, counts, start_ms=start_ms, end_ms=end_ms)
+    times, bits, kept, status, _ = answer
     if status != compiled.OK:
         raise RemoteReadError(_COMPILED_ERRORS.get(status, f"chunk decoder status {status}"))
-    return stamps, values, counts
+    return times, bits.view(np.float64), kept
+
+
+def _kept(
+    stamps: np.ndarray, bits: np.ndarray, counts: np.ndarray, *, start_ms: int, end_ms: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(times s, values, samples kept per chunk) of decoded chunks: those in
+    ``[start_ms, end_ms]``, without stale markers. Only the chunks that cross an end of the
+    range are checked sample by sample: the others lie inside it whole."""
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    full = np.flatnonzero(counts)
+    stale = bits == U64(STALE_NAN_BITS)
+    crossing = full[(stamps[offsets[full]] < start_ms) | (stamps[offsets[full + 1] - 1] > end_ms)]
+    if len(crossing) or bool(stale.any()):
+        keep = ~stale
+        for chunk in crossing.tolist():
+            lo, hi = offsets[chunk], offsets[chunk + 1]
+            keep[lo:hi] &= (stamps[lo:hi] >= start_ms) & (stamps[lo:hi] <= end_ms)
+        kept = np.zeros(len(keep) + 1, dtype=np.int64)
+        np.cumsum(keep, out=kept[1:])
+        counts = kept[offsets[1:]] - kept[offsets[:-1]]
+        stamps, bits = stamps[keep], bits[keep]
+    return stamps / 1000.0, bits.view(np.float64), counts
 
 
 Layout = tuple[list[dict[str, str]], np.ndarray, np.ndarray, np.ndarray]
@@ -444,52 +476,27 @@ def decode_chunked_response(body: bytes, start_ms: int, end_ms: int) -> list[Raw
     (stale markers dropped, as in ``decode_read_response``)."""
     try:
         labels, series, starts, ends = layout(body, frames(body))
-        stamps, bits, counts = decode(body, starts, ends)
+        times, values, kept = samples(body, starts, ends, start_ms=start_ms, end_ms=end_ms)
     except (IndexError, UnicodeDecodeError) as exc:
         raise RemoteReadError(f"malformed ChunkedReadResponse: {exc}") from exc
-    return _series(labels, series, stamps, bits, counts, start_ms=start_ms, end_ms=end_ms)
+    return _series(labels, series, times, values, kept)
 
 
 def _series(
     labels: list[dict[str, str]],
     series: np.ndarray,
-    stamps: np.ndarray,
-    bits: np.ndarray,
-    counts: np.ndarray,
-    *,
-    start_ms: int,
-    end_ms: int,
+    times: np.ndarray,
+    values: np.ndarray,
+    kept: np.ndarray,
 ) -> list[RawSeries]:
-    """The decoded samples of each series (``labels``; ``series``: that of each chunk), in ``[start_ms, end_ms]``, without
-    stale markers. Only the chunks that cross an end of the range are checked sample by
-    sample: the others lie inside it whole."""
-    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    full = np.flatnonzero(counts)
-    keep: np.ndarray | None = None
-    stale = bits == U64(STALE_NAN_BITS)
-    crossing = full[(stamps[offsets[full]] < start_ms) | (stamps[offsets[full + 1] - 1] > end_ms)]
-    if len(crossing) or bool(stale.any()):
-        keep = ~stale
-        for chunk in crossing.tolist():
-            lo, hi = offsets[chunk], offsets[chunk + 1]
-            keep[lo:hi] &= (stamps[lo:hi] >= start_ms) & (stamps[lo:hi] <= end_ms)
-        kept = np.zeros(len(keep) + 1, dtype=np.int64)
-        np.cumsum(keep, out=kept[1:])
-        counts = kept[offsets[1:]] - kept[offsets[:-1]]
+    """The samples of each series (``labels``; ``series``: that of each chunk, ``kept``: its
+    samples in ``times`` and ``values``, chunk after chunk)."""
     if len(series) > 1 and bool((np.diff(series) < 0).any()):  # parts of a series apart
-        order = np.argsort(
-            np.repeat(series, counts if keep is None else offsets[1:] - offsets[:-1]), kind="stable"
-        )
-        stamps, bits = stamps[order], bits[order]
-        keep = None if keep is None else keep[order]
-    if keep is not None:
-        stamps, bits = stamps[keep], bits[keep]
-    per_series = np.bincount(series, weights=counts, minlength=len(labels))
+        order = np.argsort(np.repeat(series, kept), kind="stable")
+        times, values = times[order], values[order]
+    per_series = np.bincount(series, weights=kept, minlength=len(labels))
     bounds = np.zeros(len(labels) + 1, dtype=np.int64)
     np.cumsum(per_series.astype(np.int64), out=bounds[1:])
-    times = stamps / 1000.0
-    values = bits.view(np.float64)
     return [
         (found, times[bounds[i] : bounds[i + 1]], values[bounds[i] : bounds[i + 1]])
         for i, found in enumerate(labels)

@@ -12,8 +12,12 @@ import numpy as np
 from bot.native import kernel
 
 _I64, _PTR = ctypes.c_int64, ctypes.c_void_p
-_SIGNATURE = [_PTR, _I64, _PTR, _PTR, _I64, _PTR, _PTR, _PTR, _PTR]
-"""``tb_xor_decode(data*, size, starts*, ends*, n, offsets*, out_t*, out_v*, where*) -> status``."""
+_SIGNATURE = [_PTR, _I64, _PTR, _PTR, _I64, _PTR, _I64, _I64, _PTR, _PTR, _PTR, _PTR, _PTR]
+"""``tb_xor_samples(data*, size, starts*, ends*, n, offsets*, start_ms, end_ms, scratch*,
+out_s*, out_v*, kept*, where*) -> status``."""
+
+CHUNK_MAX = 65536
+"""Samples one chunk may hold (a 16-bit count)."""
 
 OK = 0
 TABLE = 1
@@ -28,15 +32,22 @@ WINDOW = 5
 """An XOR window of more than 64 bits (leading zeros + significant bits)."""
 
 
-def decode(
-    data: bytes, starts: np.ndarray, ends: np.ndarray, offsets: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, int, int] | None:
-    """(times ms ``int64``, value bits ``uint64``, status, chunk) of the XOR chunks at
-    ``data[starts[i]:ends[i]]``, chunk ``i``'s samples at ``offsets[i]:offsets[i + 1]``
-    (``offsets``: ``n + 1`` sample offsets from 0, each chunk's count as its first two bytes
-    say); status ``OK`` or the first error met (module constants) and the chunk that has it.
-    ``None`` when the kernel is not built: run the twin then."""
-    run = kernel("tb_xor_decode", ctypes.c_int, _SIGNATURE)
+def samples(
+    data: bytes,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    offsets: np.ndarray,
+    *,
+    start_ms: int,
+    end_ms: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int] | None:
+    """(times s ``float64``, value bits ``uint64``, samples kept per chunk, status, chunk) of
+    the XOR chunks at ``data[starts[i]:ends[i]]`` (``offsets``: ``n + 1`` sample offsets from
+    0, each chunk's count as its first two bytes say): the samples in ``[start_ms, end_ms]``
+    without stale markers, as ``bot/metrics/xor_chunks.py``'s ``decode_xor`` and ``_kept``
+    give them; status ``OK`` or the first error met (module constants) and the chunk that has
+    it. ``None`` when the kernel is not built: run the twins then."""
+    run = kernel("tb_xor_samples", ctypes.c_int, _SIGNATURE)
     if run is None:
         return None
     buffer = np.frombuffer(data, dtype=np.uint8)
@@ -45,9 +56,11 @@ def decode(
     offset = np.ascontiguousarray(offsets, dtype=np.int64)
     if not (len(first) == len(last) == len(offset) - 1):
         raise ValueError("starts, ends and offsets of different chunks")
-    total = int(offset[-1])
-    out_t = np.empty(max(total, 0), dtype=np.int64)
-    out_v = np.empty(max(total, 0), dtype=np.uint64)
+    total = max(int(offset[-1]), 0)
+    scratch = np.empty(CHUNK_MAX, dtype=np.int64)
+    out_s = np.empty(total, dtype=np.float64)
+    out_v = np.empty(total, dtype=np.uint64)
+    kept = np.zeros(len(first), dtype=np.int64)
     where = ctypes.c_int64(-1)
     status = run(
         buffer.ctypes.data,
@@ -56,11 +69,16 @@ def decode(
         last.ctypes.data,
         len(first),
         offset.ctypes.data,
-        out_t.ctypes.data,
+        start_ms,
+        end_ms,
+        scratch.ctypes.data,
+        out_s.ctypes.data,
         out_v.ctypes.data,
+        kept.ctypes.data,
         ctypes.addressof(where),
     )
-    return out_t, out_v, int(status), where.value
+    n = int(kept.sum()) if status == OK else 0
+    return out_s[:n], out_v[:n], kept, int(status), where.value
 
 
 _TABLE_SIGNATURE = [_PTR, _I64, _PTR, _I64, _PTR, _I64, _PTR, _I64, _PTR, _I64, _PTR, _PTR]

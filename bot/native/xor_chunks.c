@@ -1,12 +1,16 @@
 /* Prometheus' XOR chunks (tsdb/chunkenc/xor.go) decoded chunk after chunk: the C twin of
- * bot/metrics/xor_chunks.py's ``decode_xor`` (read its module doc for the encoding). Every
- * timestamp and value bit pattern is the one the numpy decoder gives.
+ * bot/metrics/xor_chunks.py's ``decode_xor`` and ``_kept`` (read its module doc for the
+ * encoding). Every time and value bit pattern is the one the numpy decoder gives.
  *
+ * tb_xor_samples:
  * data, size:   the answer's bytes (untrusted: every read is checked against its chunk's end);
  * starts, ends: n chunk data spans in data (the 2-byte sample count, then the bit stream);
- * offsets:      n + 1 sample offsets (chunk i's samples go to out[offsets[i]..offsets[i+1]]),
- *               offsets[n] the length of out_t and out_v;
- * out_t:        times (ms, int64); out_v: value bits (uint64).
+ * offsets:      n + 1 sample offsets from 0 (chunk i holds offsets[i + 1] - offsets[i] samples,
+ *               as its first two bytes say), offsets[n] the length of out_s and out_v;
+ * start_ms, end_ms: the range asked for (samples out of it dropped, as ``_kept`` does);
+ * scratch:      65,536 int64 (one chunk's times in ms);
+ * out_s:        times (seconds: ms / 1000.0); out_v: value bits; kept: samples kept per chunk,
+ *               written one chunk after the other (stale markers dropped).
  * Returns 0, or the first error met (TB_XOR_* below; *where = the chunk that has it).
  */
 #include <stdint.h>
@@ -18,6 +22,7 @@
 #define TB_XOR_VARINT 3      /* a varint longer than 10 bytes */
 #define TB_XOR_PAST_END 4    /* the chunk's samples run past its end */
 #define TB_XOR_WINDOW 5      /* leading zeros + significant bits > 64 */
+#define STALE_NAN_BITS 0x7FF0000000000002ULL /* value.StaleNaN: dropped */
 
 typedef struct {
     const uint8_t *p; /* the bit stream's first byte */
@@ -154,9 +159,10 @@ static int chunk(reader *r, int64_t count, int64_t *out_t, uint64_t *out_v) {
     return TB_XOR_OK;
 }
 
-int tb_xor_decode(const uint8_t *data, int64_t size, const int64_t *starts, const int64_t *ends,
-                  int64_t n, const int64_t *offsets, int64_t *out_t, uint64_t *out_v,
-                  int64_t *where) {
+int tb_xor_samples(const uint8_t *data, int64_t size, const int64_t *starts,
+                   const int64_t *ends, int64_t n, const int64_t *offsets, int64_t start_ms,
+                   int64_t end_ms, int64_t *scratch, double *out_s, uint64_t *out_v,
+                   int64_t *kept, int64_t *where) {
     int64_t total = offsets[n];
     if (offsets[0] != 0 || total < 0) return TB_XOR_TABLE;
     for (int64_t i = 0; i < n; i++) { /* the whole table first, as numpy checks counts first */
@@ -167,14 +173,29 @@ int tb_xor_decode(const uint8_t *data, int64_t size, const int64_t *starts, cons
         if (offsets[i + 1] - offsets[i] != count || offsets[i + 1] > total) return TB_XOR_TABLE;
         if (count > 1 + (e - s - 2) * 4) return TB_XOR_FEWER_BITS;
     }
+    int64_t w = 0; /* samples kept so far: never past offsets[i], so inside out_s and out_v */
     for (int64_t i = 0; i < n; i++) {
         int64_t count = offsets[i + 1] - offsets[i];
+        kept[i] = 0;
         if (count == 0) continue;
         *where = i;
         reader r = {data + starts[i] + 2, ends[i] - starts[i] - 2, 0, 0};
         r.nbits = (uint64_t)r.len * 8;
-        int status = chunk(&r, count, out_t + offsets[i], out_v + offsets[i]);
+        uint64_t *v = out_v + w;
+        int status = chunk(&r, count, scratch, v);
         if (status != TB_XOR_OK) return status;
+        /* as _kept: the range checked only in chunks whose first or last sample is out of it */
+        int crossing = scratch[0] < start_ms || scratch[count - 1] > end_ms;
+        int64_t m = 0;
+        for (int64_t k = 0; k < count; k++) {
+            int64_t t = scratch[k];
+            if (v[k] == STALE_NAN_BITS || (crossing && (t < start_ms || t > end_ms))) continue;
+            out_s[w + m] = (double)t / 1000.0;
+            v[m] = v[k];
+            m++;
+        }
+        kept[i] = m;
+        w += m;
     }
     return TB_XOR_OK;
 }

@@ -53,9 +53,9 @@ def _same(body: bytes, start: int = EVERYTHING[0], end: int = EVERYTHING[1]) -> 
 
 def test_the_decoder_is_built_where_the_suite_runs(monkeypatch):
     args = (b"", np.zeros(0), np.zeros(0), np.zeros(1))
-    assert xor.decode(*args) is not None
+    assert xor.samples(*args, start_ms=0, end_ms=1) is not None
     monkeypatch.setenv(native.SWITCH, "off")
-    assert xor.decode(*args) is None
+    assert xor.samples(*args, start_ms=0, end_ms=1) is None
 
 
 def test_every_code_and_64_bit_jumps_decode_alike():
@@ -63,6 +63,22 @@ def test_every_code_and_64_bit_jumps_decode_alike():
         got = _same(response(series_message({"p": "a"}, [chunk_message(points)])))
         assert isinstance(got, list) and len(got) == 1
         assert len(got[0][1]) == 8 * sum(_bits(v) != STALE_NAN_BITS for _, v in points)
+
+
+@pytest.mark.parametrize(
+    ("points", "start", "end", "count"),
+    [
+        (EVERY_CODE, T0 + 1, T0 + 2_000_000_000, 6),  # cut at both ends, a stale marker dropped
+        (EVERY_CODE, T0 + 2_000_060_002, T0 + 2_000_060_002, 1),
+        (EVERY_CODE, T0 + 10**12, T0 + 10**13, 0),
+        # first and last sample inside: the chunk is taken whole, as the twin does
+        (BACK_IN_TIME, T0 - 2**40 + 3, T0, len(BACK_IN_TIME)),
+        (BACK_IN_TIME, T0 - 2**40 + 8, T0 + 9, 9),  # even with its last sample before it
+    ],
+)
+def test_the_range_is_cut_alike(points, start, end, count):
+    got = _same(response(series_message({"p": "a"}, [chunk_message(points)])), start, end)
+    assert isinstance(got, list) and len(got[0][1]) == 8 * count
 
 
 def test_split_series_trimmed_and_shuffled_decode_alike():
@@ -103,8 +119,11 @@ def test_broken_chunks_are_refused_alike(data, message):
 
 def test_the_kernel_checks_the_table_it_is_given():
     data = GOOD + bytes(4)
-    ok = xor.decode(data, np.array([0]), np.array([len(GOOD)]), np.array([0, len(EVERY_CODE)]))
-    assert ok is not None and ok[2] == xor.OK
+    window = {"start_ms": 0, "end_ms": 2**62}
+    ok = xor.samples(
+        data, np.array([0]), np.array([len(GOOD)]), np.array([0, len(EVERY_CODE)]), **window
+    )
+    assert ok is not None and ok[3] == xor.OK and ok[2].tolist() == [len(EVERY_CODE) - 1]
     for starts, ends, offsets in (
         ([0], [len(data) + 1], [0, len(EVERY_CODE)]),  # past the data
         ([-1], [len(GOOD)], [0, len(EVERY_CODE)]),
@@ -112,8 +131,8 @@ def test_the_kernel_checks_the_table_it_is_given():
         ([0], [len(GOOD)], [0, 3]),  # offsets that do not hold the count
         ([0], [len(GOOD)], [1, len(EVERY_CODE) + 1]),
     ):
-        got = xor.decode(data, np.array(starts), np.array(ends), np.array(offsets))
-        assert got is not None and got[2] == xor.TABLE
+        got = xor.samples(data, np.array(starts), np.array(ends), np.array(offsets), **window)
+        assert got is not None and got[3] == xor.TABLE
 
 
 values = st.one_of(
