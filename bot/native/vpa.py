@@ -254,3 +254,88 @@ def memory_peaks(
         return None
     m = entries.value
     return WindowPeaks(peak[:m], pod[:m], window[:m], t0[:m])
+
+
+_ESTIMATE = [_PTR, _I64, _I64, _I64, _PTR, _I64, _PTR, _I64, _F64, _PTR, _I64, _F64, _PTR, _PTR]
+_ESTIMATE += [_F64, _I64, _F64, _I64, _F64, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR]
+"""``tb_vpa_estimate(w*, steps, cols, stride, totals*, first_bucket, upper_edges*, nb, epsilon,
+ps*, cpu, margin, upper_factor*, lower_factor*, pod_min, has_min, min_amount, has_max,
+max_amount, target*, lower*, upper*, uncapped*, unfloored*, capped_by*) -> 0 | -1``."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Estimated:
+    """Per replay step: capped target, lower and upper bound, uncapped and unfloored target
+    (cores or bytes); ``capped_by`` 0, 1 (minAllowed) or 2 (maxAllowed) at the last step."""
+
+    target: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    uncapped: np.ndarray
+    unfloored: np.ndarray
+    capped_by: int
+
+
+def estimate(
+    weights: np.ndarray,
+    totals: np.ndarray,
+    *,
+    first_bucket: int,
+    upper_edges: np.ndarray,
+    epsilon: float,
+    percentiles: tuple[float, float, float],
+    cpu: bool,
+    margin: float,
+    upper_factor: np.ndarray,
+    lower_factor: np.ndarray,
+    pod_min: float,
+    min_amount: float | None,
+    max_amount: float | None,
+) -> Estimated | None:
+    """The estimator chain over the replayed rows ``weights`` (steps x buckets from
+    ``first_bucket``) in one compiled pass; None: run the twin."""
+    function = kernel("tb_vpa_estimate", ctypes.c_int, _ESTIMATE)
+    if function is None or weights.ndim != 2 or weights.dtype != np.float64:
+        return None
+    steps, cols = weights.shape
+    if steps < 1 or (cols and (weights.strides[1] != 8 or weights.strides[0] < 8 * cols)):
+        return None
+    stride = weights.strides[0] // 8 if cols else 0
+    tot = _f64(totals)
+    edges = _f64(upper_edges)
+    up, low = _f64(upper_factor), _f64(lower_factor)
+    if tot.size != steps or up.size != steps or low.size != steps or weights.strides[0] % 8:
+        return None
+    ps = np.array(percentiles, dtype=np.float64)
+    out = np.empty((5, steps))
+    capped_by = ctypes.c_int64()
+    status = function(
+        weights.ctypes.data,
+        steps,
+        cols,
+        stride,
+        tot.ctypes.data,
+        first_bucket,
+        edges.ctypes.data,
+        edges.size,
+        epsilon,
+        ps.ctypes.data,
+        int(cpu),
+        margin,
+        up.ctypes.data,
+        low.ctypes.data,
+        pod_min,
+        int(bool(min_amount)),
+        min_amount or 0.0,
+        int(bool(max_amount)),
+        max_amount or 0.0,
+        out[0].ctypes.data,
+        out[1].ctypes.data,
+        out[2].ctypes.data,
+        out[3].ctypes.data,
+        out[4].ctypes.data,
+        ctypes.addressof(capped_by),
+    )
+    if status != 0:
+        return None
+    return Estimated(out[0], out[1], out[2], out[3], out[4], capped_by.value)

@@ -282,3 +282,83 @@ int tb_memory_peaks(const double *t, const void *p, int64_t pod_bytes, const dou
     *entries = m + 1;
     return 0;
 }
+
+/* ``resourceAmountFromFloat``: clamp to [0, 1e14] (NaN is 0) and truncate (``amounts.py``). */
+static inline double amount_from_float(double x) {
+    return trunc(fmin(fmax(x, 0.0), 1e14));
+}
+
+/* The estimator chain of one resource at the end of each replay step (``estimator.estimate``):
+ * percentiles (target, lower, upper: ps) of the replayed rows (w: steps x cols, rows `stride`
+ * apart, column c is bucket first_bucket + c; upper_edges: the value of each bucket), to amounts
+ * (x 1000 when `cpu`), margin, confidence factors (upper_factor, lower_factor per step), the
+ * per-pod minimum, then capping (min_amount when has_min, max_amount when has_max); values back
+ * (/ 1000 when `cpu`). Out per step: target, lower, upper (capped), uncapped target, unfloored
+ * target; *capped_by 0, 1 (minAllowed raised the last target) or 2 (maxAllowed lowered it).
+ * Returns 0, or -1 for a NaN or negative weight, a NaN total or an unknown column. */
+int tb_vpa_estimate(const double *w, int64_t steps, int64_t cols, int64_t stride,
+                    const double *totals, int64_t first_bucket, const double *upper_edges,
+                    int64_t nb, double epsilon, const double *ps, int64_t cpu, double margin,
+                    const double *upper_factor, const double *lower_factor, double pod_min,
+                    int64_t has_min, double min_amount, int64_t has_max, double max_amount,
+                    double *target, double *lower, double *upper, double *uncapped,
+                    double *unfloored, int64_t *capped_by) {
+    if (steps < 1 || cols < 0 || stride < cols || first_bucket < 0 || first_bucket + cols > nb)
+        return -1;
+    double last_target = 0.0, last_capped = 0.0;
+    for (int64_t r = 0; r < steps; r++) {
+        const double *row = w + r * stride;
+        int64_t first = -1, last = -1;
+        if (isnan(totals[r])) return -1;
+        for (int64_t c = 0; c < cols; c++) {
+            if (!(row[c] >= 0.0)) return -1;
+            if (row[c] >= epsilon) {
+                if (first < 0) first = c;
+                last = c;
+            }
+        }
+        double amount[3];
+        for (int k = 0; k < 3; k++) {
+            double value = 0.0;
+            if (first >= 0) {
+                double wanted = ps[k] * totals[r];
+                int64_t found = first;
+                if (wanted > 0.0) {
+                    double sum = 0.0;
+                    found = last;
+                    for (int64_t c = first; c <= last; c++) {
+                        sum += row[c];
+                        if (sum >= wanted) {
+                            found = c;
+                            break;
+                        }
+                    }
+                }
+                value = upper_edges[first_bucket + found];
+            }
+            double a = amount_from_float(cpu ? value * 1000.0 : value);
+            amount[k] = a + amount_from_float(a * margin);
+        }
+        amount[2] = amount_from_float(amount[2] * upper_factor[r]);
+        amount[1] = amount_from_float(amount[1] * lower_factor[r]);
+        double raw = amount[0];
+        double capped[3];
+        for (int k = 0; k < 3; k++) {
+            double a = amount[k] > pod_min ? amount[k] : pod_min;
+            amount[k] = a;
+            if (has_min && !(a >= min_amount)) a = min_amount;
+            if (has_max && !(a <= max_amount)) a = max_amount;
+            capped[k] = a;
+        }
+        double div = cpu ? 1000.0 : 1.0;
+        target[r] = cpu ? capped[0] / div : capped[0];
+        lower[r] = cpu ? capped[1] / div : capped[1];
+        upper[r] = cpu ? capped[2] / div : capped[2];
+        uncapped[r] = cpu ? amount[0] / div : amount[0];
+        unfloored[r] = cpu ? raw / div : raw;
+        last_target = amount[0];
+        last_capped = capped[0];
+    }
+    *capped_by = last_capped > last_target ? 1 : (last_capped < last_target ? 2 : 0);
+    return 0;
+}

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot import native
+from bot.config.recommend import VpaSettings
 from bot.native import vpa as native_vpa
 from bot.recommend.vpa.aggregate import (
     ReplayGrid,
@@ -21,6 +22,7 @@ from bot.recommend.vpa.aggregate import (
     usage_compiled,
     usage_from_counts,
 )
+from bot.recommend.vpa.estimator import estimate
 from bot.recommend.vpa.histogram import (
     CPU_OPTIONS,
     MEMORY_OPTIONS,
@@ -287,3 +289,46 @@ def test_memory_peaks_refuse_what_the_twin_handles():
     assert native_vpa.memory_peaks(t[::-1].copy(), np.zeros(4, dtype=np.int64), ones, DAY_S) is None
     assert native_vpa.memory_peaks(t, np.zeros(4, dtype=np.int64), -ones, DAY_S) is None
     assert native_vpa.memory_peaks(t, np.zeros(4, dtype=np.int16), ones, DAY_S) is None
+
+
+def _estimates_alike(histogram, conf, resource, **kw) -> None:
+    ran = []
+    compiled = native_vpa.estimate
+
+    def spy(*args, **kwargs):
+        ran.append(compiled(*args, **kwargs))
+        return ran[-1]
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(native_vpa, "estimate", spy)
+        got = estimate(histogram, conf, resource, VpaSettings(), **kw)
+    assert ran and ran[0] is not None  # the kernel gave these numbers
+    want = _twin(estimate, histogram, conf, resource, VpaSettings(), **kw)
+    for name in ("target", "lower", "upper", "uncapped_target", "unfloored_target"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    assert got.capped_by == want.capped_by
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.lists(st.tuples(st.floats(0.0, 80.0), st.floats(0.0, 3 * DAY_S)), min_size=1, max_size=80),
+    st.sampled_from(["cpu", "memory"]),
+    st.sampled_from([None, 0.0001, 0.5, 3.0, 2e9]),
+    st.sampled_from([None, 0.2, 1.0, 8e8]),
+    st.integers(1, 4),
+    st.sampled_from([0.0, 0.01, 1.0, 30.0]),
+)
+def test_estimates_alike(rows, resource, low, high, n_containers, conf_scale):
+    """The estimator chain over replayed rows: empty early steps, confidence 0 (infinite and
+    zero factors), minAllowed/maxAllowed raising or lowering, several containers."""
+    values = np.array([v for v, _ in rows], dtype=np.float64)
+    if resource == "memory":
+        values = values * 5e7
+    times = T0 + np.sort(np.array([t for _, t in rows], dtype=np.float64))
+    options = CPU_OPTIONS if resource == "cpu" else MEMORY_OPTIONS
+    grid = ReplayGrid.covering(T0 - DAY_S, float(times[-1]) + 1.0, 21600.0)
+    histogram = replay_rows(values, 1.0, times, None, grid=grid, options=options, half_life_s=DAY_S)
+    conf = np.linspace(0.0, conf_scale, grid.steps)
+    _estimates_alike(
+        histogram, conf, resource, n_containers=n_containers, min_allowed=low, max_allowed=high
+    )

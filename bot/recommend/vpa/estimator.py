@@ -21,6 +21,7 @@ import numpy as np
 
 from bot.config.recommend import VpaSettings
 from bot.model import FloatArray, Resource, VpaEstimate
+from bot.native import vpa as native_vpa
 from bot.recommend.vpa.aggregate import ReplayedHistogram
 from bot.recommend.vpa.amounts import amount_from_value, scale_amount, value_from_amount
 from bot.recommend.vpa.constants import LOWER_BOUND_CONFIDENCE, UPPER_BOUND_CONFIDENCE
@@ -129,15 +130,7 @@ def estimate(
     bound go through each step as the rows of one array.
     """
     target_p, lower_p, upper_p = percentiles_for(resource, settings)
-
-    rows = amount_from_value(histogram.percentiles((target_p, lower_p, upper_p)), resource)
-    rows += scale_amount(rows, settings.margin_fraction)
     upper_factor, lower_factor = confidence_factors(conf) if factors is None else factors
-    rows[2] = scale_amount(rows[2], upper_factor)
-    rows[1] = scale_amount(rows[1], lower_factor)
-    unfloored = rows[0].copy()
-    np.maximum(rows, pod_minimum_amount(resource, settings, n_containers), out=rows)
-    target = rows[0]
     global_max = (
         settings.max_allowed_cpu_cores if resource == "cpu" else settings.max_allowed_memory_bytes
     )
@@ -146,6 +139,40 @@ def estimate(
         float(amount_from_value(np.array([min_allowed]), resource)[0]) if min_allowed else None
     )
     max_amt = float(amount_from_value(np.array([cap_max]), resource)[0]) if cap_max else None
+    pod_min = pod_minimum_amount(resource, settings, n_containers)
+    compiled = native_vpa.estimate(
+        histogram.used,
+        histogram.totals,
+        first_bucket=histogram.first_bucket,
+        upper_edges=histogram.options.upper_edges(),
+        epsilon=histogram.options.epsilon,
+        percentiles=(target_p, lower_p, upper_p),
+        cpu=resource == "cpu",
+        margin=settings.margin_fraction,
+        upper_factor=upper_factor,
+        lower_factor=lower_factor,
+        pod_min=pod_min,
+        min_amount=min_amt,
+        max_amount=max_amt,
+    )
+    if compiled is not None:  # the chain below in one compiled pass, the same numbers
+        return EstimateRows(
+            target=compiled.target,
+            lower=compiled.lower,
+            upper=compiled.upper,
+            uncapped_target=compiled.uncapped,
+            confidence=conf,
+            capped_by=(None, "minAllowed", "maxAllowed")[compiled.capped_by],
+            unfloored_target=compiled.unfloored,
+        )
+
+    rows = amount_from_value(histogram.percentiles((target_p, lower_p, upper_p)), resource)
+    rows += scale_amount(rows, settings.margin_fraction)
+    rows[2] = scale_amount(rows[2], upper_factor)
+    rows[1] = scale_amount(rows[1], lower_factor)
+    unfloored = rows[0].copy()
+    np.maximum(rows, pod_min, out=rows)
+    target = rows[0]
     capped = cap_amounts(rows, min_amt, max_amt)
     capped_by = None
     if capped[0, -1] > target[-1]:
