@@ -67,3 +67,15 @@ def walk(
         ctypes.addressof(reach),
     )
     return (out, reach.value) if status == 0 else None
+
+
+def rate_limit(path: np.ndarray, syncs: int) -> bool:
+    """Slow every too-fast rise of ``path`` (a contiguous ``int64`` array, in place) to the
+    scale-up limit (``_rate_limited``); False when the kernel is absent or ``syncs`` is beyond
+    its bound (the path is untouched: run the twin then)."""
+    limit = kernel("tb_rate_limit", ctypes.c_int, [_PTR, _I64, _I64])
+    if limit is None:
+        return False
+    if path.dtype != np.int64 or not path.flags.c_contiguous or not path.flags.writeable:
+        raise ValueError("rate_limit: expected a writeable contiguous int64 array")
+    return bool(limit(path.ctypes.data, path.size, syncs) == 0)

@@ -112,3 +112,21 @@ int tb_hpa_replay(const double *const *usage, const double *request, const doubl
     *reach = reached;
     return 0;
 }
+
+/* Every rise of a replica path (n int64, in place) faster than the default scale-up policies
+ * allow in ``syncs`` syncs slowed to their limit: the twin of controller.py's ``_rate_limited``
+ * (which walks forward from each too-fast rise; one forward pass does the same, as a lowered
+ * step only lowers the limit of the next). Returns 0, or -1 when syncs is beyond 40 (the twin
+ * then: its whole numbers do not overflow). */
+int tb_rate_limit(int64_t *path, int64_t n, int64_t syncs) {
+    if (syncs < 0 || syncs > 40) return -1;
+    for (int64_t k = 1; k < n; k++) {
+        int64_t limit = path[k - 1];
+        for (int64_t s = 0; s < syncs; s++) {
+            int64_t by_pods = limit + SCALE_UP_PODS, by_percent = limit * 2;
+            limit = by_pods > by_percent ? by_pods : by_percent;
+        }
+        if (path[k] > limit) path[k] = limit;
+    }
+    return 0;
+}

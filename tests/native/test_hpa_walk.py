@@ -11,6 +11,7 @@ from bot import native
 from bot.native import hpa
 from bot.recommend.replay.controller import (
     Metric,
+    _rate_limited,
     replay_exact_reach,
     syncs_per_step,
     walk_in_python,
@@ -89,3 +90,14 @@ def test_the_kernel_is_never_handed_arrays_it_would_read_past():
         hpa.walk([np.ones(10), np.ones(9)], [0.5, 0.5], [50.0, 50.0], **kw)
     with pytest.raises(ValueError, match="one length"):
         hpa.walk([np.ones(10)], [0.5, 0.5], [50.0], **kw)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 400), min_size=0, max_size=60), st.integers(1, 8))
+def test_the_compiled_rate_limit_is_its_twin(path, syncs):
+    compiled = np.array(path, dtype=np.int64)
+    assert hpa.rate_limit(compiled, syncs) or len(path) < 2
+    with pytest.MonkeyPatch.context() as switched:
+        switched.setenv(native.SWITCH, "off")
+        twin = _rate_limited(np.array(path, dtype=np.int64), syncs)
+    assert np.array_equal(compiled, twin)

@@ -461,7 +461,7 @@ def replay_fast_reach(
 def _rate_limited(path: np.ndarray, syncs: int, scratch: Scratch | None = None) -> np.ndarray:
     """``path`` with every rise faster than the scale-up policies allow slowed to the policy
     limit (in place; such rises are rare, so the walk is over them only)."""
-    if path.size < 2:
+    if path.size < 2 or hpa.rate_limit(path, syncs):  # compiled: one forward pass
         return path
     rises = (scratch or Scratch()).get("rises", path.size - 1, np.int64)
     if int(np.subtract(path[1:], path[:-1], out=rises).max()) <= SCALE_UP_PODS * syncs:
