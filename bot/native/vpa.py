@@ -19,15 +19,16 @@ from bot.native import kernel
 
 _I64, _F64, _PTR = ctypes.c_int64, ctypes.c_double, ctypes.c_void_p
 _REPLAY = [_PTR, _PTR, _PTR, _I64, _F64, _F64, _I64, _PTR, _I64, _PTR, _I64, _I64]
-_REPLAY += [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR]
+_REPLAY += [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _I64]
 """``tb_vpa_replay(step_t*, v*, w*, n, start_s, inv_step, steps, starts*, nb, table*, e0,
-binades, cum*, totals*, counts*, step_counts*, last_s*, lohi*, vmax*) -> 0 | -1``."""
+binades, cum*, totals*, counts*, step_counts*, last_s*, lohi*, vmax*, strict) -> 0 | -1``."""
 _COUNTS = [_PTR, _I64, _PTR, _I64, _PTR, _I64, _I64, _PTR, _PTR]
 """``tb_bucket_counts(v*, n, starts*, nb, table*, e0, binades, counts*, vmax*) -> 0 | -1``."""
 
 _PEAKS = [_PTR, _PTR, _I64, _PTR, _I64, _F64, _PTR, _PTR, _PTR, _PTR, _PTR]
+_PEAKS += [_PTR, _I64, _PTR, _I64, _I64, _PTR, _PTR, _PTR]
 """``tb_memory_peaks(t*, pods*, pod_bytes, v*, n, interval, peak*, pod_of*, window_of*, t0_of*,
-entries*) -> 0 | -1``."""
+entries*, starts*, nb, table*, e0, binades, counts*, vmax*, tmax*) -> 0 | -1``."""
 
 SUB_BITS = 7
 """Parts per power of two in a guess table (``vpa_histogram.c``)."""
@@ -106,9 +107,10 @@ def replay(
     steps: int,
     starts: np.ndarray,
     counters: bool,
+    strict: bool = False,
 ) -> Replayed | None:
     """The series through ``tb_vpa_replay`` (bucket layout ``starts``); ``counters`` needs
-    step times that never decrease. None: run the twin."""
+    step times that never decrease (``strict``: always increase). None: run the twin."""
     function = kernel("tb_vpa_replay", ctypes.c_int, _REPLAY)
     n = values.size
     if function is None or steps < 1 or step_t.size != n or weights.size != n:
@@ -145,6 +147,7 @@ def replay(
         None if last_s is None else last_s.ctypes.data,
         lohi.ctypes.data,
         ctypes.addressof(top),
+        int(strict),
     )
     if status != 0:
         return None
@@ -216,27 +219,42 @@ def _pods(pods: np.ndarray) -> np.ndarray | None:
 @dataclass(frozen=True, slots=True, eq=False)
 class WindowPeaks:
     """One entry per (pod, window) with samples, pod by pod and window by window: the largest
-    value, the pod, the window (``k``) and the pod's first time."""
+    value, the pod, the window (``k``) and the pod's first time; the latest time; with bucket
+    starts, the samples per bucket and the largest value (else None and -inf)."""
 
     peak: np.ndarray
     pod: np.ndarray
     window: np.ndarray
     t0: np.ndarray
+    latest_s: float
+    counts: np.ndarray | None = None
+    top: float = -math.inf
 
 
 def memory_peaks(
-    times: np.ndarray, pods: np.ndarray, values: np.ndarray, interval_s: float
+    times: np.ndarray,
+    pods: np.ndarray,
+    values: np.ndarray,
+    interval_s: float,
+    starts: np.ndarray | None = None,
 ) -> WindowPeaks | None:
-    """``tb_memory_peaks`` of samples grouped by pod in time order; None: run the twin."""
+    """``tb_memory_peaks`` of samples grouped by pod in time order, with ``starts`` also their
+    usage buckets; None: run the twin."""
     function = kernel("tb_memory_peaks", ctypes.c_int, _PEAKS)
     p = _pods(pods) if function is not None else None
     n = values.size
     if function is None or p is None or not (times.size == pods.size == n):
         return None
+    guess = None if starts is None else guess_table(starts)
+    if starts is not None and guess is None:
+        return None
+    s = None if starts is None else _f64(starts)
+    counts = None if s is None else np.empty(s.size, dtype=np.int64)
     t, v = _f64(times), _f64(values)
     peak, t0 = np.empty(n), np.empty(n)
     pod, window = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     entries = ctypes.c_int64()
+    top, latest = ctypes.c_double(), ctypes.c_double()
     status = function(
         t.ctypes.data,
         p.ctypes.data,
@@ -249,11 +267,27 @@ def memory_peaks(
         window.ctypes.data,
         t0.ctypes.data,
         ctypes.addressof(entries),
+        None if s is None else s.ctypes.data,
+        0 if s is None else s.size,
+        None if guess is None else guess.table.ctypes.data,
+        0 if guess is None else guess.e0,
+        0 if guess is None else guess.binades,
+        None if counts is None else counts.ctypes.data,
+        ctypes.addressof(top),
+        ctypes.addressof(latest),
     )
     if status != 0:
         return None
     m = entries.value
-    return WindowPeaks(peak[:m], pod[:m], window[:m], t0[:m])
+    return WindowPeaks(
+        peak[:m],
+        pod[:m],
+        window[:m],
+        t0[:m],
+        latest.value,
+        counts,
+        top.value if counts is not None else -math.inf,
+    )
 
 
 _ESTIMATE = [_PTR, _I64, _I64, _I64, _PTR, _I64, _PTR, _I64, _F64, _PTR, _I64, _F64, _PTR, _PTR]

@@ -67,7 +67,8 @@ static inline int64_t bucket_of(double v, const double *starts, int64_t nb, Gues
  * summed over the steps (row s holds steps 0..s) in the columns [lohi[0], lohi[1]) of the
  * buckets some sample reached with a non-zero sum (the others are left 0); totals (steps): the
  * weights per step, summed the same way; counts (nb): samples per bucket; vmax: the largest v.
- * With step_counts and last_s (both or neither; the step times must then never decrease):
+ * With step_counts and last_s (both or neither; the step times must then never decrease, and
+ * with `strict` always increase):
  * samples in steps 0..s, and the step time of the last of them (-inf when none).
  * Returns 0, or -1 for a value it does not take (``takes``), a step time that is not
  * finite (or decreases, when asked for the counters), or an empty grid.
@@ -77,7 +78,7 @@ int tb_vpa_replay(const double *step_t, const double *v, const double *w, int64_
                   int64_t nb, const int32_t *table, int64_t e0, int64_t binades, double *cum,
                   double *totals,
                   int64_t *counts, double *step_counts, double *last_s, int64_t *lohi,
-                  double *vmax) {
+                  double *vmax, int64_t strict) {
     if (n < 0 || steps < 1 || nb < 1 || binades < 0) return -1;
     Guess guess = {table, e0, binades};
     int counters = step_counts != NULL && last_s != NULL;
@@ -99,7 +100,7 @@ int tb_vpa_replay(const double *step_t, const double *v, const double *w, int64_
     for (int64_t i = 0; i < n; i++) {
         double t = step_t[i], x = v[i];
         if (!isfinite(t) || !takes(x)) return -1;
-        if (counters && i > 0 && t < step_t[i - 1]) return -1;
+        if (counters && i > 0 && (strict ? !(t > step_t[i - 1]) : t < step_t[i - 1])) return -1;
         /* floor((t - start) * inv) clipped to [0, steps - 1]: below 0 is step 0, from
          * steps - 1 on the last step, and in between floor is truncation. */
         double f = (t - start_s) * inv_step;
@@ -231,21 +232,41 @@ int tb_bucket_counts(const double *v, int64_t n, const double *starts, int64_t n
  *
  * The division runs only near a window's end: below edge - margin (edge = t0 + (k + 1) x
  * interval, margin a billionth of the magnitudes, far above any rounding) the formula is k.
+ * With counts (else NULL): also the usage buckets of every value (``tb_bucket_counts``: counts
+ * of the nb buckets of starts, *vmax the largest value). *tmax: the latest time.
  * Returns 0, or -1 for a value it does not take, a time that is not finite or goes back
  * within a pod, a negative pod or pods out of order, an unknown pod width or an interval that
  * is not finite and > 0. */
 int tb_memory_peaks(const double *t, const void *p, int64_t pod_bytes, const double *v, int64_t n,
                     double interval, double *peak, int64_t *pod_of, int64_t *window_of,
-                    double *t0_of, int64_t *entries) {
+                    double *t0_of, int64_t *entries, const double *starts, int64_t nb,
+                    const int32_t *table, int64_t e0, int64_t binades, int64_t *counts,
+                    double *vmax, double *tmax) {
     if ((pod_bytes != 4 && pod_bytes != 8) || !(interval > 0.0) || !isfinite(interval)) return -1;
+    if (counts != NULL && (nb < 1 || binades < 0)) return -1;
+    Guess guess = {table, e0, binades};
     const int32_t *p32 = (const int32_t *)p;
     const int64_t *p64 = (const int64_t *)p;
-    int64_t m = -1, pod = 0, k = 0;
-    double t0 = 0.0, guard = 0.0, prev = 0.0;
+    int64_t m = -1, pod = 0, k = 0, cur = -1, run = 0;
+    double t0 = 0.0, guard = 0.0, prev = 0.0, top = -INFINITY, latest = -INFINITY;
+    if (counts != NULL)
+        for (int64_t c = 0; c < nb; c++) counts[c] = 0;
     for (int64_t i = 0; i < n; i++) {
         double ti = t[i], x = v[i];
         int64_t b = pod_bytes == 4 ? p32[i] : p64[i];
         if (!isfinite(ti) || !takes(x) || b < 0) return -1;
+        if (ti > latest) latest = ti;
+        if (counts != NULL) {
+            /* the usage buckets as ``tb_bucket_counts`` counts them */
+            if (!(cur >= 0 && x >= starts[cur] && (cur + 1 >= nb || x < starts[cur + 1]))) {
+                int64_t c = bucket_of(x, starts, nb, guess);
+                if (cur >= 0) counts[cur] += run;
+                cur = c;
+                run = 0;
+            }
+            run++;
+            if (x > top) top = x;
+        }
         if (m < 0 || b != pod) {
             if (m >= 0 && b < pod) return -1;
             pod = b;
@@ -279,6 +300,11 @@ int tb_memory_peaks(const double *t, const void *p, int64_t pod_bytes, const dou
         guard = edge - 1e-9 * (fabs(edge) + fabs(t0) + interval);
         prev = ti;
     }
+    if (counts != NULL) {
+        if (cur >= 0) counts[cur] += run;
+        *vmax = top;
+    }
+    *tmax = latest;
     *entries = m + 1;
     return 0;
 }

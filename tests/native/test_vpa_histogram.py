@@ -12,10 +12,12 @@ from hypothesis import strategies as st
 
 from bot import native
 from bot.config.recommend import VpaSettings
+from bot.model import ContainerHistory, ResourceValues
 from bot.native import vpa as native_vpa
 from bot.recommend.vpa.aggregate import (
     ReplayGrid,
     cpu_counters,
+    memory_compiled,
     memory_peaks,
     replay_compiled,
     replay_rows,
@@ -31,6 +33,8 @@ from bot.recommend.vpa.histogram import (
     linear_options,
     percentiles,
 )
+from bot.recommend.vpa.recommender import TooLittleData, _cpu_whole, recommend_container
+from bot.recommend.window import Window
 
 DAY_S = 86400.0
 T0 = 1_700_000_000.0
@@ -332,3 +336,105 @@ def test_estimates_alike(rows, resource, low, high, n_containers, conf_scale):
     _estimates_alike(
         histogram, conf, resource, n_containers=n_containers, min_allowed=low, max_allowed=high
     )
+
+
+def _container_vpa(ch: ContainerHistory, window: Window, grid: ReplayGrid):
+    return recommend_container(
+        ch,
+        grid,
+        VpaSettings(),
+        window,
+        name="app",
+        n_containers=2,
+        min_history_s=3600.0,
+        declared_memory_bytes=500_000_000,
+        min_allowed=ResourceValues(None, None),
+        max_allowed=ResourceValues(None, None),
+    )
+
+
+def _histories() -> list[tuple[str, ContainerHistory, Window]]:
+    """Two pods over two days, and the layouts that leave the one-pass shortcuts: samples
+    after now, an excluded period, an OOM kill, pods interleaved, repeated times, -0.0 and NaN
+    values."""
+    rng = np.random.default_rng(2)
+    t = T0 + 60.0 * np.arange(2 * 1440, dtype=np.float64)
+    pods = (np.arange(t.size) >= 1440).astype(np.int64)
+    cpu = 0.3 * rng.lognormal(0.0, 0.3, t.size)
+    mem = 4e8 + 1e8 * rng.random(t.size)
+    now = float(t[-1]) + 60.0
+
+    def ch(**kw) -> ContainerHistory:
+        base = {
+            "cpu_t": t,
+            "cpu_pod": pods,
+            "cpu_cores": cpu,
+            "mem_t": t,
+            "mem_pod": pods,
+            "mem_bytes": mem,
+        }
+        return ContainerHistory("app", **{**base, **kw})
+
+    late, bad_cpu, bad_mem = t.copy(), cpu.copy(), mem.copy()
+    late[-5:] += 3600.0
+    bad_cpu[[3, 9]] = (-0.0, math.nan)
+    bad_mem[[4, 7]] = (-0.0, math.nan)
+    same = t.copy()
+    same[10] = same[9]
+    oom = {"oom_t": t[[700]], "oom_pod": pods[[700]], "oom_request_bytes": np.array([4.5e8])}
+    return [
+        ("plain", ch(), Window(now)),
+        ("after now", ch(cpu_t=late, mem_t=late), Window(now)),
+        ("excluded", ch(), Window(now, ((T0 + 3600.0, T0 + 7200.0),))),
+        ("oom", ch(**oom), Window(now)),
+        (
+            "interleaved",
+            ch(cpu_pod=np.arange(t.size) % 2, mem_pod=np.arange(t.size) % 2),
+            Window(now),
+        ),
+        ("repeated time", ch(cpu_t=same, mem_t=same), Window(now)),
+        ("dirty values", ch(cpu_cores=bad_cpu, mem_bytes=bad_mem), Window(now)),
+        (
+            "int32 pods",
+            ch(cpu_pod=pods.astype(np.int32), mem_pod=pods.astype(np.int32)),
+            Window(now),
+        ),
+    ]
+
+
+@pytest.mark.parametrize("case", _histories(), ids=lambda c: c[0])
+def test_the_container_chain_is_its_twin(case):
+    """``recommend_container`` with the kernels (one pass where the layout allows) and
+    without them: every row, usage, peak and sample the same."""
+    _, ch, window = case
+    grid = ReplayGrid.covering(float(ch.cpu_t[0]), window.now_s, 21600.0)
+    got = _container_vpa(ch, window, grid)
+    want = _twin(_container_vpa, ch, window, grid)
+    assert type(got) is type(want)
+    if isinstance(want, TooLittleData):
+        assert got == want
+        return
+    assert got.usage == want.usage and got.oom_bump_bytes == want.oom_bump_bytes
+    for res in ("cpu", "memory"):
+        for name in ("target", "lower", "upper", "uncapped_target", "unfloored_target"):
+            a, b = getattr(got.rows[res], name), getattr(want.rows[res], name)
+            assert np.array_equal(a, b), (res, name)
+        assert np.array_equal(got.rows[res].confidence, want.rows[res].confidence)
+    for name in ("times_s", "pods", "used_bytes", "oom_times_s", "oom_pods"):
+        a, b = getattr(got.memory, name), getattr(want.memory, name)
+        assert np.array_equal(a, b, equal_nan=True), name
+
+
+def test_a_clean_history_takes_the_one_pass_shortcuts():
+    """The layout of the first case is what the shortcuts exist for; the others leave them."""
+    cases = {name: (ch, window) for name, ch, window in _histories()}
+    ch, window = cases["plain"]
+    grid = ReplayGrid.covering(float(ch.cpu_t[0]), window.now_s, 21600.0)
+    assert _cpu_whole(ch, grid, VpaSettings(), window) is not None
+    kw: dict[str, Any] = {"interval_s": DAY_S, "options": MEMORY_OPTIONS}
+    assert memory_compiled(ch.mem_t, ch.mem_pod, ch.mem_bytes, **kw) is not None
+    for name in ("after now", "excluded", "repeated time", "dirty values"):
+        ch, window = cases[name]
+        assert _cpu_whole(ch, grid, VpaSettings(), window) is None, name
+    ch, _ = cases["dirty values"]
+    assert memory_compiled(ch.mem_t, ch.mem_pod, ch.mem_bytes, **kw) is None

@@ -398,6 +398,40 @@ def _window_peaks(
     return MemoryPeaks(peak[present][order], starts[order], (starts + interval_s)[order], bumps)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class CompiledMemory:
+    """A whole working-set series in one compiled pass: its window peaks (no OOM kill), its
+    observed usage and its latest time."""
+
+    peaks: MemoryPeaks
+    usage: Usage
+    latest_s: float
+
+
+def memory_compiled(
+    times_s: FloatArray,
+    pods: IntArray,
+    usage_bytes: FloatArray,
+    *,
+    interval_s: float,
+    options: HistogramOptions,
+) -> CompiledMemory | None:
+    """``memory_peaks`` without OOM kills and ``usage_from_counts`` of a series that is clean
+    and grouped by pod in time order (``sample_order(..., strict=False).all_accepted``), in one
+    compiled pass; None when the series is not such (or empty), or without the kernel: run
+    those then."""
+    if usage_bytes.size == 0 or options.linear_size is not None:
+        return None
+    found = native_vpa.memory_peaks(times_s, pods, usage_bytes, interval_s, options.starts)
+    if found is None or found.counts is None:
+        return None
+    return CompiledMemory(
+        _peaks_of_entries(found, interval_s),
+        _usage_of_counts(found.counts, found.top, options),
+        found.latest_s,
+    )
+
+
 def _peaks_of_entries(entries: native_vpa.WindowPeaks, interval_s: float) -> MemoryPeaks:
     """``_window_peaks`` of the compiled (pod, window) entries, which come in the order of the
     peak table's cells."""
@@ -530,12 +564,14 @@ def replay_compiled(
     half_life_s: float,
     counters: bool = False,
     times_sorted: bool = False,
+    strict: bool = False,
 ) -> CompiledReplay | None:
     """``replay_rows(values, base_weights, times_s, grid.bins(step_times_s), ...)``,
     ``usage_from_counts(values, options, buckets)`` and, with ``counters`` (step times that
-    never decrease), ``cpu_counters(step_times_s, None, grid)`` in one compiled pass
-    (``bot.native.vpa``, the same numbers); None to run those (no kernel, a linear layout, no
-    sample, or a value the kernel does not take). ``times_sorted`` as ``final_reference_s``."""
+    never decrease; ``strict``: always increase), ``cpu_counters(step_times_s, None, grid)`` in
+    one compiled pass (``bot.native.vpa``, the same numbers); None to run those (no kernel, a
+    linear layout, no sample, or a value or order the kernel does not take). ``times_sorted``
+    as ``final_reference_s``."""
     if values.size == 0 or options.linear_size is not None:
         return None
     ref = final_reference_s(times_s, GO_ZERO_TIME_UNIX_S, half_life_s, times_sorted=times_sorted)
@@ -550,6 +586,7 @@ def replay_compiled(
         steps=grid.steps,
         starts=options.starts,
         counters=counters,
+        strict=strict,
     )
     if found is None:
         return None

@@ -36,6 +36,7 @@ from bot.model import (
     Usage,
 )
 from bot.recommend.vpa.aggregate import (
+    CompiledReplay,
     CpuCounters,
     ReplayedHistogram,
     ReplayGrid,
@@ -43,6 +44,7 @@ from bot.recommend.vpa.aggregate import (
     accepted,
     confidence,
     cpu_counters,
+    memory_compiled,
     memory_peaks,
     replay_compiled,
     replay_rows,
@@ -119,13 +121,18 @@ def recommend_container(
     """The VPA estimates of container ``name`` at the end of each replay step of ``grid``, or
     why there is too little data (see the module doc for the chain)."""
     ch = history
-    cpu_order = sample_order(ch.cpu_t, ch.cpu_pod, ch.cpu_cores, strict=True)
-    if cpu_order.all_accepted and window.all_kept(ch.cpu_t, times_sorted=cpu_order.sorted):
+    cpu_whole = _cpu_whole(ch, grid, settings, window)
+    if cpu_whole is not None:  # every sample accepted and kept, in time order
         cpu_t, cpu_v, cpu_pods = ch.cpu_t, ch.cpu_cores, ch.cpu_pod
+        cpu_order = SampleOrder(True, True, True)
     else:
-        keep = window.keep(ch.cpu_t)
-        keep &= accepted(ch.cpu_t, ch.cpu_pod, ch.cpu_cores, strict=True)
-        cpu_t, cpu_v, cpu_pods = select(keep, ch.cpu_t, ch.cpu_cores, ch.cpu_pod)
+        cpu_order = sample_order(ch.cpu_t, ch.cpu_pod, ch.cpu_cores, strict=True)
+        if cpu_order.all_accepted and window.all_kept(ch.cpu_t, times_sorted=cpu_order.sorted):
+            cpu_t, cpu_v, cpu_pods = ch.cpu_t, ch.cpu_cores, ch.cpu_pod
+        else:
+            keep = window.keep(ch.cpu_t)
+            keep &= accepted(ch.cpu_t, ch.cpu_pod, ch.cpu_cores, strict=True)
+            cpu_t, cpu_v, cpu_pods = select(keep, ch.cpu_t, ch.cpu_cores, ch.cpu_pod)
     if cpu_t.size == 0:
         return TooLittleData(f"no CPU samples for container {name}")
     span_s = float(cpu_t[-1] - cpu_t[0] if cpu_order.sorted else cpu_t.max() - cpu_t.min())
@@ -134,37 +141,62 @@ def recommend_container(
             f"container {name}: {span_s / SECONDS_PER_HOUR:.1f} h of CPU history, "
             f"{min_history_s / SECONDS_PER_HOUR:g} h needed"
         )
-    mem_order: SampleOrder | None = sample_order(ch.mem_t, ch.mem_pod, ch.mem_bytes, strict=False)
-    if window.all_kept(ch.mem_t, times_sorted=mem_order is not None and mem_order.sorted):
+    mem_whole = (
+        memory_compiled(
+            ch.mem_t,
+            ch.mem_pod,
+            ch.mem_bytes,
+            interval_s=settings.memory_aggregation_interval_s,
+            options=MEMORY_OPTIONS,
+        )
+        if not window.excluded and ch.oom_t.size == 0
+        else None
+    )
+    mem_usage: Usage | None = None
+    mem_order: SampleOrder | None = None
+    if mem_whole is not None and mem_whole.latest_s <= window.now_s:
+        # Clean, grouped by pod in time order, all kept, no OOM kill: one compiled pass.
         mem_t, mem_pod, mem_used = ch.mem_t, ch.mem_pod, ch.mem_bytes
+        oom_t, oom_pod = ch.oom_t, ch.oom_pod
+        peaks, mem_usage = mem_whole.peaks, mem_whole.usage
     else:
-        mem_order = None  # of the whole series, not of the window's samples
-        mem_t, mem_pod, mem_used = select(window.keep(ch.mem_t), ch.mem_t, ch.mem_pod, ch.mem_bytes)
-    oom_t, oom_pod, oom_req = select(
-        window.keep(ch.oom_t), ch.oom_t, ch.oom_pod, ch.oom_request_bytes
-    )
-    declared = declared_memory_bytes
-    if oom_req.size and declared and not bool(np.isfinite(oom_req).all()):
-        # A kill whose request kube-state-metrics did not report: the manifest's request.
-        oom_req = np.where(np.isfinite(oom_req), oom_req, float(declared))
-    peaks = memory_peaks(
-        mem_t,
-        mem_pod,
-        mem_used,
-        oom_times_s=oom_t,
-        oom_pods=oom_pod,
-        oom_request_bytes=oom_req,
-        interval_s=settings.memory_aggregation_interval_s,
-        oom_bump_up_ratio=settings.oom_bump_up_ratio,
-        oom_min_bump_up_bytes=settings.oom_min_bump_up_bytes,
-        order=mem_order,
-    )
+        mem_order = sample_order(ch.mem_t, ch.mem_pod, ch.mem_bytes, strict=False)
+        if window.all_kept(ch.mem_t, times_sorted=mem_order.sorted):
+            mem_t, mem_pod, mem_used = ch.mem_t, ch.mem_pod, ch.mem_bytes
+        else:
+            mem_order = None  # of the whole series, not of the window's samples
+            mem_t, mem_pod, mem_used = select(
+                window.keep(ch.mem_t), ch.mem_t, ch.mem_pod, ch.mem_bytes
+            )
+        oom_t, oom_pod, oom_req = select(
+            window.keep(ch.oom_t), ch.oom_t, ch.oom_pod, ch.oom_request_bytes
+        )
+        declared = declared_memory_bytes
+        if oom_req.size and declared and not bool(np.isfinite(oom_req).all()):
+            # A kill whose request kube-state-metrics did not report: the manifest's request.
+            oom_req = np.where(np.isfinite(oom_req), oom_req, float(declared))
+        peaks = memory_peaks(
+            mem_t,
+            mem_pod,
+            mem_used,
+            oom_times_s=oom_t,
+            oom_pods=oom_pod,
+            oom_request_bytes=oom_req,
+            interval_s=settings.memory_aggregation_interval_s,
+            oom_bump_up_ratio=settings.oom_bump_up_ratio,
+            oom_min_bump_up_bytes=settings.oom_min_bump_up_bytes,
+            order=mem_order,
+        )
     if peaks.values.size == 0:
         return TooLittleData(f"no memory samples for container {name}")
     per_sample = 1.0
     if settings.confidence_per_minute:
         per_sample = max(1.0, sample_step_s(cpu_t, cpu_pods, one_pod=cpu_order.one_pod) / 60.0)
-    cpu_rows, counters, cpu_usage = _cpu_replay(cpu_t, cpu_v, grid, settings, cpu_order.sorted)
+    cpu_usage: Usage | None
+    if cpu_whole is not None and cpu_whole.counters is not None:
+        cpu_rows, counters, cpu_usage = cpu_whole.rows, cpu_whole.counters, cpu_whole.usage
+    else:
+        cpu_rows, counters, cpu_usage = _cpu_replay(cpu_t, cpu_v, grid, settings, cpu_order.sorted)
     conf = confidence(counters, settings.confidence_interval_s, samples_per_sample=per_sample)
     mem_compiled = replay_compiled(
         peaks.values,
@@ -188,12 +220,11 @@ def recommend_container(
             half_life_s=settings.memory_half_life_s,
         )
     )
-    finite_mem = (
-        mem_used
-        if mem_order is not None and mem_order.clean
-        else select(np.isfinite(mem_used), mem_used)[0]
-    )
-    mem_usage = usage_compiled(finite_mem, MEMORY_OPTIONS)
+    finite_mem = mem_used
+    if mem_usage is None:
+        if mem_order is None or not mem_order.clean:
+            finite_mem = select(np.isfinite(mem_used), mem_used)[0]
+        mem_usage = usage_compiled(finite_mem, MEMORY_OPTIONS)
     factors = confidence_factors(conf)
     rows: dict[Resource, EstimateRows] = {}
     for resource, histogram in (("cpu", cpu_rows), ("memory", mem_rows)):
@@ -220,6 +251,30 @@ def recommend_container(
         oom_bump_bytes=float(peaks.oom_bumps.max()) if peaks.oom_bumps.size else 0.0,
         memory=MemorySamples(mem_t, mem_pod, mem_used, oom_t, oom_pod),
     )
+
+
+def _cpu_whole(
+    ch: ContainerHistory, grid: ReplayGrid, settings: VpaSettings, window: Window
+) -> CompiledReplay | None:
+    """The CPU histogram replay of the whole series in one compiled pass, when that is the
+    window's accepted samples: nothing excluded, every time finite, increasing and at or before
+    ``now`` (so every sample is accepted), every value finite and >= 0; else None."""
+    t = ch.cpu_t
+    if window.excluded or t.size < 2 or not bool(t[-1] <= window.now_s):
+        return None
+    found = replay_compiled(
+        ch.cpu_cores,
+        MIN_SAMPLE_WEIGHT,
+        t,
+        t,
+        grid=grid,
+        options=CPU_OPTIONS,
+        half_life_s=settings.cpu_half_life_s,
+        counters=True,
+        times_sorted=True,
+        strict=True,
+    )
+    return found if found is not None and found.counters is not None else None
 
 
 def _cpu_replay(
