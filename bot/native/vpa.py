@@ -342,6 +342,7 @@ def estimate(
         return None
     ps = np.array(percentiles, dtype=np.float64)
     out = np.empty((5, steps))
+    base = out.ctypes.data  # its five rows, one after another
     capped_by = ctypes.c_int64()
     status = function(
         weights.ctypes.data,
@@ -363,11 +364,7 @@ def estimate(
         min_amount or 0.0,
         int(bool(max_amount)),
         max_amount or 0.0,
-        out[0].ctypes.data,
-        out[1].ctypes.data,
-        out[2].ctypes.data,
-        out[3].ctypes.data,
-        out[4].ctypes.data,
+        *(base + k * 8 * steps for k in range(5)),
         ctypes.addressof(capped_by),
     )
     if status != 0:

@@ -549,7 +549,8 @@ class CompiledReplay:
     ``cpu_counters``, from one compiled pass."""
 
     rows: ReplayedHistogram
-    usage: Usage
+    usage: Usage | None
+    """None when not asked for."""
     counters: CpuCounters | None
 
 
@@ -565,9 +566,11 @@ def replay_compiled(
     counters: bool = False,
     times_sorted: bool = False,
     strict: bool = False,
+    usage: bool = True,
 ) -> CompiledReplay | None:
     """``replay_rows(values, base_weights, times_s, grid.bins(step_times_s), ...)``,
-    ``usage_from_counts(values, options, buckets)`` and, with ``counters`` (step times that
+    ``usage_from_counts(values, options, buckets)`` (unless not ``usage``) and, with
+    ``counters`` (step times that
     never decrease; ``strict``: always increase), ``cpu_counters(step_times_s, None, grid)`` in
     one compiled pass (``bot.native.vpa``, the same numbers); None to run those (no kernel, a
     linear layout, no sample, or a value or order the kernel does not take). ``times_sorted``
@@ -596,4 +599,5 @@ def replay_compiled(
     cpu = None
     if found.step_counts is not None and found.last_s is not None:
         cpu = CpuCounters(found.step_counts, float(step_times_s[0]), found.last_s)
-    return CompiledReplay(rows, _usage_of_counts(found.counts, found.top, options), cpu)
+    observed = _usage_of_counts(found.counts, found.top, options) if usage else None
+    return CompiledReplay(rows, observed, cpu)

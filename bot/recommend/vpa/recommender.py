@@ -206,6 +206,7 @@ def recommend_container(
         grid=grid,
         options=MEMORY_OPTIONS,
         half_life_s=settings.memory_half_life_s,
+        usage=False,
     )
     mem_rows = (
         mem_compiled.rows
