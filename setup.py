@@ -15,6 +15,7 @@ setup(
                 "bot/native/hpa_replay.c",
                 "bot/native/xor_chunks.c",
                 "bot/native/vpa_histogram.c",
+                "bot/native/replica_slots.c",
             ],
             extra_compile_args=["-O2", "-std=c99", "-ffp-contract=off"],
             libraries=["m"],

@@ -26,6 +26,7 @@ import numpy as np
 
 from bot.config.recommend import AdminSettings
 from bot.model import SECONDS_PER_HOUR, FloatArray
+from bot.native import replicas as native_replicas
 from bot.recommend.tortoise.constants import SLOT_DECAY_AGE_S, SLOT_DECAY_FACTOR, WEEKDAYS
 
 QUARTER_HOUR_S = 900.0
@@ -163,12 +164,7 @@ def candidates(replicas: FloatArray, admin: AdminSettings) -> tuple[np.ndarray, 
     min_c = np.ceil(replicas * admin.min_replicas_recommendation_multiplier).astype(np.int64)
     max_c = np.ceil(replicas * admin.max_replicas_recommendation_multiplier).astype(np.int64)
     min_c = np.where(min_c < floor, floor, min_c)
-    max_floor = int(
-        floor
-        * admin.max_replicas_recommendation_multiplier
-        / admin.min_replicas_recommendation_multiplier
-    )
-    max_c = np.where(max_c < floor, max_floor, max_c)
+    max_c = np.where(max_c < floor, _max_floor(admin), max_c)
     return min_c, max_c
 
 
@@ -178,6 +174,42 @@ def update_slot(old: int, old_updated_s: float | None, candidate: int, now_s: fl
     if old_updated_s is not None and now_s - old_updated_s >= SLOT_DECAY_AGE_S:
         biased = math.trunc(old * SLOT_DECAY_FACTOR)
     return max(candidate, biased)
+
+
+def _max_floor(admin: AdminSettings) -> int:
+    """The maxReplicas candidate below MinimumMinReplicas (see module doc)."""
+    return int(
+        admin.minimum_min_replicas
+        * admin.max_replicas_recommendation_multiplier
+        / admin.min_replicas_recommendation_multiplier
+    )
+
+
+def _slots_compiled(
+    t: FloatArray, r: FloatArray, offset_s: float, admin: AdminSettings, labels: tuple[str, ...]
+) -> SlotTable | None:
+    """``replica_slots`` of finite times in order at one UTC offset (finite replicas >= 0) in
+    one compiled pass (``bot.native.replicas``, the same slots), or None to run it."""
+    found = native_replicas.slots(
+        t,
+        r,
+        offset_s=offset_s,
+        width=admin.range_of_min_max_replicas_recommendation_hours,
+        daily=admin.gathering_data_period_type == "daily",
+        n_slots=len(labels),
+        min_multiplier=admin.min_replicas_recommendation_multiplier,
+        max_multiplier=admin.max_replicas_recommendation_multiplier,
+        floor=admin.minimum_min_replicas,
+        max_floor=_max_floor(admin),
+        decay_age_s=SLOT_DECAY_AGE_S,
+        decay_factor=SLOT_DECAY_FACTOR,
+    )
+    if found is None:
+        return None
+    lo, hi, seen = found
+    pairs = zip(labels, seen.tolist(), lo.tolist(), hi.tolist(), strict=True)
+    values = {label: (low, high) for label, was_seen, low, high in pairs if was_seen}
+    return SlotTable(values, tuple(label for label in labels if label not in values))
 
 
 def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSettings) -> SlotTable:
@@ -203,6 +235,9 @@ def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSetting
         # One run per occurrence of a slot: consecutive samples in the same local slot window.
         width = admin.range_of_min_max_replicas_recommendation_hours
         offset_s = _fixed_offset_s(t, admin)
+        compiled = None if offset_s is None else _slots_compiled(t, r, offset_s, admin, labels)
+        if compiled is not None:
+            return compiled
         runs = None if offset_s is None else _window_runs(t, offset_s, width)
         if runs is not None:
             starts, run_window = runs
