@@ -44,15 +44,21 @@ int tb_replica_slots(const double *t, const double *r, int64_t n, double offset_
         double hf = floor((first + offset_s) / 3600.0);
         if (!(hf > -9.0e15 && hf < 9.0e15)) return -1;
         int64_t window = floor_div((int64_t)hf, width);
+        /* Below `guard` (the window's end less a billionth of the magnitudes, far above any
+         * rounding) a later time is in this window: the formula runs only near the end. */
+        double edge = (double)((window + 1) * width) * 3600.0 - offset_s;
+        double guard = edge - 1e-9 * (fabs(edge) + fabs(offset_s) + 3600.0);
         double top = -1.0, end = first;
         int64_t j = i;
         for (; j < n; j++) {
             double tj = t[j], rj = r[j];
             if (!isfinite(tj) || (j > i && tj < t[j - 1]) || !(rj >= 0.0) || !isfinite(rj))
                 return -1;
-            double h = floor((tj + offset_s) / 3600.0);
-            if (!(h > -9.0e15 && h < 9.0e15)) return -1;
-            if (floor_div((int64_t)h, width) != window) break;
+            if (!(tj < guard)) {
+                double h = floor((tj + offset_s) / 3600.0);
+                if (!(h > -9.0e15 && h < 9.0e15)) return -1;
+                if (floor_div((int64_t)h, width) != window) break;
+            }
             if (rj > top) top = rj;
             end = tj;
         }
