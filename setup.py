@@ -16,6 +16,7 @@ setup(
                 "bot/native/xor_chunks.c",
                 "bot/native/vpa_histogram.c",
                 "bot/native/replica_slots.c",
+                "bot/native/step_rates.c",
             ],
             extra_compile_args=["-O2", "-std=c99", "-ffp-contract=off"],
             libraries=["m"],

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from bot.model import FloatArray
+from bot.native import rates as compiled
 
 Index = np.ndarray[tuple[int], np.dtype[np.int64]]
 """Step numbers of samples."""
@@ -36,9 +37,14 @@ EPSILON_S = 1e-6
 """Tolerance on timestamps (Prometheus stores milliseconds)."""
 
 
+def _last_step(first_s: float, last_s: float, step_s: float) -> int:
+    """The number of the last evaluation step."""
+    return math.floor((last_s - first_s) / step_s + EPSILON_S / step_s)
+
+
 def _buckets(t: FloatArray, first_s: float, last_s: float, step_s: float) -> tuple[Index, Mask]:
     index = np.ceil((t - first_s) / step_s - EPSILON_S).astype(np.int64)
-    steps = math.floor((last_s - first_s) / step_s + EPSILON_S / step_s)  # the last step's number
+    steps = _last_step(first_s, last_s, step_s)
     inside = (index >= 0) & (index <= steps)
     return index, inside
 
@@ -67,9 +73,20 @@ def counter_rates(
     step_s: float,
     max_gap_s: float,
 ) -> tuple[FloatArray, FloatArray]:
-    """(evaluation times, rate per second) of one counter series (formula in the module doc)."""
+    """(evaluation times, rate per second) of one counter series (formula in the module doc):
+    by the compiled kernel in the usual case (``bot/native/step_rates.c``), else here."""
     if len(t) < 2:
         return np.zeros(0), np.zeros(0)
+    fast = compiled.counter_rates(
+        t,
+        v,
+        first_s=first_s,
+        steps=_last_step(first_s, last_s, step_s),
+        step_s=step_s,
+        max_gap_s=max_gap_s + EPSILON_S,
+    )
+    if fast is not None:
+        return fast
     dt = np.diff(t)
     dv = np.diff(v)
     increase = np.where(dv >= 0, dv, v[1:])
@@ -90,7 +107,13 @@ def counter_rates(
 def step_max(
     t: FloatArray, v: FloatArray, *, first_s: float, last_s: float, step_s: float
 ) -> tuple[FloatArray, FloatArray]:
-    """(evaluation times, highest sample of each step) of one gauge series."""
+    """(evaluation times, highest sample of each step) of one gauge series: by the compiled
+    kernel in the usual case (``bot/native/step_rates.c``), else here."""
+    fast = compiled.step_max(
+        t, v, first_s=first_s, steps=_last_step(first_s, last_s, step_s), step_s=step_s
+    )
+    if fast is not None:
+        return fast
     index, inside = _buckets(t, first_s, last_s, step_s)
     values = v
     if not bool(inside.all()):

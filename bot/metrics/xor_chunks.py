@@ -1,4 +1,4 @@
-"""Remote read answered with Prometheus' own XOR chunks (``STREAMED_XOR_CHUNKS``), decoded with numpy.
+"""Remote read answered with Prometheus' own XOR chunks (``STREAMED_XOR_CHUNKS``), decoded in C.
 
 With ``accepted_response_types: [STREAMED_XOR_CHUNKS]`` Prometheus sends the Gorilla chunks it
 stores instead of decoding them into ``Sample`` records and snappy-compressing those: far less
@@ -31,12 +31,25 @@ big-endian 16-bit sample count, then a bit stream:
   in the previous window (``64 - leading - trailing`` bits), or ``11`` + 5 bits of leading
   zeros + 6 bits of significant length (0 means 64) + those bits; ``x = bits << trailing``.
 
+An answer is read in three steps, two of them compiled (``bot/native/xor_chunks.c``, one call
+each for the whole answer, outside Python's lock) with their Python twins here, run when the
+kernels are not built or ``TORTOISE_BOT_NATIVE=off``:
+
+1. ``frames``: every frame's CRC32C (``google_crc32c``);
+2. ``layout``: the series, their labels and the data of every chunk (``tb_xor_table``; twins
+   ``chunk_table`` and ``_chunk_data``); the labels are decoded here from the spans found;
+3. ``samples``: every chunk decoded, the samples outside ``[start_ms, end_ms]`` and the stale
+   markers dropped, times in seconds (``tb_xor_samples``; twins ``decode_xor`` and ``_kept``).
+
 ``decode_xor`` reads every chunk of an answer in lock-step: one numpy pass per sample index
 (a chunk holds at most 120 samples when Prometheus cuts it), the lanes being the chunks, each
 with its bit position, previous time, delta, value bits and window; each step reads a 64-bit
 big-endian window at every lane's bit position by a gather, and resolves the prefix codes with
-table look-ups and masks. ``tests/metrics/test_xor_chunks.py`` checks every code on hand-made
-chunks and the integration tests check the answer against the ``SAMPLES`` one.
+table look-ups and masks. The C decoder reads chunk after chunk, every read checked against the
+chunk's end; both give the same samples to the bit and refuse the same answers (with the same
+words, unless several faults compete). ``tests/metrics/test_xor_chunks.py`` checks every code
+on hand-made chunks, ``tests/native/test_xor_decode.py`` both decoders on them, on random
+series and on mutated answers, and the integration tests the answer against the ``SAMPLES`` one.
 """
 
 from __future__ import annotations
