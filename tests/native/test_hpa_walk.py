@@ -50,7 +50,9 @@ def _both(metrics: list[Metric], step_s: float, **kw: int) -> None:
     assert walked is not None and np.array_equal(walked[0], twin[0])
 
 
-usage_values = st.one_of(st.floats(0.0, 60.0), st.just(float("nan")), st.sampled_from([0.0, 1.5]))
+usage_values = st.one_of(
+    st.floats(0.0, 60.0), st.sampled_from([float("nan"), float("inf"), 0.0, 1.5, 1e300])
+)
 
 
 @settings(max_examples=150, deadline=None)

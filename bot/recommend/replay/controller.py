@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -180,6 +180,11 @@ def replay_exact_reach(
     )
 
 
+def _whole(x: float, rounding: Callable[[float], int]) -> float:
+    """``rounding(x)`` as a float; an infinity stays itself (C's ``floor`` and ``ceil``)."""
+    return float(rounding(x)) if math.isfinite(x) else x
+
+
 def walk_in_python(
     usable: Sequence[Metric],
     n: int,
@@ -206,8 +211,8 @@ def walk_in_python(
             value = usage[k]
             if math.isnan(value):  # no sample: the metric proposes nothing
                 continue
-            ratio = math.floor(value * 100.0 / (replicas * request)) / target
-            proposal = replicas if low <= ratio <= high else float(math.ceil(ratio * replicas))
+            ratio = _whole(value * 100.0 / (replicas * request), math.floor) / target
+            proposal = replicas if low <= ratio <= high else _whole(ratio * replicas, math.ceil)
             desired = max(desired, proposal)
         if desired < 0:  # no metric had a sample: nothing to act on
             desired = replicas
