@@ -8,6 +8,7 @@ time order) and return ``None`` for any other, which the twins then compute.
 from __future__ import annotations
 
 import ctypes
+from typing import Any
 
 import numpy as np
 
@@ -23,10 +24,39 @@ STEPS_MAX = 2**62
 """Largest step number passed to the kernels (an int64)."""
 
 
-def _arrays(t: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    if t.dtype != np.float64 or v.dtype != np.float64 or len(t) != len(v):
+def _run(
+    name: str,
+    signature: list[Any],
+    t: np.ndarray,
+    v: np.ndarray,
+    *,
+    scalars: tuple[float | int, ...],
+    size: int,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Kernel ``name`` on float64 samples ``t``, ``v`` with ``scalars`` (first, steps, step and
+    any more), into ``size`` outputs: ``(times, values)`` written, or ``None`` (not built,
+    other dtypes, a step number beyond int64, or the kernel's own refusal)."""
+    run = kernel(name, ctypes.c_int, signature)
+    if run is None or t.dtype != np.float64 or v.dtype != np.float64 or len(t) != len(v):
         return None
-    return np.ascontiguousarray(t), np.ascontiguousarray(v)
+    if not -STEPS_MAX < int(scalars[1]) < STEPS_MAX:
+        return None
+    tt, vv = np.ascontiguousarray(t), np.ascontiguousarray(v)
+    out_t = np.empty(max(size, 0), dtype=np.float64)
+    out_v = np.empty(max(size, 0), dtype=np.float64)
+    count = ctypes.c_int64(0)
+    status = run(
+        tt.ctypes.data,
+        vv.ctypes.data,
+        len(tt),
+        *scalars,
+        out_t.ctypes.data,
+        out_v.ctypes.data,
+        ctypes.addressof(count),
+    )
+    if status != 0:
+        return None
+    return out_t[: count.value], out_v[: count.value]
 
 
 def counter_rates(
@@ -35,29 +65,8 @@ def counter_rates(
     """(evaluation times, rates) of one counter series, as ``raw.counter_rates`` gives them
     (``steps``: the last step's number; ``max_gap_s``: the largest pair gap, tolerance
     included), or ``None``: not built, or not the usual case (run the twin then)."""
-    run = kernel("tb_counter_rates", ctypes.c_int, _COUNTER)
-    arrays = _arrays(t, v)
-    if run is None or arrays is None or not -STEPS_MAX < steps < STEPS_MAX:
-        return None
-    tt, vv = arrays
-    out_t = np.empty(max(len(tt) - 1, 0), dtype=np.float64)
-    out_v = np.empty(max(len(tt) - 1, 0), dtype=np.float64)
-    count = ctypes.c_int64(0)
-    status = run(
-        tt.ctypes.data,
-        vv.ctypes.data,
-        len(tt),
-        first_s,
-        steps,
-        step_s,
-        max_gap_s,
-        out_t.ctypes.data,
-        out_v.ctypes.data,
-        ctypes.addressof(count),
-    )
-    if status != 0:
-        return None
-    return out_t[: count.value], out_v[: count.value]
+    scalars = (first_s, steps, step_s, max_gap_s)
+    return _run("tb_counter_rates", _COUNTER, t, v, scalars=scalars, size=len(t) - 1)
 
 
 def step_max(
@@ -65,25 +74,4 @@ def step_max(
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """(evaluation times, highest sample of each step) of one gauge series, as
     ``raw.step_max`` gives them, or ``None`` (as ``counter_rates``)."""
-    run = kernel("tb_step_max", ctypes.c_int, _GAUGE)
-    arrays = _arrays(t, v)
-    if run is None or arrays is None or not -STEPS_MAX < steps < STEPS_MAX:
-        return None
-    tt, vv = arrays
-    out_t = np.empty(len(tt), dtype=np.float64)
-    out_v = np.empty(len(tt), dtype=np.float64)
-    count = ctypes.c_int64(0)
-    status = run(
-        tt.ctypes.data,
-        vv.ctypes.data,
-        len(tt),
-        first_s,
-        steps,
-        step_s,
-        out_t.ctypes.data,
-        out_v.ctypes.data,
-        ctypes.addressof(count),
-    )
-    if status != 0:
-        return None
-    return out_t[: count.value], out_v[: count.value]
+    return _run("tb_step_max", _GAUGE, t, v, scalars=(first_s, steps, step_s), size=len(t))

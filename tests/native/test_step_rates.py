@@ -57,6 +57,7 @@ def test_other_layouts_go_to_the_twins():
     assert rates.counter_rates(t, v, **KW, steps=400, max_gap_s=150.0) is None
     assert rates.step_max(np.array([np.nan]), np.array([1.0]), **KW, steps=400) is None
     assert rates.step_max(t.astype(np.float32), v, **KW, steps=400) is None
+    assert rates.step_max(t, v, **KW, steps=2**63) is None
     _counter(t, v)
     _gauge(t, v)
 
