@@ -22,16 +22,16 @@ Per step ``k``, with ``R`` the replicas of the step before:
 * ``[minReplicas, maxReplicas]`` clamp; the first step starts from the recorded replicas,
   clamped.
 
-Two implementations of this one model. ``replay_exact`` walks the steps one by one (the
+Two implementations of this one model. ``replay_exact_reach`` walks the steps one by one (the
 reference): compiled (``bot/native/hpa_replay.c``, about 0.2–0.5 ms per two
 weeks of one-minute steps) or, where the package was installed without a C compiler, its
 Python twin ``walk_in_python`` (the same operations in the same order: the same replicas, about
-20× slower; ``tests/native`` compares them). ``replay_fast`` is vectorised with
-numpy (``replay_fast``'s doc): it judges the tolerance against a starting path instead of the
+20× slower; ``tests/native`` compares them). ``replay_fast_reach`` is vectorised with
+numpy (its doc): it judges the tolerance against a starting path instead of the
 replicas of the step before, then keeps the replicas wherever the load stays in the tolerance
 band. They agree on step loads, clean ramps and flat loads; on the simulator's services and
 noisy series their pod-hours differ by 1.3 % at most (``tests/recommend/replay``).
-``replay_fast_reach`` also tells the largest value its maxReplicas clamp met: any maxReplicas
+Both also tell their reach, the largest value the maxReplicas clamp met: any maxReplicas
 at or above it gives the same path, which the search for replica bounds reuses.
 """
 
@@ -66,10 +66,10 @@ SCALE_UP_PERCENT = 100
 it."""
 
 FAST_START_UTILISATION = 1.0 + TOLERANCE / 2
-"""``replay_fast`` starts from the path that keeps utilisation at this multiple of the target
+"""``replay_fast_reach`` starts from the path that keeps utilisation at this multiple of the target
 (the middle of the tolerance band on the side the stabilisation window leans to): on the
-simulator's services and noisy series, ``replay_fast``'s pod-hours are within 1.3 % of
-``replay_exact`` (0.8 % on average; starting at the target itself: 3 %)."""
+simulator's services and noisy series, its pod-hours are within 1.3 % of the exact
+walk's (0.8 % on average; starting at the target itself: 3 %)."""
 
 Model: TypeAlias = Literal["fast", "exact"]
 """Which implementation replays the controller."""
@@ -124,25 +124,6 @@ def _usable(metrics: Sequence[Metric]) -> list[Metric]:
     return [m for m in metrics if m.request > 0 and m.target_percent > 0]
 
 
-def replay_exact(
-    metrics: Sequence[Metric],
-    *,
-    min_replicas: int,
-    max_replicas: int,
-    initial: int,
-    step_s: float,
-) -> np.ndarray:
-    """Replicas per step, the controller walked step by step (module doc). ``int64`` array."""
-    path, _ = replay_exact_reach(
-        metrics,
-        min_replicas=min_replicas,
-        max_replicas=max_replicas,
-        initial=initial,
-        step_s=step_s,
-    )
-    return path
-
-
 def replay_exact_reach(
     metrics: Sequence[Metric],
     *,
@@ -151,7 +132,8 @@ def replay_exact_reach(
     initial: int,
     step_s: float,
 ) -> tuple[np.ndarray, float]:
-    """``replay_exact``'s path and its reach: the largest value the ``max_replicas`` clamp met
+    """Replicas per step, the controller walked step by step (module doc; ``int64`` array),
+    and its reach: the largest value the ``max_replicas`` clamp met
     (the start before the clamp, and every rise before it), so every maxReplicas no lower than
     the reach gives the same path. The compiled walk (``bot/native/hpa_replay.c``) when it is
     built, else ``walk_in_python``: the same operations in the same order, the same result."""
@@ -356,25 +338,6 @@ def _step(
     return math.inf
 
 
-def replay_fast(
-    metrics: Sequence[Metric],
-    *,
-    min_replicas: int,
-    max_replicas: int,
-    initial: int,
-    step_s: float,
-) -> np.ndarray:
-    """Replicas per step, vectorised: ``int64`` array (``replay_fast_reach``)."""
-    path, _ = replay_fast_reach(
-        metrics,
-        min_replicas=min_replicas,
-        max_replicas=max_replicas,
-        initial=initial,
-        step_s=step_s,
-    )
-    return path
-
-
 def replay_fast_reach(
     metrics: Sequence[Metric],
     *,
@@ -489,12 +452,14 @@ def replay_replicas(
     step_s: float,
     model: Model = "fast",
 ) -> np.ndarray:
-    """Replicas per step under one HPA configuration (``replay_fast`` or ``replay_exact``)."""
-    walk = {"fast": replay_fast, "exact": replay_exact}[model]
-    return walk(
+    """Replicas per step under one HPA configuration (``replay_fast_reach`` or
+    ``replay_exact_reach``, without the reach). ``int64`` array."""
+    walk = {"fast": replay_fast_reach, "exact": replay_exact_reach}[model]
+    path, _ = walk(
         metrics,
         min_replicas=min_replicas,
         max_replicas=max_replicas,
         initial=initial,
         step_s=step_s,
     )
+    return path

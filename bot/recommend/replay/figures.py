@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 
@@ -221,23 +222,18 @@ def _steps(
     for reach, steps in known:
         if reach <= hpa.max_replicas:
             return steps
-    if options.model == "fast":
-        steps, reach = replay_fast_reach(
-            metrics,
-            min_replicas=hpa.min_replicas,
-            max_replicas=hpa.max_replicas,
-            initial=initial,
-            step_s=series.step_s,
-            scratch=thread_scratch(),
-        )
-    else:
-        steps, reach = replay_exact_reach(
-            metrics,
-            min_replicas=hpa.min_replicas,
-            max_replicas=hpa.max_replicas,
-            initial=initial,
-            step_s=series.step_s,
-        )
+    walk = (
+        partial(replay_fast_reach, scratch=thread_scratch())
+        if options.model == "fast"
+        else replay_exact_reach
+    )
+    steps, reach = walk(
+        metrics,
+        min_replicas=hpa.min_replicas,
+        max_replicas=hpa.max_replicas,
+        initial=initial,
+        step_s=series.step_s,
+    )
     if reach <= hpa.max_replicas:  # the clamp changed nothing
         known.append((reach, steps))
     return steps

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -12,8 +14,6 @@ from bot.recommend.replay.controller import (
     Scratch,
     _up_limits,
     _up_limits_float,
-    replay_exact,
-    replay_fast,
     replay_fast_reach,
     replay_replicas,
     scale_up_limit,
@@ -22,6 +22,8 @@ from bot.recommend.replay.controller import (
 from bot.recommend.replay.series import ReplaySeries
 from bot.sim import ClusterSpec, simulate
 
+replay_exact = partial(replay_replicas, model="exact")
+replay_fast = partial(replay_replicas, model="fast")
 BOTH = pytest.mark.parametrize("walk", [replay_exact, replay_fast], ids=["exact", "fast"])
 
 
