@@ -59,6 +59,26 @@ static inline int64_t bucket_of(double v, const double *starts, int64_t nb, Gues
     return b;
 }
 
+/* A run of values in one bucket: its bucket (-1 before the first) and length. */
+typedef struct {
+    int64_t cur;
+    int64_t run;
+} Runs;
+
+/* Count x in its bucket: a value in the bucket of the one before (the usual case for slowly
+ * varying usage) needs no search, and a run of them is counted in a register (the caller adds
+ * the last run). */
+static inline void count_bucket(double x, const double *starts, int64_t nb, Guess guess,
+                                int64_t *counts, Runs *runs) {
+    int64_t cur = runs->cur;
+    if (!(cur >= 0 && x >= starts[cur] && (cur + 1 >= nb || x < starts[cur + 1]))) {
+        if (cur >= 0) counts[cur] += runs->run;
+        runs->cur = bucket_of(x, starts, nb, guess);
+        runs->run = 0;
+    }
+    runs->run++;
+}
+
 /* One series into a grid of `steps` replay steps and `nb` buckets.
  *
  * step_t[i]: the time that gives sample i its step, floor((step_t - start_s) * inv_step)
@@ -148,6 +168,34 @@ int tb_vpa_replay(const double *step_t, const double *v, const double *w, int64_
     return 0;
 }
 
+/* The first and last column of a row with weight >= epsilon (-1, -1 when none); 0, or -1 for
+ * a NaN or negative weight. */
+static int row_span(const double *row, int64_t cols, double epsilon, int64_t *first,
+                    int64_t *last) {
+    *first = -1;
+    *last = -1;
+    for (int64_t c = 0; c < cols; c++) {
+        if (!(row[c] >= 0.0)) return -1; /* NaN or negative */
+        if (row[c] >= epsilon) {
+            if (*first < 0) *first = c;
+            *last = c;
+        }
+    }
+    return 0;
+}
+
+/* The column ``percentiles`` lands in for a row with columns [first, last] >= epsilon: from
+ * first, the first column whose running sum reaches wanted (wanted <= 0: first), else last. */
+static int64_t percentile_column(const double *row, int64_t first, int64_t last, double wanted) {
+    if (!(wanted > 0.0)) return first;
+    double sum = 0.0;
+    for (int64_t c = first; c <= last; c++) {
+        sum += row[c];
+        if (sum >= wanted) return c;
+    }
+    return last;
+}
+
 /* For each row of w (rows x cols, rows `stride` doubles apart) and each p: the bucket
  * ``percentiles`` lands in, counted from the row's first column. From the first column with
  * weight >= epsilon, the first column whose running sum reaches p x total (p x total <= 0: that
@@ -161,36 +209,12 @@ int tb_percentile_rows(const double *w, int64_t rows, int64_t cols, int64_t stri
     if (rows < 0 || cols < 0 || nps < 0 || stride < cols) return -1;
     for (int64_t r = 0; r < rows; r++) {
         const double *row = w + r * stride;
-        int64_t first = -1, last = -1;
-        if (isnan(totals[r])) return -1;
-        for (int64_t c = 0; c < cols; c++) {
-            if (!(row[c] >= 0.0)) return -1; /* NaN or negative */
-            if (row[c] >= epsilon) {
-                if (first < 0) first = c;
-                last = c;
-            }
-        }
+        int64_t first, last;
+        if (isnan(totals[r]) || row_span(row, cols, epsilon, &first, &last) != 0) return -1;
         has[r] = first >= 0;
-        for (int64_t k = 0; k < nps; k++) {
-            if (first < 0) {
-                hit[k * rows + r] = 0;
-                continue;
-            }
-            double wanted = ps[k] * totals[r];
-            int64_t found = first;
-            if (wanted > 0.0) {
-                double sum = 0.0;
-                found = last;
-                for (int64_t c = first; c <= last; c++) {
-                    sum += row[c];
-                    if (sum >= wanted) {
-                        found = c;
-                        break;
-                    }
-                }
-            }
-            hit[k * rows + r] = found;
-        }
+        for (int64_t k = 0; k < nps; k++)
+            hit[k * rows + r] =
+                first < 0 ? 0 : percentile_column(row, first, last, ps[k] * totals[r]);
     }
     return 0;
 }
@@ -204,22 +228,14 @@ int tb_bucket_counts(const double *v, int64_t n, const double *starts, int64_t n
     Guess guess = {table, e0, binades};
     for (int64_t b = 0; b < nb; b++) counts[b] = 0;
     double top = -INFINITY;
-    int64_t cur = -1, run = 0;
+    Runs runs = {-1, 0};
     for (int64_t i = 0; i < n; i++) {
         double x = v[i];
         if (!takes(x)) return -1;
-        /* A value in the bucket of the one before (the usual case for slowly varying usage)
-         * needs no search; a run of them is counted in a register. */
-        if (!(cur >= 0 && x >= starts[cur] && (cur + 1 >= nb || x < starts[cur + 1]))) {
-            int64_t b = bucket_of(x, starts, nb, guess);
-            if (cur >= 0) counts[cur] += run;
-            cur = b;
-            run = 0;
-        }
-        run++;
+        count_bucket(x, starts, nb, guess, counts, &runs);
         if (x > top) top = x;
     }
-    if (cur >= 0) counts[cur] += run;
+    if (runs.cur >= 0) counts[runs.cur] += runs.run;
     *vmax = top;
     return 0;
 }
@@ -247,7 +263,8 @@ int tb_memory_peaks(const double *t, const void *p, int64_t pod_bytes, const dou
     Guess guess = {table, e0, binades};
     const int32_t *p32 = (const int32_t *)p;
     const int64_t *p64 = (const int64_t *)p;
-    int64_t m = -1, pod = 0, k = 0, cur = -1, run = 0;
+    int64_t m = -1, pod = 0, k = 0;
+    Runs runs = {-1, 0};
     double t0 = 0.0, guard = 0.0, prev = 0.0, top = -INFINITY, latest = -INFINITY;
     if (counts != NULL)
         for (int64_t c = 0; c < nb; c++) counts[c] = 0;
@@ -257,14 +274,7 @@ int tb_memory_peaks(const double *t, const void *p, int64_t pod_bytes, const dou
         if (!isfinite(ti) || !takes(x) || b < 0) return -1;
         if (ti > latest) latest = ti;
         if (counts != NULL) {
-            /* the usage buckets as ``tb_bucket_counts`` counts them */
-            if (!(cur >= 0 && x >= starts[cur] && (cur + 1 >= nb || x < starts[cur + 1]))) {
-                int64_t c = bucket_of(x, starts, nb, guess);
-                if (cur >= 0) counts[cur] += run;
-                cur = c;
-                run = 0;
-            }
-            run++;
+            count_bucket(x, starts, nb, guess, counts, &runs); /* as ``tb_bucket_counts`` */
             if (x > top) top = x;
         }
         if (m < 0 || b != pod) {
@@ -301,7 +311,7 @@ int tb_memory_peaks(const double *t, const void *p, int64_t pod_bytes, const dou
         prev = ti;
     }
     if (counts != NULL) {
-        if (cur >= 0) counts[cur] += run;
+        if (runs.cur >= 0) counts[runs.cur] += runs.run;
         *vmax = top;
     }
     *tmax = latest;
@@ -334,34 +344,14 @@ int tb_vpa_estimate(const double *w, int64_t steps, int64_t cols, int64_t stride
     double last_target = 0.0, last_capped = 0.0;
     for (int64_t r = 0; r < steps; r++) {
         const double *row = w + r * stride;
-        int64_t first = -1, last = -1;
-        if (isnan(totals[r])) return -1;
-        for (int64_t c = 0; c < cols; c++) {
-            if (!(row[c] >= 0.0)) return -1;
-            if (row[c] >= epsilon) {
-                if (first < 0) first = c;
-                last = c;
-            }
-        }
+        int64_t first, last;
+        if (isnan(totals[r]) || row_span(row, cols, epsilon, &first, &last) != 0) return -1;
         double amount[3];
         for (int k = 0; k < 3; k++) {
             double value = 0.0;
-            if (first >= 0) {
-                double wanted = ps[k] * totals[r];
-                int64_t found = first;
-                if (wanted > 0.0) {
-                    double sum = 0.0;
-                    found = last;
-                    for (int64_t c = first; c <= last; c++) {
-                        sum += row[c];
-                        if (sum >= wanted) {
-                            found = c;
-                            break;
-                        }
-                    }
-                }
-                value = upper_edges[first_bucket + found];
-            }
+            if (first >= 0)
+                value = upper_edges[first_bucket +
+                                    percentile_column(row, first, last, ps[k] * totals[r])];
             double a = amount_from_float(cpu ? value * 1000.0 : value);
             amount[k] = a + amount_from_float(a * margin);
         }
@@ -376,12 +366,12 @@ int tb_vpa_estimate(const double *w, int64_t steps, int64_t cols, int64_t stride
             if (has_max && !(a <= max_amount)) a = max_amount;
             capped[k] = a;
         }
-        double div = cpu ? 1000.0 : 1.0;
-        target[r] = cpu ? capped[0] / div : capped[0];
-        lower[r] = cpu ? capped[1] / div : capped[1];
-        upper[r] = cpu ? capped[2] / div : capped[2];
-        uncapped[r] = cpu ? amount[0] / div : amount[0];
-        unfloored[r] = cpu ? raw / div : raw;
+        /* ``value_from_amount``: millicores / 1000, bytes as they are */
+        target[r] = cpu ? capped[0] / 1000.0 : capped[0];
+        lower[r] = cpu ? capped[1] / 1000.0 : capped[1];
+        upper[r] = cpu ? capped[2] / 1000.0 : capped[2];
+        uncapped[r] = cpu ? amount[0] / 1000.0 : amount[0];
+        unfloored[r] = cpu ? raw / 1000.0 : raw;
         last_target = amount[0];
         last_capped = capped[0];
     }

@@ -263,17 +263,24 @@ def _cpu_whole(
     t = ch.cpu_t
     if window.excluded or t.size < 2 or not bool(t[-1] <= window.now_s):
         return None
+    return _cpu_compiled(t, ch.cpu_cores, grid, settings, strict=True)
+
+
+def _cpu_compiled(
+    cpu_t: FloatArray, cpu_v: FloatArray, grid: ReplayGrid, settings: VpaSettings, *, strict: bool
+) -> CompiledReplay | None:
+    """``replay_compiled`` of CPU samples in time order (``strict``: increasing), with counters."""
     found = replay_compiled(
-        ch.cpu_cores,
+        cpu_v,
         MIN_SAMPLE_WEIGHT,
-        t,
-        t,
+        cpu_t,
+        cpu_t,
         grid=grid,
         options=CPU_OPTIONS,
         half_life_s=settings.cpu_half_life_s,
         counters=True,
         times_sorted=True,
-        strict=True,
+        strict=strict,
     )
     return found if found is not None and found.counters is not None else None
 
@@ -283,20 +290,9 @@ def _cpu_replay(
 ) -> tuple[ReplayedHistogram, CpuCounters, Usage | None]:
     """The CPU histogram replayed on ``grid``, its counters and the observed usage: one
     compiled pass for times in order (``replay_compiled``), else the numpy passes."""
-    if in_order:
-        compiled = replay_compiled(
-            cpu_v,
-            MIN_SAMPLE_WEIGHT,
-            cpu_t,
-            cpu_t,
-            grid=grid,
-            options=CPU_OPTIONS,
-            half_life_s=settings.cpu_half_life_s,
-            counters=True,
-            times_sorted=True,
-        )
-        if compiled is not None and compiled.counters is not None:
-            return compiled.rows, compiled.counters, compiled.usage
+    compiled = _cpu_compiled(cpu_t, cpu_v, grid, settings, strict=False) if in_order else None
+    if compiled is not None and compiled.counters is not None:
+        return compiled.rows, compiled.counters, compiled.usage
     # A subset of times in order is in order: the bounds of each replay step follow.
     bounds = grid.step_bounds(cpu_t) if in_order else None
     cpu_steps = None if bounds is not None else grid.bins(cpu_t)
