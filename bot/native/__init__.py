@@ -83,4 +83,6 @@ def kernel(name: str, restype: Any, argtypes: list[Any]) -> Any | None:
         function.restype = restype
         function.argtypes = argtypes
         _functions[name] = function
+    elif function.restype is not restype or list(function.argtypes) != list(argtypes):
+        raise TypeError(f"kernel {name} declared with other types before")  # a caller's bug
     return function

@@ -103,3 +103,20 @@ def test_the_compiled_rate_limit_is_its_twin(path, syncs):
         switched.setenv(native.SWITCH, "off")
         twin = _rate_limited(np.array(path, dtype=np.int64), syncs)
     assert np.array_equal(compiled, twin)
+
+
+def test_a_kernel_declared_twice_with_other_types_is_refused():
+    import ctypes
+
+    first = native.kernel(
+        "tb_rate_limit", ctypes.c_int, [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
+    )
+    assert first is not None
+    with pytest.raises(TypeError, match="other types"):
+        native.kernel("tb_rate_limit", ctypes.c_int, [ctypes.c_void_p, ctypes.c_int64])
+    assert (
+        native.kernel(
+            "tb_rate_limit", ctypes.c_int, [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
+        )
+        is first
+    )
