@@ -36,7 +36,6 @@ from bot.model import (
     Usage,
 )
 from bot.recommend.vpa.aggregate import (
-    CompiledReplay,
     CpuCounters,
     ReplayedHistogram,
     ReplayGrid,
@@ -193,8 +192,8 @@ def recommend_container(
     if settings.confidence_per_minute:
         per_sample = max(1.0, sample_step_s(cpu_t, cpu_pods, one_pod=cpu_order.one_pod) / 60.0)
     cpu_usage: Usage | None
-    if cpu_whole is not None and cpu_whole.counters is not None:
-        cpu_rows, counters, cpu_usage = cpu_whole.rows, cpu_whole.counters, cpu_whole.usage
+    if cpu_whole is not None:
+        cpu_rows, counters, cpu_usage = cpu_whole
     else:
         cpu_rows, counters, cpu_usage = _cpu_replay(cpu_t, cpu_v, grid, settings, cpu_order.sorted)
     conf = confidence(counters, settings.confidence_interval_s, samples_per_sample=per_sample)
@@ -254,9 +253,13 @@ def recommend_container(
     )
 
 
+CpuHistory = tuple[ReplayedHistogram, CpuCounters, Usage | None]
+"""A container's replayed CPU histogram, its counters and its observed usage."""
+
+
 def _cpu_whole(
     ch: ContainerHistory, grid: ReplayGrid, settings: VpaSettings, window: Window
-) -> CompiledReplay | None:
+) -> CpuHistory | None:
     """The CPU histogram replay of the whole series in one compiled pass, when that is the
     window's accepted samples: nothing excluded, every time finite, increasing and at or before
     ``now`` (so every sample is accepted), every value finite and >= 0; else None."""
@@ -268,7 +271,7 @@ def _cpu_whole(
 
 def _cpu_compiled(
     cpu_t: FloatArray, cpu_v: FloatArray, grid: ReplayGrid, settings: VpaSettings, *, strict: bool
-) -> CompiledReplay | None:
+) -> CpuHistory | None:
     """``replay_compiled`` of CPU samples in time order (``strict``: increasing), with counters."""
     found = replay_compiled(
         cpu_v,
@@ -282,17 +285,19 @@ def _cpu_compiled(
         times_sorted=True,
         strict=strict,
     )
-    return found if found is not None and found.counters is not None else None
+    if found is None or found.counters is None:
+        return None
+    return found.rows, found.counters, found.usage
 
 
 def _cpu_replay(
     cpu_t: FloatArray, cpu_v: FloatArray, grid: ReplayGrid, settings: VpaSettings, in_order: bool
-) -> tuple[ReplayedHistogram, CpuCounters, Usage | None]:
+) -> CpuHistory:
     """The CPU histogram replayed on ``grid``, its counters and the observed usage: one
     compiled pass for times in order (``replay_compiled``), else the numpy passes."""
     compiled = _cpu_compiled(cpu_t, cpu_v, grid, settings, strict=False) if in_order else None
-    if compiled is not None and compiled.counters is not None:
-        return compiled.rows, compiled.counters, compiled.usage
+    if compiled is not None:
+        return compiled
     # A subset of times in order is in order: the bounds of each replay step follow.
     bounds = grid.step_bounds(cpu_t) if in_order else None
     cpu_steps = None if bounds is not None else grid.bins(cpu_t)
