@@ -25,6 +25,13 @@ static inline int takes(double x) {
     return (bits >> 52) < 0x7ff;
 }
 
+/* Inlined into each caller, so that the flags it is called with become constants. */
+#if defined(__GNUC__)
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE static inline
+#endif
+
 #define SUB_BITS 7
 /* Sub-intervals per power of two in the guess table: 2^SUB_BITS. */
 
@@ -59,6 +66,35 @@ static inline int64_t bucket_of(double v, const double *starts, int64_t nb, Gues
     return b;
 }
 
+/* ``bucket_of`` in the usual case without a loop, for bucket starts that increase (the only
+ * ones the kernels are given; with others the buckets mean nothing, but every read stays in the
+ * arrays). The table index is the exponent and the top SUB_BITS mantissa bits of v (>= 0) read
+ * as one number, less the table's first one (`base`). The guess g, kept in [0, nb - 3] so that
+ * starts[g + 2] exists, leaves bucket g or g + 1 when starts[g] <= v < starts[g + 2], and it is
+ * g + 1 exactly when v >= starts[g + 1]. Returns 0 for any other value (below or above the
+ * table, NaN, negative, in the last bucket, or a guess that is off), which then takes
+ * ``bucket_of``. Needs nb >= 3 and a table of binades >= 1. */
+typedef struct {
+    const int32_t *table;
+    uint64_t base, size, gmax;
+} Fast;
+
+static inline Fast fast_of(Guess g, int64_t nb) {
+    Fast f = {g.table, ((uint64_t)1023 + (uint64_t)g.e0) << SUB_BITS,
+              (uint64_t)g.binades << SUB_BITS, (uint64_t)(nb - 3)};
+    return f;
+}
+
+ALWAYS_INLINE int fast_bucket(double v, uint64_t bits, const double *starts, Fast f,
+                              int64_t *bucket) {
+    uint64_t k = (bits >> (52 - SUB_BITS)) - f.base;
+    int64_t g = f.table[k < f.size ? k : 0];
+    g = (uint64_t)g <= f.gmax ? g : 0;
+    const double *s = starts + g;
+    *bucket = g + (v >= s[1]);
+    return (v >= s[0]) & (v < s[2]);
+}
+
 /* A run of values in one bucket: its bucket (-1 before the first) and length. */
 typedef struct {
     int64_t cur;
@@ -79,19 +115,228 @@ static inline void count_bucket(double x, const double *starts, int64_t nb, Gues
     runs->run++;
 }
 
-/* One series into a grid of `steps` replay steps and `nb` buckets.
+/* The step of a sample at step time t: floor((t - start_s) * inv_step) clipped to
+ * [0, steps - 1] (``ReplayGrid.bins``): below 0 is step 0, from steps - 1 on the last step, and
+ * in between floor is truncation. With inv_step > 0 and start_s finite it never decreases as t
+ * grows (each operation is correctly rounded, hence monotonic): what ``run_end`` relies on. */
+static inline int64_t step_of(double t, double start_s, double inv_step, int64_t steps) {
+    double f = (t - start_s) * inv_step;
+    return f >= 0.0 ? (f < (double)(steps - 1) ? (int64_t)f : steps - 1) : 0;
+}
+
+/* The end of the samples from i on in step s (step_of(t[i]) == s): the first e in (i, n] with
+ * step_of(t[e]) != s. Exact for times that never decrease (step_of then never decreases, so the
+ * samples of a step are one run): it tries the length of the run before (`guess`), then doubles
+ * and halves. For times in another order it returns some e in (i, n] (the caller refuses such
+ * a series). */
+static int64_t run_end(const double *t, int64_t i, int64_t n, int64_t s, int64_t guess,
+                       double start_s, double inv_step, int64_t steps) {
+    if (s == steps - 1) return n;
+    int64_t g = i + guess;
+    if (guess > 0 && g < n && step_of(t[g - 1], start_s, inv_step, steps) == s &&
+        step_of(t[g], start_s, inv_step, steps) != s)
+        return g;
+    int64_t lo = i, span = 1; /* step_of(t[lo]) == s */
+    while (lo + span < n && step_of(t[lo + span], start_s, inv_step, steps) == s) {
+        lo += span;
+        span *= 2;
+    }
+    int64_t hi = lo + span < n ? lo + span : n; /* hi == n or step_of(t[hi]) != s */
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (step_of(t[mid], start_s, inv_step, steps) == s)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return hi;
+}
+
+/* The bit patterns of the values the kernels take (``takes``) are those below +inf's; for
+ * values >= 0 the largest pattern is the largest value's. */
+#define TAKES_BELOW 0x7ff0000000000000ULL
+
+/* Samples per block of one way of adding them (``add_block``). */
+#define BLOCK 64
+
+/* One step's samples being added to its row, in sample order: the step's running sum, the
+ * step time before (the order check), the largest value bit pattern, whether the order held,
+ * and how many samples fell in the bucket of the one before in the last block. */
+typedef struct {
+    double sum, prev;
+    uint64_t top;
+    int ordered;
+    int64_t same;
+} Adding;
+
+/* Samples j.. (up to e, or to the first the fast bucket misses) into row and counts, each
+ * cell's weights added in sample order. `runs`: a run of samples in one bucket keeps its cell
+ * and count in registers and stores them when it ends (the same additions in the same order;
+ * no store-to-load chain through memory when usage stays in one bucket); else each sample adds
+ * to memory (no mispredicted branch when the bucket changes at almost every sample). Returns
+ * where it stopped. `strict`: step times must increase, else never decrease. */
+ALWAYS_INLINE int64_t add_block(const double *step_t, const double *v, const double *w,
+                                int64_t j, int64_t e, const double *starts, Fast fast,
+                                double *row, int64_t *counts, Adding *a, int runs,
+                                int strict) {
+    double sum = a->sum, prev = a->prev;
+    uint64_t top = a->top;
+    int ordered = 1;
+    int64_t same = 0, cur = 0, run = 0;
+    double cell = row[0];
+    for (; j < e; j++) {
+        double x = v[j], t = step_t[j], wj = w[j];
+        uint64_t bits;
+        memcpy(&bits, &x, sizeof bits);
+        int64_t b;
+        if (!fast_bucket(x, bits, starts, fast, &b)) break;
+        top = bits > top ? bits : top;
+        ordered &= strict ? t > prev : t >= prev;
+        prev = t;
+        sum += wj;
+        if (runs) {
+            if (b == cur) {
+                cell += wj;
+                run++;
+                same++;
+            } else {
+                row[cur] = cell;
+                counts[cur] += run;
+                cur = b;
+                cell = row[b] + wj;
+                run = 1;
+            }
+        } else {
+            same += b == cur;
+            cur = b;
+            row[b] += wj;
+            counts[b] += 1;
+        }
+    }
+    if (runs) {
+        row[cur] = cell;
+        counts[cur] += run;
+    }
+    a->sum = sum;
+    a->prev = prev;
+    a->top = top;
+    a->ordered &= ordered;
+    a->same = same;
+    return j;
+}
+
+/* Samples [i, e) of one step into its row (nb >= 3), block by block: a block takes runs in
+ * registers when most samples of the block before stayed in the bucket of the one before. A
+ * sample the fast bucket misses takes ``bucket_of`` on its own. */
+ALWAYS_INLINE void add_step(const double *step_t, const double *v, const double *w, int64_t i,
+                            int64_t e, const double *starts, int64_t nb, Guess guess,
+                            Fast fast, double *row, int64_t *counts, Adding *a, int *runs,
+                            int strict) {
+    int64_t j = i;
+    while (j < e) {
+        int64_t end = e - j < BLOCK ? e : j + BLOCK;
+        int64_t from = j;
+        if (*runs)
+            j = add_block(step_t, v, w, j, end, starts, fast, row, counts, a, 1, strict);
+        else
+            j = add_block(step_t, v, w, j, end, starts, fast, row, counts, a, 0, strict);
+        if (j == end) {
+            *runs = 2 * a->same > end - from;
+            continue;
+        }
+        double x = v[j], t = step_t[j];
+        uint64_t bits;
+        memcpy(&bits, &x, sizeof bits);
+        int64_t b = bucket_of(x, starts, nb, guess);
+        a->top = bits > a->top ? bits : a->top;
+        a->ordered &= strict ? t > a->prev : t >= a->prev;
+        a->prev = t;
+        a->sum += w[j];
+        row[b] += w[j];
+        counts[b] += 1;
+        j++;
+    }
+}
+
+/* ``add_step`` for fewer than three buckets: every sample takes ``bucket_of``. */
+static void add_step_few(const double *step_t, const double *v, const double *w, int64_t i,
+                         int64_t e, const double *starts, int64_t nb, Guess guess, double *row,
+                         int64_t *counts, Adding *a, int strict) {
+    for (int64_t j = i; j < e; j++) {
+        double x = v[j], t = step_t[j];
+        uint64_t bits;
+        memcpy(&bits, &x, sizeof bits);
+        int64_t b = bucket_of(x, starts, nb, guess);
+        a->top = bits > a->top ? bits : a->top;
+        a->ordered &= strict ? t > a->prev : t >= a->prev;
+        a->prev = t;
+        a->sum += w[j];
+        row[b] += w[j];
+        counts[b] += 1;
+    }
+}
+
+/* Samples in time order (the counters' case, inv_step > 0, start_s finite): step by step, the
+ * step's samples found from its ends (``run_end``) instead of a step per sample, and the
+ * counters set once per step. The order is checked as the samples go: a series out of order
+ * gives -1 whatever steps were found (and the outputs are not used). */
+static int replay_in_order(const double *step_t, const double *v, const double *w, int64_t n,
+                           double start_s, double inv_step, int64_t steps, const double *starts,
+                           int64_t nb, Guess guess, double *cum, double *totals,
+                           int64_t *counts, double *step_counts, double *last_s,
+                           uint64_t *top, int strict) {
+    if (n == 0) return 0;
+    /* in order from a finite first to a finite last time: all finite (NaN fails every
+     * comparison of the order) */
+    if (!isfinite(step_t[0]) || !isfinite(step_t[n - 1])) return -1;
+    Adding a = {0.0, -INFINITY, 0, 1, 0};
+    Fast fast = fast_of(guess, nb);
+    int runs = 0;
+    int64_t i = 0, len = 0;
+    while (i < n) {
+        int64_t s = step_of(step_t[i], start_s, inv_step, steps);
+        int64_t e = run_end(step_t, i, n, s, len, start_s, inv_step, steps);
+        double *row = cum + s * nb;
+        a.sum = totals[s];
+        if (nb < 3 || guess.binades < 1)
+            add_step_few(step_t, v, w, i, e, starts, nb, guess, row, counts, &a, strict);
+        else if (strict)
+            add_step(step_t, v, w, i, e, starts, nb, guess, fast, row, counts, &a, &runs, 1);
+        else
+            add_step(step_t, v, w, i, e, starts, nb, guess, fast, row, counts, &a, &runs, 0);
+        totals[s] = a.sum;
+        step_counts[s] = (double)e; /* in order: the samples up to the step's last */
+        last_s[s] = step_t[e - 1];
+        len = e - i;
+        i = e;
+    }
+    *top = a.top;
+    return a.ordered ? 0 : -1;
+}
+
+/* Whether column b of the (steps x nb) grid holds a non-zero sum; only a bucket some sample
+ * reached can. */
+static int column_used(const double *cum, int64_t steps, int64_t nb, const int64_t *counts,
+                       int64_t b) {
+    if (counts[b] == 0) return 0;
+    for (int64_t s = 0; s < steps; s++)
+        if (cum[s * nb + b] != 0.0) return 1;
+    return 0;
+}
+
+/* One series into a grid of `steps` replay steps and `nb` buckets (starts increasing).
  *
- * step_t[i]: the time that gives sample i its step, floor((step_t - start_s) * inv_step)
- * clipped to [0, steps - 1] (``ReplayGrid.bins``); v[i] its value (``takes``); w[i] its
- * weight. Out: cum (steps x nb): the weights of each (step, bucket) summed in sample order, then
- * summed over the steps (row s holds steps 0..s) in the columns [lohi[0], lohi[1]) of the
- * buckets some sample reached with a non-zero sum (the others are left 0); totals (steps): the
- * weights per step, summed the same way; counts (nb): samples per bucket; vmax: the largest v.
- * With step_counts and last_s (both or neither; the step times must then never decrease, and
- * with `strict` always increase):
- * samples in steps 0..s, and the step time of the last of them (-inf when none).
+ * step_t[i]: the time that gives sample i its step (``step_of``); v[i] its value (``takes``);
+ * w[i] its weight. Out: cum (steps x nb): the weights of each (step, bucket) summed in sample
+ * order, then summed over the steps (row s holds steps 0..s) in the columns [lohi[0], lohi[1])
+ * of the buckets some sample reached with a non-zero sum (the others are left 0); totals
+ * (steps): the weights per step, summed the same way; counts (nb): samples per bucket; vmax:
+ * the largest v. With step_counts and last_s (both or neither; the step times must then never
+ * decrease, and with `strict` always increase): samples in steps 0..s, and the step time of the
+ * last of them (-inf when none).
  * Returns 0, or -1 for a value it does not take (``takes``), a step time that is not
- * finite (or decreases, when asked for the counters), or an empty grid.
+ * finite (or decreases, when asked for the counters), or an empty grid; after -1 the outputs
+ * hold nothing to use.
  */
 int tb_vpa_replay(const double *step_t, const double *v, const double *w, int64_t n,
                   double start_s, double inv_step, int64_t steps, const double *starts,
@@ -111,47 +356,50 @@ int tb_vpa_replay(const double *step_t, const double *v, const double *w, int64_
             last_s[s] = -INFINITY;
         }
     }
-    double top = -INFINITY;
-    double last_step = (double)(steps - 1);
-    /* A run of samples in one step is summed in a register and stored when the run ends: the
-     * same additions in the same order as adding each to memory. */
-    int64_t cur_step = -1;
-    double step_sum = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        double t = step_t[i], x = v[i];
-        if (!isfinite(t) || !takes(x)) return -1;
-        if (counters && i > 0 && (strict ? !(t > step_t[i - 1]) : t < step_t[i - 1])) return -1;
-        /* floor((t - start) * inv) clipped to [0, steps - 1]: below 0 is step 0, from
-         * steps - 1 on the last step, and in between floor is truncation. */
-        double f = (t - start_s) * inv_step;
-        int64_t s = f >= 0.0 ? (f < last_step ? (int64_t)f : steps - 1) : 0;
-        int64_t b = bucket_of(x, starts, nb, guess);
-        if (s != cur_step) {
-            if (cur_step >= 0) totals[cur_step] = step_sum;
-            cur_step = s;
-            step_sum = totals[s];
+    uint64_t top = 0;
+    if (counters && inv_step > 0.0 && isfinite(inv_step) && isfinite(start_s)) {
+        if (replay_in_order(step_t, v, w, n, start_s, inv_step, steps, starts, nb, guess, cum,
+                            totals, counts, step_counts, last_s, &top, strict != 0) != 0)
+            return -1;
+    } else {
+        /* A run of samples in one step is summed in a register and stored when the run ends:
+         * the same additions in the same order as adding each to memory. */
+        int64_t cur_step = -1;
+        double step_sum = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+            double t = step_t[i], x = v[i];
+            if (!isfinite(t)) return -1;
+            if (counters && i > 0 && (strict ? !(t > step_t[i - 1]) : t < step_t[i - 1]))
+                return -1;
+            int64_t s = step_of(t, start_s, inv_step, steps);
+            int64_t b = bucket_of(x, starts, nb, guess);
+            if (s != cur_step) {
+                if (cur_step >= 0) totals[cur_step] = step_sum;
+                cur_step = s;
+                step_sum = totals[s];
+            }
+            step_sum += w[i];
+            cum[s * nb + b] += w[i];
+            counts[b] += 1;
+            uint64_t bits;
+            memcpy(&bits, &x, sizeof bits);
+            top = bits > top ? bits : top;
+            if (counters) {
+                step_counts[s] = (double)(i + 1); /* in order: the samples up to this one */
+                last_s[s] = t;
+            }
         }
-        step_sum += w[i];
-        cum[s * nb + b] += w[i];
-        counts[b] += 1;
-        if (x > top) top = x;
-        if (counters) {
-            step_counts[s] = (double)(i + 1); /* in order: the samples up to this one */
-            last_s[s] = t;
-        }
+        if (cur_step >= 0) totals[cur_step] = step_sum;
     }
-    if (cur_step >= 0) totals[cur_step] = step_sum;
-    *vmax = top;
-    int64_t lo = -1, hi = 0;
-    for (int64_t b = 0; b < nb; b++) {
-        int used = 0;
-        for (int64_t s = 0; s < steps && !used; s++) used = cum[s * nb + b] != 0.0;
-        if (used) {
-            if (lo < 0) lo = b;
-            hi = b + 1;
-        }
-    }
-    if (lo < 0) lo = 0;
+    if (top >= TAKES_BELOW) return -1; /* some value not taken */
+    if (n > 0)
+        memcpy(vmax, &top, sizeof *vmax);
+    else
+        *vmax = -INFINITY;
+    int64_t lo = 0, hi = nb;
+    while (lo < nb && !column_used(cum, steps, nb, counts, lo)) lo++;
+    while (hi > lo && !column_used(cum, steps, nb, counts, hi - 1)) hi--;
+    if (lo == nb) lo = hi = 0;
     lohi[0] = lo;
     lohi[1] = hi;
     for (int64_t s = 1; s < steps; s++) {

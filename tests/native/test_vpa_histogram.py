@@ -48,7 +48,12 @@ def _edge_values(options: HistogramOptions) -> np.ndarray:
 
 
 def _same_replay(
-    values: np.ndarray, times: np.ndarray, options: HistogramOptions, grid: ReplayGrid
+    values: np.ndarray,
+    times: np.ndarray,
+    options: HistogramOptions,
+    grid: ReplayGrid,
+    half_life_s: float = DAY_S,
+    strict: bool = False,
 ) -> None:
     """``replay_compiled`` against ``replay_rows``, ``cpu_counters`` and ``usage_from_counts``
     (times in order: with the counters)."""
@@ -59,14 +64,22 @@ def _same_replay(
         times,
         grid=grid,
         options=options,
-        half_life_s=DAY_S,
+        half_life_s=half_life_s,
         counters=True,
         times_sorted=True,
+        strict=strict,
     )
     assert compiled is not None and compiled.counters is not None
     buckets = options.find_buckets(values)
     twin = replay_rows(
-        values, 0.1, times, None, grid=grid, options=options, half_life_s=DAY_S, buckets=buckets
+        values,
+        0.1,
+        times,
+        None,
+        grid=grid,
+        options=options,
+        half_life_s=half_life_s,
+        buckets=buckets,
     )
     assert compiled.rows.first_bucket == twin.first_bucket
     assert np.array_equal(compiled.rows.used, twin.used)
@@ -175,6 +188,62 @@ def test_two_weeks_of_minutes_replay_alike(noise):
     _same_replay(cpu, times, CPU_OPTIONS, grid)
     memory = 6e8 * (0.9 + 0.1 * daily) * (1 + noise * rng.random(times.size))
     assert usage_compiled(memory, MEMORY_OPTIONS) == usage_from_counts(memory, MEMORY_OPTIONS)
+
+
+def _stretches(rng: np.random.Generator) -> np.ndarray:
+    """CPU usage in stretches of 200 samples: one value (a run in one bucket), noise (a new
+    bucket at most samples), idle (bucket 0, below the guess table), two buckets in turn, above
+    the last bucket start, on the bucket starts and their neighbours."""
+    s = CPU_OPTIONS.starts
+    edges = np.abs(np.nextafter(s[rng.integers(0, s.size, 200)], rng.choice([-1, 1], 200) * 9))
+    return np.concatenate(
+        [
+            np.full(200, 0.3),
+            0.5 * rng.lognormal(0.0, 0.3, 200),
+            np.full(200, 0.0),
+            1e-4 * rng.random(200),
+            np.resize([0.3, 0.7], 200),
+            np.full(200, 0.3),
+            2000.0 + rng.random(200),
+            edges,
+            np.full(200, 5e-324),
+        ]
+    )
+
+
+@pytest.mark.parametrize("half_life_s", [DAY_S, 60.0], ids=["day", "minute"])
+@pytest.mark.parametrize("strict", [False, True])
+def test_runs_in_one_bucket_and_noise_replay_alike(half_life_s, strict):
+    """Long stretches of each kind in steps with gaps (steps without a sample, the first
+    steps before the samples); with a half-life of a minute the older samples weigh exactly 0,
+    so buckets only they reached have a zero sum and are not used."""
+    values = _stretches(np.random.default_rng(4))
+    times = T0 + 60.0 * np.arange(values.size, dtype=np.float64)
+    times[900:] += 4 * 3600.0  # steps with no sample
+    grid = ReplayGrid.covering(T0 - 3 * 3600.0, float(times[-1]) + 60.0, 3600.0)
+    _same_replay(values, times, CPU_OPTIONS, grid, half_life_s=half_life_s, strict=strict)
+    memory = values * 1e9
+    _same_replay(memory, times, MEMORY_OPTIONS, grid, half_life_s=half_life_s, strict=strict)
+
+
+@pytest.mark.parametrize("at", [0, 500, -1])
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -1.0, -0.0])
+def test_a_bad_value_anywhere_in_order_goes_to_the_twin(bad, at):
+    """Times in order (the counters' pass): one value it does not take, first, amid or last."""
+    values = 0.5 * np.random.default_rng(1).lognormal(0.0, 0.3, 1000)
+    values[at] = bad
+    times = T0 + 60.0 * np.arange(values.size, dtype=np.float64)
+    grid = ReplayGrid.covering(T0, float(times[-1]) + 60.0, 3600.0)
+    kw: dict[str, Any] = {"grid": grid, "options": CPU_OPTIONS, "half_life_s": DAY_S}
+    assert replay_compiled(values, 1.0, times, times, counters=True, **kw) is None
+    late = T0 + 60.0 * np.arange(values.size, dtype=np.float64)
+    late[at] += 90.0 if at == 0 else -90.0  # out of order
+    good = np.ones(values.size)
+    assert replay_compiled(good, 1.0, late, late, counters=True, **kw) is None
+    same = T0 + 60.0 * np.arange(values.size, dtype=np.float64)
+    same[at or 1] = same[(at or 1) - 1]  # a repeated time: only the strict pass refuses it
+    assert replay_compiled(good, 1.0, same, same, counters=True, strict=True, **kw) is None
+    assert replay_compiled(good, 1.0, same, same, counters=True, **kw) is not None
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -1.0])
