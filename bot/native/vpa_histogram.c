@@ -17,13 +17,12 @@
 #include <stdint.h>
 #include <string.h>
 
-/* A value the kernels take: finite and >= 0 with its sign bit clear (so no -0.0, whose maximum
- * with 0.0 numpy may give either way): the top 12 bits below 0x7ff. */
-static inline int takes(double x) {
-    uint64_t bits;
-    memcpy(&bits, &x, sizeof bits);
-    return (bits >> 52) < 0x7ff;
-}
+/* ``takes``: a value the kernels take is finite and >= 0 with its sign bit clear (so no -0.0,
+ * whose maximum with 0.0 numpy may give either way): its bit pattern is below +inf's,
+ * TAKES_BELOW. Among such values the largest pattern is the largest value's, so a pass keeps
+ * the largest pattern of its values and checks it once, at the end (the outputs of a pass that
+ * returns -1 are not used). */
+#define TAKES_BELOW 0x7ff0000000000000ULL
 
 /* Inlined into each caller, so that the flags it is called with become constants. */
 #if defined(__GNUC__)
@@ -95,26 +94,6 @@ ALWAYS_INLINE int fast_bucket(double v, uint64_t bits, const double *starts, Fas
     return (v >= s[0]) & (v < s[2]);
 }
 
-/* A run of values in one bucket: its bucket (-1 before the first) and length. */
-typedef struct {
-    int64_t cur;
-    int64_t run;
-} Runs;
-
-/* Count x in its bucket: a value in the bucket of the one before (the usual case for slowly
- * varying usage) needs no search, and a run of them is counted in a register (the caller adds
- * the last run). */
-static inline void count_bucket(double x, const double *starts, int64_t nb, Guess guess,
-                                int64_t *counts, Runs *runs) {
-    int64_t cur = runs->cur;
-    if (!(cur >= 0 && x >= starts[cur] && (cur + 1 >= nb || x < starts[cur + 1]))) {
-        if (cur >= 0) counts[cur] += runs->run;
-        runs->cur = bucket_of(x, starts, nb, guess);
-        runs->run = 0;
-    }
-    runs->run++;
-}
-
 /* The step of a sample at step time t: floor((t - start_s) * inv_step) clipped to
  * [0, steps - 1] (``ReplayGrid.bins``): below 0 is step 0, from steps - 1 on the last step, and
  * in between floor is truncation. With inv_step > 0 and start_s finite it never decreases as t
@@ -152,9 +131,6 @@ static int64_t run_end(const double *t, int64_t i, int64_t n, int64_t s, int64_t
     return hi;
 }
 
-/* The bit patterns of the values the kernels take (``takes``) are those below +inf's; for
- * values >= 0 the largest pattern is the largest value's. */
-#define TAKES_BELOW 0x7ff0000000000000ULL
 
 /* Samples per block of one way of adding them (``add_block``). */
 #define BLOCK 64
@@ -467,6 +443,29 @@ int tb_percentile_rows(const double *w, int64_t rows, int64_t cols, int64_t stri
     return 0;
 }
 
+/* Values counted per bucket in runs: the current run's bucket (-1 before the first), its
+ * length and its bucket's bounds [lo, hi) kept in registers, so a value in the bucket of the one
+ * before (the usual case for a working set) costs two comparisons. */
+typedef struct {
+    int64_t cur, run;
+    double lo, hi;
+} Span;
+
+ALWAYS_INLINE void count_span(double x, uint64_t bits, const double *starts, int64_t nb,
+                              Guess guess, Fast fast, int use_fast, int64_t *counts, Span *r) {
+    if (x >= r->lo && x < r->hi) {
+        r->run++;
+        return;
+    }
+    if (r->cur >= 0) counts[r->cur] += r->run;
+    int64_t b;
+    if (!use_fast || !fast_bucket(x, bits, starts, fast, &b)) b = bucket_of(x, starts, nb, guess);
+    r->cur = b;
+    r->run = 1;
+    r->lo = starts[b];
+    r->hi = b + 1 < nb ? starts[b + 1] : INFINITY;
+}
+
 /* Samples per bucket of v and the largest value: the bucket counts of ``usage_from_counts``.
  * Returns 0, or -1 for a value it does not take (``takes``). */
 int tb_bucket_counts(const double *v, int64_t n, const double *starts, int64_t nb,
@@ -474,17 +473,97 @@ int tb_bucket_counts(const double *v, int64_t n, const double *starts, int64_t n
                      double *vmax) {
     if (n < 0 || nb < 1 || binades < 0) return -1;
     Guess guess = {table, e0, binades};
+    Fast fast = {0, 0, 0, 0};
+    int use_fast = nb >= 3 && binades >= 1;
+    if (use_fast) fast = fast_of(guess, nb);
     for (int64_t b = 0; b < nb; b++) counts[b] = 0;
-    double top = -INFINITY;
-    Runs runs = {-1, 0};
+    Span span = {-1, 0, INFINITY, -INFINITY}; /* no value is in it */
+    uint64_t top = 0;
     for (int64_t i = 0; i < n; i++) {
         double x = v[i];
-        if (!takes(x)) return -1;
-        count_bucket(x, starts, nb, guess, counts, &runs);
-        if (x > top) top = x;
+        uint64_t bits;
+        memcpy(&bits, &x, sizeof bits);
+        top = bits > top ? bits : top;
+        count_span(x, bits, starts, nb, guess, fast, use_fast, counts, &span);
     }
-    if (runs.cur >= 0) counts[runs.cur] += runs.run;
-    *vmax = top;
+    if (top >= TAKES_BELOW) return -1; /* some value not taken */
+    if (span.cur >= 0) counts[span.cur] += span.run;
+    if (n > 0)
+        memcpy(vmax, &top, sizeof *vmax);
+    else
+        *vmax = -INFINITY;
+    return 0;
+}
+
+/* The loop of ``tb_memory_peaks`` with its flags as constants: `wide` (int64 pods, else
+ * int32), `counting` (bucket counts asked for), `use_fast` (``fast_bucket`` fits the layout).
+ * The peak of the current entry is kept in a register and stored when the entry ends. */
+ALWAYS_INLINE int peaks_loop(const double *t, const void *p, const double *v, int64_t n,
+                             double interval, double *peak, int64_t *pod_of,
+                             int64_t *window_of, double *t0_of, int64_t *entries,
+                             const double *starts, int64_t nb, Guess guess, int64_t *counts,
+                             double *vmax, double *tmax, int wide, int counting,
+                             int use_fast) {
+    const int32_t *p32 = (const int32_t *)p;
+    const int64_t *p64 = (const int64_t *)p;
+    Fast fast = {0, 0, 0, 0};
+    if (use_fast) fast = fast_of(guess, nb);
+    int64_t m = -1, pod = 0, k = 0;
+    Span span = {-1, 0, INFINITY, -INFINITY}; /* no value is in it */
+    uint64_t top = 0;
+    double t0 = 0.0, guard = 0.0, prev = 0.0, latest = -INFINITY, high = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double ti = t[i], x = v[i];
+        int64_t b = wide ? p64[i] : p32[i];
+        uint64_t bits;
+        memcpy(&bits, &x, sizeof bits);
+        top = bits > top ? bits : top; /* ``takes`` every value when below TAKES_BELOW */
+        if (!isfinite(ti)) return -1;
+        latest = ti > latest ? ti : latest;
+        if (counting) count_span(x, bits, starts, nb, guess, fast, use_fast, counts, &span);
+        if (m < 0 || b != pod) {
+            if (b < 0 || (m >= 0 && b < pod)) return -1;
+            pod = b;
+            t0 = ti;
+            k = 0;
+        } else {
+            if (ti < prev) return -1;
+            if (ti >= guard) {
+                double f = floor((ti - t0) / interval);
+                if (!(f >= 0.0 && f < 9.0e15)) return -1;
+                if ((int64_t)f != k) {
+                    k = (int64_t)f;
+                    goto entry;
+                }
+                /* still in window k: no guard for it (check each sample to its end) */
+            }
+            prev = ti;
+            high = x > high ? x : high;
+            continue;
+        }
+    entry:
+        /* a new (pod, window) entry */
+        if (m >= 0) peak[m] = high;
+        m++;
+        high = x;
+        pod_of[m] = pod;
+        window_of[m] = k;
+        t0_of[m] = t0;
+        double edge = t0 + (double)(k + 1) * interval;
+        guard = edge - 1e-9 * (fabs(edge) + fabs(t0) + interval);
+        prev = ti;
+    }
+    if (top >= TAKES_BELOW) return -1;
+    if (m >= 0) peak[m] = high;
+    if (counting) {
+        if (span.cur >= 0) counts[span.cur] += span.run;
+        if (n > 0)
+            memcpy(vmax, &top, sizeof *vmax);
+        else
+            *vmax = -INFINITY;
+    }
+    *tmax = latest;
+    *entries = m + 1;
     return 0;
 }
 
@@ -509,62 +588,16 @@ int tb_memory_peaks(const double *t, const void *p, int64_t pod_bytes, const dou
     if ((pod_bytes != 4 && pod_bytes != 8) || !(interval > 0.0) || !isfinite(interval)) return -1;
     if (counts != NULL && (nb < 1 || binades < 0)) return -1;
     Guess guess = {table, e0, binades};
-    const int32_t *p32 = (const int32_t *)p;
-    const int64_t *p64 = (const int64_t *)p;
-    int64_t m = -1, pod = 0, k = 0;
-    Runs runs = {-1, 0};
-    double t0 = 0.0, guard = 0.0, prev = 0.0, top = -INFINITY, latest = -INFINITY;
     if (counts != NULL)
         for (int64_t c = 0; c < nb; c++) counts[c] = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double ti = t[i], x = v[i];
-        int64_t b = pod_bytes == 4 ? p32[i] : p64[i];
-        if (!isfinite(ti) || !takes(x) || b < 0) return -1;
-        if (ti > latest) latest = ti;
-        if (counts != NULL) {
-            count_bucket(x, starts, nb, guess, counts, &runs); /* as ``tb_bucket_counts`` */
-            if (x > top) top = x;
-        }
-        if (m < 0 || b != pod) {
-            if (m >= 0 && b < pod) return -1;
-            pod = b;
-            t0 = ti;
-            k = 0;
-        } else {
-            if (ti < prev) return -1;
-            if (ti >= guard) {
-                double f = floor((ti - t0) / interval);
-                if (!(f >= 0.0 && f < 9.0e15)) return -1;
-                if ((int64_t)f == k) {
-                    /* still in window k: no guard for it (check each sample to its end) */
-                    prev = ti;
-                    if (x > peak[m]) peak[m] = x;
-                    continue;
-                }
-                k = (int64_t)f;
-            } else {
-                prev = ti;
-                if (x > peak[m]) peak[m] = x;
-                continue;
-            }
-        }
-        /* a new (pod, window) entry */
-        m++;
-        peak[m] = x;
-        pod_of[m] = pod;
-        window_of[m] = k;
-        t0_of[m] = t0;
-        double edge = t0 + (double)(k + 1) * interval;
-        guard = edge - 1e-9 * (fabs(edge) + fabs(t0) + interval);
-        prev = ti;
-    }
-    if (counts != NULL) {
-        if (runs.cur >= 0) counts[runs.cur] += runs.run;
-        *vmax = top;
-    }
-    *tmax = latest;
-    *entries = m + 1;
-    return 0;
+    int fits = counts != NULL && nb >= 3 && binades >= 1;
+#define PEAKS(wide, counting, use_fast)                                                        \
+    peaks_loop(t, p, v, n, interval, peak, pod_of, window_of, t0_of, entries, starts, nb, guess, \
+               counts, vmax, tmax, wide, counting, use_fast)
+    if (counts == NULL) return pod_bytes == 8 ? PEAKS(1, 0, 0) : PEAKS(0, 0, 0);
+    if (!fits) return pod_bytes == 8 ? PEAKS(1, 1, 0) : PEAKS(0, 1, 0);
+    return pod_bytes == 8 ? PEAKS(1, 1, 1) : PEAKS(0, 1, 1);
+#undef PEAKS
 }
 
 /* ``resourceAmountFromFloat``: clamp to [0, 1e14] (NaN is 0) and truncate (``amounts.py``). */

@@ -355,6 +355,24 @@ def test_two_weeks_of_memory_peaks_alike():
     _peaks_alike(t, p, v, DAY_S)
 
 
+@pytest.mark.parametrize("pod_type", [np.int32, np.int64])
+def test_memory_peaks_with_usage_counts_alike(pod_type):
+    """The one pass with bucket counts: runs in one bucket, noise, idle, the top bucket; two
+    pods, windows of an hour."""
+    v = _stretches(np.random.default_rng(6)) * 1e9
+    t = T0 + 60.0 * np.arange(v.size, dtype=np.float64)
+    p = (np.arange(v.size) >= 1000).astype(pod_type)
+    got = memory_compiled(t, p, v, interval_s=3600.0, options=MEMORY_OPTIONS)
+    assert got is not None
+    kw: dict[str, Any] = {"oom_times_s": np.zeros(0), "oom_pods": np.zeros(0, dtype=np.int64)}
+    kw |= {"oom_request_bytes": np.zeros(0), "interval_s": 3600.0, "oom_bump_up_ratio": 1.2}
+    want = _twin(memory_peaks, t, p, v, oom_min_bump_up_bytes=1e8, **kw)
+    for name in ("values", "window_start_s", "window_end_s"):
+        assert np.array_equal(getattr(got.peaks, name), getattr(want, name)), name
+    assert got.usage == usage_from_counts(v, MEMORY_OPTIONS)
+    assert got.latest_s == t[-1]
+
+
 def test_memory_peaks_refuse_what_the_twin_handles():
     t = T0 + 60.0 * np.arange(4, dtype=np.float64)
     ones = np.ones(4)
