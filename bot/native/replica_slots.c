@@ -40,7 +40,7 @@ int tb_replica_slots(const double *t, const double *r, int64_t n, double offset_
     while (i < n) {
         /* one run: the samples of one local slot window */
         double first = t[i];
-        if (!isfinite(first)) return -1;
+        if (!isfinite(first) || (i > 0 && first < t[i - 1])) return -1;
         double hf = floor((first + offset_s) / 3600.0);
         if (!(hf > -9.0e15 && hf < 9.0e15)) return -1;
         int64_t window = floor_div((int64_t)hf, width);

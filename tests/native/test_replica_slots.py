@@ -96,3 +96,20 @@ def test_times_out_of_order_or_a_daylight_saving_change_run_the_twin():
     march = 1_711_846_800.0 - 2 * 86400  # 2024-03-29, two days before Europe's change
     around = march + 600.0 * np.arange(5 * 144)
     _alike(around, np.full(around.size, 4.0), AdminSettings(time_zone="Europe/Berlin"))
+
+
+@pytest.mark.parametrize("spoil", ["shuffled", "nan time", "negative replicas", "inf replicas"])
+def test_a_series_the_kernel_refuses_whole_is_sorted_and_filtered_first(spoil):
+    """``replica_slots`` hands the raw series to the kernel first; one it refuses (out of
+    order, a time or a count it does not take) gives the twin's slots all the same."""
+    rng = np.random.default_rng(7)
+    t = T0 + 60.0 * np.arange(3 * 1440)
+    r = np.round(4 + 3 * rng.random(t.size))
+    if spoil == "shuffled":
+        order = rng.permutation(t.size)
+        t, r = t[order], r[order]
+    elif spoil == "nan time":
+        t[100] = np.nan
+    else:
+        r[2000] = -1.0 if spoil == "negative replicas" else np.inf
+    _alike(t, r, AdminSettings())

@@ -73,11 +73,15 @@ def _hours(times_s: FloatArray, offset_s: float) -> np.ndarray:
     return hours
 
 
-def _fixed_offset_s(times_s: FloatArray, admin: AdminSettings) -> float | None:
-    """The admin zone's UTC offset (s) when it is the same at the first and the last time."""
+def _fixed_offset_s(
+    times_s: FloatArray, admin: AdminSettings, *, in_order: bool = False
+) -> float | None:
+    """The admin zone's UTC offset (s) when it is the same at the earliest and the latest
+    time (finite; ``in_order``: the times never decrease, so those are the first and last)."""
     zone = _zone(admin.time_zone) or UTC
-    first = datetime.fromtimestamp(float(times_s.min()), tz=zone).utcoffset()
-    last = datetime.fromtimestamp(float(times_s.max()), tz=zone).utcoffset()
+    low, high = (times_s[0], times_s[-1]) if in_order else (times_s.min(), times_s.max())
+    first = datetime.fromtimestamp(float(low), tz=zone).utcoffset()
+    last = datetime.fromtimestamp(float(high), tz=zone).utcoffset()
     return first.total_seconds() if first is not None and first == last else None
 
 
@@ -217,6 +221,19 @@ def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSetting
     labels = _labels(
         admin.range_of_min_max_replicas_recommendation_hours, admin.gathering_data_period_type
     )
+    if times_s.size and replicas.size == times_s.size and all(
+        math.isfinite(x) for x in (float(times_s[0]), float(times_s[-1]))
+    ):
+        # The usual series, finite and in time order, straight into the compiled pass, which
+        # refuses any other (the checks below then sort and filter it).
+        offset_s = _fixed_offset_s(times_s, admin, in_order=True)
+        compiled = (
+            None
+            if offset_s is None
+            else _slots_compiled(times_s, replicas, offset_s, admin, labels)
+        )
+        if compiled is not None:
+            return compiled
     if times_s.size == 0 or (
         bool(np.isfinite(times_s.min()))
         and bool(np.isfinite(times_s.max()))
