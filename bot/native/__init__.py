@@ -64,12 +64,24 @@ def kernels() -> ctypes.CDLL | None:
     return _loaded[0]
 
 
+def address(array: Any) -> int:
+    """The address of a C-contiguous array's first element, for a ``c_void_p`` argument: the
+    same as ``array.ctypes.data``, without building numpy's ctypes view (about 0.25 µs against
+    0.9 µs, and the kernels take a hundred pointers per workload). A read-only or empty array
+    (which ``ctypes`` will not map) takes the slower way."""
+    try:
+        return ctypes.addressof(_BYTE.from_buffer(array))
+    except (TypeError, ValueError, BufferError):
+        return int(array.ctypes.data)
+
+
+_BYTE = ctypes.c_char
 _functions: dict[str, Any] = {}
 
 
 def kernel(name: str, restype: Any, argtypes: list[Any]) -> Any | None:
     """The compiled function ``name`` with its return and argument types (pointers as
-    ``c_void_p``: callers pass ``ndarray.ctypes.data`` of contiguous arrays of the documented
+    ``c_void_p``: callers pass ``address(ndarray)`` of contiguous arrays of the documented
     dtype), or ``None`` to run its Python twin (not built, switched off, or a stale build
     without it). Each wrapper module here declares its own kernels' types."""
     lib = kernels()

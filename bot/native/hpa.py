@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bot.native import kernel
+from bot.native import address, kernel
 
 _I64, _PTR = ctypes.c_int64, ctypes.c_void_p
 _SIGNATURE = [_PTR, _PTR, _PTR, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _PTR, _PTR]
@@ -47,15 +47,15 @@ def walk(
         raise ValueError(
             "hpa.walk: every metric needs a usage array of one length, a request and a target"
         )
-    pointers = (ctypes.c_void_p * len(columns))(*[c.ctypes.data for c in columns])
+    pointers = (ctypes.c_void_p * len(columns))(*[address(c) for c in columns])
     request = np.asarray(requests, dtype=np.float64)
     target = np.asarray(targets, dtype=np.float64)
     out = np.empty(n, dtype=np.int64)
     reach = ctypes.c_double()
     status = replay(
         ctypes.addressof(pointers),
-        request.ctypes.data,
-        target.ctypes.data,
+        address(request),
+        address(target),
         len(columns),
         n,
         min_replicas,
@@ -63,7 +63,7 @@ def walk(
         initial,
         syncs,
         window,
-        out.ctypes.data,
+        address(out),
         ctypes.addressof(reach),
     )
     return (out, reach.value) if status == 0 else None
@@ -78,4 +78,4 @@ def rate_limit(path: np.ndarray, syncs: int) -> bool:
         return False
     if path.dtype != np.int64 or not path.flags.c_contiguous or not path.flags.writeable:
         raise ValueError("rate_limit: expected a writeable contiguous int64 array")
-    return bool(limit(path.ctypes.data, path.size, syncs) == 0)
+    return bool(limit(address(path), path.size, syncs) == 0)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from bot.native import kernel
+from bot.native import address, kernel
 
 _I64, _F64, _PTR = ctypes.c_int64, ctypes.c_double, ctypes.c_void_p
 _COUNTER = [_PTR, _PTR, _I64, _F64, _I64, _F64, _F64, _PTR, _PTR, _PTR]
@@ -46,12 +46,12 @@ def _run(
     out_v = np.empty(max(size, 0), dtype=np.float64)
     count = ctypes.c_int64(0)
     status = run(
-        tt.ctypes.data,
-        vv.ctypes.data,
+        address(tt),
+        address(vv),
         len(tt),
         *scalars,
-        out_t.ctypes.data,
-        out_v.ctypes.data,
+        address(out_t),
+        address(out_v),
         ctypes.addressof(count),
     )
     if status != 0:

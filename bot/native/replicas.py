@@ -9,7 +9,7 @@ import ctypes
 
 import numpy as np
 
-from bot.native import kernel
+from bot.native import address, kernel
 
 _I64, _F64, _PTR = ctypes.c_int64, ctypes.c_double, ctypes.c_void_p
 _SLOTS = [_PTR, _PTR, _I64, _F64, _I64, _I64, _I64, _F64, _F64, _I64, _I64, _F64, _F64]
@@ -42,10 +42,10 @@ def slots(
     r = np.ascontiguousarray(replicas, dtype=np.float64)
     out = np.empty((3, n_slots), dtype=np.int64)
     last_end = np.empty(n_slots)
-    base = out.ctypes.data
+    base = address(out)
     status = function(
-        t.ctypes.data,
-        r.ctypes.data,
+        address(t),
+        address(r),
         t.size,
         offset_s,
         width,
@@ -60,6 +60,6 @@ def slots(
         base,
         base + 8 * n_slots,
         base + 16 * n_slots,
-        last_end.ctypes.data,
+        address(last_end),
     )
     return (out[0], out[1], out[2].astype(bool)) if status == 0 else None

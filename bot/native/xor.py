@@ -9,7 +9,7 @@ import ctypes
 
 import numpy as np
 
-from bot.native import kernel
+from bot.native import address, kernel
 
 _I64, _PTR = ctypes.c_int64, ctypes.c_void_p
 _SIGNATURE = [_PTR, _I64, _PTR, _PTR, _I64, _PTR, _I64, _I64, _PTR, _PTR, _PTR, _PTR, _PTR]
@@ -63,18 +63,18 @@ def samples(
     kept = np.zeros(len(first), dtype=np.int64)
     where = ctypes.c_int64(-1)
     status = run(
-        buffer.ctypes.data,
+        address(buffer),
         len(buffer),
-        first.ctypes.data,
-        last.ctypes.data,
+        address(first),
+        address(last),
         len(first),
-        offset.ctypes.data,
+        address(offset),
         start_ms,
         end_ms,
-        scratch.ctypes.data,
-        out_s.ctypes.data,
-        out_v.ctypes.data,
-        kept.ctypes.data,
+        address(scratch),
+        address(out_s),
+        address(out_v),
+        address(kept),
         ctypes.addressof(where),
     )
     n = int(kept.sum()) if status == OK else 0
@@ -134,17 +134,17 @@ def table(data: bytes, spans: list[tuple[int, int]]) -> Table | None:
         labels = np.empty((sizes[1], 5), dtype=np.int64)
         chunks = np.empty((sizes[2], 3), dtype=np.int64)
         status = run(
-            buffer.ctypes.data,
+            address(buffer),
             len(buffer),
-            where.ctypes.data,
+            address(where),
             len(where),
-            series.ctypes.data,
+            address(series),
             sizes[0],
-            labels.ctypes.data,
+            address(labels),
             sizes[1],
-            chunks.ctypes.data,
+            address(chunks),
             sizes[2],
-            found.ctypes.data,
+            address(found),
             ctypes.addressof(detail),
         )
         if status != SPACE:

@@ -11,15 +11,17 @@ from hypothesis import strategies as st
 from bot.config.recommend import AdminSettings
 from bot.recommend.tortoise.replicas import _fixed_offset_s, _window_runs, local_hours
 from bot.recommend.vpa.aggregate import (
+    USAGE_PERCENTILES,
     ReplayGrid,
     SampleOrder,
+    _usage_of_counts,
     cpu_counters,
     memory_peaks,
     sample_order,
     sample_step_s,
     usage_from_counts,
 )
-from bot.recommend.vpa.histogram import CPU_OPTIONS, MEMORY_OPTIONS
+from bot.recommend.vpa.histogram import CPU_OPTIONS, MEMORY_OPTIONS, percentiles
 
 T0 = 1_700_006_400.0
 SHORT = settings(max_examples=60, deadline=None)
@@ -90,6 +92,21 @@ def test_usage_from_order_statistics_is_the_histogram_usage(values):
         assert usage_from_counts(v, options) == usage_from_counts(
             v, options, options.find_buckets(v)
         )
+
+
+@SHORT
+@given(st.dictionaries(st.integers(0, 175), st.integers(0, 10**6), max_size=40))
+def test_usage_of_counts_is_the_percentiles_of_the_counts(counted):
+    """Any bucket counts (sparse, single, huge) give the general ``percentiles``' buckets."""
+    counts = np.zeros(CPU_OPTIONS.num_buckets, dtype=np.int64)
+    for bucket, count in counted.items():
+        counts[bucket] = count
+    got = _usage_of_counts(counts, 1e9, CPU_OPTIONS)
+    want = percentiles(
+        counts.astype(np.float64), np.array([float(counts.sum())]), USAGE_PERCENTILES, CPU_OPTIONS
+    )[:, 0].tolist()
+    assert [got.p50, got.p90, got.p99] == want
+    assert got.samples == int(counts.sum())
 
 
 @SHORT

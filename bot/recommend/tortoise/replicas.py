@@ -20,6 +20,7 @@ import functools
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from operator import itemgetter
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
@@ -46,8 +47,9 @@ class SlotTable:
     """The largest maxReplicas over the slots (0 without any)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "max_min", max((v[0] for v in self.values.values()), default=0))
-        object.__setattr__(self, "max_max", max((v[1] for v in self.values.values()), default=0))
+        pairs = self.values.values()
+        object.__setattr__(self, "max_min", max(map(itemgetter(0), pairs), default=0))
+        object.__setattr__(self, "max_max", max(map(itemgetter(1), pairs), default=0))
 
 
 def slot_labels(admin: AdminSettings) -> list[str]:
@@ -221,8 +223,10 @@ def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSetting
     labels = _labels(
         admin.range_of_min_max_replicas_recommendation_hours, admin.gathering_data_period_type
     )
-    if times_s.size and replicas.size == times_s.size and all(
-        math.isfinite(x) for x in (float(times_s[0]), float(times_s[-1]))
+    if (
+        times_s.size
+        and replicas.size == times_s.size
+        and all(math.isfinite(x) for x in (float(times_s[0]), float(times_s[-1])))
     ):
         # The usual series, finite and in time order, straight into the compiled pass, which
         # refuses any other (the checks below then sort and filter it).

@@ -523,8 +523,21 @@ def usage_from_counts(
 
 
 def _usage_of_counts(counts: np.ndarray, top: float, options: HistogramOptions) -> Usage:
-    """``Usage`` from the samples per bucket and the largest sample."""
+    """``Usage`` from the samples per bucket and the largest sample.
+
+    Every count is a whole number, so (with ``epsilon`` <= 1) the non-empty buckets are the
+    counted ones and ``percentiles`` lands, for each ``p``, in the first bucket whose running
+    count reaches ``p × n`` (none before the first counted bucket: ``p × n`` > 0), never past the
+    last counted one, where the running count first reaches ``n``: two binary searches over the
+    exact running counts give it."""
     n = int(counts.sum())
+    if n and options.epsilon <= 1.0:
+        running = np.cumsum(counts)
+        last = int(np.searchsorted(running, n, side="left"))
+        wanted = [p * n for p in USAGE_PERCENTILES]
+        hits = np.minimum(np.searchsorted(running, wanted, side="left"), last)
+        p50, p90, p99 = options.upper_edges()[hits].tolist()
+        return Usage(min(p50, top), min(p90, top), min(p99, top), top, n)
     total = np.array([float(n)])
     p50, p90, p99 = percentiles(counts.astype(np.float64), total, USAGE_PERCENTILES, options)[
         :, 0
