@@ -49,6 +49,8 @@ GIB = 1024**3
 """Bytes in one GiB."""
 SECONDS_PER_HOUR = 3600
 """Seconds in one hour."""
+HOURS_PER_WEEK = 168
+"""Hours in one week: the slots of a per-hour profile (hour of the week, Sunday 00 first)."""
 SECONDS_PER_DAY = 86_400
 """Seconds in one day."""
 

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.model import (
+    HOURS_PER_WEEK,
     MIB,
     RESOURCES,
     SECONDS_PER_DAY,
@@ -32,7 +33,7 @@ from bot.model import (
 from bot.report import numbers, summary
 from bot.report import replay as replay_view
 from bot.report.build import chart_subject
-from bot.report.charts import HOURS_PER_WEEK, zone
+from bot.report.charts import zone
 from bot.report.markdown import code, escape, mermaid_label
 from bot.report.proposal import Prices, Proposal
 

@@ -8,10 +8,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
-from bot.model import SECONDS_PER_HOUR, FloatArray
+from bot.model import HOURS_PER_WEEK, SECONDS_PER_HOUR, FloatArray
 
 ZERO = timedelta(0)
-HOURS_PER_WEEK = 168
 SUNDAY_FIRST_EPOCH_WEEKDAY = 4
 """1970-01-01 was a Thursday: day 4 of a week that starts on Sunday."""
 

@@ -9,7 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.config.recommend import AdminSettings
-from bot.recommend.tortoise.replicas import _fixed_offset_s, _window_runs, local_hours
+from bot.recommend.tortoise.replicas import (
+    _fixed_offset_s,
+    _window_runs,
+    hour_of_week,
+    local_hours,
+)
 from bot.recommend.vpa.aggregate import (
     USAGE_PERCENTILES,
     ReplayGrid,
@@ -159,3 +164,16 @@ def test_replica_window_runs_are_the_per_sample_runs(offs, width, zone):
     starts = np.flatnonzero(np.r_[True, window[1:] != window[:-1]])
     assert runs[0].tolist() == starts.tolist()
     assert runs[1].tolist() == window[starts].tolist()
+
+
+@SHORT
+@given(
+    st.lists(st.floats(-3e9, 3e9), min_size=1, max_size=50),
+    st.sampled_from(["UTC", "Asia/Kolkata", "America/St_Johns", "Europe/Berlin"]),
+)
+def test_hour_of_week_is_the_weekday_and_the_hour(times, zone):
+    """Sunday 00 is 0, before 1970 too (floor division and modulo)."""
+    admin = AdminSettings(time_zone=zone)
+    t = np.array(times)
+    hours = local_hours(t, admin)
+    assert hour_of_week(t, admin).tolist() == (((hours // 24 + 4) % 7) * 24 + hours % 24).tolist()

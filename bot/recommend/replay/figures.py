@@ -29,6 +29,7 @@ import numpy as np
 
 from bot.model import (
     GIB,
+    HOURS_PER_WEEK,
     SECONDS_PER_HOUR,
     CpuReplay,
     FloatArray,
@@ -47,9 +48,6 @@ from bot.recommend.replay.controller import (
     thread_scratch,
 )
 from bot.recommend.replay.series import ContainerSeries, ReplaySeries
-
-HOURS_PER_WEEK = 168
-"""Slots of the per-hour profile: hour of the week, Sunday 00 first."""
 
 KILL_MATCH_STEPS = 2
 """A recorded OOM kill within this many steps after a sample at or above the limit is that
@@ -142,12 +140,41 @@ def _percentile_of(values: FloatArray, q: int, *, scratch: bool = False) -> floa
     if not virtual < n - 1:
         return float(values.max())
     below = math.floor(virtual)
-    values.partition(below)
-    low, high = float(values[below]), float(values[below + 1 :].min())
+    low, high = _order_pair(values, below)
     weight = virtual - below
     if weight >= 0.5:  # numpy's _lerp
         return high - (high - low) * (1 - weight)
     return low + (high - low) * weight
+
+
+SAMPLE_STRIDE = 16
+"""``_order_pair`` guesses a threshold from every 16th value."""
+
+
+def _order_pair(values: FloatArray, k: int) -> tuple[float, float]:
+    """The ``k``-th and ``k + 1``-th smallest of finite ``values`` (0-based, ``k + 1 < n``),
+    which may be reordered.
+
+    A partial sort of the whole array costs ~150 µs at 20,160 values. Instead, a threshold a
+    few standard errors below the ``k/n`` quantile of a strided sample keeps the values at or
+    above it; when no more than ``k`` values lie below it, the pair is the pair of ranks ``k -
+    below`` and ``k - below + 1`` among the kept ones (exactly: the values below the threshold
+    are all smaller). Otherwise, or for short arrays, the whole array is partially sorted."""
+    n = values.size
+    if n >= 64 * SAMPLE_STRIDE:
+        sample = values[::SAMPLE_STRIDE].copy()
+        m = sample.size
+        slack = 4.0 * math.sqrt(m * (k / n) * (1.0 - k / n)) + 2.0
+        rank = math.floor(m * k / n - slack)
+        if rank > 0:
+            threshold = float(np.partition(sample, rank)[rank])
+            kept = values[values >= threshold]
+            rest = k - (n - kept.size)
+            if rest >= 0:
+                kept.partition(rest)
+                return float(kept[rest]), float(kept[rest + 1 :].min())
+    values.partition(k)
+    return float(values[k]), float(values[k + 1 :].min())
 
 
 def _percentile_of_counts(values: FloatArray, q: float) -> float:
@@ -276,10 +303,9 @@ def _replica_figures(series: ReplaySeries, walk: ReplicaPath, options: Options) 
     if options.slots is not None and series.steps:
         counts = np.bincount(options.slots, minlength=HOURS_PER_WEEK)
         sums = np.bincount(options.slots, weights=path, minlength=HOURS_PER_WEEK)
-        by_hour = tuple(
-            round(float(s / c), 2) if c else float("nan")
-            for s, c in zip(sums.tolist(), counts.tolist(), strict=True)
-        )
+        with np.errstate(invalid="ignore"):  # an hour without a step: 0 / 0, NaN
+            means = np.divide(sums, counts, out=sums)
+        by_hour = tuple([round(mean, 2) for mean in means.tolist()])
     return ReplicaReplay(
         mean=float(path.mean()) if path.size else 0.0,
         p95=_percentile_of_counts(path, 95),

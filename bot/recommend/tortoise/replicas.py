@@ -26,7 +26,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 
 from bot.config.recommend import AdminSettings
-from bot.model import SECONDS_PER_HOUR, FloatArray
+from bot.model import HOURS_PER_WEEK, SECONDS_PER_HOUR, FloatArray
 from bot.native import replicas as native_replicas
 from bot.recommend.tortoise.constants import SLOT_DECAY_AGE_S, SLOT_DECAY_FACTOR, WEEKDAYS
 
@@ -155,7 +155,10 @@ def slot_of_hours(hours: np.ndarray, admin: AdminSettings) -> np.ndarray:
 def hour_of_week(times_s: FloatArray, admin: AdminSettings) -> np.ndarray:
     """Hour of the week (0..167, Sunday 00 first) of each time in the admin time zone."""
     hours = local_hours(times_s, admin)
-    out: np.ndarray = (((hours // 24 + 4) % 7) * 24 + hours % 24).astype(np.intp)
+    # weekday × 24 + hour of the day, Sunday first (1970-01-01 was a Thursday, day 4): with
+    # floor division and modulo, (hours // 24 + 4) % 7 × 24 + hours % 24 = (hours + 96) % 168.
+    hours += 4 * 24
+    out: np.ndarray = np.remainder(hours, HOURS_PER_WEEK, out=hours).astype(np.intp)
     return out
 
 

@@ -252,3 +252,28 @@ def test_a_looser_max_replicas_takes_the_path_already_replayed(monkeypatch):
         assert np.array_equal(reused.replicas, again.replicas)
         assert np.array_equal(reused.short, again.short)
         replays.clear()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1024, 25_000),
+    st.sampled_from(["lognormal", "ascending", "descending", "constant", "few", "stride"]),
+    st.sampled_from([50, 90, 95, 99]),
+)
+def test_the_percentile_of_a_long_series_is_numpys(seed, n, shape, q):
+    """Long series take the threshold from a strided sample; one that misleads it (every 16th
+    value the largest) falls back to the whole partial sort with the same answer."""
+    rng = np.random.default_rng(seed)
+    if shape == "lognormal":
+        values = rng.lognormal(0.0, 0.4, n)
+    elif shape in ("ascending", "descending"):
+        values = np.sort(rng.random(n))
+        values = values if shape == "ascending" else values[::-1].copy()
+    elif shape == "constant":
+        values = np.full(n, 0.25)
+    elif shape == "few":
+        values = rng.choice([0.0, 0.5, 2.0], n)
+    else:
+        values = np.where(np.arange(n) % 16 == 0, 9.0, rng.random(n))
+    assert _percentile_of(values.copy(), q, scratch=True) == float(np.percentile(values, q))
