@@ -12,7 +12,7 @@ import numpy as np
 
 from bot.native import address, kernel
 
-_I64, _PTR = ctypes.c_int64, ctypes.c_void_p
+_I64, _F64, _PTR = ctypes.c_int64, ctypes.c_double, ctypes.c_void_p
 _SIGNATURE = [_PTR, _PTR, _PTR, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _PTR, _PTR]
 """``tb_hpa_replay(usage**, request*, target*, metrics, n, min, max, initial, syncs, window,
 out*, reach*) -> 0 | -1``."""
@@ -79,3 +79,64 @@ def rate_limit(path: np.ndarray, syncs: int) -> bool:
     if path.dtype != np.int64 or not path.flags.c_contiguous or not path.flags.writeable:
         raise ValueError("rate_limit: expected a writeable contiguous int64 array")
     return bool(limit(address(path), path.size, syncs) == 0)
+
+
+_FAST = [_PTR, _PTR, _PTR, _PTR, _I64, _I64, _I64, _I64, _F64, _F64, _I64, _I64]
+_FAST += [_PTR, _PTR, _PTR, _PTR, _PTR]
+"""``tb_hpa_fast(usage**, request*, target*, scale*, metrics, n, min, max, start, reach0, syncs,
+window, path*, passed*, desired*, out*, reach*) -> 0 | -1``."""
+
+
+def fast(
+    usage: Sequence[np.ndarray],
+    requests: Sequence[float],
+    targets: Sequence[float],
+    scales: Sequence[float],
+    *,
+    min_replicas: int,
+    max_replicas: int,
+    start: float,
+    reach: float,
+    syncs: int,
+    window: int,
+    scratch: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, float] | None:
+    """``replay_fast_reach``'s replicas per step (``int64``, before the scale-up rate limit)
+    and its reach, in one compiled pass; None when the kernel is absent or refuses (the
+    numpy model then). ``scratch``: three contiguous float64 arrays of the usage's length."""
+    function = kernel("tb_hpa_fast", ctypes.c_int, _FAST)
+    if function is None or not usage or len(usage) > METRICS_MAX:
+        return None
+    columns = [np.ascontiguousarray(u, dtype=np.float64) for u in usage]
+    n = columns[0].size
+    if any(c.size != n for c in columns) or not (
+        len(requests) == len(targets) == len(scales) == len(columns)
+    ):
+        raise ValueError("hpa.fast: every metric needs a usage array of one length and its figures")
+    if any(
+        a.size != n or a.dtype != np.float64 or not a.flags.c_contiguous or not a.flags.writeable
+        for a in scratch
+    ):
+        raise ValueError("hpa.fast: scratch must be three writeable float64 arrays of length n")
+    pointers = (ctypes.c_void_p * len(columns))(*[address(c) for c in columns])
+    figures = np.array([requests, targets, scales], dtype=np.float64)
+    out = np.empty(n, dtype=np.int64)
+    reached = ctypes.c_double()
+    status = function(
+        ctypes.addressof(pointers),
+        address(figures[0]),
+        address(figures[1]),
+        address(figures[2]),
+        len(columns),
+        n,
+        min_replicas,
+        max_replicas,
+        start,
+        reach,
+        syncs,
+        window,
+        *(address(a) for a in scratch),
+        address(out),
+        ctypes.addressof(reached),
+    )
+    return (out, reached.value) if status == 0 else None

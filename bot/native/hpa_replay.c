@@ -10,6 +10,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #define TOLERANCE 0.1
 #define SCALE_UP_PODS 4
@@ -128,5 +129,127 @@ int tb_rate_limit(int64_t *path, int64_t n, int64_t syncs) {
         }
         if (path[k] > limit) path[k] = limit;
     }
+    return 0;
+}
+
+/* numpy's fmax: NaN gives the other operand. */
+static inline double fmax_of(double a, double b) {
+    if (a != a) return b;
+    if (b != b) return a;
+    return a > b ? a : b;
+}
+
+/* cond ? a : b without a branch (the conditions below follow noisy loads, which a branch
+ * predictor cannot learn: a wrong guess costs more than both values). */
+static inline double pick(int cond, double a, double b) {
+    uint64_t x, y, mask = (uint64_t)0 - (uint64_t)(cond != 0);
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    x = (x & mask) | (y & ~mask);
+    memcpy(&a, &x, sizeof a);
+    return a;
+}
+
+/* numpy's maximum and minimum of values that are never NaN here. */
+static inline double max_of(double a, double b) { return a < b ? b : a; }
+static inline double min_of(double a, double b) { return b < a ? b : a; }
+
+/* The vectorised model of the controller, ``replay_fast_reach`` in controller.py (read its doc:
+ * a starting path, one pass of the step rule against it, then the holds along each run of the
+ * starting path), as one forward pass per stage with the same operations in the same order as
+ * numpy makes them, so both give the same replicas to the bit (tests/native).
+ *
+ * usage, request, target: as tb_hpa_replay (usable metrics only); scale: per metric,
+ * 100 / (request × target × FAST_START_UTILISATION) as the caller computes it; start: the
+ * first step's replicas (the recorded ones clamped); reach0: the start before the clamp.
+ * Scratch: path, passed, desired (n doubles each). Out: out (n int64, before the scale-up rate
+ * limit, which the caller applies), reach (the largest value the maxReplicas clamp met: the
+ * starting path's and the pass's). Returns 0, or -1 for what it does not take (fewer than two
+ * steps, no metric, a window beyond WINDOW_MAX, minReplicas above maxReplicas, syncs outside
+ * 1..60): the caller runs numpy then. */
+int tb_hpa_fast(const double *const *usage, const double *request, const double *target,
+                const double *scale, int64_t metrics, int64_t n, int64_t min_replicas,
+                int64_t max_replicas, double start, double reach0, int64_t syncs,
+                int64_t window, double *path, double *passed, double *desired, int64_t *out,
+                double *reach) {
+    if (n < 2 || metrics < 1 || window < 1 || window > WINDOW_MAX || min_replicas > max_replicas ||
+        syncs < 1 || syncs > 60)
+        return -1;
+    double low = 1.0 - TOLERANCE, high = 1.0 + TOLERANCE;
+    double lo_clamp = (double)min_replicas, hi_clamp = (double)max_replicas;
+    /* 1. each step's need at the starting utilisation (into passed), clamped */
+    double top = -INFINITY;
+    for (int64_t k = 0; k < n; k++) {
+        double need = 0.0;
+        for (int64_t i = 0; i < metrics; i++) {
+            double each = ceil_of(usage[i][k] * scale[i]);
+            need = i == 0 ? each : fmax_of(need, each);
+        }
+        if (!isfinite(need)) need = start;
+        need = max_of(need, lo_clamp);
+        if (need > top) top = need;
+        passed[k] = min_of(need, hi_clamp);
+    }
+    double reached = reach0 < top ? top : reach0;
+    /* 2. held over the stabilisation window: the starting path */
+    for (int64_t k = 0; k < n; k++) {
+        double m = passed[k];
+        for (int64_t lag = 1; lag < window && lag <= k; lag++) m = max_of(m, passed[k - lag]);
+        path[k] = m;
+    }
+    path[0] = start;
+    /* 3. the step rule at every step, against the starting path's step before */
+    double up_factor = ldexp(1.0, (int)(syncs - 1));
+    double stepped = -INFINITY;
+    for (int64_t j = 0; j + 1 < n; j++) {
+        double prev = path[j], d = 0.0;
+        for (int64_t i = 0; i < metrics; i++) {
+            double ratio = usage[i][j + 1] * 100.0;
+            ratio = ratio / (prev * request[i]);
+            ratio = floor_of(ratio);
+            ratio = ratio / target[i];
+            int within = (ratio >= low) & (ratio <= high);
+            ratio = pick(within, prev, ceil_of(ratio * prev));
+            d = i == 0 ? ratio : fmax_of(d, ratio);
+        }
+        if (!(d >= 0.0)) d = prev; /* no sample in any metric: nothing to act on */
+        desired[j] = d;
+        double recent = d;
+        for (int64_t lag = 1; lag < window && lag <= j; lag++) recent = max_of(recent, desired[j - lag]);
+        if (j < window - 1) recent = max_of(recent, start);
+        recent = pick(d >= prev, d, recent);
+        double counts = max_of(prev, 0.0);
+        double up = max_of(counts + (double)SCALE_UP_PODS, counts * 2.0) * up_factor;
+        double stabilised = min_of(recent, up);
+        if (stabilised > stepped) stepped = stabilised;
+        stabilised = min_of(stabilised, hi_clamp);
+        passed[j + 1] = max_of(stabilised, lo_clamp);
+    }
+    passed[0] = start;
+    /* 4. holds: along each run of the starting path, the run's first value while every metric
+     * stays within the tolerance of it (or has no sample) */
+    double held = 0.0;
+    int intact = 0;
+    for (int64_t k = 0; k < n; k++) {
+        if (k == 0 || path[k] != path[k - 1]) {
+            held = passed[k];
+            intact = 1;
+        }
+        if (intact) {
+            for (int64_t i = 0; i < metrics; i++) {
+                double ratio = usage[i][k] * 100.0;
+                ratio = ratio / (held * request[i]);
+                ratio = floor_of(ratio);
+                ratio = ratio / target[i];
+                if (!((ratio >= low && ratio <= high) || isnan(ratio))) {
+                    intact = 0;
+                    break;
+                }
+            }
+        }
+        if (intact) passed[k] = held;
+        out[k] = (int64_t)passed[k];
+    }
+    *reach = reached < stepped ? stepped : reached;
     return 0;
 }

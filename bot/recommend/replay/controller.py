@@ -367,6 +367,22 @@ def replay_fast_reach(
         return np.full(n, start, dtype=np.int64), reach
     scratch = scratch or Scratch()
     window = window_steps(step_s)
+    compiled = hpa.fast(
+        [m.usage for m in usable],
+        [m.request for m in usable],
+        [float(m.target_percent) for m in usable],
+        [100.0 / (m.request * m.target_percent * FAST_START_UTILISATION) for m in usable],
+        min_replicas=min_replicas,
+        max_replicas=max_replicas,
+        start=float(start),
+        reach=reach,
+        syncs=syncs_per_step(step_s),
+        window=window,
+        scratch=(scratch.get("path", n), scratch.get("passed", n), scratch.get("desired", n)),
+    )
+    if compiled is not None:  # the same stages in one compiled pass (``hpa_replay.c``)
+        steps, reached = compiled
+        return _rate_limited(steps, syncs_per_step(step_s), scratch), reached
     need = scratch.get("need", n)
     each = scratch.get("each", n)
     known = scratch.get("known", n, np.bool_)
