@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bot.native import kernel
+from bot.native import address, kernel
 
 _I64, _F64, _PTR = ctypes.c_int64, ctypes.c_double, ctypes.c_void_p
 _REPLAY = [_PTR, _PTR, _PTR, _I64, _F64, _F64, _I64, _PTR, _I64, _PTR, _I64, _I64]
@@ -46,6 +46,12 @@ class GuessTable:
     table: np.ndarray
     e0: int
     binades: int
+    starts64: np.ndarray
+    """``starts`` as the kernels read them (contiguous ``float64``; ``starts`` itself when it
+    is such)."""
+    starts_at: int
+    table_at: int
+    """The addresses of ``starts64`` and ``table``, taken once."""
 
 
 _TABLES: dict[int, GuessTable] = {}
@@ -67,7 +73,7 @@ def guess_table(starts: np.ndarray) -> GuessTable | None:
     powers = np.ldexp(1.0, np.arange(e0, e0 + binades))
     lows = (1.0 + np.arange(parts) / parts)[None, :] * powers[:, None]
     table = (np.searchsorted(s, lows.ravel(), side="right") - 1).astype(np.int32)
-    found = GuessTable(starts, table, e0, binades)
+    found = GuessTable(starts, table, e0, binades, s, address(s), address(table))
     if len(_TABLES) < 64:
         _TABLES[id(starts)] = found
     return found
@@ -97,6 +103,11 @@ def _f64(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float64)
 
 
+def _starts_at(s: np.ndarray, guess: GuessTable) -> int:
+    """The address of the bucket starts ``s`` (``_f64`` of ``guess``'s)."""
+    return guess.starts_at if s is guess.starts64 else address(s)
+
+
 def replay(
     step_t: np.ndarray,
     values: np.ndarray,
@@ -120,39 +131,48 @@ def replay(
         return None
     t, v, w, s = _f64(step_t), _f64(values), _f64(weights), _f64(starts)
     nb = s.size
-    cum = np.empty((steps, nb))
-    totals = np.empty(steps)
-    counts = np.empty(nb, dtype=np.int64)
-    step_counts = np.empty(steps) if counters else None
-    last_s = np.empty(steps) if counters else None
-    lohi = np.empty(2, dtype=np.int64)
-    top = ctypes.c_double()
+    # One buffer for every output (one address to take): cum, totals, step_counts, last_s,
+    # vmax, then counts and lohi as int64.
+    cells = steps * nb
+    at_top = cells + 3 * steps
+    out = np.empty(at_top + 1 + nb + 2)
+    base = address(out)
     status = function(
-        t.ctypes.data,
-        v.ctypes.data,
-        w.ctypes.data,
+        address(t),
+        address(v),
+        address(w),
         n,
         start_s,
         1.0 / step_s,
         steps,
-        s.ctypes.data,
+        _starts_at(s, guess),
         nb,
-        guess.table.ctypes.data,
+        guess.table_at,
         guess.e0,
         guess.binades,
-        cum.ctypes.data,
-        totals.ctypes.data,
-        counts.ctypes.data,
-        None if step_counts is None else step_counts.ctypes.data,
-        None if last_s is None else last_s.ctypes.data,
-        lohi.ctypes.data,
-        ctypes.addressof(top),
+        base,
+        base + 8 * cells,
+        base + 8 * (at_top + 1),
+        base + 8 * (cells + steps) if counters else None,
+        base + 8 * (cells + 2 * steps) if counters else None,
+        base + 8 * (at_top + 1 + nb),
+        base + 8 * at_top,
         int(strict),
     )
     if status != 0:
         return None
-    lo, hi = int(lohi[0]), int(lohi[1])
-    return Replayed(cum, lo, hi, totals, counts, top.value, step_counts, last_s)
+    ints = out[at_top + 1 :].view(np.int64)
+    lo, hi = int(ints[nb]), int(ints[nb + 1])
+    return Replayed(
+        out[:cells].reshape(steps, nb),
+        lo,
+        hi,
+        out[cells : cells + steps],
+        ints[:nb],
+        float(out[at_top]),
+        out[cells + steps : cells + 2 * steps] if counters else None,
+        out[cells + 2 * steps : at_top] if counters else None,
+    )
 
 
 def percentile_rows(
@@ -171,16 +191,16 @@ def percentile_rows(
     hit = np.empty((qs.size, rows), dtype=np.int64)
     has = np.empty(rows, dtype=np.int64)
     status = function(
-        weights.ctypes.data,
+        weights.ctypes.data,  # a strided view as a rule: numpy's pointer at once
         rows,
         cols,
         weights.strides[0] // 8,
-        tot.ctypes.data,
-        qs.ctypes.data,
+        address(tot),
+        address(qs),
         qs.size,
         epsilon,
-        hit.ctypes.data,
-        has.ctypes.data,
+        address(hit),
+        address(has),
     )
     return (hit, has.astype(bool)) if status == 0 else None
 
@@ -196,14 +216,14 @@ def bucket_counts(values: np.ndarray, *, starts: np.ndarray) -> tuple[np.ndarray
     counts = np.empty(s.size, dtype=np.int64)
     top = ctypes.c_double()
     status = function(
-        v.ctypes.data,
+        address(v),
         v.size,
-        s.ctypes.data,
+        _starts_at(s, guess),
         s.size,
-        guess.table.ctypes.data,
+        guess.table_at,
         guess.e0,
         guess.binades,
-        counts.ctypes.data,
+        address(counts),
         ctypes.addressof(top),
     )
     return (counts, top.value) if status == 0 else None
@@ -249,44 +269,46 @@ def memory_peaks(
     if starts is not None and guess is None:
         return None
     s = None if starts is None else _f64(starts)
-    counts = None if s is None else np.empty(s.size, dtype=np.int64)
+    nb = 0 if s is None else s.size
     t, v = _f64(times), _f64(values)
-    peak, t0 = np.empty(n), np.empty(n)
-    pod, window = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    entries = ctypes.c_int64()
-    top, latest = ctypes.c_double(), ctypes.c_double()
+    # One buffer for every output: peak, t0, tmax, vmax, then pod, window, entries and the
+    # counts as int64.
+    out = np.empty(4 * n + 3 + nb)
+    base = address(out)
+    ints = 2 * n + 2  # where the int64 part starts
     status = function(
-        t.ctypes.data,
-        p.ctypes.data,
+        address(t),
+        address(p),
         p.itemsize,
-        v.ctypes.data,
+        address(v),
         n,
         interval_s,
-        peak.ctypes.data,
-        pod.ctypes.data,
-        window.ctypes.data,
-        t0.ctypes.data,
-        ctypes.addressof(entries),
-        None if s is None else s.ctypes.data,
-        0 if s is None else s.size,
-        None if guess is None else guess.table.ctypes.data,
+        base,
+        base + 8 * ints,
+        base + 8 * (ints + n),
+        base + 8 * n,
+        base + 8 * (ints + 2 * n),
+        None if s is None or guess is None else _starts_at(s, guess),
+        nb,
+        None if guess is None else guess.table_at,
         0 if guess is None else guess.e0,
         0 if guess is None else guess.binades,
-        None if counts is None else counts.ctypes.data,
-        ctypes.addressof(top),
-        ctypes.addressof(latest),
+        None if s is None else base + 8 * (ints + 2 * n + 1),
+        base + 8 * (2 * n + 1),
+        base + 8 * (2 * n),
     )
     if status != 0:
         return None
-    m = entries.value
+    tail = out[ints:].view(np.int64)
+    m = int(tail[2 * n])
     return WindowPeaks(
-        peak[:m],
-        pod[:m],
-        window[:m],
-        t0[:m],
-        latest.value,
-        counts,
-        top.value if counts is not None else -math.inf,
+        out[:m],
+        tail[:m],
+        tail[n : n + m],
+        out[n : n + m],
+        float(out[2 * n]),
+        None if s is None else tail[2 * n + 1 :],
+        float(out[2 * n + 1]) if s is not None else -math.inf,
     )
 
 
@@ -340,33 +362,39 @@ def estimate(
     up, low = _f64(upper_factor), _f64(lower_factor)
     if tot.size != steps or up.size != steps or low.size != steps or weights.strides[0] % 8:
         return None
-    ps = np.array(percentiles, dtype=np.float64)
-    out = np.empty((5, steps))
-    base = out.ctypes.data  # its five rows, one after another
-    capped_by = ctypes.c_int64()
+    # One buffer: the five output rows, one after another, then the percentiles and capped_by.
+    out = np.empty(5 * steps + 4)
+    out[5 * steps : 5 * steps + 3] = percentiles
+    base = address(out)
     status = function(
-        weights.ctypes.data,
+        weights.ctypes.data,  # a strided view as a rule: numpy's pointer at once
         steps,
         cols,
         stride,
-        tot.ctypes.data,
+        address(tot),
         first_bucket,
-        edges.ctypes.data,
+        address(edges),
         edges.size,
         epsilon,
-        ps.ctypes.data,
+        base + 8 * 5 * steps,
         int(cpu),
         margin,
-        up.ctypes.data,
-        low.ctypes.data,
+        address(up),
+        address(low),
         pod_min,
         int(bool(min_amount)),
         min_amount or 0.0,
         int(bool(max_amount)),
         max_amount or 0.0,
-        *(base + k * 8 * steps for k in range(5)),
-        ctypes.addressof(capped_by),
+        base,
+        base + 8 * steps,
+        base + 16 * steps,
+        base + 24 * steps,
+        base + 32 * steps,
+        base + 8 * (5 * steps + 3),
     )
     if status != 0:
         return None
-    return Estimated(out[0], out[1], out[2], out[3], out[4], capped_by.value)
+    rows = out[: 5 * steps].reshape(5, steps)
+    capped_by = int(out[5 * steps + 3 :].view(np.int64)[0])
+    return Estimated(rows[0], rows[1], rows[2], rows[3], rows[4], capped_by)

@@ -373,6 +373,39 @@ def test_memory_peaks_with_usage_counts_alike(pod_type):
     assert got.latest_s == t[-1]
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    b = a.copy()
+    b.setflags(write=False)
+    return b
+
+
+def test_read_only_inputs_and_outputs_in_one_buffer():
+    """The wrappers take the addresses of read-only arrays another way, and hand back views
+    of one output buffer: the same numbers, and the views do not overlap."""
+    rng = np.random.default_rng(8)
+    t = T0 + 60.0 * np.arange(500, dtype=np.float64)
+    v, w = rng.random(500), rng.random(500)
+    kw: dict[str, Any] = {"start_s": T0, "step_s": 3600.0, "steps": 9, "counters": True}
+    a = native_vpa.replay(t, v, w, starts=CPU_OPTIONS.starts, **kw)
+    b = native_vpa.replay(
+        _read_only(t), _read_only(v), _read_only(w), starts=CPU_OPTIONS.starts, **kw
+    )
+    assert a is not None and b is not None and (a.lo, a.hi, a.top) == (b.lo, b.hi, b.top)
+    for name in ("cum", "totals", "counts", "step_counts", "last_s"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert a.step_counts is not None and a.last_s is not None
+    views = [a.cum, a.totals, a.counts, a.step_counts, a.last_s]
+    assert not any(np.shares_memory(x, y) for i, x in enumerate(views) for y in views[:i])
+    pods = np.zeros(500, dtype=np.int32)
+    c = native_vpa.memory_peaks(t, pods, v * 1e9, 3600.0, MEMORY_OPTIONS.starts)
+    d = native_vpa.memory_peaks(_read_only(t), _read_only(pods), _read_only(v * 1e9), 3600.0)
+    assert c is not None and d is not None and c.counts is not None and d.counts is None
+    for name in ("peak", "pod", "window", "t0"):
+        assert np.array_equal(getattr(c, name), getattr(d, name)), name
+    assert c.latest_s == d.latest_s == t[-1] and c.top == float(v.max() * 1e9)
+    assert c.counts.sum() == 500 and np.array_equal(c.window, np.arange(9))
+
+
 def test_memory_peaks_refuse_what_the_twin_handles():
     t = T0 + 60.0 * np.arange(4, dtype=np.float64)
     ones = np.ones(4)
