@@ -132,12 +132,14 @@ static int64_t run_end(const double *t, int64_t i, int64_t n, int64_t s, int64_t
 }
 
 
-/* Samples per block of one way of adding them (``add_block``). */
+/* Samples per block of one way of adding them (``add_block``), and the blocks added each
+ * sample to memory between two blocks that try runs again (``add_step``). */
 #define BLOCK 64
+#define SPREAD_BLOCKS 8
 
 /* One step's samples being added to its row, in sample order: the step's running sum, the
  * step time before (the order check), the largest value bit pattern, whether the order held,
- * and how many samples fell in the bucket of the one before in the last block. */
+ * and how many samples of the last block of runs stayed in the run's bucket. */
 typedef struct {
     double sum, prev;
     uint64_t top;
@@ -146,11 +148,13 @@ typedef struct {
 } Adding;
 
 /* Samples j.. (up to e, or to the first the fast bucket misses) into row and counts, each
- * cell's weights added in sample order. `runs`: a run of samples in one bucket keeps its cell
- * and count in registers and stores them when it ends (the same additions in the same order;
- * no store-to-load chain through memory when usage stays in one bucket); else each sample adds
- * to memory (no mispredicted branch when the bucket changes at almost every sample). Returns
- * where it stopped. `strict`: step times must increase, else never decrease. */
+ * cell's weights added in sample order. `runs`: a run of samples in one bucket keeps its cell,
+ * its count and the bucket's bounds in registers, so a sample within the bounds costs two
+ * comparisons and one addition, and the cell and count are stored when the run ends (the same
+ * additions in the same order, and no store-to-load chain through memory when usage stays in
+ * one bucket); else each sample adds to memory (no mispredicted branch when the bucket changes
+ * at almost every sample). Returns where it stopped. `strict`: step times must increase, else
+ * never decrease. */
 ALWAYS_INLINE int64_t add_block(const double *step_t, const double *v, const double *w,
                                 int64_t j, int64_t e, const double *starts, Fast fast,
                                 double *row, int64_t *counts, Adding *a, int runs,
@@ -159,32 +163,36 @@ ALWAYS_INLINE int64_t add_block(const double *step_t, const double *v, const dou
     uint64_t top = a->top;
     int ordered = 1;
     int64_t same = 0, cur = 0, run = 0;
-    double cell = row[0];
+    double cell = row[0], lo = INFINITY, hi = -INFINITY; /* no value is in [lo, hi) yet */
     for (; j < e; j++) {
         double x = v[j], t = step_t[j], wj = w[j];
         uint64_t bits;
         memcpy(&bits, &x, sizeof bits);
+        top = bits > top ? bits : top;
+        if (runs && x >= lo && x < hi) {
+            /* in the bucket of the run */
+            ordered &= strict ? t > prev : t >= prev;
+            prev = t;
+            sum += wj;
+            cell += wj;
+            run++;
+            same++;
+            continue;
+        }
         int64_t b;
         if (!fast_bucket(x, bits, starts, fast, &b)) break;
-        top = bits > top ? bits : top;
         ordered &= strict ? t > prev : t >= prev;
         prev = t;
         sum += wj;
         if (runs) {
-            if (b == cur) {
-                cell += wj;
-                run++;
-                same++;
-            } else {
-                row[cur] = cell;
-                counts[cur] += run;
-                cur = b;
-                cell = row[b] + wj;
-                run = 1;
-            }
-        } else {
-            same += b == cur;
+            row[cur] = cell;
+            counts[cur] += run;
             cur = b;
+            cell = row[b] + wj;
+            run = 1;
+            lo = starts[b];
+            hi = starts[b + 1]; /* b <= nb - 2 from the fast bucket */
+        } else {
             row[b] += wj;
             counts[b] += 1;
         }
@@ -201,23 +209,28 @@ ALWAYS_INLINE int64_t add_block(const double *step_t, const double *v, const dou
     return j;
 }
 
-/* Samples [i, e) of one step into its row (nb >= 3), block by block: a block takes runs in
- * registers when most samples of the block before stayed in the bucket of the one before. A
- * sample the fast bucket misses takes ``bucket_of`` on its own. */
+/* Samples [i, e) of one step into its row (nb >= 3), block by block: a block of runs in
+ * registers, and while most of its samples stay in the run's bucket the next one too; else
+ * SPREAD_BLOCKS blocks that add each sample to memory, then runs are tried again (`*spread`:
+ * the blocks left before that). A sample the fast bucket misses takes ``bucket_of`` on its
+ * own. */
 ALWAYS_INLINE void add_step(const double *step_t, const double *v, const double *w, int64_t i,
                             int64_t e, const double *starts, int64_t nb, Guess guess,
-                            Fast fast, double *row, int64_t *counts, Adding *a, int *runs,
+                            Fast fast, double *row, int64_t *counts, Adding *a, int *spread,
                             int strict) {
     int64_t j = i;
     while (j < e) {
         int64_t end = e - j < BLOCK ? e : j + BLOCK;
         int64_t from = j;
-        if (*runs)
+        if (*spread == 0)
             j = add_block(step_t, v, w, j, end, starts, fast, row, counts, a, 1, strict);
         else
             j = add_block(step_t, v, w, j, end, starts, fast, row, counts, a, 0, strict);
         if (j == end) {
-            *runs = 2 * a->same > end - from;
+            if (*spread == 0)
+                *spread = 2 * a->same > end - from ? 0 : SPREAD_BLOCKS;
+            else
+                (*spread)--;
             continue;
         }
         double x = v[j], t = step_t[j];
@@ -267,7 +280,7 @@ static int replay_in_order(const double *step_t, const double *v, const double *
     if (!isfinite(step_t[0]) || !isfinite(step_t[n - 1])) return -1;
     Adding a = {0.0, -INFINITY, 0, 1, 0};
     Fast fast = fast_of(guess, nb);
-    int runs = 0;
+    int spread = 0;
     int64_t i = 0, len = 0;
     while (i < n) {
         int64_t s = step_of(step_t[i], start_s, inv_step, steps);
@@ -277,9 +290,9 @@ static int replay_in_order(const double *step_t, const double *v, const double *
         if (nb < 3 || guess.binades < 1)
             add_step_few(step_t, v, w, i, e, starts, nb, guess, row, counts, &a, strict);
         else if (strict)
-            add_step(step_t, v, w, i, e, starts, nb, guess, fast, row, counts, &a, &runs, 1);
+            add_step(step_t, v, w, i, e, starts, nb, guess, fast, row, counts, &a, &spread, 1);
         else
-            add_step(step_t, v, w, i, e, starts, nb, guess, fast, row, counts, &a, &runs, 0);
+            add_step(step_t, v, w, i, e, starts, nb, guess, fast, row, counts, &a, &spread, 0);
         totals[s] = a.sum;
         step_counts[s] = (double)e; /* in order: the samples up to the step's last */
         last_s[s] = step_t[e - 1];
