@@ -207,23 +207,34 @@ class ReplaySeries:
                 indexed.append((times, out))
             return out
 
+        one_per_step: dict[int, tuple[IntArray, bool]] = {}
+
+        def aligned_steps(at: IntArray) -> bool:
+            """``_one_per_step(at, steps)``, once per array of steps (``index`` shares them;
+            each array is held here, so no other takes its id)."""
+            known = one_per_step.get(id(at))
+            if known is None:
+                known = one_per_step[id(at)] = (at, _one_per_step(at, steps))
+            return known[1]
+
         series: dict[str, ContainerSeries] = {}
-        pods_per_step = None
+        first_steps: tuple[IntArray, bool] | None = None
+        """The first container's CPU steps and whether they are aligned: the pods per step
+        when no replica count was recorded."""
         for name, (ch, cpu, mem, oom) in kept.items():
             every = bool(cpu.all())
             cpu_step = index(_select(ch.cpu_t, cpu, every))
             cpu_cores = _select(ch.cpu_cores, cpu, every)
-            aligned = _one_per_step(cpu_step, steps)
+            aligned = aligned_steps(cpu_step)
             if aligned:  # the mean of one sample is that sample
-                counts = np.ones(steps, dtype=np.int64)
                 mean = np.asarray(cpu_cores, dtype=np.float64)
             else:
                 counts = np.bincount(cpu_step, minlength=steps)
                 sums = np.bincount(cpu_step, weights=cpu_cores, minlength=steps)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     mean = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-            if pods_per_step is None:
-                pods_per_step = counts.astype(np.float64)
+            if first_steps is None:
+                first_steps = (cpu_step, aligned)
             every = bool(mem.all())
             mem_pod = _select(ch.mem_pod, mem, every)
             mem_step = index(_select(ch.mem_t, mem, every))
@@ -247,22 +258,26 @@ class ReplaySeries:
                 cpu_step,
                 cpu_cores,
                 mean,
-                mem_pod.astype(np.int32),
+                mem_pod.astype(np.int32, copy=False),
                 mem_step,
                 mem_bytes,
                 ch.oom_pod[oom].astype(np.int32),
                 index(ch.oom_t[oom]),
                 aligned,
             )
-        replicas = np.full(steps, np.nan)
         if rep_t.size:
             at = index(rep_t)
-            if _one_per_step(at, steps):
-                replicas = rep_v.astype(np.float64)
+            if aligned_steps(at):
+                replicas = np.asarray(rep_v, dtype=np.float64)  # ``_carried`` copies
             else:
+                replicas = np.full(steps, np.nan)
                 replicas[at] = rep_v
-        elif pods_per_step is not None:
-            replicas = np.where(pods_per_step > 0, pods_per_step, np.nan)
+        elif first_steps is not None:
+            cpu_step, aligned = first_steps
+            pods = np.bincount(cpu_step, minlength=steps) if not aligned else np.ones(steps)
+            replicas = np.where(pods > 0, pods.astype(np.float64), np.nan)
+        else:
+            replicas = np.full(steps, np.nan)
         replicas = _carried(replicas)
         return cls(start, float(step), steps, replicas, series)
 
