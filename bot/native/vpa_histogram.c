@@ -209,6 +209,22 @@ ALWAYS_INLINE int64_t add_block(const double *step_t, const double *v, const dou
     return j;
 }
 
+/* Sample j into row and counts as ``add_block`` adds it, its bucket from ``bucket_of``. */
+static inline void add_searched(const double *step_t, const double *v, const double *w,
+                                int64_t j, const double *starts, int64_t nb, Guess guess,
+                                double *row, int64_t *counts, Adding *a, int strict) {
+    double x = v[j], t = step_t[j];
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    int64_t b = bucket_of(x, starts, nb, guess);
+    a->top = bits > a->top ? bits : a->top;
+    a->ordered &= strict ? t > a->prev : t >= a->prev;
+    a->prev = t;
+    a->sum += w[j];
+    row[b] += w[j];
+    counts[b] += 1;
+}
+
 /* Samples [i, e) of one step into its row (nb >= 3), block by block: a block of runs in
  * registers, and while most of its samples stay in the run's bucket the next one too; else
  * SPREAD_BLOCKS blocks that add each sample to memory, then runs are tried again (`*spread`:
@@ -233,16 +249,7 @@ ALWAYS_INLINE void add_step(const double *step_t, const double *v, const double 
                 (*spread)--;
             continue;
         }
-        double x = v[j], t = step_t[j];
-        uint64_t bits;
-        memcpy(&bits, &x, sizeof bits);
-        int64_t b = bucket_of(x, starts, nb, guess);
-        a->top = bits > a->top ? bits : a->top;
-        a->ordered &= strict ? t > a->prev : t >= a->prev;
-        a->prev = t;
-        a->sum += w[j];
-        row[b] += w[j];
-        counts[b] += 1;
+        add_searched(step_t, v, w, j, starts, nb, guess, row, counts, a, strict);
         j++;
     }
 }
@@ -251,18 +258,8 @@ ALWAYS_INLINE void add_step(const double *step_t, const double *v, const double 
 static void add_step_few(const double *step_t, const double *v, const double *w, int64_t i,
                          int64_t e, const double *starts, int64_t nb, Guess guess, double *row,
                          int64_t *counts, Adding *a, int strict) {
-    for (int64_t j = i; j < e; j++) {
-        double x = v[j], t = step_t[j];
-        uint64_t bits;
-        memcpy(&bits, &x, sizeof bits);
-        int64_t b = bucket_of(x, starts, nb, guess);
-        a->top = bits > a->top ? bits : a->top;
-        a->ordered &= strict ? t > a->prev : t >= a->prev;
-        a->prev = t;
-        a->sum += w[j];
-        row[b] += w[j];
-        counts[b] += 1;
-    }
+    for (int64_t j = i; j < e; j++)
+        add_searched(step_t, v, w, j, starts, nb, guess, row, counts, a, strict);
 }
 
 /* Samples in time order (the counters' case, inv_step > 0, start_s finite): step by step, the
