@@ -76,7 +76,9 @@ def address(array: Any) -> int:
 
 
 _BYTE = ctypes.c_char
-_functions: dict[str, Any] = {}
+_functions: dict[str, tuple[Any, list[Any]]] = {}
+"""Each kernel loaded so far, with the argument types it was declared with (a wrapper passes
+the same list every time, so a second declaration is checked by identity first)."""
 
 
 def kernel(name: str, restype: Any, argtypes: list[Any]) -> Any | None:
@@ -87,14 +89,18 @@ def kernel(name: str, restype: Any, argtypes: list[Any]) -> Any | None:
     lib = kernels()
     if lib is None:
         return None
-    function = _functions.get(name)
-    if function is None:
+    known = _functions.get(name)
+    if known is None:
         function = getattr(lib, name, None)
         if function is None:
             return None
         function.restype = restype
         function.argtypes = argtypes
-        _functions[name] = function
-    elif function.restype is not restype or list(function.argtypes) != list(argtypes):
+        _functions[name] = (function, argtypes)
+        return function
+    function, declared = known
+    if function.restype is not restype or (
+        declared is not argtypes and list(function.argtypes) != list(argtypes)
+    ):
         raise TypeError(f"kernel {name} declared with other types before")  # a caller's bug
     return function

@@ -17,6 +17,9 @@ _SIGNATURE = [_PTR, _PTR, _PTR, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _PTR, 
 """``tb_hpa_replay(usage**, request*, target*, metrics, n, min, max, initial, syncs, window,
 out*, reach*) -> 0 | -1``."""
 
+_RATE_LIMIT = [_PTR, _I64, _I64]
+"""``tb_rate_limit(path*, n, syncs) -> 0 | -1``."""
+
 METRICS_MAX = 64
 """Metrics one walk takes (``hpa_replay.c``); an HPA has a handful."""
 
@@ -73,7 +76,7 @@ def rate_limit(path: np.ndarray, syncs: int) -> bool:
     """Slow every too-fast rise of ``path`` (a contiguous ``int64`` array, in place) to the
     scale-up limit (``_rate_limited``); False when the kernel is absent or ``syncs`` is beyond
     its bound (the path is untouched: run the twin then)."""
-    limit = kernel("tb_rate_limit", ctypes.c_int, [_PTR, _I64, _I64])
+    limit = kernel("tb_rate_limit", ctypes.c_int, _RATE_LIMIT)
     if limit is None:
         return False
     if path.dtype != np.int64 or not path.flags.c_contiguous or not path.flags.writeable:
