@@ -297,3 +297,25 @@ def test_confidence_can_count_coarse_samples_per_minute():
     assert confidence(counters, DAY_S)[-1] == pytest.approx(577 / 1440)
     assert sample_step_s(t, pods) == 300.0
     assert confidence(counters, DAY_S, samples_per_sample=5.0)[-1] == pytest.approx(2.0)
+
+
+def test_containers_with_the_same_counters_share_one_confidence():
+    """Computed once per set of counters (the containers of one pod), equal to a fresh
+    computation, and read-only since it is shared."""
+    from bot.recommend.vpa.aggregate import CpuCounters, confidence
+    from bot.recommend.vpa.estimator import confidence_factors
+    from bot.recommend.vpa.recommender import _confidence_of
+
+    counts = np.cumsum(np.full(56, 360.0))
+    last = 1_700_000_000.0 + 21_600.0 * np.arange(1, 57)
+    first = CpuCounters(counts, 1_700_000_000.0, last)
+    second = CpuCounters(counts.copy(), 1_700_000_000.0, last.copy())
+    conf, (upper, lower) = _confidence_of(first, 86_400.0, 1.0)
+    assert _confidence_of(second, 86_400.0, 1.0)[0] is conf
+    fresh = confidence(first, 86_400.0, samples_per_sample=1.0)
+    assert np.array_equal(conf, fresh)
+    want_upper, want_lower = confidence_factors(fresh)
+    assert np.array_equal(upper, want_upper) and np.array_equal(lower, want_lower)
+    assert _confidence_of(first, 86_400.0, 2.0)[0] is not conf
+    with pytest.raises(ValueError, match="read-only"):
+        conf[0] = 1.0

@@ -20,6 +20,7 @@ copies and take the shortcuts of ``vpa.aggregate``, with the same results.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -196,7 +197,7 @@ def recommend_container(
         cpu_rows, counters, cpu_usage = cpu_whole
     else:
         cpu_rows, counters, cpu_usage = _cpu_replay(cpu_t, cpu_v, grid, settings, cpu_order.sorted)
-    conf = confidence(counters, settings.confidence_interval_s, samples_per_sample=per_sample)
+    conf, factors = _confidence_of(counters, settings.confidence_interval_s, per_sample)
     mem_compiled = replay_compiled(
         peaks.values,
         1.0,
@@ -225,7 +226,6 @@ def recommend_container(
         if mem_order is None or not mem_order.clean:
             finite_mem = select(np.isfinite(mem_used), mem_used)[0]
         mem_usage = usage_compiled(finite_mem, MEMORY_OPTIONS)
-    factors = confidence_factors(conf)
     rows: dict[Resource, EstimateRows] = {}
     for resource, histogram in (("cpu", cpu_rows), ("memory", mem_rows)):
         res: Resource = "cpu" if resource == "cpu" else "memory"
@@ -251,6 +251,45 @@ def recommend_container(
         oom_bump_bytes=float(peaks.oom_bumps.max()) if peaks.oom_bumps.size else 0.0,
         memory=MemorySamples(mem_t, mem_pod, mem_used, oom_t, oom_pod),
     )
+
+
+Confidence = tuple[FloatArray, tuple[FloatArray, FloatArray]]
+"""The confidence per replay step and its (upper, lower) bound multipliers."""
+
+
+def _confidence_of(counters: CpuCounters, interval_s: float, per_sample: float) -> Confidence:
+    """``confidence(counters, …)`` and ``confidence_factors`` of it, computed once per set of
+    counters: the containers of one pod are sampled together, so they share their counters
+    (the arrays are shared, so they are read-only)."""
+    counts, last = counters.counts, counters.last_s
+    return _confidence_cached(
+        (counts.tobytes(), counts.dtype.str),
+        counters.first_s,
+        (last.tobytes(), last.dtype.str),
+        interval_s,
+        per_sample,
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _confidence_cached(
+    counts: tuple[bytes, str],
+    first_s: float,
+    last_s: tuple[bytes, str],
+    interval_s: float,
+    per_sample: float,
+) -> Confidence:
+    """``_confidence_of`` of counters given as (bytes, dtype)."""
+    counters = CpuCounters(
+        np.frombuffer(counts[0], dtype=counts[1]),
+        first_s,
+        np.frombuffer(last_s[0], dtype=last_s[1]),
+    )
+    conf = confidence(counters, interval_s, samples_per_sample=per_sample)
+    upper, lower = confidence_factors(conf)
+    for array in (conf, upper, lower):
+        array.flags.writeable = False
+    return conf, (upper, lower)
 
 
 CpuHistory = tuple[ReplayedHistogram, CpuCounters, Usage | None]
