@@ -307,7 +307,7 @@ def test_containers_with_the_same_counters_share_one_confidence():
     from bot.recommend.vpa.recommender import _confidence_of
 
     counts = np.cumsum(np.full(56, 360.0))
-    last = 1_700_000_000.0 + 21_600.0 * np.arange(1, 57)
+    last = 1_700_000_000.0 + 21_600.0 * np.arange(1, 57, dtype=np.float64)
     first = CpuCounters(counts, 1_700_000_000.0, last)
     second = CpuCounters(counts.copy(), 1_700_000_000.0, last.copy())
     conf, (upper, lower) = _confidence_of(first, 86_400.0, 1.0)
