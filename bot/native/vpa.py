@@ -313,10 +313,10 @@ def memory_peaks(
 
 
 _ESTIMATE = [_PTR, _I64, _I64, _I64, _PTR, _I64, _PTR, _I64, _F64, _PTR, _I64, _F64, _PTR, _PTR]
-_ESTIMATE += [_F64, _I64, _F64, _I64, _F64, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR]
+_ESTIMATE += [_F64, _I64, _F64, _I64, _F64, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR]
 """``tb_vpa_estimate(w*, steps, cols, stride, totals*, first_bucket, upper_edges*, nb, epsilon,
 ps*, cpu, margin, upper_factor*, lower_factor*, pod_min, has_min, min_amount, has_max,
-max_amount, target*, lower*, upper*, uncapped*, unfloored*, capped_by*) -> 0 | -1``."""
+max_amount, target*, lower*, upper*, uncapped*, unfloored*, capped_by*, sticky*) -> 0 | -1``."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -330,6 +330,9 @@ class Estimated:
     uncapped: np.ndarray
     unfloored: np.ndarray
     capped_by: int
+    sticky: tuple[float, float]
+    """Tortoise's sticky maximum of the target and of the unfloored target over the steps
+    (``tortoise.requests.sticky_max`` against the upper bound)."""
 
 
 def estimate(
@@ -362,8 +365,9 @@ def estimate(
     up, low = _f64(upper_factor), _f64(lower_factor)
     if tot.size != steps or up.size != steps or low.size != steps or weights.strides[0] % 8:
         return None
-    # One buffer: the five output rows, one after another, then the percentiles and capped_by.
-    out = np.empty(5 * steps + 4)
+    # One buffer: the five output rows, one after another, then the percentiles, capped_by
+    # and the two sticky maxima.
+    out = np.empty(5 * steps + 6)
     out[5 * steps : 5 * steps + 3] = percentiles
     base = address(out)
     status = function(
@@ -392,9 +396,11 @@ def estimate(
         base + 24 * steps,
         base + 32 * steps,
         base + 8 * (5 * steps + 3),
+        base + 8 * (5 * steps + 4),
     )
     if status != 0:
         return None
     rows = out[: 5 * steps].reshape(5, steps)
-    capped_by = int(out[5 * steps + 3 :].view(np.int64)[0])
-    return Estimated(rows[0], rows[1], rows[2], rows[3], rows[4], capped_by)
+    capped_by = int(out[5 * steps + 3 : 5 * steps + 4].view(np.int64)[0])
+    kept, kept_unfloored = out[5 * steps + 4 :].tolist()
+    return Estimated(rows[0], rows[1], rows[2], rows[3], rows[4], capped_by, (kept, kept_unfloored))

@@ -621,7 +621,8 @@ static inline double amount_from_float(double x) {
  * (x 1000 when `cpu`), margin, confidence factors (upper_factor, lower_factor per step), the
  * per-pod minimum, then capping (min_amount when has_min, max_amount when has_max); values back
  * (/ 1000 when `cpu`). Out per step: target, lower, upper (capped), uncapped target, unfloored
- * target; *capped_by 0, 1 (minAllowed raised the last target) or 2 (maxAllowed lowered it).
+ * target; *capped_by 0, 1 (minAllowed raised the last target) or 2 (maxAllowed lowered it);
+ * sticky[0], sticky[1]: Tortoise's sticky maximum of the target and of the unfloored target.
  * Returns 0, or -1 for a NaN or negative weight, a NaN total or an unknown column. */
 int tb_vpa_estimate(const double *w, int64_t steps, int64_t cols, int64_t stride,
                     const double *totals, int64_t first_bucket, const double *upper_edges,
@@ -629,7 +630,7 @@ int tb_vpa_estimate(const double *w, int64_t steps, int64_t cols, int64_t stride
                     const double *upper_factor, const double *lower_factor, double pod_min,
                     int64_t has_min, double min_amount, int64_t has_max, double max_amount,
                     double *target, double *lower, double *upper, double *uncapped,
-                    double *unfloored, int64_t *capped_by) {
+                    double *unfloored, int64_t *capped_by, double *sticky) {
     if (steps < 1 || cols < 0 || stride < cols || first_bucket < 0 || first_bucket + cols > nb)
         return -1;
     double last_target = 0.0, last_capped = 0.0;
@@ -667,5 +668,15 @@ int tb_vpa_estimate(const double *w, int64_t steps, int64_t cols, int64_t stride
         last_capped = capped[0];
     }
     *capped_by = last_capped > last_target ? 1 : (last_capped < last_target ? 2 : 0);
+    /* Tortoise's maxRecommendation over the steps (``tortoise/requests.py``, ``sticky_max``):
+     * kept while target < it < upper, else the target; of the target and of the unfloored one */
+    double kept = 0.0, kept_unfloored = 0.0;
+    for (int64_t r = 0; r < steps; r++) {
+        if (!(target[r] < kept && kept < upper[r])) kept = target[r];
+        if (!(unfloored[r] < kept_unfloored && kept_unfloored < upper[r]))
+            kept_unfloored = unfloored[r];
+    }
+    sticky[0] = kept;
+    sticky[1] = kept_unfloored;
     return 0;
 }

@@ -107,14 +107,16 @@ def estimate_container(
 
     def of(res: Resource) -> ResourceEstimate:
         est = vpa.rows[res]
-        rec = sticky_max(est.target.tolist(), est.upper.tolist())
         raw = est.unfloored_target
+        if est.sticky is not None and raw is not None:  # from the compiled estimator pass
+            rec, rec_unfloored = est.sticky
+        else:
+            rec = sticky_max(est.target.tolist(), est.upper.tolist())
+            rec_unfloored = sticky_max(raw.tolist(), est.upper.tolist()) if raw is not None else rec
         return ResourceEstimate(
             vpa=est.final(),
             rec=rec,
-            rec_unfloored=(
-                sticky_max(raw.tolist(), est.upper.tolist()) if raw is not None else rec
-            ),
+            rec_unfloored=rec_unfloored,
             target_unfloored=float(raw[-1]) if raw is not None and raw.size else None,
             pod_minimum=vpa.pod_minimum[res],
             usage=vpa.usage[res],

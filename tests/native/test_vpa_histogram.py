@@ -14,6 +14,7 @@ from bot import native
 from bot.config.recommend import VpaSettings
 from bot.model import ContainerHistory, ResourceValues
 from bot.native import vpa as native_vpa
+from bot.recommend.tortoise.requests import sticky_max
 from bot.recommend.vpa.aggregate import (
     ReplayGrid,
     cpu_counters,
@@ -431,6 +432,13 @@ def _estimates_alike(histogram, conf, resource, **kw) -> None:
     for name in ("target", "lower", "upper", "uncapped_target", "unfloored_target"):
         assert np.array_equal(getattr(got, name), getattr(want, name)), name
     assert got.capped_by == want.capped_by
+    # Tortoise's sticky maxima, computed in the same pass, are the twin's over the twin's rows
+    assert want.sticky is None and want.unfloored_target is not None and got.sticky is not None
+    upper = want.upper.tolist()
+    assert got.sticky == (
+        sticky_max(want.target.tolist(), upper),
+        sticky_max(want.unfloored_target.tolist(), upper),
+    )
 
 
 @settings(max_examples=120, deadline=None)

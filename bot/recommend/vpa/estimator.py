@@ -40,6 +40,9 @@ class EstimateRows:
     """``minAllowed`` or ``maxAllowed`` when capping changed the final target."""
     unfloored_target: FloatArray | None = None
     """The target before the per-pod minimum and capping: what usage alone asks for."""
+    sticky: tuple[float, float] | None = None
+    """Tortoise's sticky maximum (``tortoise.requests.sticky_max`` against ``upper``) of
+    ``target`` and of ``unfloored_target``, when the compiled pass computed them."""
 
     def final(self) -> VpaEstimate:
         return VpaEstimate(
@@ -164,6 +167,7 @@ def estimate(
             confidence=conf,
             capped_by=(None, "minAllowed", "maxAllowed")[compiled.capped_by],
             unfloored_target=compiled.unfloored,
+            sticky=compiled.sticky,
         )
 
     rows = amount_from_value(histogram.percentiles((target_p, lower_p, upper_p)), resource)
