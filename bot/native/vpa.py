@@ -404,3 +404,20 @@ def estimate(
     capped_by = int(out[5 * steps + 3 : 5 * steps + 4].view(np.int64)[0])
     kept, kept_unfloored = out[5 * steps + 4 :].tolist()
     return Estimated(rows[0], rows[1], rows[2], rows[3], rows[4], capped_by, (kept, kept_unfloored))
+
+
+_USAGE = [_PTR, _I64, _PTR, _I64, _PTR]
+"""``tb_usage_buckets(counts*, nb, ps*, nps, out*) -> 0 | -1``."""
+
+
+def usage_buckets(counts: np.ndarray, ps: np.ndarray) -> tuple[list[int], int] | None:
+    """For each of ``ps`` (a contiguous float64 array), the bucket its percentile of the
+    counted samples lands in, and the number of samples; None: run the twin."""
+    function = kernel("tb_usage_buckets", ctypes.c_int, _USAGE)
+    if function is None or counts.dtype != np.int64 or not counts.flags.c_contiguous:
+        return None
+    out = np.empty(ps.size + 1, dtype=np.int64)
+    if function(address(counts), counts.size, address(ps), ps.size, address(out)) != 0:
+        return None
+    found: list[int] = out.tolist()
+    return found[:-1], found[-1]

@@ -680,3 +680,30 @@ int tb_vpa_estimate(const double *w, int64_t steps, int64_t cols, int64_t stride
     sticky[1] = kept_unfloored;
     return 0;
 }
+
+/* The bucket each percentile of the counted samples lands in (``aggregate._usage_of_counts``):
+ * for each p in ps, the first bucket whose running count reaches p × n (n the samples counted),
+ * never past the last counted bucket. out[0..nps): the buckets; out[nps]: n. Returns 0, or -1
+ * for a negative count, a total beyond 2^53 (the running counts must compare exactly as
+ * doubles) or no sample (the twin then). */
+int tb_usage_buckets(const int64_t *counts, int64_t nb, const double *ps, int64_t nps,
+                     int64_t *out) {
+    int64_t n = 0, last = -1;
+    for (int64_t b = 0; b < nb; b++) {
+        if (counts[b] < 0 || counts[b] > ((int64_t)1 << 53) - n) return -1;
+        if (counts[b] > 0) last = b;
+        n += counts[b];
+    }
+    if (n == 0) return -1;
+    for (int64_t k = 0; k < nps; k++) {
+        double wanted = ps[k] * (double)n;
+        int64_t running = 0, b = 0;
+        for (; b < last; b++) {
+            running += counts[b];
+            if ((double)running >= wanted) break;
+        }
+        out[k] = b;
+    }
+    out[nps] = n;
+    return 0;
+}

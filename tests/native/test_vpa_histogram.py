@@ -17,6 +17,7 @@ from bot.native import vpa as native_vpa
 from bot.recommend.tortoise.requests import sticky_max
 from bot.recommend.vpa.aggregate import (
     ReplayGrid,
+    _usage_of_counts,
     cpu_counters,
     memory_compiled,
     memory_peaks,
@@ -566,3 +567,18 @@ def test_a_clean_history_takes_the_one_pass_shortcuts():
         assert _cpu_whole(ch, grid, VpaSettings(), window) is None, name
     ch, _ = cases["dirty values"]
     assert memory_compiled(ch.mem_t, ch.mem_pod, ch.mem_bytes, **kw) is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.integers(0, 175), st.integers(0, 10**9) | st.integers(0, 3), max_size=40))
+def test_usage_percentiles_of_counts_alike(counted):
+    """The buckets the observed usage percentiles land in: sparse, single, tied and huge
+    counts (none counted: the twin alone)."""
+    counts = np.zeros(CPU_OPTIONS.num_buckets, dtype=np.int64)
+    for bucket, count in counted.items():
+        counts[bucket] = count
+    got = _usage_of_counts(counts, 1e9, CPU_OPTIONS)
+    want = _twin(_usage_of_counts, counts, 1e9, CPU_OPTIONS)
+    assert got == want
+    if counts.sum():
+        assert native_vpa.usage_buckets(counts, np.array([0.5, 0.9, 0.99])) is not None

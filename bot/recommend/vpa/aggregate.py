@@ -494,6 +494,7 @@ def _peaks_in_order(
 
 USAGE_PERCENTILES = (0.5, 0.9, 0.99)
 """The observed usage percentiles shown next to each proposal."""
+_USAGE_PS = np.array(USAGE_PERCENTILES, dtype=np.float64)
 
 
 def usage_from_counts(
@@ -530,6 +531,13 @@ def _usage_of_counts(counts: np.ndarray, top: float, options: HistogramOptions) 
     count reaches ``p × n`` (none before the first counted bucket: ``p × n`` > 0), never past the
     last counted one, where the running count first reaches ``n``: two binary searches over the
     exact running counts give it."""
+    if options.epsilon <= 1.0:
+        found = native_vpa.usage_buckets(counts, _USAGE_PS)
+        if found is not None:  # the same walk over the running counts, compiled
+            (b50, b90, b99), n = found
+            edges = options.upper_edges()
+            p50, p90, p99 = float(edges[b50]), float(edges[b90]), float(edges[b99])
+            return Usage(min(p50, top), min(p90, top), min(p99, top), top, n)
     n = int(counts.sum())
     if n and options.epsilon <= 1.0:
         running = np.cumsum(counts)
