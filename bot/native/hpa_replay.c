@@ -206,6 +206,7 @@ int tb_hpa_fast(const double *const *usage, const double *request, const double 
     /* 3. the step rule at every step, against the starting path's step before */
     double up_factor = ldexp(1.0, (int)(syncs - 1));
     double stepped = -INFINITY;
+    /* (desired first, for every step: no step waits on the one before) */
     for (int64_t j = 0; j + 1 < n; j++) {
         double prev = path[j], d = 0.0;
         for (int64_t i = 0; i < metrics; i++) {
@@ -219,8 +220,12 @@ int tb_hpa_fast(const double *const *usage, const double *request, const double 
         }
         if (!(d >= 0.0)) d = prev; /* no sample in any metric: nothing to act on */
         desired[j] = d;
+    }
+    for (int64_t j = 0; j + 1 < n; j++) {
+        double prev = path[j], d = desired[j];
         double recent = d;
-        for (int64_t lag = 1; lag < window && lag <= j; lag++) recent = max_of(recent, desired[j - lag]);
+        for (int64_t lag = 1; lag < window && lag <= j; lag++)
+            recent = max_of(recent, desired[j - lag]);
         if (j < window - 1) recent = max_of(recent, start);
         recent = pick(d >= prev, d, recent);
         double counts = max_of(prev, 0.0);
