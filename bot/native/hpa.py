@@ -143,3 +143,43 @@ def fast(
         ctypes.addressof(reached),
     )
     return (out, reached.value) if status == 0 else None
+
+
+_SHORTFALL = [_PTR, _I64, _PTR, _PTR, _PTR, _I64, _I64, _I64, _PTR]
+"""``tb_hpa_shortfall(path*, n, usage**, request*, above*, metrics, max, lag, out*) -> count``."""
+
+
+def shortfall(
+    path: np.ndarray,
+    usage: Sequence[np.ndarray],
+    requests: Sequence[float],
+    above: Sequence[float],
+    *,
+    max_replicas: int,
+    lag: int,
+) -> np.ndarray | None:
+    """The steps of capacity shortfall of ``path`` (a contiguous ``int64`` array; bool array),
+    in one compiled pass; None when the kernel is absent or refuses (numpy then)."""
+    function = kernel("tb_hpa_shortfall", ctypes.c_int64, _SHORTFALL)
+    if function is None or len(usage) > METRICS_MAX or path.dtype != np.int64:
+        return None
+    columns = [np.ascontiguousarray(u, dtype=np.float64) for u in usage]
+    n = path.size
+    if any(c.size != n for c in columns) or not len(requests) == len(above) == len(columns):
+        raise ValueError("hpa.shortfall: every metric needs a usage array of the path's length")
+    steps = np.ascontiguousarray(path)
+    pointers = (ctypes.c_void_p * max(len(columns), 1))(*[address(c) for c in columns])
+    figures = np.array([requests, above], dtype=np.float64).reshape(2, len(columns))
+    out = np.empty(n, dtype=np.bool_)
+    found = function(
+        address(steps),
+        n,
+        ctypes.addressof(pointers),
+        address(figures[0]) if columns else None,
+        address(figures[1]) if columns else None,
+        len(columns),
+        max_replicas,
+        lag,
+        address(out),
+    )
+    return out if found >= 0 else None

@@ -263,3 +263,39 @@ int tb_hpa_fast(const double *const *usage, const double *request, const double 
     *reach = reached < stepped ? stepped : reached;
     return 0;
 }
+
+/* The steps of capacity shortfall of a replica path (``figures._replica_path``, the module doc
+ * there): at maxReplicas with some metric's truncated utilisation above its target beyond the
+ * tolerance (``above``: target × (1 + tolerance) per metric, as the caller computes it), or
+ * while new pods are still starting (the path above its minimum over the last `lag` steps:
+ * the serving pods) with some metric's usage above the serving pods' requests. path: n int64
+ * replicas; usage, request: as tb_hpa_replay; out: n bytes (1: short). Returns the number of
+ * short steps, or -1 for a lag beyond WINDOW_MAX or more metrics than METRICS. */
+int64_t tb_hpa_shortfall(const int64_t *path, int64_t n, const double *const *usage,
+                         const double *request, const double *above, int64_t metrics,
+                         int64_t max_replicas, int64_t lag, uint8_t *out) {
+    if (lag < 0 || lag > WINDOW_MAX || metrics < 0 || metrics > 64) return -1;
+    double top = (double)max_replicas;
+    int64_t short_steps = 0;
+    for (int64_t k = 0; k < n; k++) {
+        double replicas = (double)path[k];
+        double serving = replicas;
+        for (int64_t back = 1; back <= lag && back <= k; back++) {
+            double before = (double)path[k - back];
+            serving = before < serving ? before : serving;
+        }
+        int at_max = replicas >= top, starting = serving < replicas, hit = 0;
+        for (int64_t i = 0; i < metrics && (at_max || starting) && !hit; i++) {
+            double value = usage[i][k];
+            if (at_max) {
+                double util = value * 100.0;
+                util = util / (replicas * request[i]);
+                hit = floor_of(util) > above[i];
+            }
+            if (starting && !hit) hit = value > serving * request[i];
+        }
+        out[k] = (uint8_t)hit;
+        short_steps += hit;
+    }
+    return short_steps;
+}

@@ -39,6 +39,7 @@ from bot.model import (
     ReplicaReplay,
     ResourceValues,
 )
+from bot.native import hpa as native_hpa
 from bot.recommend.replay.controller import (
     TOLERANCE,
     Metric,
@@ -275,6 +276,16 @@ def _replica_path(series: ReplaySeries, values: Values, options: Options) -> Rep
     steps = _steps(series, hpa, [m for m, _ in metrics], values, options)
     path = steps.astype(np.float64)
     lag = math.ceil(options.pod_startup_s / series.step_s - 1e-9)
+    compiled = native_hpa.shortfall(
+        steps,
+        [m.usage for m, _ in metrics],
+        [m.request for m, _ in metrics],
+        [m.target_percent * (1.0 + TOLERANCE) for m, _ in metrics],
+        max_replicas=hpa.max_replicas,
+        lag=lag,
+    )
+    if compiled is not None:  # the same tests below in one compiled pass (``hpa_replay.c``)
+        return ReplicaPath(path, compiled, True)
     scratch, n = thread_scratch(), series.steps
     serving = scratch.get("serving", n)
     np.copyto(serving, path)
