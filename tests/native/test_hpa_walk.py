@@ -1,6 +1,9 @@
-"""The compiled HPA walk and its Python twin: built here, and the same replicas to the bit."""
+"""The compiled HPA walk and fast model and their twins (Python, numpy): built here, and the
+same replicas and reach to the bit."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pytest
@@ -11,8 +14,10 @@ from bot import native
 from bot.native import hpa
 from bot.recommend.replay.controller import (
     Metric,
+    Scratch,
     _rate_limited,
     replay_exact_reach,
+    replay_fast_reach,
     syncs_per_step,
     walk_in_python,
     window_steps,
@@ -48,6 +53,17 @@ def _both(metrics: list[Metric], step_s: float, **kw: int) -> None:
         **kw,
     )
     assert walked is not None and np.array_equal(walked[0], twin[0])
+    _fast_alike(metrics, step_s, **kw)
+
+
+def _fast_alike(metrics: list[Metric], step_s: float, **kw: int) -> None:
+    """The fast model compiled and in numpy (``TORTOISE_BOT_NATIVE=off``)."""
+    compiled = replay_fast_reach(metrics, step_s=step_s, scratch=Scratch(), **kw)
+    with pytest.MonkeyPatch.context() as m:
+        m.setenv(native.SWITCH, "off")
+        twin = replay_fast_reach(metrics, step_s=step_s, scratch=Scratch(), **kw)
+    assert np.array_equal(compiled[0], twin[0])
+    assert compiled[1] == twin[1]
 
 
 usage_values = st.one_of(
@@ -66,7 +82,8 @@ usage_values = st.one_of(
 )
 def test_the_compiled_walk_is_its_twin(rows, shapes, low, span, initial, step_s):
     """Every path, reach and bound the twin gives, the kernel gives: random loads with gaps
-    (NaN), one or two metrics, bounds in or out of order, any start and step."""
+    (NaN), infinite and huge loads, one or two metrics, bounds in or out of order (the fast
+    model's numpy twin alone then), any start and step."""
     columns = np.array(rows, dtype=np.float64).T
     metrics = [Metric(columns[i], r, t) for i, (r, t) in enumerate(shapes)]
     for chosen in (metrics[:1], metrics):
@@ -75,15 +92,29 @@ def test_the_compiled_walk_is_its_twin(rows, shapes, low, span, initial, step_s)
 
 
 @pytest.mark.parametrize("noise", [0.0, 0.01, 0.3])
-def test_two_weeks_of_a_daily_load_walk_alike(noise):
+@pytest.mark.parametrize("bounds", [(2, 25), (1, 6), (8, 8)])
+def test_two_weeks_of_a_daily_load_walk_alike(noise, bounds):
+    """Runs held in the tolerance band and broken out of it, rises at the scale-up limit,
+    both clamps."""
     rng = np.random.default_rng(7)
     steps = np.arange(14 * 1440)
     load = (3.0 + 2.5 * np.sin(steps / 1440 * 2 * np.pi)) * (
         1 + noise * rng.standard_normal(steps.size)
     )
     load[rng.integers(0, steps.size, 50)] = np.nan
+    load[9000:9030] *= 8.0  # a burst the rate limit slows
     metrics = [Metric(np.abs(load), 0.5, 60), Metric(np.abs(load) * 0.3, 0.125, 80)]
-    _both(metrics, 60.0, min_replicas=2, max_replicas=25, initial=4)
+    low, high = bounds
+    _both(metrics, 60.0, min_replicas=low, max_replicas=high, initial=4)
+    _both(metrics[:1], 60.0, min_replicas=low, max_replicas=high, initial=30)
+
+
+@pytest.mark.parametrize("step_s", [0.5, 15.0, 60.0])
+def test_a_long_stabilisation_window_walks_alike(step_s):
+    """Windows of 600, 20 and 5 steps."""
+    rng = np.random.default_rng(5)
+    load = 2.0 + np.abs(np.cumsum(rng.standard_normal(3000))) * 0.05
+    _both([Metric(load, 0.25, 70)], step_s, min_replicas=1, max_replicas=40, initial=3)
 
 
 def test_the_kernel_is_never_handed_arrays_it_would_read_past():
@@ -92,6 +123,33 @@ def test_the_kernel_is_never_handed_arrays_it_would_read_past():
         hpa.walk([np.ones(10), np.ones(9)], [0.5, 0.5], [50.0, 50.0], **kw)
     with pytest.raises(ValueError, match="one length"):
         hpa.walk([np.ones(10)], [0.5, 0.5], [50.0], **kw)
+    fast: dict[str, Any] = {**kw, "start": 2.0, "reach": 2.0}
+    del fast["initial"]
+    one = ([0.5], [50.0], [1.0])
+    with pytest.raises(ValueError, match="one length"):
+        hpa.fast(
+            [np.ones(10), np.ones(9)],
+            [0.5] * 2,
+            [50.0] * 2,
+            [1.0] * 2,
+            **fast,
+            scratch=_scratch(10),
+        )
+    with pytest.raises(ValueError, match="one length"):
+        hpa.fast([np.ones(10)], [0.5] * 2, [50.0], [1.0], **fast, scratch=_scratch(10))
+    with pytest.raises(ValueError, match="scratch"):
+        hpa.fast([np.ones(10)], *one, **fast, scratch=_scratch(9))
+    # refused (the numpy model then): one step, a window beyond the bound, bounds out of order
+    assert hpa.fast([np.ones(1)], *one, **fast, scratch=_scratch(1)) is None
+    long_window = {**fast, "window": hpa.WINDOW_MAX + 1}
+    assert hpa.fast([np.ones(10)], *one, **long_window, scratch=_scratch(10)) is None
+    assert (
+        hpa.fast([np.ones(10)], *one, **{**fast, "min_replicas": 10}, scratch=_scratch(10)) is None
+    )
+
+
+def _scratch(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return np.empty(n), np.empty(n), np.empty(n)
 
 
 @settings(max_examples=200, deadline=None)
