@@ -19,9 +19,10 @@ from bot.native import address, kernel
 
 _I64, _F64, _PTR = ctypes.c_int64, ctypes.c_double, ctypes.c_void_p
 _REPLAY = [_PTR, _PTR, _PTR, _I64, _F64, _F64, _I64, _PTR, _I64, _PTR, _I64, _I64]
-_REPLAY += [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _I64]
+_REPLAY += [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _I64, _F64]
 """``tb_vpa_replay(step_t*, v*, w*, n, start_s, inv_step, steps, starts*, nb, table*, e0,
-binades, cum*, totals*, counts*, step_counts*, last_s*, lohi*, vmax*, strict) -> 0 | -1``."""
+binades, cum*, totals*, counts*, step_counts*, last_s*, lohi*, vmax*, strict, scale) -> 0 |
+-1``."""
 _COUNTS = [_PTR, _I64, _PTR, _I64, _PTR, _I64, _I64, _PTR, _PTR]
 """``tb_bucket_counts(v*, n, starts*, nb, table*, e0, binades, counts*, vmax*) -> 0 | -1``."""
 
@@ -119,9 +120,11 @@ def replay(
     starts: np.ndarray,
     counters: bool,
     strict: bool = False,
+    scale: float = 1.0,
 ) -> Replayed | None:
     """The series through ``tb_vpa_replay`` (bucket layout ``starts``); ``counters`` needs
-    step times that never decrease (``strict``: always increase). None: run the twin."""
+    step times that never decrease (``strict``: always increase); each weight counts
+    ``weights × scale``. None: run the twin."""
     function = kernel("tb_vpa_replay", ctypes.c_int, _REPLAY)
     n = values.size
     if function is None or steps < 1 or step_t.size != n or weights.size != n:
@@ -158,6 +161,7 @@ def replay(
         base + 8 * (at_top + 1 + nb),
         base + 8 * at_top,
         int(strict),
+        scale,
     )
     if status != 0:
         return None

@@ -145,6 +145,7 @@ typedef struct {
     uint64_t top;
     int ordered;
     int64_t same;
+    double scale; /* every weight is w[j] × scale (the caller's base weight) */
 } Adding;
 
 /* Samples j.. (up to e, or to the first the fast bucket misses) into row and counts, each
@@ -159,13 +160,13 @@ ALWAYS_INLINE int64_t add_block(const double *step_t, const double *v, const dou
                                 int64_t j, int64_t e, const double *starts, Fast fast,
                                 double *row, int64_t *counts, Adding *a, int runs,
                                 int strict) {
-    double sum = a->sum, prev = a->prev;
+    double sum = a->sum, prev = a->prev, scale = a->scale;
     uint64_t top = a->top;
     int ordered = 1;
     int64_t same = 0, cur = 0, run = 0;
     double cell = row[0], lo = INFINITY, hi = -INFINITY; /* no value is in [lo, hi) yet */
     for (; j < e; j++) {
-        double x = v[j], t = step_t[j], wj = w[j];
+        double x = v[j], t = step_t[j], wj = w[j] * scale;
         uint64_t bits;
         memcpy(&bits, &x, sizeof bits);
         top = bits > top ? bits : top;
@@ -220,8 +221,9 @@ static inline void add_searched(const double *step_t, const double *v, const dou
     a->top = bits > a->top ? bits : a->top;
     a->ordered &= strict ? t > a->prev : t >= a->prev;
     a->prev = t;
-    a->sum += w[j];
-    row[b] += w[j];
+    double wj = w[j] * a->scale;
+    a->sum += wj;
+    row[b] += wj;
     counts[b] += 1;
 }
 
@@ -270,12 +272,12 @@ static int replay_in_order(const double *step_t, const double *v, const double *
                            double start_s, double inv_step, int64_t steps, const double *starts,
                            int64_t nb, Guess guess, double *cum, double *totals,
                            int64_t *counts, double *step_counts, double *last_s,
-                           uint64_t *top, int strict) {
+                           uint64_t *top, int strict, double scale) {
     if (n == 0) return 0;
     /* in order from a finite first to a finite last time: all finite (NaN fails every
      * comparison of the order) */
     if (!isfinite(step_t[0]) || !isfinite(step_t[n - 1])) return -1;
-    Adding a = {0.0, -INFINITY, 0, 1, 0};
+    Adding a = {0.0, -INFINITY, 0, 1, 0, scale};
     Fast fast = fast_of(guess, nb);
     int spread = 0;
     int64_t i = 0, len = 0;
@@ -313,7 +315,8 @@ static int column_used(const double *cum, int64_t steps, int64_t nb, const int64
 /* One series into a grid of `steps` replay steps and `nb` buckets (starts increasing).
  *
  * step_t[i]: the time that gives sample i its step (``step_of``); v[i] its value (``takes``);
- * w[i] its weight. Out: cum (steps x nb): the weights of each (step, bucket) summed in sample
+ * w[i] × scale its weight (numpy's product: the twin multiplies the weights by the base weight
+ * first). Out: cum (steps x nb): the weights of each (step, bucket) summed in sample
  * order, then summed over the steps (row s holds steps 0..s) in the columns [lohi[0], lohi[1])
  * of the buckets some sample reached with a non-zero sum (the others are left 0); totals
  * (steps): the weights per step, summed the same way; counts (nb): samples per bucket; vmax:
@@ -329,7 +332,7 @@ int tb_vpa_replay(const double *step_t, const double *v, const double *w, int64_
                   int64_t nb, const int32_t *table, int64_t e0, int64_t binades, double *cum,
                   double *totals,
                   int64_t *counts, double *step_counts, double *last_s, int64_t *lohi,
-                  double *vmax, int64_t strict) {
+                  double *vmax, int64_t strict, double scale) {
     if (n < 0 || steps < 1 || nb < 1 || binades < 0) return -1;
     Guess guess = {table, e0, binades};
     int counters = step_counts != NULL && last_s != NULL;
@@ -345,7 +348,8 @@ int tb_vpa_replay(const double *step_t, const double *v, const double *w, int64_
     uint64_t top = 0;
     if (counters && inv_step > 0.0 && isfinite(inv_step) && isfinite(start_s)) {
         if (replay_in_order(step_t, v, w, n, start_s, inv_step, steps, starts, nb, guess, cum,
-                            totals, counts, step_counts, last_s, &top, strict != 0) != 0)
+                            totals, counts, step_counts, last_s, &top, strict != 0,
+                            scale) != 0)
             return -1;
     } else {
         /* A run of samples in one step is summed in a register and stored when the run ends:
@@ -364,8 +368,9 @@ int tb_vpa_replay(const double *step_t, const double *v, const double *w, int64_
                 cur_step = s;
                 step_sum = totals[s];
             }
-            step_sum += w[i];
-            cum[s * nb + b] += w[i];
+            double wi = w[i] * scale;
+            step_sum += wi;
+            cum[s * nb + b] += wi;
             counts[b] += 1;
             uint64_t bits;
             memcpy(&bits, &x, sizeof bits);

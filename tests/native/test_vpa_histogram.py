@@ -398,6 +398,13 @@ def test_read_only_inputs_and_outputs_in_one_buffer():
     assert a.step_counts is not None and a.last_s is not None
     views = [a.cum, a.totals, a.counts, a.step_counts, a.last_s]
     assert not any(np.shares_memory(x, y) for i, x in enumerate(views) for y in views[:i])
+    # a weight scale is the weights multiplied first, in order and out of order
+    for counters in (True, False):
+        kw["counters"] = counters
+        scaled = native_vpa.replay(t, v, w, starts=CPU_OPTIONS.starts, scale=0.1, **kw)
+        first = native_vpa.replay(t, v, w * 0.1, starts=CPU_OPTIONS.starts, **kw)
+        assert scaled is not None and first is not None
+        assert np.array_equal(scaled.cum, first.cum) and np.array_equal(scaled.totals, first.totals)
     pods = np.zeros(500, dtype=np.int32)
     c = native_vpa.memory_peaks(t, pods, v * 1e9, 3600.0, MEMORY_OPTIONS.starts)
     d = native_vpa.memory_peaks(_read_only(t), _read_only(pods), _read_only(v * 1e9), 3600.0)

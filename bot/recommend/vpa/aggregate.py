@@ -599,8 +599,7 @@ def replay_compiled(
     if values.size == 0 or options.linear_size is not None:
         return None
     ref = final_reference_s(times_s, GO_ZERO_TIME_UNIX_S, half_life_s, times_sorted=times_sorted)
-    weights = decay_weights(times_s, ref, half_life_s)
-    weights *= base_weights
+    weights = decay_weights(times_s, ref, half_life_s)  # × base_weights in the pass
     found = native_vpa.replay(
         step_times_s,
         values,
@@ -611,6 +610,7 @@ def replay_compiled(
         starts=options.starts,
         counters=counters,
         strict=strict,
+        scale=float(base_weights),
     )
     if found is None:
         return None
