@@ -316,7 +316,7 @@ def _replica_figures(series: ReplaySeries, walk: ReplicaPath, options: Options) 
         sums = np.bincount(options.slots, weights=path, minlength=HOURS_PER_WEEK)
         with np.errstate(invalid="ignore"):  # an hour without a step: 0 / 0, NaN
             means = np.divide(sums, counts, out=sums)
-        by_hour = tuple([round(mean, 2) for mean in means.tolist()])
+        by_hour = rounded_2(means)
     return ReplicaReplay(
         mean=float(path.mean()) if path.size else 0.0,
         p95=_percentile_of_counts(path, 95),
@@ -327,6 +327,28 @@ def _replica_figures(series: ReplaySeries, walk: ReplicaPath, options: Options) 
         by_hour=by_hour,
         time_zone=options.time_zone,
     )
+
+
+NEAR_HALF = 1e-6
+"""``rounded_2`` leaves to Python's ``round`` the values whose hundredfold lies this close to a
+half."""
+
+
+def rounded_2(values: FloatArray) -> tuple[float, ...]:
+    """``round(x, 2)`` of each value (Python's: the exact value rounded half to even, as the
+    nearest double), in numpy: ``rint(x × 100) / 100`` picks the same hundredth wherever the
+    rounding error of ``x × 100`` (below 1e-10 for |x| < 1e6) cannot cross a half, and the
+    division gives the nearest double to it, as ``round`` does; the few values near a half go
+    through ``round`` itself. NaN stays NaN."""
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN, ±inf and huge values: ``round``
+        hundredfold = np.multiply(values, 100.0)
+        out: list[float] = np.divide(np.rint(hundredfold), 100.0).tolist()
+        near = (np.abs(hundredfold - np.floor(hundredfold) - 0.5) < NEAR_HALF) | ~(
+            np.abs(values) < 1e6
+        )
+    for i in np.flatnonzero(near).tolist():
+        out[i] = round(float(values[i]), 2)
+    return tuple(out)
 
 
 def _reorderable(values: FloatArray, own: bool) -> FloatArray:

@@ -277,3 +277,20 @@ def test_the_percentile_of_a_long_series_is_numpys(seed, n, shape, q):
     else:
         values = np.where(np.arange(n) % 16 == 0, 9.0, rng.random(n))
     assert _percentile_of(values.copy(), q, scratch=True) == float(np.percentile(values, q))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.floats(allow_nan=True, allow_infinity=True)
+        | st.integers(0, 10**6).map(lambda k: (k + 0.5) / 100)
+        | st.tuples(st.integers(0, 40_000), st.integers(1, 400)).map(lambda p: p[0] / p[1]),
+        max_size=60,
+    )
+)
+def test_rounding_to_hundredths_is_pythons(values):
+    """Means of replica counts, exact halves of a hundredth, any float (huge, tiny, NaN, ±inf)."""
+    array = np.array(values, dtype=np.float64)
+    got = figures.rounded_2(array)
+    want = tuple(round(x, 2) for x in array.tolist())
+    assert [g if g == g else "nan" for g in got] == [w if w == w else "nan" for w in want]
