@@ -226,11 +226,12 @@ def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSetting
     labels = _labels(
         admin.range_of_min_max_replicas_recommendation_hours, admin.gathering_data_period_type
     )
-    if (
+    tried = bool(
         times_s.size
         and replicas.size == times_s.size
         and all(math.isfinite(x) for x in (float(times_s[0]), float(times_s[-1])))
-    ):
+    )
+    if tried:
         # The usual series, finite and in time order, straight into the compiled pass, which
         # refuses any other (the checks below then sort and filter it).
         offset_s = _fixed_offset_s(times_s, admin, in_order=True)
@@ -259,7 +260,13 @@ def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSetting
         # One run per occurrence of a slot: consecutive samples in the same local slot window.
         width = admin.range_of_min_max_replicas_recommendation_hours
         offset_s = _fixed_offset_s(t, admin)
-        compiled = None if offset_s is None else _slots_compiled(t, r, offset_s, admin, labels)
+        # the very arrays the compiled pass refused above (or no kernel): not again
+        again = not (tried and t is times_s and r is replicas)
+        compiled = (
+            _slots_compiled(t, r, offset_s, admin, labels)
+            if offset_s is not None and again
+            else None
+        )
         if compiled is not None:
             return compiled
         runs = None if offset_s is None else _window_runs(t, offset_s, width)
