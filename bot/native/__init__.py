@@ -16,8 +16,10 @@ arrays (``hpa.py``); the rest of the bot never touches ``ctypes``.
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib.machinery
 import os
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +42,31 @@ def library_path() -> Path | None:
     return None
 
 
+_OFF = frozenset({"off", "0", "false", "no"})
+_ENVIRON_BYTES: dict[bytes, bytes] | None = (
+    os.environ._data  # type: ignore[attr-defined]
+    if os.name == "posix" and isinstance(getattr(os.environ, "_data", None), dict)
+    else None
+)
+"""The store behind ``os.environ`` on POSIX (bytes to bytes, kept current by every change
+of ``os.environ``): the switch is read on every kernel call, and a lookup here costs a
+fourteenth of ``os.environ.get`` (which encodes the name and decodes the value each time)."""
+_SWITCH_BYTES = SWITCH.encode()
+_parsed: dict[bytes | None, bool] = {}
+"""``switched_off`` by the switch's raw value (few values are ever seen)."""
+
+
 def switched_off() -> bool:
     """Whether ``TORTOISE_BOT_NATIVE`` asks for the Python twins."""
-    return os.environ.get(SWITCH, "on").strip().lower() in {"off", "0", "false", "no"}
+    if _ENVIRON_BYTES is None:
+        return os.environ.get(SWITCH, "on").strip().lower() in _OFF
+    raw = _ENVIRON_BYTES.get(_SWITCH_BYTES)
+    off = _parsed.get(raw)
+    if off is None:
+        off = raw is not None and os.fsdecode(raw).strip().lower() in _OFF
+        if len(_parsed) < 64:
+            _parsed[raw] = off
+    return off
 
 
 def _load() -> ctypes.CDLL | None:
@@ -68,11 +92,47 @@ def address(array: Any) -> int:
     """The address of a C-contiguous array's first element, for a ``c_void_p`` argument: the
     same as ``array.ctypes.data``, without building numpy's ctypes view (about 0.25 µs against
     0.9 µs, and the kernels take a hundred pointers per workload). A read-only or empty array
-    (which ``ctypes`` will not map) takes the slower way."""
+    (which ``ctypes`` will not map) takes the slower way once: a read-only array's address is
+    then kept while the array lives (``_read_only``)."""
     try:
         return ctypes.addressof(_BYTE.from_buffer(array))
     except (TypeError, ValueError, BufferError):
-        return int(array.ctypes.data)
+        known = _read_only.get(id(array))
+        if known is not None and not array.flags.writeable and known[0]() is array:
+            return known[1]
+        at = int(array.ctypes.data)
+        if not array.flags.writeable:
+            _keep_read_only(array, at)
+        return at
+
+
+_read_only: dict[int, tuple[weakref.ref[Any], int]] = {}
+"""Addresses of read-only arrays by ``id``, each with a weak reference that tells whether the
+entry still names the same live array (an ``id`` is reused once its array is freed). The
+histories the engine reads are read-only, and their arrays go to several kernels each. A kept
+address stays right: numpy never resizes an array that is weakly referenced (nor one that
+cannot be written), and an entry counts only while its array is read-only."""
+
+
+def _keep_read_only(array: Any, at: int) -> None:
+    if len(_read_only) >= _READ_ONLY_KEPT:  # entries leave with their arrays: many live ones
+        _read_only.clear()
+    key = id(array)
+    try:
+        ref = weakref.ref(array, functools.partial(_forget, key))
+    except TypeError:  # not weakly referable: nothing kept
+        return
+    _read_only[key] = (ref, at)
+
+
+_READ_ONLY_KEPT = 4096
+
+
+def _forget(key: int, _gone: object) -> None:
+    """A kept array was freed: its entry goes, unless the ``id`` names a newer array already."""
+    entry = _read_only.get(key)
+    if entry is not None and entry[0]() is None:
+        del _read_only[key]
 
 
 _BYTE = ctypes.c_char

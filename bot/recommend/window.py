@@ -34,7 +34,7 @@ class Window:
         ``times_sorted``: the times never decrease and hold no NaN (the last is the latest)."""
         if self.excluded or times_s.size == 0:
             return not self.excluded
-        latest = times_s[-1] if times_sorted else times_s.max()
+        latest = times_s[-1] if times_sorted else np.maximum.reduce(times_s)
         return bool(latest <= self.now_s)
 
 

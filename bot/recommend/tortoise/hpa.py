@@ -60,7 +60,8 @@ def recommend_hpa(
     r = hist.replicas
     window = Window(now_s, inp.excluded_intervals_s)
     if window.all_kept(hist.replicas_t) and (
-        r.size == 0 or (bool(np.isfinite(r.min())) and bool(np.isfinite(r.max())))
+        r.size == 0
+        or (bool(np.isfinite(np.minimum.reduce(r))) and bool(np.isfinite(np.maximum.reduce(r))))
     ):
         t = hist.replicas_t
     else:

@@ -564,6 +564,36 @@ def usage_compiled(values: FloatArray, options: HistogramOptions) -> Usage | Non
     return None if found is None else _usage_of_counts(found[0], found[1], options)
 
 
+_DECAYED_KEPT = 4
+_decayed_kept: list[tuple[FloatArray, float, float, FloatArray]] = []
+"""The last few ``_decayed`` results: (a copy of the times, half-life, reference, weights)."""
+
+
+def _decayed(
+    times_s: FloatArray, half_life_s: float, times_sorted: bool
+) -> tuple[float, FloatArray]:
+    """``final_reference_s`` of ``times_s`` (from Go's zero time) and ``decay_weights`` for it,
+    read-only; the same arrays as a recent call whose times were the same, value for value
+    (the containers of one pod are sampled at the same times: the weights are computed once
+    per pod, and comparing the times costs a quarter of computing them)."""
+    for kept_times, kept_half_life, ref, weights in _decayed_kept:
+        if (
+            kept_half_life == half_life_s
+            and kept_times.shape == times_s.shape
+            and bool(np.equal(kept_times, times_s).all())
+        ):
+            return ref, weights
+    ref = final_reference_s(times_s, GO_ZERO_TIME_UNIX_S, half_life_s, times_sorted=times_sorted)
+    weights = decay_weights(times_s, ref, half_life_s)
+    weights.flags.writeable = False
+    times = np.array(times_s, dtype=np.float64)
+    times.flags.writeable = False
+    if len(_decayed_kept) >= _DECAYED_KEPT:
+        _decayed_kept.pop()
+    _decayed_kept.insert(0, (times, half_life_s, ref, weights))
+    return ref, weights
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class CompiledReplay:
     """``replay_rows`` of a series, its bucket counts' ``Usage`` and, when asked,
@@ -598,8 +628,7 @@ def replay_compiled(
     as ``final_reference_s``."""
     if values.size == 0 or options.linear_size is not None:
         return None
-    ref = final_reference_s(times_s, GO_ZERO_TIME_UNIX_S, half_life_s, times_sorted=times_sorted)
-    weights = decay_weights(times_s, ref, half_life_s)  # × base_weights in the pass
+    ref, weights = _decayed(times_s, half_life_s, times_sorted)  # × base_weights in the pass
     found = native_vpa.replay(
         step_times_s,
         values,

@@ -340,7 +340,8 @@ def final_reference_s(
     if times_sorted:
         first, last = float(times_s[0]), float(times_s[-1])
     else:
-        first, last = float(times_s.min()), float(times_s.max())
+        first = float(np.minimum.reduce(times_s))
+        last = float(np.maximum.reduce(times_s))
     if first > ref + limit:
         ref = round_to_half_life(first, half_life_s)  # every sample is later: the first moves it
     while last > ref + limit:
