@@ -16,6 +16,13 @@
 #define SCALE_UP_PODS 4
 #define WINDOW_MAX 4096
 
+/* Inlined into each caller, so that the arguments it is called with as constants stay so. */
+#if defined(__GNUC__)
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE static inline
+#endif
+
 /* floor(x) for the values a walk meets: truncation where that is floor, libm elsewhere. */
 static inline double floor_of(double x) {
     if (x >= 0.0 && x < 9.0e18) return (double)(int64_t)x;
@@ -29,6 +36,25 @@ static inline double ceil_of(double x) {
         return t < x ? t + 1.0 : t;
     }
     return ceil(x);
+}
+
+#define METRICS_MAX 64
+
+/* Per metric, the whole percentages u with 1 - TOLERANCE <= u / target <= 1 + TOLERANCE:
+ * [band_lo, band_hi] (a rounded division is monotone in u), so a step compares its truncated
+ * utilisation with them instead of dividing it by the target. */
+static void tolerance_bands(const double *target, int64_t metrics, double *band_lo,
+                            double *band_hi) {
+    double low = 1.0 - TOLERANCE, high = 1.0 + TOLERANCE;
+    for (int64_t i = 0; i < metrics; i++) {
+        double u = ceil(low * target[i]) - 2.0;
+        if (u < 0.0) u = 0.0;
+        while (u / target[i] < low) u += 1.0;
+        band_lo[i] = u;
+        u = floor(high * target[i]) + 2.0;
+        while (u / target[i] > high) u -= 1.0;
+        band_hi[i] = u;
+    }
 }
 
 static double scale_up_limit(double replicas, int64_t syncs) {
@@ -56,20 +82,10 @@ int tb_hpa_replay(const double *const *usage, const double *request, const doubl
         *reach = reached;
         return 0;
     }
-    /* Per metric, the whole percentages u with low <= u / target <= high: [band_lo, band_hi]
-     * (rounded division is monotone in u), so a step compares its truncated utilisation with
-     * them instead of dividing again; the exact arithmetic runs only outside the band. */
-    double band_lo[64], band_hi[64], divisor[64];
-    if (metrics > 64) return -1;
-    for (int64_t i = 0; i < metrics; i++) {
-        double u = ceil(low * target[i]) - 2.0;
-        if (u < 0.0) u = 0.0;
-        while (u / target[i] < low) u += 1.0;
-        band_lo[i] = u;
-        u = floor(high * target[i]) + 2.0;
-        while (u / target[i] > high) u -= 1.0;
-        band_hi[i] = u;
-    }
+    /* the exact arithmetic runs only outside the tolerance bands */
+    double band_lo[METRICS_MAX], band_hi[METRICS_MAX], divisor[METRICS_MAX];
+    if (metrics > METRICS_MAX) return -1;
+    tolerance_bands(target, metrics, band_lo, band_hi);
     double banded_for = -1.0;
     int64_t head = 0, filled = 1;
     recent[0] = replicas;
@@ -159,6 +175,166 @@ static inline double pick(int cond, double a, double b) {
 static inline double max_of(double a, double b) { return a < b ? b : a; }
 static inline double min_of(double a, double b) { return b < a ? b : a; }
 
+/* The step rule's desired replicas at step j + 1 against prev (the starting path at step j):
+ * per metric the truncated utilisation against prev's pods, prev within the tolerance, else
+ * the proposal; the largest over the metrics; prev when no metric has a sample. */
+ALWAYS_INLINE double desired_of(const double *const *usage, const double *request,
+                                const double *target, int64_t metrics, int64_t j, double prev) {
+    double low = 1.0 - TOLERANCE, high = 1.0 + TOLERANCE, d = 0.0;
+    for (int64_t i = 0; i < metrics; i++) {
+        double ratio = usage[i][j + 1] * 100.0;
+        ratio = ratio / (prev * request[i]);
+        ratio = floor_of(ratio);
+        ratio = ratio / target[i];
+        int within = (ratio >= low) & (ratio <= high);
+        ratio = pick(within, prev, ceil_of(ratio * prev));
+        d = i == 0 ? ratio : fmax_of(d, ratio);
+    }
+    if (!(d >= 0.0)) d = prev; /* no sample in any metric: nothing to act on */
+    return d;
+}
+
+#if defined(__GNUC__)
+#define PAIRS 1
+/* Two doubles at once (SSE2 on x86-64, NEON on arm64): the same IEEE operations, two steps
+ * per instruction, for the step rule's two divisions per step. */
+typedef double pair __attribute__((vector_size(16)));
+typedef int64_t pair_mask __attribute__((vector_size(16)));
+#define TWO_52 4503599627370496.0
+#define WHOLE_BELOW 9.0e18
+
+static inline pair select_pair(pair_mask m, pair a, pair b) {
+    return (pair)(((pair_mask)a & m) | ((pair_mask)b & ~m));
+}
+
+/* floor and ceil of lanes in [0, WHOLE_BELOW) (the caller checks): adding 2^52 and taking it
+ * away rounds a lane below 2^52 to the nearest whole number, which one step corrects; a lane
+ * at or above 2^52 is whole already. The values of floor_of and ceil_of. */
+static inline pair floor_pair(pair x) {
+    pair big = {TWO_52, TWO_52}, one = {1.0, 1.0};
+    pair t = (x + big) - big;
+    t = select_pair(t > x, t - one, t);
+    return select_pair(x >= big, x, t);
+}
+
+static inline pair ceil_pair(pair x) {
+    pair big = {TWO_52, TWO_52}, one = {1.0, 1.0};
+    pair t = (x + big) - big;
+    t = select_pair(t < x, t + one, t);
+    return select_pair(x >= big, x, t);
+}
+
+/* desired_of for one metric, two steps at a time; a pair with a lane outside what the pair
+ * arithmetic takes (no sample, no pods, a quotient beyond WHOLE_BELOW) goes to desired_of.
+ * Returns the number of steps done (the caller does the rest). */
+static int64_t desired_pairs(const double *u, double request, double target, const double *path,
+                             int64_t n, double *desired) {
+    const double *const usage[1] = {u};
+    pair hundred = {100.0, 100.0}, req = {request, request}, tgt = {target, target};
+    pair low = {1.0 - TOLERANCE, 1.0 - TOLERANCE}, high = {1.0 + TOLERANCE, 1.0 + TOLERANCE};
+    pair zero = {0.0, 0.0}, below = {WHOLE_BELOW, WHOLE_BELOW};
+    int64_t j = 0;
+    for (; j + 2 < n; j += 2) {
+        pair prev, now;
+        memcpy(&prev, path + j, sizeof prev);
+        memcpy(&now, u + j + 1, sizeof now);
+        pair q = now * hundred;
+        q = q / (prev * req);
+        pair ratio = floor_pair(q) / tgt;
+        pair y = ratio * prev;
+        pair_mask ok = (q >= zero) & (q < below) & (y >= zero) & (y < below);
+        if (!(ok[0] & ok[1])) {
+            desired[j] = desired_of(usage, &request, &target, 1, j, path[j]);
+            desired[j + 1] = desired_of(usage, &request, &target, 1, j + 1, path[j + 1]);
+            continue;
+        }
+        pair d = select_pair((ratio >= low) & (ratio <= high), prev, ceil_pair(y));
+        d = select_pair(d >= zero, d, prev);
+        memcpy(desired + j, &d, sizeof d);
+    }
+    return j;
+}
+
+static inline pair max_pair(pair a, pair b) { return select_pair(a < b, b, a); } /* max_of */
+static inline pair min_pair(pair a, pair b) { return select_pair(b < a, b, a); } /* min_of */
+
+/* Stage 1 of fast_stages for one metric, two steps at a time: each step's need at the
+ * starting utilisation, clamped (into passed), the largest unclamped need into *top. A pair
+ * with a lane the pair arithmetic does not take (no sample, beyond WHOLE_BELOW) is done one
+ * step at a time, as fast_stages does. Returns the steps done (all but the last odd one). */
+static int64_t needs_pairs(const double *u, double scale, int64_t n, double start,
+                           double lo_clamp, double hi_clamp, double *passed, double *top) {
+    pair by = {scale, scale}, zero = {0.0, 0.0}, below = {WHOLE_BELOW, WHOLE_BELOW};
+    pair lo = {lo_clamp, lo_clamp}, hi = {hi_clamp, hi_clamp}, most = {*top, *top};
+    int64_t k = 0;
+    for (; k + 1 < n; k += 2) {
+        pair y;
+        memcpy(&y, u + k, sizeof y);
+        y = y * by;
+        pair_mask ok = (y >= zero) & (y < below);
+        pair need;
+        if (ok[0] & ok[1]) {
+            need = max_pair(ceil_pair(y), lo);
+        } else {
+            for (int lane = 0; lane < 2; lane++) {
+                double one = ceil_of(y[lane]);
+                if (!isfinite(one)) one = start;
+                need[lane] = max_of(one, lo_clamp);
+            }
+        }
+        most = select_pair(need > most, need, most);
+        need = min_pair(need, hi);
+        memcpy(passed + k, &need, sizeof need);
+    }
+    double best = most[0] > most[1] ? most[0] : most[1];
+    if (best > *top) *top = best;
+    return k;
+}
+
+/* The stabilisation and the clamps of stage 3 (fast_stages), two steps at a time, for the
+ * steps from window - 1 (*from: a whole window behind each, start out of it) to the returned
+ * step (the steps before and after are the caller's). The same values as the scalar loop:
+ * every operation is a lane's max, min, product or sum, and stepped (the largest stabilised
+ * value) is a max, whatever its order. */
+static int64_t stabilised_pairs(const double *path, const double *desired, int64_t n,
+                                int64_t window, double up_factor, double lo_clamp,
+                                double hi_clamp, double *passed, double *stepped,
+                                int64_t *from) {
+    int64_t first = window - 1;
+    *from = first;
+    if (first < 0 || first + 2 >= n) return first;
+    pair zero = {0.0, 0.0}, pods = {(double)SCALE_UP_PODS, (double)SCALE_UP_PODS};
+    pair two = {2.0, 2.0}, factor = {up_factor, up_factor};
+    pair lo = {lo_clamp, lo_clamp}, hi = {hi_clamp, hi_clamp};
+    pair top = {*stepped, *stepped};
+    int64_t j = first;
+    for (; j + 2 < n; j += 2) {
+        pair prev, d, recent;
+        memcpy(&prev, path + j, sizeof prev);
+        memcpy(&d, desired + j, sizeof d);
+        recent = d;
+        for (int64_t lag = 1; lag < window; lag++) {
+            pair before;
+            memcpy(&before, desired + j - lag, sizeof before);
+            recent = max_pair(recent, before);
+        }
+        recent = select_pair(d >= prev, d, recent);
+        pair counts = max_pair(prev, zero);
+        pair up = max_pair(counts + pods, counts * two) * factor;
+        pair stabilised = min_pair(recent, up);
+        top = select_pair(stabilised > top, stabilised, top);
+        stabilised = min_pair(stabilised, hi);
+        stabilised = max_pair(stabilised, lo);
+        memcpy(passed + j + 1, &stabilised, sizeof stabilised);
+    }
+    double best = top[0] > top[1] ? top[0] : top[1];
+    if (best > *stepped) *stepped = best;
+    return j;
+}
+#else
+#define PAIRS 0
+#endif
+
 /* The vectorised model of the controller, ``replay_fast_reach`` in controller.py (read its doc:
  * a starting path, one pass of the step rule against it, then the holds along each run of the
  * starting path), as one forward pass per stage with the same operations in the same order as
@@ -172,19 +348,21 @@ static inline double min_of(double a, double b) { return b < a ? b : a; }
  * starting path's and the pass's). Returns 0, or -1 for what it does not take (fewer than two
  * steps, no metric, a window beyond WINDOW_MAX, minReplicas above maxReplicas, syncs outside
  * 1..60): the caller runs numpy then. */
-int tb_hpa_fast(const double *const *usage, const double *request, const double *target,
-                const double *scale, int64_t metrics, int64_t n, int64_t min_replicas,
-                int64_t max_replicas, double start, double reach0, int64_t syncs,
-                int64_t window, double *path, double *passed, double *desired, int64_t *out,
-                double *reach) {
-    if (n < 2 || metrics < 1 || window < 1 || window > WINDOW_MAX || min_replicas > max_replicas ||
-        syncs < 1 || syncs > 60)
-        return -1;
-    double low = 1.0 - TOLERANCE, high = 1.0 + TOLERANCE;
+ALWAYS_INLINE void fast_stages(const double *const *usage, const double *request,
+                               const double *target, const double *scale, int64_t metrics,
+                               int64_t n, int64_t min_replicas, int64_t max_replicas,
+                               double start, double reach0, int64_t syncs, int64_t window,
+                               double *path, double *passed, double *desired, int64_t *out,
+                               double *reach) {
     double lo_clamp = (double)min_replicas, hi_clamp = (double)max_replicas;
     /* 1. each step's need at the starting utilisation (into passed), clamped */
     double top = -INFINITY;
-    for (int64_t k = 0; k < n; k++) {
+    int64_t k = 0;
+#if PAIRS
+    if (metrics == 1)
+        k = needs_pairs(usage[0], scale[0], n, start, lo_clamp, hi_clamp, passed, &top);
+#endif
+    for (; k < n; k++) {
         double need = 0.0;
         for (int64_t i = 0; i < metrics; i++) {
             double each = ceil_of(usage[i][k] * scale[i]);
@@ -197,7 +375,25 @@ int tb_hpa_fast(const double *const *usage, const double *request, const double 
     }
     double reached = reach0 < top ? top : reach0;
     /* 2. held over the stabilisation window: the starting path */
-    for (int64_t k = 0; k < n; k++) {
+    k = 0;
+#if PAIRS
+    for (; k < window - 1 && k < n; k++) {
+        double m = passed[k];
+        for (int64_t lag = 1; lag <= k; lag++) m = max_of(m, passed[k - lag]);
+        path[k] = m;
+    }
+    for (; k + 1 < n; k += 2) { /* two steps at a time, a whole window behind each */
+        pair m;
+        memcpy(&m, passed + k, sizeof m);
+        for (int64_t lag = 1; lag < window; lag++) {
+            pair before;
+            memcpy(&before, passed + k - lag, sizeof before);
+            m = max_pair(m, before);
+        }
+        memcpy(path + k, &m, sizeof m);
+    }
+#endif
+    for (; k < n; k++) {
         double m = passed[k];
         for (int64_t lag = 1; lag < window && lag <= k; lag++) m = max_of(m, passed[k - lag]);
         path[k] = m;
@@ -207,21 +403,22 @@ int tb_hpa_fast(const double *const *usage, const double *request, const double 
     double up_factor = ldexp(1.0, (int)(syncs - 1));
     double stepped = -INFINITY;
     /* (desired first, for every step: no step waits on the one before) */
+    int64_t done = 0;
+#if PAIRS
+    if (metrics == 1) done = desired_pairs(usage[0], request[0], target[0], path, n, desired);
+#endif
+    for (int64_t j = done; j + 1 < n; j++)
+        desired[j] = desired_of(usage, request, target, metrics, j, path[j]);
+    int64_t from = 0, to = 0; /* the steps [from, to) done two at a time */
+#if PAIRS
+    to = stabilised_pairs(path, desired, n, window, up_factor, lo_clamp, hi_clamp, passed,
+                          &stepped, &from);
+#endif
     for (int64_t j = 0; j + 1 < n; j++) {
-        double prev = path[j], d = 0.0;
-        for (int64_t i = 0; i < metrics; i++) {
-            double ratio = usage[i][j + 1] * 100.0;
-            ratio = ratio / (prev * request[i]);
-            ratio = floor_of(ratio);
-            ratio = ratio / target[i];
-            int within = (ratio >= low) & (ratio <= high);
-            ratio = pick(within, prev, ceil_of(ratio * prev));
-            d = i == 0 ? ratio : fmax_of(d, ratio);
+        if (j == from && to > from) {
+            j = to - 1;
+            continue;
         }
-        if (!(d >= 0.0)) d = prev; /* no sample in any metric: nothing to act on */
-        desired[j] = d;
-    }
-    for (int64_t j = 0; j + 1 < n; j++) {
         double prev = path[j], d = desired[j];
         double recent = d;
         for (int64_t lag = 1; lag < window && lag <= j; lag++)
@@ -237,30 +434,48 @@ int tb_hpa_fast(const double *const *usage, const double *request, const double 
     }
     passed[0] = start;
     /* 4. holds: along each run of the starting path, the run's first value while every metric
-     * stays within the tolerance of it (or has no sample) */
-    double held = 0.0;
+     * stays within the tolerance of it (or has no sample). First each step's run value
+     * (into desired, no longer needed), then whether each step is within the tolerance of it
+     * (into out: no step waits on the one before), then the holds themselves. */
+    double band_lo[METRICS_MAX], band_hi[METRICS_MAX];
+    tolerance_bands(target, metrics, band_lo, band_hi);
+    double held = passed[0];
+    for (int64_t k = 0; k < n; k++) {
+        held = pick(k > 0 && path[k] != path[k - 1], passed[k], held);
+        desired[k] = held;
+        int within = 1;
+        for (int64_t i = 0; i < metrics; i++) {
+            double whole = usage[i][k] * 100.0;
+            whole = floor_of(whole / (held * request[i])); /* in the band, or no sample */
+            within &= ((whole >= band_lo[i]) & (whole <= band_hi[i])) | (whole != whole);
+        }
+        out[k] = within;
+    }
     int intact = 0;
     for (int64_t k = 0; k < n; k++) {
-        if (k == 0 || path[k] != path[k - 1]) {
-            held = passed[k];
-            intact = 1;
-        }
-        if (intact) {
-            for (int64_t i = 0; i < metrics; i++) {
-                double ratio = usage[i][k] * 100.0;
-                ratio = ratio / (held * request[i]);
-                ratio = floor_of(ratio);
-                ratio = ratio / target[i];
-                if (!((ratio >= low && ratio <= high) || isnan(ratio))) {
-                    intact = 0;
-                    break;
-                }
-            }
-        }
-        if (intact) passed[k] = held;
-        out[k] = (int64_t)passed[k];
+        int starts = k == 0 || path[k] != path[k - 1];
+        intact = (starts | intact) & (int)out[k];
+        out[k] = (int64_t)pick(intact, desired[k], passed[k]);
     }
     *reach = reached < stepped ? stepped : reached;
+}
+
+int tb_hpa_fast(const double *const *usage, const double *request, const double *target,
+                const double *scale, int64_t metrics, int64_t n, int64_t min_replicas,
+                int64_t max_replicas, double start, double reach0, int64_t syncs,
+                int64_t window, double *path, double *passed, double *desired, int64_t *out,
+                double *reach) {
+    if (n < 2 || metrics < 1 || metrics > METRICS_MAX || window < 1 || window > WINDOW_MAX ||
+        min_replicas > max_replicas || syncs < 1 || syncs > 60)
+        return -1;
+#define STAGES(m)                                                                                \
+    fast_stages(usage, request, target, scale, m, n, min_replicas, max_replicas, start, reach0,  \
+                syncs, window, path, passed, desired, out, reach)
+    if (metrics == 1) /* one metric, the common HPA: its loops over metrics unrolled */
+        STAGES(1);
+    else
+        STAGES(metrics);
+#undef STAGES
     return 0;
 }
 

@@ -91,6 +91,32 @@ def test_the_compiled_walk_is_its_twin(rows, shapes, low, span, initial, step_s)
     _both(metrics, step_s, min_replicas=low + span, max_replicas=low, initial=initial)
 
 
+extreme_usage = st.one_of(
+    st.floats(-3.0, 60.0),
+    st.floats(1e10, 1e20),  # quotients near 2^52 and past 9e18: where the paired steps stop
+    st.sampled_from([float("nan"), float("inf"), -0.0, 0.0, 2.0**52, 9.0e18, -1e300]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(extreme_usage, min_size=1, max_size=41),
+    st.floats(0.01, 4.0),
+    st.integers(1, 200),
+    st.integers(0, 6),
+    st.integers(0, 60),
+    st.integers(0, 15),
+    st.sampled_from([15.0, 60.0, 100.0, 150.0, 300.0, 600.0]),
+)
+def test_one_metrics_fast_model_is_its_twin_at_the_edges(
+    usage, request, target, low, span, initial, step_s
+):
+    """One metric (its steps go two at a time in the kernel): negative, signed-zero, huge and
+    missing loads, odd and even lengths, stabilisation windows of 1 to 20 steps."""
+    metric = [Metric(np.array(usage, dtype=np.float64), request, target)]
+    _fast_alike(metric, step_s, min_replicas=low, max_replicas=low + span, initial=initial)
+
+
 @pytest.mark.parametrize("noise", [0.0, 0.01, 0.3])
 @pytest.mark.parametrize("bounds", [(2, 25), (1, 6), (8, 8)])
 def test_two_weeks_of_a_daily_load_walk_alike(noise, bounds):
