@@ -489,9 +489,31 @@ int tb_hpa_fast(const double *const *usage, const double *request, const double 
 int64_t tb_hpa_shortfall(const int64_t *path, int64_t n, const double *const *usage,
                          const double *request, const double *above, int64_t metrics,
                          int64_t max_replicas, int64_t lag, uint8_t *out) {
-    if (lag < 0 || lag > WINDOW_MAX || metrics < 0 || metrics > 64) return -1;
+    if (lag < 0 || lag > WINDOW_MAX || metrics < 0 || metrics > METRICS_MAX) return -1;
     double top = (double)max_replicas;
     int64_t short_steps = 0;
+    if (metrics == 1) { /* the common HPA: the start-up test without a branch */
+        const double *u = usage[0];
+        double req = request[0], limit = above[0];
+        for (int64_t k = 0; k < n; k++) {
+            double replicas = (double)path[k];
+            double serving = replicas;
+            for (int64_t back = 1; back <= lag && back <= k; back++) {
+                double before = (double)path[k - back];
+                serving = before < serving ? before : serving;
+            }
+            double value = u[k];
+            int hit = (serving < replicas) & (value > serving * req);
+            if (replicas >= top) { /* in runs: a branch the predictor learns */
+                double util = value * 100.0;
+                util = util / (replicas * req);
+                hit |= floor_of(util) > limit;
+            }
+            out[k] = (uint8_t)hit;
+            short_steps += hit;
+        }
+        return short_steps;
+    }
     for (int64_t k = 0; k < n; k++) {
         double replicas = (double)path[k];
         double serving = replicas;
