@@ -216,6 +216,9 @@ def _slots_compiled(
     if found is None:
         return None
     lo, hi, seen = found
+    if bool(seen.all()):  # every slot observed: the common case, without a test per slot
+        pairs_all = zip(lo.tolist(), hi.tolist(), strict=True)
+        return SlotTable(dict(zip(labels, pairs_all, strict=True)), ())
     pairs = zip(labels, seen.tolist(), lo.tolist(), hi.tolist(), strict=True)
     values = {label: (low, high) for label, was_seen, low, high in pairs if was_seen}
     return SlotTable(values, tuple(label for label in labels if label not in values))

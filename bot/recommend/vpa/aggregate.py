@@ -436,10 +436,12 @@ def _peaks_of_entries(entries: native_vpa.WindowPeaks, interval_s: float) -> Mem
     """``_window_peaks`` of the compiled (pod, window) entries, which come in the order of the
     peak table's cells."""
     starts = entries.t0 + entries.window * interval_s
-    order = np.argsort(starts + interval_s, kind="stable")
-    return MemoryPeaks(
-        entries.peak[order], starts[order], (starts + interval_s)[order], np.zeros(0)
-    )
+    ends = starts + interval_s
+    if ends.size < 2 or bool((ends[1:] >= ends[:-1]).all()):  # one pod: in order already
+        # (a copy: the entries are a view of the kernel's buffer, as long as the samples)
+        return MemoryPeaks(entries.peak.copy(), starts, ends, np.zeros(0))
+    order = np.argsort(ends, kind="stable")
+    return MemoryPeaks(entries.peak[order], starts[order], ends[order], np.zeros(0))
 
 
 MAX_POD_RUNS = 64
