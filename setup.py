@@ -17,6 +17,7 @@ setup(
                 "bot/native/vpa_histogram.c",
                 "bot/native/replica_slots.c",
                 "bot/native/step_rates.c",
+                "bot/native/order_pair.c",
             ],
             extra_compile_args=["-O2", "-std=c99", "-ffp-contract=off"],
             libraries=["m"],

@@ -40,6 +40,7 @@ from bot.model import (
     ResourceValues,
 )
 from bot.native import hpa as native_hpa
+from bot.native import order as native_order
 from bot.recommend.replay.controller import (
     TOLERANCE,
     Metric,
@@ -160,7 +161,12 @@ def _order_pair(values: FloatArray, k: int) -> tuple[float, float]:
     few standard errors below the ``k/n`` quantile of a strided sample keeps the values at or
     above it; when no more than ``k`` values lie below it, the pair is the pair of ranks ``k -
     below`` and ``k - below + 1`` among the kept ones (exactly: the values below the threshold
-    are all smaller). Otherwise, or for short arrays, the whole array is partially sorted."""
+    are all smaller). Otherwise, or for short arrays, the whole array is partially sorted.
+    The same search runs compiled when it can (``bot.native.order``: order statistics are
+    values of the array, so the pair is the same)."""
+    compiled = native_order.order_pair(values, k)
+    if compiled is not None:
+        return compiled
     n = values.size
     if n >= 64 * SAMPLE_STRIDE:
         sample = values[::SAMPLE_STRIDE].copy()
