@@ -57,7 +57,7 @@ def test_a_read_only_arrays_address_is_kept_only_while_it_lives():
 
 
 def test_an_id_reused_by_another_array_gets_that_arrays_address():
-    seen = {}
+    seen: dict[int, int] = {}
     for _ in range(50):  # freed arrays' ids come back: each must give its own pointer
         array = _frozen(np.arange(float(len(seen) % 7 + 1)))
         assert native.address(array) == array.ctypes.data

@@ -14,7 +14,7 @@ from bot.recommend.replay import figures
 
 def _twin(values: np.ndarray, k: int) -> tuple[float, float]:
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(figures.native_order, "order_pair", lambda *_: None)
+        m.setattr(order, "order_pair", lambda *_: None)
         return figures._order_pair(values.copy(), k)
 
 
