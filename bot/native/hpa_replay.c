@@ -479,6 +479,16 @@ int tb_hpa_fast(const double *const *usage, const double *request, const double 
     return 0;
 }
 
+/* The pods serving at step k: the fewest replicas over the step and the `lag` before it. */
+static inline double serving_at(const int64_t *path, int64_t k, int64_t lag, double replicas) {
+    double serving = replicas;
+    for (int64_t back = 1; back <= lag && back <= k; back++) {
+        double before = (double)path[k - back];
+        serving = before < serving ? before : serving;
+    }
+    return serving;
+}
+
 /* The steps of capacity shortfall of a replica path (``figures._replica_path``, the module doc
  * there): at maxReplicas with some metric's truncated utilisation above its target beyond the
  * tolerance (``above``: target × (1 + tolerance) per metric, as the caller computes it), or
@@ -497,11 +507,7 @@ int64_t tb_hpa_shortfall(const int64_t *path, int64_t n, const double *const *us
         double req = request[0], limit = above[0];
         for (int64_t k = 0; k < n; k++) {
             double replicas = (double)path[k];
-            double serving = replicas;
-            for (int64_t back = 1; back <= lag && back <= k; back++) {
-                double before = (double)path[k - back];
-                serving = before < serving ? before : serving;
-            }
+            double serving = serving_at(path, k, lag, replicas);
             double value = u[k];
             int hit = (serving < replicas) & (value > serving * req);
             if (replicas >= top) { /* in runs: a branch the predictor learns */
@@ -516,11 +522,7 @@ int64_t tb_hpa_shortfall(const int64_t *path, int64_t n, const double *const *us
     }
     for (int64_t k = 0; k < n; k++) {
         double replicas = (double)path[k];
-        double serving = replicas;
-        for (int64_t back = 1; back <= lag && back <= k; back++) {
-            double before = (double)path[k - back];
-            serving = before < serving ? before : serving;
-        }
+        double serving = serving_at(path, k, lag, replicas);
         int at_max = replicas >= top, starting = serving < replicas, hit = 0;
         for (int64_t i = 0; i < metrics && (at_max || starting) && !hit; i++) {
             double value = usage[i][k];
