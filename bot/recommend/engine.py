@@ -189,9 +189,12 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
     if context is not None and inp.hpa is not None and replays_bounds(inp, hpa_part, settings):
         draft = replayed_targets(inp, draft, settings, context, now_s=now_s)
         draft = replayed_bounds(inp, draft, settings, context)
-    if context is not None and field_changes(draft):
-        draft = _gated(inp, draft, settings, context)
     changes = field_changes(draft)
+    if context is not None and changes:
+        gated = _gated(inp, draft, settings, context)
+        if not _same_fields(gated, draft):  # something held back: the changes that are left
+            changes = field_changes(gated)
+        draft = gated
     reasons = [f"{c.field}{'/' + c.container if c.container else ''}: {c.reason}" for c in changes]
     status: Status
     if changes:
@@ -208,6 +211,14 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
         draft.hpa,
         draft.notes,
         draft.replay if changes else None,
+    )
+
+
+def _same_fields(a: Recommendation, b: Recommendation) -> bool:
+    """Whether ``field_changes`` of ``a`` and ``b`` are the same: the same objects for all it
+    reads (the gate returns its draft's own when it held nothing back)."""
+    return (
+        a.ref is b.ref and a.status == b.status and a.containers is b.containers and a.hpa is b.hpa
     )
 
 
