@@ -93,13 +93,13 @@ def address(array: Any) -> int:
     same as ``array.ctypes.data``, without building numpy's ctypes view (about 0.25 µs against
     0.9 µs, and the kernels take a hundred pointers per workload). A read-only or empty array
     (which ``ctypes`` will not map) takes the slower way once: a read-only array's address is
-    then kept while the array lives (``_read_only``)."""
+    then kept while the array lives (``_read_only``), and looked up first."""
+    known = _read_only.get(id(array))  # first: a refused buffer export costs more than this
+    if known is not None and not array.flags.writeable and known[0]() is array:
+        return known[1]
     try:
         return ctypes.addressof(_BYTE.from_buffer(array))
     except (TypeError, ValueError, BufferError):
-        known = _read_only.get(id(array))
-        if known is not None and not array.flags.writeable and known[0]() is array:
-            return known[1]
         at = int(array.ctypes.data)
         if not array.flags.writeable:
             _keep_read_only(array, at)
