@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -27,6 +28,15 @@ WINDOW_MAX = 4096
 """Steps the stabilisation window may span (``hpa_replay.c``): 300 s at steps of 74 ms."""
 
 
+def _columns(usage: Sequence[np.ndarray]) -> tuple[list[np.ndarray], ctypes.Array[Any]]:
+    """The usage of each metric as a contiguous ``float64`` column and a C array of their
+    addresses, for a ``usage**`` argument (``ctypes.addressof`` of it; keep both alive for the
+    call)."""
+    columns = [np.ascontiguousarray(u, dtype=np.float64) for u in usage]
+    pointers = (ctypes.c_void_p * max(len(columns), 1))(*[address(c) for c in columns])
+    return columns, pointers
+
+
 def walk(
     usage: Sequence[np.ndarray],
     requests: Sequence[float],
@@ -44,13 +54,12 @@ def walk(
     replay = kernel("tb_hpa_replay", ctypes.c_int, _SIGNATURE)
     if replay is None or not usage or len(usage) > METRICS_MAX or not 1 <= window <= WINDOW_MAX:
         return None
-    columns = [np.ascontiguousarray(u, dtype=np.float64) for u in usage]
+    columns, pointers = _columns(usage)
     n = columns[0].size
     if any(c.size != n for c in columns) or not len(requests) == len(targets) == len(columns):
         raise ValueError(
             "hpa.walk: every metric needs a usage array of one length, a request and a target"
         )
-    pointers = (ctypes.c_void_p * len(columns))(*[address(c) for c in columns])
     request = np.asarray(requests, dtype=np.float64)
     target = np.asarray(targets, dtype=np.float64)
     out = np.empty(n, dtype=np.int64)
@@ -110,7 +119,7 @@ def fast(
     function = kernel("tb_hpa_fast", ctypes.c_int, _FAST)
     if function is None or not usage or len(usage) > METRICS_MAX:
         return None
-    columns = [np.ascontiguousarray(u, dtype=np.float64) for u in usage]
+    columns, pointers = _columns(usage)
     n = columns[0].size
     if any(c.size != n for c in columns) or not (
         len(requests) == len(targets) == len(scales) == len(columns)
@@ -121,7 +130,6 @@ def fast(
         for a in scratch
     ):
         raise ValueError("hpa.fast: scratch must be three writeable float64 arrays of length n")
-    pointers = (ctypes.c_void_p * len(columns))(*[address(c) for c in columns])
     figures = np.array([requests, targets, scales], dtype=np.float64)
     out = np.empty(n, dtype=np.int64)
     reached = ctypes.c_double()
@@ -163,12 +171,11 @@ def shortfall(
     function = kernel("tb_hpa_shortfall", ctypes.c_int64, _SHORTFALL)
     if function is None or len(usage) > METRICS_MAX or path.dtype != np.int64:
         return None
-    columns = [np.ascontiguousarray(u, dtype=np.float64) for u in usage]
+    columns, pointers = _columns(usage)
     n = path.size
     if any(c.size != n for c in columns) or not len(requests) == len(above) == len(columns):
         raise ValueError("hpa.shortfall: every metric needs a usage array of the path's length")
     steps = np.ascontiguousarray(path)
-    pointers = (ctypes.c_void_p * max(len(columns), 1))(*[address(c) for c in columns])
     figures = np.array([requests, above], dtype=np.float64).reshape(2, len(columns))
     out = np.empty(n, dtype=np.bool_)
     found = function(

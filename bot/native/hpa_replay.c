@@ -175,6 +175,13 @@ static inline double pick(int cond, double a, double b) {
 static inline double max_of(double a, double b) { return a < b ? b : a; }
 static inline double min_of(double a, double b) { return b < a ? b : a; }
 
+/* The largest of a[k] and the values before it in a window of `window` steps (from a[0]). */
+static inline double window_max(const double *a, int64_t k, int64_t window) {
+    double m = a[k];
+    for (int64_t lag = 1; lag < window && lag <= k; lag++) m = max_of(m, a[k - lag]);
+    return m;
+}
+
 /* The step rule's desired replicas at step j + 1 against prev (the starting path at step j):
  * per metric the truncated utilisation against prev's pods, prev within the tolerance, else
  * the proposal; the largest over the metrics; prev when no metric has a sample. */
@@ -205,6 +212,21 @@ typedef int64_t pair_mask __attribute__((vector_size(16)));
 
 static inline pair select_pair(pair_mask m, pair a, pair b) {
     return (pair)(((pair_mask)a & m) | ((pair_mask)b & ~m));
+}
+
+static inline pair max_pair(pair a, pair b) { return select_pair(a < b, b, a); } /* max_of */
+static inline pair min_pair(pair a, pair b) { return select_pair(b < a, b, a); } /* min_of */
+
+/* window_max of steps k and k + 1, k >= window - 1 (a whole window behind each). */
+static inline pair window_max_pair(const double *a, int64_t k, int64_t window) {
+    pair m;
+    memcpy(&m, a + k, sizeof m);
+    for (int64_t lag = 1; lag < window; lag++) {
+        pair before;
+        memcpy(&before, a + k - lag, sizeof before);
+        m = max_pair(m, before);
+    }
+    return m;
 }
 
 /* floor and ceil of lanes in [0, WHOLE_BELOW) (the caller checks): adding 2^52 and taking it
@@ -254,9 +276,6 @@ static int64_t desired_pairs(const double *u, double request, double target, con
     }
     return j;
 }
-
-static inline pair max_pair(pair a, pair b) { return select_pair(a < b, b, a); } /* max_of */
-static inline pair min_pair(pair a, pair b) { return select_pair(b < a, b, a); } /* min_of */
 
 /* Stage 1 of fast_stages for one metric, two steps at a time: each step's need at the
  * starting utilisation, clamped (into passed), the largest unclamped need into *top. A pair
@@ -309,15 +328,10 @@ static int64_t stabilised_pairs(const double *path, const double *desired, int64
     pair top = {*stepped, *stepped};
     int64_t j = first;
     for (; j + 2 < n; j += 2) {
-        pair prev, d, recent;
+        pair prev, d;
         memcpy(&prev, path + j, sizeof prev);
         memcpy(&d, desired + j, sizeof d);
-        recent = d;
-        for (int64_t lag = 1; lag < window; lag++) {
-            pair before;
-            memcpy(&before, desired + j - lag, sizeof before);
-            recent = max_pair(recent, before);
-        }
+        pair recent = window_max_pair(desired, j, window);
         recent = select_pair(d >= prev, d, recent);
         pair counts = max_pair(prev, zero);
         pair up = max_pair(counts + pods, counts * two) * factor;
@@ -377,27 +391,13 @@ ALWAYS_INLINE void fast_stages(const double *const *usage, const double *request
     /* 2. held over the stabilisation window: the starting path */
     k = 0;
 #if PAIRS
-    for (; k < window - 1 && k < n; k++) {
-        double m = passed[k];
-        for (int64_t lag = 1; lag <= k; lag++) m = max_of(m, passed[k - lag]);
-        path[k] = m;
-    }
+    for (; k < window - 1 && k < n; k++) path[k] = window_max(passed, k, window);
     for (; k + 1 < n; k += 2) { /* two steps at a time, a whole window behind each */
-        pair m;
-        memcpy(&m, passed + k, sizeof m);
-        for (int64_t lag = 1; lag < window; lag++) {
-            pair before;
-            memcpy(&before, passed + k - lag, sizeof before);
-            m = max_pair(m, before);
-        }
+        pair m = window_max_pair(passed, k, window);
         memcpy(path + k, &m, sizeof m);
     }
 #endif
-    for (; k < n; k++) {
-        double m = passed[k];
-        for (int64_t lag = 1; lag < window && lag <= k; lag++) m = max_of(m, passed[k - lag]);
-        path[k] = m;
-    }
+    for (; k < n; k++) path[k] = window_max(passed, k, window);
     path[0] = start;
     /* 3. the step rule at every step, against the starting path's step before */
     double up_factor = ldexp(1.0, (int)(syncs - 1));
@@ -420,9 +420,7 @@ ALWAYS_INLINE void fast_stages(const double *const *usage, const double *request
             continue;
         }
         double prev = path[j], d = desired[j];
-        double recent = d;
-        for (int64_t lag = 1; lag < window && lag <= j; lag++)
-            recent = max_of(recent, desired[j - lag]);
+        double recent = window_max(desired, j, window);
         if (j < window - 1) recent = max_of(recent, start);
         recent = pick(d >= prev, d, recent);
         double counts = max_of(prev, 0.0);
@@ -434,9 +432,9 @@ ALWAYS_INLINE void fast_stages(const double *const *usage, const double *request
     }
     passed[0] = start;
     /* 4. holds: along each run of the starting path, the run's first value while every metric
-     * stays within the tolerance of it (or has no sample). First each step's run value
-     * (into desired, no longer needed), then whether each step is within the tolerance of it
-     * (into out: no step waits on the one before), then the holds themselves. */
+     * stays within the tolerance of it (or has no sample). First each step's run value (into
+     * desired, no longer needed) and whether the step is within the tolerance of it (into out:
+     * no step's test waits on the one before), then the holds themselves. */
     double band_lo[METRICS_MAX], band_hi[METRICS_MAX];
     tolerance_bands(target, metrics, band_lo, band_hi);
     double held = passed[0];
