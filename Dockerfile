@@ -1,7 +1,7 @@
 # tortoise-bot container image: `tortoise-bot serve` by default (cron schedule + health endpoint).
 # Build: docker build -t tortoise-bot .
 FROM python:3.11-slim-bookworm AS build
-# gcc builds the compiled kernels (bot/native) into the wheel.
+# gcc builds the compiled XOR-chunk decoder (bot/metrics/xor_chunks.c) into the wheel.
 # hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends gcc libc6-dev \

@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
+from typing import Any
 
 from bot import __version__
 from bot.commands import COMMANDS
@@ -102,6 +103,21 @@ def command_named(argv: Sequence[str]) -> str | None:
     return None
 
 
+class VersionAction(argparse.Action):
+    """``--version``: the version and which XOR-chunk decoder this installation runs (the
+    compiled one, or the numpy one when it was installed without a C compiler); the decoder is
+    looked up only when asked, so ``--help`` loads nothing of it (and ``--version`` no numpy)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from bot.metrics.xor_library import DECODER  # noqa: PLC0415 (for --version only)
+
+        sys.stdout.write(f"tortoise-bot {__version__}\nXOR-chunk decoder: {DECODER}\n")
+        parser.exit()
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with one sub-command per entry of ``COMMANDS``; with ``command``, only that
     one is configured (only its module is imported), else every one."""
@@ -109,7 +125,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="tortoise-bot",
         description="Right-size Kubernetes workloads in GitOps repositories, one pull request at a time.",
     )
-    parser.add_argument("--version", action="version", version=f"tortoise-bot {__version__}")
+    parser.add_argument("--version", action=VersionAction, help="show the version and exit")
     add_global_options(parser, defaults=True)
     sub = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=CommandParser

@@ -145,10 +145,10 @@ def test_wheel_carries_the_demo_and_templates(tmp_path):
     )
     assert built.returncode == 0, built.stderr[-2000:]
     (wheel,) = wheels.glob("tortoise_bot-*.whl")
-    # the one version source; a platform wheel: it carries the compiled kernels (bot/native)
+    # the one version source; a platform wheel: it carries the compiled XOR-chunk decoder
     assert wheel.name.startswith(f"tortoise_bot-{__version__}-cp3")
     with zipfile.ZipFile(wheel) as archive:
-        assert any(n.startswith("bot/native/_kernels") for n in archive.namelist())
+        assert any(n.startswith("bot/metrics/_xor_chunks") for n in archive.namelist())
     target = tmp_path / "site"
     installed = subprocess.run(
         [
@@ -189,8 +189,8 @@ def test_wheel_carries_the_demo_and_templates(tmp_path):
         [
             sys.executable,
             "-c",
-            "import bot, bot.native as n, bot.report.render as r; print(bot.__file__);"
-            " print(r.TEMPLATES_DIR); print(n.kernels() is not None)",
+            "import bot, bot.metrics.xor_library as x, bot.report.render as r; print(bot.__file__);"
+            " print(r.TEMPLATES_DIR); print(x.AVAILABLE)",
         ],
         cwd=tmp_path,
         env=env,
@@ -201,5 +201,5 @@ def test_wheel_carries_the_demo_and_templates(tmp_path):
     )
     module_file, templates, compiled = probe.stdout.split()
     assert module_file.startswith(str(target))  # the installed copy, not the source tree
-    assert compiled == "True"  # the installed kernels load
+    assert compiled == "True"  # the installed decoder loads
     assert (Path(templates) / "pull_request.md.j2").is_file()

@@ -92,7 +92,7 @@ def test_release_builds_the_wheel_of_the_tagged_version(release):
     steps = _steps(release["jobs"]["wheel"])
     assert "python -m build" in steps
     assert 'wheel="dist/tortoise_bot-$VERSION-cp311-cp311-linux_x86_64.whl"' in steps
-    assert "bot.native.kernels() is None" in steps  # the wheel's compiled kernels load
+    assert "sys.exit(not x.AVAILABLE)" in steps  # the wheel's decoder loads
     assert "actions/attest-build-provenance" in steps
 
 
@@ -129,4 +129,4 @@ def test_release_moves_the_action_major_tag_and_publishes_notes(release):
 
 def test_version_option_prints_bot_version(cli):
     done = cli("--version")
-    assert done.stdout == f"tortoise-bot {__version__}\n"
+    assert done.stdout.splitlines()[0] == f"tortoise-bot {__version__}"

@@ -18,8 +18,6 @@ the same globs backtracks exponentially on patterns such as ``**a**a**a**a**a**b
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 GLOBSTAR = "**"
 """A whole segment that matches any number of directories."""
 
@@ -41,7 +39,6 @@ def _find(name: str, run: str, start: int, stop: int) -> int:
     return -1
 
 
-@lru_cache(maxsize=1024)
 def _runs(segment: str) -> tuple[str, ...]:
     """The literal runs of a segment between its stars (``a*b**c`` -> ``a``, ``b``, ``c``)."""
     return tuple(segment.split("*"))
@@ -68,7 +65,6 @@ def match_name(name: str, pattern: str) -> bool:
     return True
 
 
-@lru_cache(maxsize=1024)
 def _segments(pattern: str) -> tuple[str, ...]:
     return tuple(pattern.split("/"))
 

@@ -41,6 +41,7 @@ import numpy as np
 import requests
 
 from bot.config.metrics import PrometheusConfig
+from bot.metrics import xor_library
 from bot.metrics.assemble import NamespaceData, PodKey, Series, assemble, merge_chunks
 from bot.metrics.client import ApiResponse, ClientStats, PrometheusClient
 from bot.metrics.errors import (
@@ -198,6 +199,13 @@ class PrometheusSource:
         """Set while raw samples are read through remote read (``raw_api``)."""
         if config.raw_api != "query":
             self._remote_read.set()
+            if xor_library.AVAILABLE:
+                LOG.info("remote read: XOR chunks are decoded by the compiled decoder")
+            else:
+                LOG.warning(
+                    "remote read: XOR chunks are decoded by the numpy decoder, about 20x slower "
+                    "(the package was installed without a C compiler)"
+                )
 
     def close(self) -> None:
         """Release the HTTP session."""

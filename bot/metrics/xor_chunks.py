@@ -31,9 +31,9 @@ big-endian 16-bit sample count, then a bit stream:
   in the previous window (``64 - leading - trailing`` bits), or ``11`` + 5 bits of leading
   zeros + 6 bits of significant length (0 means 64) + those bits; ``x = bits << trailing``.
 
-An answer is read in three steps, two of them compiled (``bot/native/xor_chunks.c``, one call
-each for the whole answer, outside Python's lock) with their Python twins here, run when the
-kernels are not built or ``TORTOISE_BOT_NATIVE=off``:
+An answer is read in three steps, two of them compiled (``xor_chunks.c`` beside this file,
+through ``xor_compiled.py``, loaded by ``xor_library.py``: one call each for the whole answer, outside Python's lock) when the
+package was built with a C compiler, else by the numpy reference here (``compiled=False``):
 
 1. ``frames``: every frame's CRC32C (``google_crc32c``);
 2. ``layout``: the series, their labels and the data of every chunk (``tb_xor_table``; twins
@@ -48,7 +48,7 @@ big-endian window at every lane's bit position by a gather, and resolves the pre
 table look-ups and masks. The C decoder reads chunk after chunk, every read checked against the
 chunk's end; both give the same samples to the bit and refuse the same answers (with the same
 words, unless several faults compete). ``tests/metrics/test_xor_chunks.py`` checks every code
-on hand-made chunks, ``tests/native/test_xor_decode.py`` both decoders on them, on random
+on hand-made chunks, ``tests/metrics/test_xor_compiled.py`` both decoders on them, on random
 series and on mutated answers, and the integration tests the answer against the ``SAMPLES`` one.
 """
 
@@ -57,6 +57,7 @@ from __future__ import annotations
 import google_crc32c
 import numpy as np
 
+from bot.metrics import xor_compiled as compiled
 from bot.metrics.remote_read import (
     STALE_NAN_BITS,
     RawSeries,
@@ -65,7 +66,7 @@ from bot.metrics.remote_read import (
     read_varint,
     skip_field,
 )
-from bot.native import xor as compiled
+from bot.metrics.xor_library import AVAILABLE
 
 STREAMED_MEDIA_TYPE = "application/x-streamed-protobuf"
 """Media type of a ``STREAMED_XOR_CHUNKS`` answer (``Content-Type:
@@ -388,12 +389,18 @@ _COMPILED_ERRORS = {
 
 
 def samples(
-    data: bytes, starts: np.ndarray, ends: np.ndarray, *, start_ms: int, end_ms: int
+    data: bytes,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    *,
+    start_ms: int,
+    end_ms: int,
+    compiled_decoder: bool = AVAILABLE,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(times s, values, samples kept per chunk) of the XOR chunks ``data[starts[i]:ends[i]]``,
     in ``[start_ms, end_ms]`` without stale markers, chunk after chunk: by the compiled decoder
-    (``bot/native/xor_chunks.c``, one call for all chunks), or by its twins ``decode_xor`` and
-    ``_kept`` when it is not built. Both give the same samples to the bit and refuse the same
+    (``xor_chunks.c``, one call for all chunks) when ``compiled_decoder``, else by the numpy
+    reference ``decode_xor`` and ``_kept``. Both give the same samples to the bit and refuse the same
     chunks (when several chunks are broken, they may name different faults first)."""
     starts = np.asarray(starts, dtype=np.uint64)
     ends = np.asarray(ends, dtype=np.uint64)
@@ -404,7 +411,10 @@ def samples(
         raise RemoteReadError("chunk holds fewer bits than its sample count needs")
     offsets = np.zeros(len(starts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    answer = compiled.samples(
+    if not compiled_decoder:
+        stamps, bits, counts = decode_xor(_Bits(data), starts, ends)
+        return _kept(stamps, bits, counts, start_ms=start_ms, end_ms=end_ms)
+    times, bits, kept, status, _ = compiled.samples(
         data,
         starts.astype(np.int64),
         ends.astype(np.int64),
@@ -412,10 +422,6 @@ def samples(
         start_ms=start_ms,
         end_ms=end_ms,
     )
-    if answer is None:
-        stamps, bits, counts = decode_xor(_Bits(data), starts, ends)
-        return _kept(stamps, bits, counts, start_ms=start_ms, end_ms=end_ms)
-    times, bits, kept, status, _ = answer
     if status != compiled.OK:
         raise RemoteReadError(_COMPILED_ERRORS.get(status, f"chunk decoder status {status}"))
     return times, bits.view(np.float64), kept
@@ -448,15 +454,17 @@ Layout = tuple[list[dict[str, str]], np.ndarray, np.ndarray, np.ndarray]
 """(labels of each series, series of each chunk, start and end of each chunk's data)."""
 
 
-def layout(data: bytes, spans: list[tuple[int, int]]) -> Layout:
+def layout(
+    data: bytes, spans: list[tuple[int, int]], *, compiled_decoder: bool = AVAILABLE
+) -> Layout:
     """The series and chunks of the messages at ``spans``: by the compiled table
     (``tb_xor_table``: the chunk headers read in C, the labels decoded here), or by its twins
-    ``chunk_table`` and ``_chunk_data`` when it is not built."""
-    found = compiled.table(data, spans)
-    if found is None:
+    ``chunk_table`` and ``_chunk_data`` unless ``compiled_decoder``."""
+    if not compiled_decoder:
         table = chunk_table(data, spans)
         starts, ends = _chunk_data(_Bits(data), data, table.starts, table.ends)
         return table.labels, np.array(table.series, dtype=np.int64), starts, ends
+    found = compiled.table(data, spans)
     if found.status != compiled.OK:
         message = compiled.TABLE_ERRORS.get(found.status, "chunk table status {}")
         raise RemoteReadError(message.format(found.detail))
@@ -484,12 +492,17 @@ def layout(data: bytes, spans: list[tuple[int, int]]) -> Layout:
     )
 
 
-def decode_chunked_response(body: bytes, start_ms: int, end_ms: int) -> list[RawSeries]:
+def decode_chunked_response(
+    body: bytes, start_ms: int, end_ms: int, *, compiled_decoder: bool = AVAILABLE
+) -> list[RawSeries]:
     """Every series of a ``STREAMED_XOR_CHUNKS`` answer, its samples in ``[start_ms, end_ms]``
-    (stale markers dropped, as in ``decode_read_response``)."""
+    (stale markers dropped, as in ``decode_read_response``); by the compiled decoder when it is
+    built (``compiled_decoder``), else by the numpy reference: the same samples to the bit."""
     try:
-        labels, series, starts, ends = layout(body, frames(body))
-        times, values, kept = samples(body, starts, ends, start_ms=start_ms, end_ms=end_ms)
+        labels, series, starts, ends = layout(body, frames(body), compiled_decoder=compiled_decoder)
+        times, values, kept = samples(
+            body, starts, ends, start_ms=start_ms, end_ms=end_ms, compiled_decoder=compiled_decoder
+        )
     except (IndexError, UnicodeDecodeError) as exc:
         raise RemoteReadError(f"malformed ChunkedReadResponse: {exc}") from exc
     return _series(labels, series, times, values, kept)

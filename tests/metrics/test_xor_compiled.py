@@ -1,20 +1,22 @@
-"""The compiled XOR-chunk decoder and its numpy twin: the same samples to the bit on every
+"""The compiled XOR-chunk decoder and its numpy reference: the same samples to the bit on every
 stream of the decoder's tests, on random series, and the same refusals on broken chunks."""
 
 from __future__ import annotations
 
 import math
 import struct
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot import native
+from bot.metrics import xor_compiled as xor
+from bot.metrics import xor_library
 from bot.metrics.remote_read import STALE_NAN_BITS, RemoteReadError
 from bot.metrics.xor_chunks import decode_chunked_response
-from bot.native import xor
 from tests.metrics.test_remote_read import field
 from tests.metrics.test_xor_chunks import (
     BACK_IN_TIME,
@@ -35,13 +37,10 @@ EVERYTHING = (-(2**62), 2**62)
 
 def _decode(body: bytes, start: int, end: int, *, compiled: bool) -> object:
     """The series, or the error's text."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(native.SWITCH, "on" if compiled else "off")
-        assert (native.kernels() is not None) == compiled
-        try:
-            got = decode_chunked_response(body, start, end)
-        except RemoteReadError as exc:
-            return str(exc)
+    try:
+        got = decode_chunked_response(body, start, end, compiled_decoder=compiled)
+    except RemoteReadError as exc:
+        return str(exc)
     return [(labels, t.tobytes(), v.tobytes()) for labels, t, v in got]
 
 
@@ -51,11 +50,39 @@ def _same(body: bytes, start: int = EVERYTHING[0], end: int = EVERYTHING[1]) -> 
     return compiled
 
 
-def test_the_decoder_is_built_where_the_suite_runs(monkeypatch):
+def test_the_decoder_is_built_where_the_suite_runs():
+    """``scripts/setup`` installs a C compiler, so the compiled decoder is what the suite
+    compares; by default the bot runs it."""
+    assert xor_library.AVAILABLE and xor_library.DECODER == "compiled"
+    assert xor_library.library_path() is not None
     args = (b"", np.zeros(0), np.zeros(0), np.zeros(1))
-    assert xor.samples(*args, start_ms=0, end_ms=1) is not None
-    monkeypatch.setenv(native.SWITCH, "off")
-    assert xor.samples(*args, start_ms=0, end_ms=1) is None
+    *_, status, _ = xor.samples(*args, start_ms=0, end_ms=1)
+    assert status == xor.OK
+    assert decode_chunked_response.__kwdefaults__ == {"compiled_decoder": True}
+
+
+WITHOUT_THE_LIBRARY = (
+    "import importlib.machinery as m; m.EXTENSION_SUFFIXES[:] = [];"  # as if never built
+    "import sys; sys.argv = ['tortoise-bot', '--version'];"
+)
+
+
+def test_without_a_c_compiler_the_numpy_decoder_runs_and_says_so():
+    """An installation without the built library decodes with the numpy reference, and says
+    so in ``--version`` (and in the log, ``PrometheusSource``)."""
+    code = WITHOUT_THE_LIBRARY + (
+        "from bot.metrics import xor_library as x, xor_chunks as c;"
+        "assert not x.AVAILABLE and x.library_path() is None;"
+        "assert c.decode_chunked_response.__kwdefaults__ == {'compiled_decoder': False};"
+        "from bot.cli import main; main()"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[1] == (
+        "XOR-chunk decoder: numpy (the package was installed without a C compiler)"
+    )
 
 
 def test_every_code_and_64_bit_jumps_decode_alike():

@@ -1,5 +1,5 @@
-/* Prometheus' XOR chunks (tsdb/chunkenc/xor.go) decoded chunk after chunk: the C twin of
- * bot/metrics/xor_chunks.py's ``decode_xor`` and ``_kept`` (read its module doc for the
+/* Prometheus' XOR chunks (tsdb/chunkenc/xor.go) decoded chunk after chunk, compiled beside
+ * its numpy reference bot/metrics/xor_chunks.py (``decode_xor`` and ``_kept``; read its module doc for the
  * encoding). Every time and value bit pattern is the one the numpy decoder gives.
  *
  * tb_xor_samples:
