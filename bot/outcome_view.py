@@ -24,6 +24,7 @@ from bot.model import (
     WorkloadRef,
 )
 from bot.pipeline import RepositoryOutcome, WorkloadOutcome
+from bot.recommend.rules import Rule
 from bot.report import replay
 from bot.report.markdown import escape
 from bot.report.numbers import amount, field_change, target
@@ -37,7 +38,7 @@ def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")
 
 
-NOT_COMPUTED = "not-computed"
+NOT_COMPUTED = Rule.NOT_COMPUTED
 """Rule of the values of a workload the engine did not run for (skipped, or an error first)."""
 
 

@@ -7,7 +7,6 @@ other source delivers everything at once).
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
@@ -16,7 +15,7 @@ from bot.metrics.source import (
     FetchResult,
     HistoryRequest,
     HistorySource,
-    merge_results,
+    StreamingSource,
     stream_history,
 )
 
@@ -26,29 +25,19 @@ WORKLOADS = "workloads"
 """Progress task: workloads done (fetched for ``snapshot``, decided for ``plan``)."""
 
 
-class TrackedSource:
+class TrackedSource(StreamingSource):
     """A ``HistorySource`` that reports namespaces (and, with ``count_workloads``, workloads)
-    as their history arrives."""
+    as their history arrives; ``fetch`` is the wrapped source's answer, reported as it comes."""
 
     def __init__(self, source: HistorySource, advance: Advance, *, count_workloads: bool) -> None:
         self.source = source
         self.advance = advance
         self.count_workloads = count_workloads
 
-    def fetch(
-        self,
-        requests: Sequence[HistoryRequest],
-        *,
-        start_s: float,
-        end_s: float,
-        budget_s: float | None = None,
-    ) -> FetchResult:
-        """The wrapped source's answer, reporting progress as it comes."""
-        began = time.perf_counter()
-        parts = list(self.iter_fetch(requests, start_s=start_s, end_s=end_s, budget_s=budget_s))
-        if len(parts) == 1 and not hasattr(self.source, "iter_fetch"):
-            return parts[0]
-        return merge_results(parts, seconds=time.perf_counter() - began)
+    @property
+    def answers_whole(self) -> bool:
+        """A wrapped source without ``iter_fetch`` answers in one part, kept as it is."""
+        return not hasattr(self.source, "iter_fetch")
 
     def iter_fetch(
         self,

@@ -13,9 +13,9 @@ Modules, in data-flow order: ``files`` (safe, cached reads) -> ``yamldoc`` (pars
 spans) -> ``sources`` (objects and the origin of every value) -> ``patching``, ``kustomize``,
 ``helm`` (the repository styles) -> ``renders`` (every render of the checkout and the files it
 reads) -> ``rendercache`` (``kubectl kustomize`` output kept between runs, keyed by those
-files) -> ``workloads`` -> ``discovery``; then ``edit_planner`` (where each change goes) -> ``comments``,
-``textedit`` (span edits) -> ``edit`` (combine, verify) -> ``writing`` (one unit through
-``journal``).
+files) -> ``workloads`` -> ``discovery``; then ``edit_planner`` (where each change goes, with
+``edit_slots``, ``patch_trees`` and ``metric_edits``) -> ``comments``, ``textedit`` (span
+edits) -> ``edit`` (combine, verify) -> ``writing`` (one unit through ``journal``).
 """
 
 from __future__ import annotations

@@ -30,19 +30,13 @@ from pathlib import Path
 
 from bot.config.repo import RepoConfig
 from bot.manifests.discovery import Discovery, discover_index, gc_paused
-from bot.manifests.edit_planner import (
-    PATCH_FILE,
-    EditPlan,
-    EditPlanner,
-    Insert,
-    Splice,
-    merge_tree,
-    patch_tree,
-)
+from bot.manifests.edit_planner import PATCH_FILE, EditPlanner
+from bot.manifests.edit_slots import EditPlan, Insert
 from bot.manifests.errors import EditError, ManifestError, VerificationError
 from bot.manifests.files import RepoFiles, join
 from bot.manifests.journal import JournalError
 from bot.manifests.kustomize import kustomization_in
+from bot.manifests.patch_trees import Splice, merge_tree, patch_tree
 from bot.manifests.renders import changed_renders
 from bot.manifests.sources import Inline, Obj, Path_
 from bot.manifests.textedit import (

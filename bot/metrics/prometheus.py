@@ -54,7 +54,7 @@ from bot.metrics.mapping import PodOwner
 from bot.metrics.promql import NamespaceQueries, RawSelector
 from bot.metrics.raw import combine_max, counter_rates, step_max
 from bot.metrics.restarts import oom_kills, restart_events
-from bot.metrics.source import FetchResult, FetchStats, HistoryRequest, merge_results
+from bot.metrics.source import FetchResult, FetchStats, HistoryRequest, StreamingSource
 from bot.model import FloatArray, WorkloadHistory, WorkloadRef
 
 LOG = logging.getLogger(__name__)
@@ -182,8 +182,9 @@ class _GroupRun:
         return sorted({key[0] for key, count in counts if count > 0})
 
 
-class PrometheusSource:
-    """A ``HistorySource`` reading a Prometheus-compatible HTTP API (see the module doc)."""
+class PrometheusSource(StreamingSource):
+    """A ``HistorySource`` reading a Prometheus-compatible HTTP API (see the module doc for the
+    cost of a fetch); ``fetch`` is every namespace group of ``iter_fetch`` merged."""
 
     def __init__(
         self,
@@ -372,19 +373,6 @@ class PrometheusSource:
             raise QueryError(f"unreadable answer: {exc}", query=query, url=self.client.url) from exc
 
     # ------------------------------------------------------------------ fetching
-
-    def fetch(
-        self,
-        requests: Sequence[HistoryRequest],
-        *,
-        start_s: float,
-        end_s: float,
-        budget_s: float | None = None,
-    ) -> FetchResult:
-        """History of every request over ``[start_s, end_s]``; see the module doc for the cost."""
-        began = time.perf_counter()
-        parts = list(self.iter_fetch(requests, start_s=start_s, end_s=end_s, budget_s=budget_s))
-        return merge_results(parts, seconds=time.perf_counter() - began)
 
     def iter_fetch(
         self,

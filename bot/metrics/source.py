@@ -8,6 +8,8 @@ never planned on "no data" that was really "no answer".
 
 from __future__ import annotations
 
+import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -95,6 +97,45 @@ class HistorySource(Protocol):
         ``budget_s`` seconds when given (a source that waits on a server fails as an outage
         when the time is up; one that reads local data may ignore it)."""
         ...
+
+
+class StreamingSource(ABC):
+    """A ``HistorySource`` that answers part by part (``iter_fetch``, e.g. one namespace group
+    at a time); its ``fetch`` is every part merged (``merge_results``), with the wall seconds of
+    the whole call as ``stats.seconds``."""
+
+    @abstractmethod
+    def iter_fetch(
+        self,
+        requests: Sequence[HistoryRequest],
+        *,
+        start_s: float,
+        end_s: float,
+        budget_s: float | None = None,
+    ) -> Iterator[FetchResult]:
+        """The answer of ``fetch`` one part at a time, each as it arrives."""
+
+    @property
+    def answers_whole(self) -> bool:
+        """Whether ``iter_fetch`` yields a single part that is already the whole answer, kept
+        as it is by ``fetch`` (its own ``stats``): a wrapper of a source that cannot stream."""
+        return False
+
+    def fetch(
+        self,
+        requests: Sequence[HistoryRequest],
+        *,
+        start_s: float,
+        end_s: float,
+        budget_s: float | None = None,
+    ) -> FetchResult:
+        """History of every request over ``[start_s, end_s]`` (unix seconds): every part of
+        ``iter_fetch`` merged, within ``budget_s`` seconds when given."""
+        began = time.perf_counter()
+        parts = list(self.iter_fetch(requests, start_s=start_s, end_s=end_s, budget_s=budget_s))
+        if len(parts) == 1 and self.answers_whole:
+            return parts[0]
+        return merge_results(parts, seconds=time.perf_counter() - began)
 
 
 def stream_history(

@@ -29,6 +29,7 @@ from bot.recommend.estimate import (
 )
 from bot.recommend.inputs import ContainerInput, WorkloadInput
 from bot.recommend.leak import Leak
+from bot.recommend.rules import Rule
 from bot.recommend.tortoise.hpa import HpaPart
 from bot.recommend.tortoise.hpa_targets import target_current
 from bot.recommend.tortoise.requests import (
@@ -57,16 +58,16 @@ def request_move(
     current = container.requests.get(resource)
     policy = container.policy(resource)
     if policy == "off" or current is None:
-        return Explained(current, current, "policy.off", "policy off or no request: untouched")
+        return Explained(current, current, Rule.POLICY_OFF, "policy off or no request: untouched")
     if hpa_part.frozen:
         return Explained(
-            current, current, "tortoise.emergency.frozen", "emergency: requests frozen"
+            current, current, Rule.TORTOISE_EMERGENCY_FROZEN, "emergency: requests frozen"
         )
     if policy == "horizontal" and inp.hpa is None:
         return Explained(
             current,
             current,
-            "policy.horizontal_without_hpa",
+            Rule.POLICY_HORIZONTAL_WITHOUT_HPA,
             "horizontal policy but no HPA: untouched (the bot does not create HPAs)",
         )
     req_m, rec_m = milli(float(current), resource), milli(est.rec, resource)
@@ -94,7 +95,7 @@ def request_move(
         return Explained(
             current,
             value,
-            "hvpa.weighted",
+            Rule.HVPA_WEIGHTED,
             f"current + trunc((VPA target − current) × {weight}/100)",
             inputs | {"vpa_weight": weight},
         )
@@ -113,7 +114,7 @@ def request_move(
             return Explained(
                 current,
                 current,
-                "oom.leak",
+                Rule.OOM_LEAK,
                 f"memory leak: the working set grew about "
                 f"{units.amount(leak.bytes_per_day, resource)} a day until each OOM kill "
                 f"({leak.grew} of {leak.lives} pod lives, {leak.kills} kills); the request is "
@@ -127,7 +128,7 @@ def request_move(
         elif bounded_oom:
             rec_m = milli(max(est.vpa.target, est.oom_floor), resource)
             new, rule, reason = vertical_ideal(req_m, rec_m, buffer, resource=resource)
-            rule = "oom.bounded"
+            rule = Rule.OOM_BOUNDED
             reason = (
                 f"OOM kill in the window: max(VPA target {units.amount(est.vpa.target, resource)}"
                 f", OOM bump {units.amount(est.oom_floor, resource)}) × (1 + {buffer:g}), once"
@@ -202,7 +203,7 @@ def floors(
     if floored:
         floor = est.pod_minimum
         what = f"the VPA per-pod minimum ({units.amount(floor, resource)} for this container)"
-    elif x.rule == "tortoise.request.min":
+    elif x.rule == Rule.TORTOISE_REQUEST_MIN:
         floor = float(RequestBounds(resource, container.name, admin).floor_and_ceiling(0)[0] / 1000)
         what = f"Tortoise's minimum request ({units.amount(floor, resource)})"
     if floor is None:
@@ -214,7 +215,7 @@ def floors(
             return Explained(
                 current,
                 current,
-                "floor.kept",
+                Rule.FLOOR_KEPT,
                 f"kept: {what} would raise it to {units.amount(proposed, resource)}, but it "
                 f"is a floor, not usage (usage asks for {units.amount(usage, resource)})",
                 inputs,
@@ -223,7 +224,7 @@ def floors(
             return Explained(
                 current,
                 usage if resource == "cpu" else math.ceil(usage),
-                "floor.usage",
+                Rule.FLOOR_USAGE,
                 f"usage asks for {units.amount(usage, resource)}; {what} would raise it to "
                 f"{units.amount(proposed, resource)}, but a floor raises a request no further "
                 "than usage needs",
@@ -252,7 +253,7 @@ def noise_control(
     if (
         proposed is None
         or current is None
-        or raw.rule in ("policy.off", "tortoise.emergency.frozen")
+        or raw.rule in (Rule.POLICY_OFF, Rule.TORTOISE_EMERGENCY_FROZEN)
     ):
         return raw
     rule, reason = raw.rule, raw.reason
@@ -266,7 +267,7 @@ def noise_control(
         and proposed < est.usage.max
         and not (is_burstable(container) and ns.oom_response == "bounded")
     ):
-        proposed, rule = est.usage.max, "noise.memory_peak_floor"
+        proposed, rule = est.usage.max, Rule.NOISE_MEMORY_PEAK_FLOOR
         proposed = min(
             proposed, float(cap or math.inf), float(settings.admin.maximum_memory_request_bytes)
         )
@@ -277,11 +278,11 @@ def noise_control(
         and ns.oom_immediate_increase
         and est.oom_floor > 0
         and not bump_in_limit
-        and raw.rule != "oom.leak"  # a leak is not chased with the request (``oom.leak``)
+        and raw.rule != Rule.OOM_LEAK  # a leak is not chased with the request (``oom.leak``)
     ):
         floor = est.oom_floor if not cap else min(est.oom_floor, float(cap))
         if proposed < floor and floor > current:
-            proposed, rule, forced = floor, "oom.bump", True
+            proposed, rule, forced = floor, Rule.OOM_BUMP, True
             reason = "OOM kill in the window: max(request + 100 MiB, request × 1.2)"
         elif proposed > current:
             forced = True
@@ -302,7 +303,7 @@ def noise_control(
         return Explained(
             current,
             current,
-            raw.rule if proposed == current else "noise.rounding",
+            raw.rule if proposed == current else Rule.NOISE_ROUNDING,
             raw.reason
             if proposed == current
             else "differs from the current value only by rounding",
@@ -314,7 +315,7 @@ def noise_control(
         return Explained(
             current,
             current,
-            "noise.min_change",
+            Rule.NOISE_MIN_CHANGE,
             f"wants {units.describe(rounded, resource, float(current))}: a move of "
             f"{units.amount(abs(rounded - float(current)), resource)} is below minChange "
             f"{units.amount(threshold, resource)}",
@@ -322,13 +323,13 @@ def noise_control(
         )
     ratio = (
         0.0
-        if raw.rule == "hvpa.weighted" or not ns.step_limit
+        if raw.rule == Rule.HVPA_WEIGHTED or not ns.step_limit
         else admin.max_allowed_scaling_down_ratio
     )
     stepped = min(noise.step_limited(float(current), rounded, resource, ratio, ns), ceiling)
     if stepped > rounded:
         inputs |= {"wanted": rounded, "wanted_rule": rule}
-        rule = "tortoise.request.step_down"
+        rule = Rule.TORTOISE_REQUEST_STEP_DOWN
         reason = (
             f"{reason}; wants {units.describe(rounded, resource, float(current))}, "
             f"step-limited to {units.describe(stepped, resource, float(current))}"
@@ -354,24 +355,28 @@ def limit(
     (``noise.oom_response: bounded``) at least the OOM bump and the observed ``peak`` (bytes)."""
     current = container.limits.get(resource)
     orig_request = container.requests.get(resource)
-    if request.rule in ("policy.off", "tortoise.emergency.frozen"):
+    if request.rule in (Rule.POLICY_OFF, Rule.TORTOISE_EMERGENCY_FROZEN):
         return Explained(current, current, request.rule, "limit untouched")
-    if request.rule == "oom.leak" and leak is not None:
+    if request.rule == Rule.OOM_LEAK and leak is not None:
         days = settings.noise.leak_hold_days
         held = math.ceil(leak.start_bytes + leak.bytes_per_day * days)
         if current is not None and held <= current:
-            return Explained(current, current, "oom.leak", "memory leak: the limit is kept")
+            return Explained(current, current, Rule.OOM_LEAK, "memory leak: the limit is kept")
         return Explained(
             current,
             held,
-            "oom.leak",
+            Rule.OOM_LEAK,
             f"memory leak: the limit holds {days:g} days of growth, the working set at a "
             f"restart {units.amount(leak.start_bytes, resource)} + {days:g} × "
             f"{units.amount(leak.bytes_per_day, resource)}",
             {"leak_bytes_per_day": leak.bytes_per_day, "start_bytes": leak.start_bytes},
         )
     new_request = request.proposed
-    if settings.strategy == "hvpa" and request.rule == "hvpa.weighted" and new_request is not None:
+    if (
+        settings.strategy == "hvpa"
+        and request.rule == Rule.HVPA_WEIGHTED
+        and new_request is not None
+    ):
         params = settings.hvpa.limits_requests_gap_scale_params.get(resource)
         gap_limit = hvpa.scaled_limit(
             current,
@@ -380,7 +385,7 @@ def limit(
             params,
             resource,
         )
-        return Explained(current, gap_limit, "hvpa.limits_gap", "limitsRequestsGapScaleParams")
+        return Explained(current, gap_limit, Rule.HVPA_LIMITS_GAP, "limitsRequestsGapScaleParams")
     proposal = propose_limit(
         current,
         float(orig_request) if orig_request is not None else None,
@@ -401,13 +406,13 @@ def limit(
         # The limit absorbs the peaks of a burstable container: never below the observed
         # peak, and after an OOM kill at least the VPA OOM bump.
         if oom_bump > value:
-            value, rule = oom_bump, "oom.limit_bump"
+            value, rule = oom_bump, Rule.OOM_LIMIT_BUMP
             reason = (
                 f"OOM kill in the window: limit raised to the VPA OOM bump, max(used + 100Mi, "
                 f"used × 1.2) = {units.amount(oom_bump, resource)}"
             )
         if peak is not None and settings.noise.memory_floor_at_peak and value < peak:
-            value, rule = peak, "noise.memory_peak_floor"
+            value, rule = peak, Rule.NOISE_MEMORY_PEAK_FLOOR
             reason = f"not below the observed working-set peak {units.amount(peak, resource)}"
     if value is not None and resource == "memory":
         value = math.ceil(value)

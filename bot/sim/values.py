@@ -4,7 +4,7 @@ changed the way merging the bot's field changes would change them.
 ``declared_workload(service)`` is the ``DeclaredWorkload`` discovery would read from the
 service's manifest (``bot.sim.manifests.service_yaml``); ``apply_changes(service, changes)``
 is the service after a merge of ``changes`` (``FieldChange`` values: cores, bytes, replicas,
-percent), with the editor's rules for HPA metrics (``bot.manifests.edit_planner``): a per-container
+percent), with the editor's rules for HPA metrics (``bot.manifests.metric_edits``): a per-container
 target where the HPA has only the pod-level ``Resource`` metric of that resource replaces it by
 one ``ContainerResource`` metric per changed container; a per-container target for a container
 without a metric adds one; a target proposed as None removes its metric; a limit proposed as

@@ -446,14 +446,14 @@ def test_a_metric_autoscaling_v1_cannot_hold_is_a_reason_not_an_edit(web_repo):
 def test_verification_rejects_a_removal_that_takes_another_metric_too(web_repo, monkeypatch):
     # Make the planner also delete the queue-depth Pods metric: the targets still read as
     # planned, but the rediscovered HPA lost a metric the bot never touches -> refused.
-    from bot.manifests.edit_planner import EditPlanner
+    from bot.manifests.metric_edits import MetricPlanner
 
-    planned = EditPlanner.metric_removals
+    planned = MetricPlanner.metric_removals
 
     def greedy(self, plan, entry, changes, *, adding):
         return planned(self, plan, entry, changes, adding=adding) | {0}
 
-    monkeypatch.setattr(EditPlanner, "metric_removals", greedy)
+    monkeypatch.setattr(MetricPlanner, "metric_removals", greedy)
     hpa = HPA_2_REPLACED  # Pods, app cpu, istio-proxy cpu, pod-level memory
     root = web_repo(hpa)
     _refused(root, REMOVE_PROXY, "hpa.otherMetrics reads 0 after the edit, expected 1")

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from bot.config.recommend import AdminSettings
+from bot.recommend.rules import Rule
 from bot.recommend.tortoise.emergency import emergency_min_replicas
 from bot.recommend.tortoise.replicas import (
     candidates,
@@ -178,14 +179,14 @@ def test_usage_ratio_division_first():
 
 def test_target_increase_cap_and_interval():
     now = WED_0900_JST
-    p = Ruled(80, "tortoise.target.headroom", "")
+    p = Ruled(80, Rule.TORTOISE_TARGET_HEADROOM, "")
     # istio-proxy 10 -> 80 with MaxIncrease 50: 60.
     assert apply_target_change_limits(10, p, last_changed_s=None, now_s=now, admin=H1).value == 60
     # Last change 1 min ago, interval 1 h: unchanged.
     held = apply_target_change_limits(50, p, last_changed_s=now - 60, now_s=now, admin=H1)
     assert (held.value, held.rule) == (50, "tortoise.target.interval")
     # Decreases are written in full (after the interval).
-    down = Ruled(40, "tortoise.target.min", "")
+    down = Ruled(40, Rule.TORTOISE_TARGET_MIN, "")
     assert (
         apply_target_change_limits(60, down, last_changed_s=None, now_s=now, admin=H1).value == 40
     )

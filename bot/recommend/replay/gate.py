@@ -54,8 +54,9 @@ from bot.recommend.replay.figures import (
     replica_path,
 )
 from bot.recommend.replay.series import ReplaySeries
+from bot.recommend.rules import Rule
 
-GATE_RULE = "replay.gate"
+GATE_RULE = Rule.REPLAY_GATE
 """Rule of a value the gate held back."""
 
 SEARCH_STEPS = 5

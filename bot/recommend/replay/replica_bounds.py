@@ -14,6 +14,7 @@ from bot.recommend.inputs import WorkloadInput
 from bot.recommend.replay.bounds import choose as choose_bounds
 from bot.recommend.replay.compare import proposed_values
 from bot.recommend.replay.gate import ReplayContext
+from bot.recommend.rules import Rule
 from bot.recommend.tortoise.hpa import HpaPart
 
 
@@ -76,7 +77,7 @@ def replayed_bounds(
         high = Explained(
             cur_max,
             bounds.max_replicas,
-            "tortoise.replicas.max_by_replay",
+            Rule.TORTOISE_REPLICAS_MAX_BY_REPLAY,
             reason,
             {**high.inputs, "peak": bounds.peak, "hours": hours or None},
         )
@@ -104,7 +105,7 @@ def replayed_bounds(
         if bounds.at_minimum:
             inputs["floor"] = bounds.lowest
         low = Explained(
-            cur_min, bounds.min_replicas, "tortoise.replicas.min_by_replay", reason, inputs
+            cur_min, bounds.min_replicas, Rule.TORTOISE_REPLICAS_MIN_BY_REPLAY, reason, inputs
         )
     if high.proposed is not None and low.proposed is not None and high.proposed < low.proposed:
         high = replace(high, proposed=low.proposed)

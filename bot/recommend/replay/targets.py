@@ -30,17 +30,17 @@ from bot.recommend.replay.compare import allowed_shortfall, proposed_values
 from bot.recommend.replay.figures import Values, hpa_metrics, over_request_share, replica_path
 from bot.recommend.replay.gate import ReplayContext
 from bot.recommend.replay.series import ReplaySeries
+from bot.recommend.rules import Rule
 from bot.recommend.tortoise.hpa_targets import NOT_EXPRESSIBLE
 
 REPLAYED_TARGET_RULES = frozenset(
     {
-        "tortoise.target.headroom",
-        "tortoise.target.fixed_point",
-        "tortoise.target.keep",
-        "tortoise.target.max",
-        "tortoise.target.min",
-        "tortoise.target.max_increase",
-        "noise.target_min_points",
+        Rule.TORTOISE_TARGET_HEADROOM,
+        Rule.TORTOISE_TARGET_KEEP,
+        Rule.TORTOISE_TARGET_MAX,
+        Rule.TORTOISE_TARGET_MIN,
+        Rule.TORTOISE_TARGET_MAX_INCREASE,
+        Rule.NOISE_TARGET_MIN_POINTS,
     }
 )
 """Rules of a target Tortoise's formula computed: the replay may choose it instead."""
@@ -117,7 +117,7 @@ def replayed_targets(
                 value = Explained(
                     start,
                     start,
-                    "noise.target_min_points",
+                    Rule.NOISE_TARGET_MIN_POINTS,
                     f"the replay puts it at {chosen}%, a move below "
                     f"{settings.noise.target_min_points} points: kept",
                     inputs,
@@ -126,7 +126,7 @@ def replayed_targets(
                 value = Explained(
                     start,
                     start,
-                    "tortoise.target.interval",
+                    Rule.TORTOISE_TARGET_INTERVAL,
                     f"the replay puts it at {chosen}%; changed {(now_s - last) / SECONDS_PER_HOUR:.1f} h "
                     f"ago, at most one change per {interval / SECONDS_PER_HOUR:g} h",
                     inputs,
@@ -137,7 +137,7 @@ def replayed_targets(
                 value = Explained(
                     start,
                     chosen,
-                    "tortoise.target.by_replay",
+                    Rule.TORTOISE_TARGET_BY_REPLAY,
                     f"{prefix}the highest target at which the replayed pods run above their "
                     f"request at most {allowance:.0%} of the time, with no more capacity "
                     f"shortfall than the gate allows (range {lo}–{hi}%){suffix}",
@@ -160,7 +160,7 @@ def replayed_targets(
                 value = Explained(
                     value.current,
                     value.current,
-                    "replay.target_no_effect",
+                    Rule.REPLAY_TARGET_NO_EFFECT,
                     f"wants {value.proposed}%; this metric does not drive the HPA in the replay "
                     "(the same replicas at either target): kept",
                     {**value.inputs, "wanted": value.proposed},

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 from bot.model import EmergencyPhase
+from bot.recommend.rules import Rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +22,7 @@ class EmergencyOutcome:
 
     min_replicas: int
     phase: EmergencyPhase
-    rule: str
+    rule: Rule
     reason: str
 
 
@@ -40,7 +41,7 @@ def emergency_min_replicas(
         return EmergencyOutcome(
             capped_max,
             "emergency",
-            "tortoise.emergency",
+            Rule.TORTOISE_EMERGENCY,
             "emergency mode: minReplicas = maxReplicas",
         )
     if previous_phase == "normal":
@@ -52,13 +53,13 @@ def emergency_min_replicas(
         return EmergencyOutcome(
             recommended_min,
             "normal",
-            "tortoise.back_to_normal.done",
+            Rule.TORTOISE_BACK_TO_NORMAL_DONE,
             f"back to normal: trunc({current_min} × {reduction_factor:g}^{steps}) = {reduced} "
             f"is below the recommended {recommended_min}",
         )
     return EmergencyOutcome(
         reduced,
         "back-to-normal",
-        "tortoise.back_to_normal.step",
+        Rule.TORTOISE_BACK_TO_NORMAL_STEP,
         f"leaving emergency: trunc({current_min} × {reduction_factor:g}^{steps}) = {reduced}",
     )

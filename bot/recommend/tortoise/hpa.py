@@ -23,6 +23,7 @@ from bot.config.recommend import RecommendSettings
 from bot.model import RESOURCES, Explained, HpaRecommendation, Note
 from bot.recommend.estimate import Estimates
 from bot.recommend.inputs import WorkloadInput
+from bot.recommend.rules import Rule
 from bot.recommend.tortoise.constants import CLOSE_TO_PREFERRED_FRACTION
 from bot.recommend.tortoise.emergency import emergency_min_replicas
 from bot.recommend.tortoise.hpa_targets import recommend_targets
@@ -80,7 +81,7 @@ def recommend_hpa(
         single_pair_or_at_hpa_min=pairs < 2 or _fraction(r == hpa_min) >= frac,
     )
     if hpa is None:
-        empty = Explained(None, None, "hpa.none", "no HorizontalPodAutoscaler")
+        empty = Explained(None, None, Rule.HPA_NONE, "no HorizontalPodAutoscaler")
         return HpaPart(HpaRecommendation(empty, empty), context, None, False)
 
     slots = replica_slots(t, r, admin)
@@ -94,28 +95,30 @@ def recommend_hpa(
             f"replica history covers {total - len(slots.missing)} of {total} time slots "
             f"(missing e.g. {', '.join(slots.missing[:3])})"
         )
-        min_x = Explained(cur_min, cur_min, "tortoise.gathering_data", gathering)
-        max_x = Explained(cur_max, cur_max, "tortoise.gathering_data", gathering)
+        min_x = Explained(cur_min, cur_min, Rule.TORTOISE_GATHERING_DATA, gathering)
+        max_x = Explained(cur_max, cur_max, Rule.TORTOISE_GATHERING_DATA, gathering)
     else:
         # In emergency with slots still unobserved: the observed slots, else the current max.
         slot_max = slots.max_max or cur_max
         capped_max, max_rule, max_reason = (
             slot_max,
-            "tortoise.replicas.max",
+            Rule.TORTOISE_REPLICAS_MAX,
             (
                 f"max over {len(slots.values)} slots of ceil(replicas × "
                 f"{admin.max_replicas_recommendation_multiplier:g})"
             ),
         )
         if settings.max_replicas is not None and capped_max > settings.max_replicas:
-            capped_max, max_rule = settings.max_replicas, "tortoise.replicas.max_workload_cap"
+            capped_max, max_rule = settings.max_replicas, Rule.TORTOISE_REPLICAS_MAX_WORKLOAD_CAP
             max_reason = f"slot max {slot_max} capped by the workload's max_replicas"
         if capped_max > admin.maximum_max_replicas:
-            capped_max, max_rule = admin.maximum_max_replicas, "tortoise.replicas.max_global_cap"
+            capped_max, max_rule = admin.maximum_max_replicas, Rule.TORTOISE_REPLICAS_MAX_GLOBAL_CAP
             max_reason = f"slot max {slot_max} capped by maximum_max_replicas"
         rec_min = min(slots.max_min, admin.maximum_min_replicas)
         min_rule = (
-            "tortoise.replicas.min" if rec_min == slots.max_min else "tortoise.replicas.min_cap"
+            Rule.TORTOISE_REPLICAS_MIN
+            if rec_min == slots.max_min
+            else Rule.TORTOISE_REPLICAS_MIN_CAP
         )
         min_reason = (
             f"max over {len(slots.values)} slots of ceil(replicas × "
@@ -144,7 +147,7 @@ def recommend_hpa(
                 "min-above-max",
                 f"minReplicas {proposed_min} above maxReplicas {capped_max}: maxReplicas raised",
             )
-            capped_max, max_rule = proposed_min, "tortoise.replicas.max_raised_to_min"
+            capped_max, max_rule = proposed_min, Rule.TORTOISE_REPLICAS_MAX_RAISED_TO_MIN
             max_reason = "raised to minReplicas (upstream does not check min <= max)"
         min_x = Explained(
             cur_min, proposed_min, min_rule, min_reason, {"phase": phase, "slot_min": slots.max_min}

@@ -16,7 +16,6 @@ from dataclasses import replace
 from bot.config.recommend import RecommendSettings
 from bot.model import (
     POD_LEVEL,
-    REMOVE_METRIC,
     RESOURCES,
     Explained,
     HpaTargetRecommendation,
@@ -25,6 +24,7 @@ from bot.model import (
 )
 from bot.recommend.estimate import Estimates, estimate_of
 from bot.recommend.inputs import ContainerInput, WorkloadInput
+from bot.recommend.rules import Rule
 from bot.recommend.tortoise.constants import INITIAL_TARGET_PERCENT
 from bot.recommend.tortoise.requests import milli
 from bot.recommend.tortoise.utilization import apply_target_change_limits, recommend_target
@@ -157,18 +157,18 @@ def recommend_targets(
                 value = Explained(
                     current,
                     current,
-                    "hpa.container_resource_unsupported",
+                    Rule.HPA_CONTAINER_RESOURCE_UNSUPPORTED,
                     "skipped: the repository cannot express ContainerResource metrics here",
                     inputs,
                 )
             elif hold or not complete or req_m <= 0:
                 why = hold or "no request or estimate"
-                value = Explained(current, current, "tortoise.target.hold", why, inputs)
+                value = Explained(current, current, Rule.TORTOISE_TARGET_HOLD, why, inputs)
             elif at_max:
                 value = Explained(
                     current,
                     current,
-                    "tortoise.target.at_max_replicas",
+                    Rule.TORTOISE_TARGET_AT_MAX_REPLICAS,
                     "replicas at maximum_max_replicas: no target recommendation",
                     inputs,
                 )
@@ -212,7 +212,7 @@ def _added(
         return Explained(
             None,
             None,
-            "tortoise.target.missing_metric",
+            Rule.TORTOISE_TARGET_MISSING_METRIC,
             f"no metric for this container (Tortoise would add one at "
             f"{INITIAL_TARGET_PERCENT}%); {NOT_EXPRESSIBLE}",
             inputs,
@@ -221,7 +221,7 @@ def _added(
         return Explained(
             None,
             None,
-            "tortoise.target.missing_metric",
+            Rule.TORTOISE_TARGET_MISSING_METRIC,
             f"no metric for this container: Tortoise would add one at "
             f"{INITIAL_TARGET_PERCENT}%; the HPA has no ContainerResource metric to add it "
             f"next to, add it by hand",
@@ -230,7 +230,7 @@ def _added(
     return Explained(
         None,
         INITIAL_TARGET_PERCENT,
-        "tortoise.target.new_metric",
+        Rule.TORTOISE_TARGET_NEW_METRIC,
         f"new ContainerResource metric at Tortoise's initial {INITIAL_TARGET_PERCENT}% "
         f"(syncHPAMetricsWithTortoiseAutoscalingPolicy adds one for every horizontal "
         f"container resource the HPA lacks)",
@@ -266,7 +266,7 @@ def _removed(
                     container.policy(target.resource),
                 )
             )
-    added = sum(1 for t in targets if t.value.rule == "tortoise.target.new_metric")
+    added = sum(1 for t in targets if t.value.rule == Rule.TORTOISE_TARGET_NEW_METRIC)
     remaining = len(inp.hpa.targets) + inp.hpa.other_metrics + added - len(stale)
     out = []
     for name, resource, current, how in stale:
@@ -276,7 +276,7 @@ def _removed(
             value = Explained(
                 current,
                 current,
-                "hpa.container_resource_unsupported",
+                Rule.HPA_CONTAINER_RESOURCE_UNSUPPORTED,
                 f"{why}: Tortoise would remove its ContainerResource metric; the repository "
                 "cannot express ContainerResource metrics here, remove it by hand",
                 inputs,
@@ -285,7 +285,7 @@ def _removed(
             value = Explained(
                 current,
                 current,
-                "tortoise.target.keep_last_metric",
+                Rule.TORTOISE_TARGET_KEEP_LAST_METRIC,
                 f"{why}, but no other metric would remain: Tortoise would disable the HPA "
                 "(no metrics, minReplicas = maxReplicas = replicas); the bot keeps the metric, "
                 "an HPA needs at least one",
@@ -295,7 +295,7 @@ def _removed(
             value = Explained(
                 current,
                 None,
-                REMOVE_METRIC,
+                Rule.TORTOISE_TARGET_REMOVE_METRIC,
                 f"{why}: ContainerResource metric removed, as Tortoise does "
                 "(syncHPAMetricsWithTortoiseAutoscalingPolicy)",
                 inputs,
@@ -361,7 +361,7 @@ def _replacement(
         return Explained(
             pod_target,
             pod_target,
-            "tortoise.target.at_max_replicas",
+            Rule.TORTOISE_TARGET_AT_MAX_REPLICAS,
             f"{start}; replicas at maximum_max_replicas: target kept",
             inputs,
         )

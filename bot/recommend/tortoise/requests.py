@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from bot.config.recommend import AdminSettings
 from bot.model import Resource
+from bot.recommend.rules import Rule
 from bot.recommend.tortoise.constants import IMBALANCE_THRESHOLD, PREFERRED_MAX_GROWTH
 from bot.recommend.tortoise.ruled import Ruled
 from bot.recommend.units import amount
@@ -97,11 +98,11 @@ class RequestBounds:
         )
         return min(max(floor, by_ratio), ceiling), ceiling
 
-    def justify(self, old_milli: int, new_milli: int) -> tuple[int, str | None]:
+    def justify(self, old_milli: int, new_milli: int) -> tuple[int, Rule | None]:
         """``justifyNewSize``: the ceiling first, then the floor; returns (value, clamp rule)."""
         floor, ceiling = self.floor_and_ceiling(old_milli)
         if new_milli > ceiling:
-            return ceiling, "tortoise.request.max"
+            return ceiling, Rule.TORTOISE_REQUEST_MAX
         if new_milli < floor:
             by_ratio = (
                 math.trunc(old_milli * self.admin.max_allowed_scaling_down_ratio)
@@ -110,7 +111,7 @@ class RequestBounds:
             )
             return (
                 floor,
-                "tortoise.request.step_down" if floor == by_ratio else "tortoise.request.min",
+                Rule.TORTOISE_REQUEST_STEP_DOWN if floor == by_ratio else Rule.TORTOISE_REQUEST_MIN,
             )
         return new_milli, None
 
@@ -130,17 +131,17 @@ def vertical_request(
     if ideal > req_milli:
         return (
             math.trunc(ideal * (1 + buffer)),
-            "tortoise.vertical.up",
+            Rule.TORTOISE_VERTICAL_UP,
             f"VPA {amount(rec_milli / 1000, resource)} × (1 + {buffer:g})² (scale-up buffer)",
         )
     prev_ideal = req_milli / (1 + buffer)
     if prev_ideal * (1 - buffer) > ideal:
         return (
             math.ceil(ideal),
-            "tortoise.vertical.down",
+            Rule.TORTOISE_VERTICAL_DOWN,
             f"VPA × (1 + {buffer:g}): well below the current request",
         )
-    return None, "tortoise.vertical.keep", "VPA within the hysteresis band of the request: kept"
+    return None, Rule.TORTOISE_VERTICAL_KEEP, "VPA within the hysteresis band of the request: kept"
 
 
 def vertical_ideal(
@@ -152,12 +153,12 @@ def vertical_ideal(
     and keeps a request up to ``(1 + b)/(1 − b)`` × the ideal (about 1.34 × ``rec``)."""
     ideal = math.ceil(round(rec_milli * (1 + buffer), 6))
     if ideal == req_milli:
-        return None, "vertical.ideal", "VPA × (1 + buffer) equals the request: kept"
+        return None, Rule.VERTICAL_IDEAL, "VPA × (1 + buffer) equals the request: kept"
     if not buffer:
-        return ideal, "vertical.ideal", f"VPA target {amount(rec_milli / 1000, resource)}"
+        return ideal, Rule.VERTICAL_IDEAL, f"VPA target {amount(rec_milli / 1000, resource)}"
     return (
         ideal,
-        "vertical.ideal",
+        Rule.VERTICAL_IDEAL,
         f"VPA {amount(rec_milli / 1000, resource)} × (1 + {buffer:g})",
     )
 
@@ -190,7 +191,7 @@ def horizontal_request(
     ``MaxAllowedScalingDownRatio × old`` per proposal (unless ``bounds.step_limit`` is False).
     """
 
-    def clamp(new: int, rule: str, reason: str) -> Ruled:
+    def clamp(new: int, rule: Rule, reason: str) -> Ruled:
         value, clamp_rule = bounds.justify(req_milli, new)
         if clamp_rule and value != new:
             return Ruled(value, clamp_rule, f"{reason}; clamped ({clamp_rule})")
@@ -199,30 +200,30 @@ def horizontal_request(
     if ctx.scaled_up:
         return clamp(
             math.trunc(req_milli * PREFERRED_MAX_GROWTH),
-            "tortoise.horizontal.grow_at_preferred_max",
+            Rule.TORTOISE_HORIZONTAL_GROW_AT_PREFERRED_MAX,
             f"at PreferredMaxReplicas: request × {PREFERRED_MAX_GROWTH}",
         )
     if ctx.close_to_preferred:
         return Ruled(
             req_milli,
-            "tortoise.horizontal.close_to_preferred_max",
+            Rule.TORTOISE_HORIZONTAL_CLOSE_TO_PREFERRED_MAX,
             "replicas near PreferredMaxReplicas: shrinking would add replicas, kept",
         )
     if ctx.at_minimum:
         return clamp(
             min(req_milli, rec_milli),
-            "tortoise.horizontal.at_minimum",
+            Rule.TORTOISE_HORIZONTAL_AT_MINIMUM,
             "replicas at MinimumMinReplicas: request shrinks to the VPA value",
         )
     if ctx.single_pair_or_at_hpa_min:
-        return clamp(req_milli, "tortoise.horizontal.keep", "one horizontal pair or at HPA min")
+        return clamp(req_milli, Rule.TORTOISE_HORIZONTAL_KEEP, "one horizontal pair or at HPA min")
     if target_percent is None:
-        return clamp(req_milli, "tortoise.horizontal.keep", "no ContainerResource target")
+        return clamp(req_milli, Rule.TORTOISE_HORIZONTAL_KEEP, "no ContainerResource target")
     usage = (float(rec_milli) / float(req_milli)) * 100
     if target_percent * IMBALANCE_THRESHOLD > usage:
         return clamp(
             math.trunc(rec_milli * 100 / target_percent),
-            "tortoise.horizontal.rebalance",
+            Rule.TORTOISE_HORIZONTAL_REBALANCE,
             f"usage {usage:.0f}% < 0.9 × target {target_percent}%: request = VPA × 100 / target",
         )
-    return clamp(req_milli, "tortoise.horizontal.keep", f"usage {usage:.0f}% drives scaling")
+    return clamp(req_milli, Rule.TORTOISE_HORIZONTAL_KEEP, f"usage {usage:.0f}% drives scaling")

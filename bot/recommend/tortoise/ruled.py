@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.recommend.rules import Rule
+
 
 @dataclass(frozen=True, slots=True)
 class Ruled:
@@ -11,7 +13,7 @@ class Ruled:
     target in percent (``utilization.py``); ``rule`` names the rule, ``reason`` says why."""
 
     value: int
-    rule: str
+    rule: Rule
     reason: str
 
 

@@ -8,6 +8,7 @@ import math
 
 from bot.config.recommend import AdminSettings
 from bot.model import SECONDS_PER_HOUR
+from bot.recommend.rules import Rule
 from bot.recommend.tortoise.ruled import Ruled
 
 
@@ -28,19 +29,19 @@ def recommend_target(
     """
     upper = usage_percent_ceil(rec_milli, req_milli)
     if current_percent > upper:
-        value, rule = current_percent, "tortoise.target.keep"
+        value, rule = current_percent, Rule.TORTOISE_TARGET_KEEP
         reason = f"usage {upper}% of request is below the target {current_percent}%: kept"
     else:
         value = 100 - (upper - current_percent)
-        rule = "tortoise.target.headroom"
+        rule = Rule.TORTOISE_TARGET_HEADROOM
         reason = f"100 - ({upper}% usage - {current_percent}% target)"
         if value <= 0 or value > 100:
-            value, rule, reason = current_percent, "tortoise.target.keep", "out of range: kept"
+            value, rule, reason = current_percent, Rule.TORTOISE_TARGET_KEEP, "out of range: kept"
     hi, lo = admin.maximum_target_resource_utilization, admin.minimum_target_resource_utilization
     if value > hi:
-        value, rule, reason = hi, "tortoise.target.max", f"clamped to the maximum {hi}%"
+        value, rule, reason = hi, Rule.TORTOISE_TARGET_MAX, f"clamped to the maximum {hi}%"
     if value < lo:
-        value, rule, reason = lo, "tortoise.target.min", f"clamped to the minimum {lo}%"
+        value, rule, reason = lo, Rule.TORTOISE_TARGET_MIN, f"clamped to the minimum {lo}%"
     return Ruled(value, rule, reason)
 
 
@@ -65,14 +66,14 @@ def apply_target_change_limits(
         hours = (now_s - last_changed_s) / SECONDS_PER_HOUR
         return Ruled(
             current_percent,
-            "tortoise.target.interval",
+            Rule.TORTOISE_TARGET_INTERVAL,
             f"changed {hours:.1f} h ago; at most one change per {interval / SECONDS_PER_HOUR:g} h",
         )
     step = admin.hpa_target_utilization_max_increase
     if proposal.value - current_percent > step:
         return Ruled(
             current_percent + step,
-            "tortoise.target.max_increase",
+            Rule.TORTOISE_TARGET_MAX_INCREASE,
             f"{proposal.reason}; toward {proposal.value}%, at most +{step} per change",
         )
     return proposal

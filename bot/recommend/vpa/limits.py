@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from bot.config.recommend import AdminSettings, LimitsSettings
 from bot.model import Resource
 from bot.recommend.units import amount, ratio
+from bot.recommend.vpa.limit_rules import LimitRule as LimitRule  # noqa: PLC0414 (re-exported)
 
 MAX_INT64 = 2**63 - 1
 """Largest int64: the proportional limit saturates there (``getProportionalResourceLimit``)."""
@@ -52,21 +53,27 @@ def proportional_limit(
 ) -> LimitProposal:
     """Upstream ``getProportionalResourceLimit`` (CPU in millicores, memory in bytes)."""
     if not orig_limit:
-        return LimitProposal(None, "limits.none", "no limit set: VPA does not add one")
+        return LimitProposal(None, LimitRule.LIMITS_NONE, "no limit set: VPA does not add one")
     if not new_request:
-        return LimitProposal(None, "limits.none", "no new request: limit not set")
+        return LimitProposal(None, LimitRule.LIMITS_NONE, "no new request: limit not set")
     if not orig_request or _milli(orig_request, resource) == _milli(orig_limit, resource):
         return LimitProposal(
-            new_request, "limits.equal_to_request", "limit was equal to the request (or no request)"
+            new_request,
+            LimitRule.LIMITS_EQUAL_TO_REQUEST,
+            "limit was equal to the request (or no request)",
         )
     lim, req, new = (_milli(x, resource) for x in (orig_limit, orig_request, new_request))
     out = lim * new // req
     rule, reason = (
-        "limits.keep_ratio",
+        LimitRule.LIMITS_KEEP_RATIO,
         f"limit/request ratio {ratio(orig_limit / orig_request)} kept",
     )
     if out > MAX_INT64:
-        out, rule, reason = MAX_INT64, "limits.keep_ratio_capped", "proportional limit capped"
+        out, rule, reason = (
+            MAX_INT64,
+            LimitRule.LIMITS_KEEP_RATIO_CAPPED,
+            "proportional limit capped",
+        )
     return LimitProposal(out / 1000.0 if resource == "cpu" else float(out), rule, reason)
 
 
@@ -83,19 +90,19 @@ def propose_limit(
     """The limit for ``new_request`` under the configured policy (see module doc); ``peak``:
     the observed usage peak (cores or bytes) for ``evidence_bound``."""
     if limits.policy == "leave":
-        return LimitProposal(orig_limit, "limits.leave", "limits policy: leave as is")
+        return LimitProposal(orig_limit, LimitRule.LIMITS_LEAVE, "limits policy: leave as is")
     if limits.policy == "drop_cpu_limit" and resource == "cpu":
-        return LimitProposal(None, "limits.drop_cpu", "limits policy: no CPU limit")
+        return LimitProposal(None, LimitRule.LIMITS_DROP_CPU, "limits policy: no CPU limit")
     if limits.policy == "fixed_headroom":
         if not orig_limit or not new_request:
-            return LimitProposal(None, "limits.none", "no limit set: none added")
+            return LimitProposal(None, LimitRule.LIMITS_NONE, "no limit set: none added")
         headroom = (
             limits.cpu_headroom_fraction if resource == "cpu" else limits.memory_headroom_fraction
         )
         value = new_request * (1 + headroom)
         out = LimitProposal(
             value if resource == "cpu" else float(math.ceil(value)),
-            "limits.fixed_headroom",
+            LimitRule.LIMITS_FIXED_HEADROOM,
             f"request + {headroom:.0%}",
         )
     else:
@@ -114,7 +121,7 @@ def propose_limit(
         kept = max(bound, new_request)
         return LimitProposal(
             kept,
-            "limits.evidence",
+            LimitRule.LIMITS_EVIDENCE,
             f"{out.reason} would give {amount(value, resource)}; a limit rises no higher than "
             f"max(current {amount(orig_limit or 0, resource)}, request × "
             f"{limits.max_ratio.get(resource) or 0:g}, peak × {limits.peak_margin:g})",
