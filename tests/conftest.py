@@ -73,3 +73,17 @@ def render_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(CACHE_DIR_ENV, str(path))
         yield path
+
+
+SLOW_FOLDERS = ("reliability", "e2e")
+"""Test folders whose every test is ``slow``: whole runs against servers, killed and faulty
+processes. With the modules marked ``pytestmark = pytest.mark.slow`` they are what
+``bash scripts/test -m "not slow"`` (the quick subset, README) leaves out."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        parts = item.path.relative_to(tests).parts
+        if parts and parts[0] in SLOW_FOLDERS:
+            item.add_marker(pytest.mark.slow)

