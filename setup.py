@@ -12,12 +12,8 @@ setup(
         Extension(
             "bot.native._kernels",
             sources=[
-                "bot/native/hpa_replay.c",
                 "bot/native/xor_chunks.c",
                 "bot/native/vpa_histogram.c",
-                "bot/native/replica_slots.c",
-                "bot/native/step_rates.c",
-                "bot/native/order_pair.c",
             ],
             extra_compile_args=["-O2", "-std=c99", "-ffp-contract=off"],
             libraries=["m"],
