@@ -15,17 +15,19 @@ ALLOWED: dict[str, set[str]] = {
     "redaction": set(),
     "lazy": set(),
     "native": {"native"},
+    "clock": {"model"},
     "config": {"model", "config", "lazy"},
-    "recommend": {"model", "recommend", "config.recommend", "config.base", "native"},
+    "recommend": {"model", "clock", "recommend", "config.recommend", "config.base", "native"},
     "metrics": {"model", "config", "metrics", "redaction", "lazy", "native"},
     "sim": {"model", "sim"},
     "manifests": {"model", "config.manifests", "config.repo", "manifests"},
-    "report": {"model", "report", "lazy"},
+    "report": {"model", "clock", "report", "lazy"},
     "forge": {"model", "report", "forge", "config.forge", "redaction"},
     "workload_settings": {"model", "config", "manifests.quantities"},
 }
 """Package -> the ``bot.*`` modules it may import (prefix match). A package reads its own section
-of ``config`` only; the pipeline and the face (``cli.py``, ``commands/``, ``serve.py``) read it all,
+of ``config`` only; ``clock`` (wall-clock hours of epoch times) is a leaf both ``recommend`` and
+``report`` read, so the replica slots and the week charts keep one clock; the pipeline and the face (``cli.py``, ``commands/``, ``serve.py``) read it all,
 and ``workload_settings`` resolves a workload's settings from it (quantities parsed by
 ``manifests.quantities``)."""
 
@@ -133,6 +135,15 @@ def test_recommend_does_no_io():
         if name.split(".")[0] in PURE_FORBIDDEN
     ]
     assert not bad, "\n".join(bad)
+
+
+def test_the_clock_is_a_pure_leaf():
+    """``recommend`` imports the clock, so it holds to ``recommend``'s rule (no I/O, no clock
+    of its own, no randomness) and reads nothing of the bot but ``model``."""
+    for name in _imports(BOT / "clock.py"):
+        top = name.split(".")[0]
+        assert top not in PURE_FORBIDDEN, f"clock imports {name}"
+        assert top in sys.stdlib_module_names or top == "numpy" or name == "bot.model", name
 
 
 def _from_imports(path: Path) -> list[tuple[str, set[str]]]:

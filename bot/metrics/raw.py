@@ -26,7 +26,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from bot.model import FloatArray
-from bot.native import rates as compiled
 
 Index = np.ndarray[tuple[int], np.dtype[np.int64]]
 """Step numbers of samples."""
@@ -73,20 +72,9 @@ def counter_rates(
     step_s: float,
     max_gap_s: float,
 ) -> tuple[FloatArray, FloatArray]:
-    """(evaluation times, rate per second) of one counter series (formula in the module doc):
-    by the compiled kernel in the usual case (``bot/native/step_rates.c``), else here."""
+    """(evaluation times, rate per second) of one counter series (formula in the module doc)."""
     if len(t) < 2:
         return np.zeros(0), np.zeros(0)
-    fast = compiled.counter_rates(
-        t,
-        v,
-        first_s=first_s,
-        steps=_last_step(first_s, last_s, step_s),
-        step_s=step_s,
-        max_gap_s=max_gap_s + EPSILON_S,
-    )
-    if fast is not None:
-        return fast
     dt = np.diff(t)
     dv = np.diff(v)
     increase = np.where(dv >= 0, dv, v[1:])
@@ -107,13 +95,7 @@ def counter_rates(
 def step_max(
     t: FloatArray, v: FloatArray, *, first_s: float, last_s: float, step_s: float
 ) -> tuple[FloatArray, FloatArray]:
-    """(evaluation times, highest sample of each step) of one gauge series: by the compiled
-    kernel in the usual case (``bot/native/step_rates.c``), else here."""
-    fast = compiled.step_max(
-        t, v, first_s=first_s, steps=_last_step(first_s, last_s, step_s), step_s=step_s
-    )
-    if fast is not None:
-        return fast
+    """(evaluation times, highest sample of each step) of one gauge series."""
     index, inside = _buckets(t, first_s, last_s, step_s)
     values = v
     if not bool(inside.all()):

@@ -24,6 +24,7 @@ Order, per workload (``docs/recommendations.md`` has the formulas), each step in
 
 from __future__ import annotations
 
+from bot.clock import hour_of_week
 from bot.config.recommend import RecommendSettings
 from bot.model import (
     RESOURCES,
@@ -45,7 +46,6 @@ from bot.recommend.replay.risk import at_risk
 from bot.recommend.replay.targets import replayed_targets
 from bot.recommend.tortoise.hpa import recommend_hpa
 from bot.recommend.tortoise.hpa_targets import NOT_EXPRESSIBLE
-from bot.recommend.tortoise.replicas import hour_of_week
 from bot.recommend.vpa.recommender import ReplayGrid
 from bot.recommend.window import Window
 
@@ -136,7 +136,7 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
         inp,
         settings,
         now_s=now_s,
-        hours=lambda times: hour_of_week(times, settings.admin),
+        hours=lambda times: hour_of_week(times, settings.admin.time_zone),
         time_zone=settings.admin.time_zone,
     )
     hpa_part = recommend_hpa(inp, settings, estimates, now_s)

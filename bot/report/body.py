@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from bot.clock import zone
 from bot.model import (
     HOURS_PER_WEEK,
     MIB,
@@ -33,7 +34,6 @@ from bot.model import (
 from bot.report import numbers, summary
 from bot.report import replay as replay_view
 from bot.report.build import chart_subject
-from bot.report.charts import zone
 from bot.report.markdown import code, escape, mermaid_label
 from bot.report.proposal import Prices, Proposal
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import jinja2
 
+from bot.clock import zone
 from bot.report import body as body_view
 from bot.report import numbers
 from bot.report import replay as replay_view
-from bot.report.charts import zone
 from bot.report.markdown import code, escape, mermaid_label
 from bot.report.proposal import (
     DashboardRow,

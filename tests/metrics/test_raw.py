@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from bot.metrics.raw import combine_max, counter_rates, step_max
+from bot.metrics.raw import EPSILON_S, combine_max, counter_rates, step_max
 
 STEP = 60.0
 T0 = 1_767_225_600.0
@@ -71,3 +75,54 @@ def test_samples_out_of_time_order_give_the_same_steps():
     np.testing.assert_array_equal(sorted_max[0], shuffled_max[0])
     np.testing.assert_array_equal(sorted_max[1], shuffled_max[1])
     assert sorted_max[1].tolist() == [v[t <= e][t[t <= e] > e - 60].max() for e in sorted_max[0]]
+
+
+def _by_step(t: np.ndarray, v: np.ndarray, *, counter: bool) -> tuple[list[float], list[float]]:
+    """The module doc's rule, one evaluation step at a time (samples taken in time order)."""
+    first, last, step, gap = 1_000.0, 1_000.0 + 60.0 * 400, 60.0, 150.0 + EPSILON_S
+    order = np.argsort(t, kind="stable")
+    pairs = []  # (step number, increase, dt) or (step number, value)
+    if counter:
+        for a, b in zip(range(len(t) - 1), range(1, len(t)), strict=True):
+            dt = float(t[b] - t[a])
+            if 0 < dt <= gap:
+                dv = float(v[b] - v[a])
+                pairs.append((float(t[b]), dv if dv >= 0 else float(v[b]), dt))
+    else:
+        pairs = [(float(t[i]), float(v[i]), 0.0) for i in order.tolist()]
+    steps: dict[int, list[tuple[float, float]]] = {}
+    for at, x, dt in pairs:
+        k = math.ceil((at - first) / step - EPSILON_S)
+        if 0 <= k <= math.floor((last - first) / step + EPSILON_S / step):
+            steps.setdefault(k, []).append((x, dt))
+    times = [first + k * step for k in sorted(steps)]
+    if counter:
+        values = [
+            sum(x for x, _ in steps[k]) / sum(dt for _, dt in steps[k]) for k in sorted(steps)
+        ]
+    else:
+        values = [max(x for x, _ in steps[k]) for k in sorted(steps)]
+    return times, values
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([60.0, 60.0, 15.0, 61.5, 300.0]), st.floats(0.0, 1e6)),
+        min_size=2,
+        max_size=60,
+    ),
+    st.floats(-600.0, 600.0),
+)
+def test_random_series_give_the_rule_step_by_step(steps, offset):
+    """Regular scrapes, faster ones, holes and resets, in time order."""
+    t = 1_000.0 + offset + np.cumsum([dt for dt, _ in steps], dtype=np.float64)
+    v = np.array([value for _, value in steps], dtype=np.float64)
+    window = {"first_s": 1_000.0, "last_s": 1_000.0 + 60.0 * 400, "step_s": 60.0}
+    for counter in (True, False):
+        want = _by_step(t, v, counter=counter)
+        got = (
+            counter_rates(t, v, max_gap_s=150.0, **window) if counter else step_max(t, v, **window)
+        )
+        assert got[0].tolist() == want[0]
+        assert got[1].tolist() == want[1]

@@ -1,6 +1,6 @@
 """The engine's shortcuts for clean, ordered series give exactly what the general paths give
 (hypothesis): step bounds, CPU counters, memory window peaks, order-statistic usage
-percentiles, the sampling step and replica slot runs."""
+percentiles and the sampling step."""
 
 from __future__ import annotations
 
@@ -8,13 +8,6 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.config.recommend import AdminSettings
-from bot.recommend.tortoise.replicas import (
-    _fixed_offset_s,
-    _window_runs,
-    hour_of_week,
-    local_hours,
-)
 from bot.recommend.vpa.aggregate import (
     USAGE_PERCENTILES,
     ReplayGrid,
@@ -149,31 +142,3 @@ def test_memory_peaks_in_order_are_the_general_peaks(minutes, pod_sizes, interva
         (fast.oom_bumps, slow.oom_bumps),
     ):
         assert a.tolist() == b.tolist()
-
-
-@SHORT
-@given(offsets, st.sampled_from([1, 2, 3, 4, 6]), st.sampled_from(["UTC", "Asia/Tokyo"]))
-def test_replica_window_runs_are_the_per_sample_runs(offs, width, zone):
-    t = _sorted_times(offs)
-    admin = AdminSettings(range_of_min_max_replicas_recommendation_hours=width, time_zone=zone)
-    offset_s = _fixed_offset_s(t, admin)
-    assert offset_s is not None
-    runs = _window_runs(t, offset_s, width)
-    assert runs is not None
-    window = local_hours(t, admin) // width
-    starts = np.flatnonzero(np.r_[True, window[1:] != window[:-1]])
-    assert runs[0].tolist() == starts.tolist()
-    assert runs[1].tolist() == window[starts].tolist()
-
-
-@SHORT
-@given(
-    st.lists(st.floats(-3e9, 3e9), min_size=1, max_size=50),
-    st.sampled_from(["UTC", "Asia/Kolkata", "America/St_Johns", "Europe/Berlin"]),
-)
-def test_hour_of_week_is_the_weekday_and_the_hour(times, zone):
-    """Sunday 00 is 0, before 1970 too (floor division and modulo)."""
-    admin = AdminSettings(time_zone=zone)
-    t = np.array(times)
-    hours = local_hours(t, admin)
-    assert hour_of_week(t, admin).tolist() == (((hours // 24 + 4) % 7) * 24 + hours % 24).tolist()

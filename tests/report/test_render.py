@@ -9,6 +9,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.clock import hour_of_week
 from bot.model import (
     MIB,
     ChangeSet,
@@ -40,7 +41,7 @@ from bot.report import (
     state_of,
     ticked_keys,
 )
-from bot.report.charts import hour_of_week, week_profile
+from bot.report.charts import week_profile
 from bot.report.proposal import WeekUsage
 from tests.report.replays import comparison
 

@@ -23,11 +23,8 @@ Per step ``k``, with ``R`` the replicas of the step before:
   clamped.
 
 Two implementations of this one model. ``replay_exact_reach`` walks the steps one by one (the
-reference): compiled (``bot/native/hpa_replay.c``, about 0.2–0.5 ms per two
-weeks of one-minute steps) or, where the package was installed without a C compiler, its
-Python twin ``walk_in_python`` (the same operations in the same order: the same replicas, about
-20× slower; ``tests/native`` compares them). ``replay_fast_reach`` is vectorised with
-numpy (its doc): it judges the tolerance against a starting path instead of the
+reference, about 20 ms per two weeks of one-minute steps). ``replay_fast_reach`` is vectorised
+with numpy (its doc): it judges the tolerance against a starting path instead of the
 replicas of the step before, then keeps the replicas wherever the load stays in the tolerance
 band. They agree on step loads, clean ramps and flat loads; on the simulator's services and
 noisy series their pod-hours differ by 1.3 % at most (``tests/recommend/replay``).
@@ -38,7 +35,6 @@ at or above it gives the same path, which the search for replica bounds reuses.
 from __future__ import annotations
 
 import math
-import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -47,7 +43,6 @@ from typing import Literal, TypeAlias
 import numpy as np
 
 from bot.model import FloatArray
-from bot.native import hpa
 
 TOLERANCE = 0.1
 """``--horizontal-pod-autoscaler-tolerance``: no scaling while ``|ratio − 1| <= 0.1``."""
@@ -133,50 +128,11 @@ def replay_exact_reach(
     step_s: float,
 ) -> tuple[np.ndarray, float]:
     """Replicas per step, the controller walked step by step (module doc; ``int64`` array),
-    and its reach: the largest value the ``max_replicas`` clamp met
-    (the start before the clamp, and every rise before it), so every maxReplicas no lower than
-    the reach gives the same path. The compiled walk (``bot/native/hpa_replay.c``) when it is
-    built, else ``walk_in_python``: the same operations in the same order, the same result."""
+    and its reach: the largest value the ``max_replicas`` clamp met (the start before the
+    clamp, and every rise before it), so every maxReplicas no lower than the reach gives the
+    same path."""
     usable = _usable(metrics)
     n = len(metrics[0].usage) if metrics else 0
-    if usable and n:
-        walked = hpa.walk(
-            [m.usage for m in usable],
-            [m.request for m in usable],
-            [float(m.target_percent) for m in usable],
-            min_replicas=min_replicas,
-            max_replicas=max_replicas,
-            initial=initial,
-            syncs=syncs_per_step(step_s),
-            window=window_steps(step_s),
-        )
-        if walked is not None:
-            return walked
-    return walk_in_python(
-        usable,
-        n,
-        min_replicas=min_replicas,
-        max_replicas=max_replicas,
-        initial=initial,
-        step_s=step_s,
-    )
-
-
-def _whole(x: float, rounding: Callable[[float], int]) -> float:
-    """``rounding(x)`` as a float; an infinity stays itself (C's ``floor`` and ``ceil``)."""
-    return float(rounding(x)) if math.isfinite(x) else x
-
-
-def walk_in_python(
-    usable: Sequence[Metric],
-    n: int,
-    *,
-    min_replicas: int,
-    max_replicas: int,
-    initial: int,
-    step_s: float,
-) -> tuple[np.ndarray, float]:
-    """``replay_exact_reach`` in Python (``usable``: metrics with a request and a target)."""
     start = max(initial, min_replicas)
     reach = float(start)
     replicas = float(min(start, max_replicas))
@@ -210,66 +166,28 @@ def walk_in_python(
     return out, reach
 
 
-def _window_max(values: np.ndarray, width: int, out: np.ndarray | None = None) -> np.ndarray:
-    """``max(values[k − width + 1 .. k])`` per ``k`` (shorter at the start), into ``out``."""
-    if out is None:
-        out = values.copy()
-    else:
-        np.copyto(out, values)
+def _whole(x: float, rounding: Callable[[float], int]) -> float:
+    """``rounding(x)`` as a float; an infinity stays itself (as ``np.floor`` and ``np.ceil``)."""
+    return float(rounding(x)) if math.isfinite(x) else x
+
+
+def window_max(values: np.ndarray, width: int) -> np.ndarray:
+    """``max(values[k − width + 1 .. k])`` per ``k`` (shorter at the start): one vectorised
+    maximum per lag of the window (5 at one-minute steps; a reduction over
+    ``sliding_window_view`` is about 40× slower at these widths)."""
+    out = values.copy()
     for lag in range(1, width):
         np.maximum(out[lag:], values[:-lag], out=out[lag:])
     return out
 
 
-class Scratch:
-    """Whole-window arrays the replays of one thread reuse: a replay writes its intermediate
-    results into them instead of into new arrays (a new array of a window's length is fresh
-    memory the system maps page by page, once a large part of the replay's time). They hold
-    nothing between replays, so no result depends on them; only the arrays of the last
-    ``KEPT_SIZES`` window lengths are kept."""
-
-    KEPT_SIZES = 4
-    """A replay uses arrays of the window's length, one less, and of the number of samples."""
-
-    def __init__(self) -> None:
-        self._arrays: dict[tuple[str, int, str], np.ndarray] = {}
-        self._sizes: list[int] = []
-
-    def get(self, name: str, size: int, dtype: type = np.float64) -> np.ndarray:
-        """The array ``name`` of ``size`` elements (contents undefined)."""
-        key = (name, size, np.dtype(dtype).str)
-        array = self._arrays.get(key)
-        if array is None:
-            if size not in self._sizes:
-                self._sizes.append(size)
-                if len(self._sizes) > self.KEPT_SIZES:
-                    old = self._sizes.pop(0)
-                    self._arrays = {k: a for k, a in self._arrays.items() if k[1] != old}
-            array = self._arrays[key] = np.empty(size, dtype=dtype)
-        return array
-
-
-_THREAD = threading.local()
-
-
-def thread_scratch() -> Scratch:
-    """This thread's ``Scratch``."""
-    scratch: Scratch | None = getattr(_THREAD, "scratch", None)
-    if scratch is None:
-        scratch = _THREAD.scratch = Scratch()
-    return scratch
-
-
-def _up_limits_float(replicas: FloatArray, syncs: int, scratch: Scratch) -> FloatArray:
+def _up_limits_float(replicas: FloatArray, syncs: int) -> FloatArray:
     """``_up_limits`` of whole replica counts held as floats, as floats (exact: the counts
     and their limits are far below 2**53). The first sync allows ``max(R + 4, 2R)``; from
     then on the count is at least ``SCALE_UP_PODS``, where doubling allows more, so each
     further sync doubles it."""
-    counts: FloatArray = scratch.get("counts", replicas.size)
-    first: FloatArray = scratch.get("up", replicas.size)
-    np.maximum(replicas, 0.0, out=counts)
-    np.add(counts, float(SCALE_UP_PODS), out=first)
-    np.maximum(first, np.multiply(counts, 2.0, out=counts), out=first)
+    counts = np.maximum(replicas, 0.0)
+    first: FloatArray = np.maximum(counts + float(SCALE_UP_PODS), counts * 2.0)
     first *= float(2 ** (syncs - 1))
     return first
 
@@ -283,7 +201,6 @@ def _step(
     syncs: int,
     window: int,
     seed: int,
-    scratch: Scratch,
     out: FloatArray,
 ) -> float:
     """The step rule for every step at once, given the replicas of the step before each
@@ -291,39 +208,31 @@ def _step(
     into ``out``; returns the largest value the ``max_replicas`` clamp met (infinite where that
     is not tracked)."""
     prev = previous
-    size = prev.size
-    desired = scratch.get("desired", size)
-    ratio = scratch.get("ratio", size)
-    below = scratch.get("below", size)
-    within = scratch.get("within", size, np.bool_)
-    inside = scratch.get("inside", size, np.bool_)
+    desired = out  # the largest proposal of the metrics, then the stabilised replicas
+    below = np.empty(prev.size)
     with np.errstate(invalid="ignore", divide="ignore"):
         for i, m in enumerate(usable):
-            np.multiply(m.usage[1:], 100.0, out=ratio)
+            ratio = np.multiply(m.usage[1:], 100.0)
             ratio /= np.multiply(prev, m.request, out=below)
             np.floor(ratio, out=ratio)
             ratio /= m.target_percent
-            np.greater_equal(ratio, 1.0 - TOLERANCE, out=within)
-            within &= np.less_equal(ratio, 1.0 + TOLERANCE, out=inside)
+            within = (ratio >= 1.0 - TOLERANCE) & (ratio <= 1.0 + TOLERANCE)
             ratio *= prev
             np.ceil(ratio, out=ratio)
-            np.copyto(ratio, prev, where=within)  # the proposal: R within the tolerance
+            proposal = np.where(within, prev, ratio)  # R within the tolerance
             if i == 0:
-                np.copyto(desired, ratio)
+                np.copyto(desired, proposal)
             else:
-                np.fmax(desired, ratio, out=desired)
-        # no sample in any metric (NaN): nothing to act on
-        np.greater_equal(desired, 0, out=within)
-        if not within.all():
-            np.copyto(desired, prev, where=np.logical_not(within, out=within))
-    recent = ratio  # the largest desired of the window
-    np.copyto(recent, desired)
-    for lag in range(1, window):
-        np.maximum(recent[lag:], desired[:-lag], out=recent[lag:])
+                np.fmax(desired, proposal, out=desired)
+        # no sample in any metric (NaN): nothing to act on (``min`` is NaN with any NaN)
+        if not desired.min(initial=0.0) >= 0:
+            known = desired >= 0
+            np.copyto(desired, prev, where=~known)
+    recent = window_max(desired, window)  # the largest desired of the window
     np.maximum(recent[: window - 1], float(seed), out=recent[: window - 1])  # the seed before
-    np.copyto(recent, desired, where=np.greater_equal(desired, prev, out=within))
-    stabilised = recent
-    up = _up_limits_float(prev, syncs, scratch)
+    # scaling up (or not at all) takes ``desired`` at once, down the largest of the window
+    stabilised = np.where(np.greater_equal(desired, prev), desired, recent)
+    up = _up_limits_float(prev, syncs)
     if min_replicas <= max_replicas:
         # ``prev`` lies within the bounds and below ``up``: rising is capped by both upper
         # limits, falling by the floor, and an unchanged value passes both
@@ -345,11 +254,10 @@ def replay_fast_reach(
     max_replicas: int,
     initial: int,
     step_s: float,
-    scratch: Scratch | None = None,
 ) -> tuple[np.ndarray, float]:
     """Replicas per step, vectorised (``int64`` array), and its reach: the largest value the
     ``max_replicas`` clamp met. The clamp changed nothing below it, so every maxReplicas no
-    lower than the reach gives this same path. ``scratch``: arrays to reuse (the series').
+    lower than the reach gives this same path.
 
     1. A starting path: each step's need at ``FAST_START_UTILISATION`` of the target, held
        over the stabilisation window (steps without a sample keep the start value).
@@ -358,6 +266,7 @@ def replay_fast_reach(
     3. Holds: along each run of one value of the starting path, the replicas the pass found at
        the run's first step stay as long as every metric stays within the tolerance of them
        (what the controller does while the load sits in the band).
+    4. The scale-up rate limit (``_rate_limited``).
     """
     usable = _usable(metrics)
     n = len(metrics[0].usage) if metrics else 0
@@ -365,90 +274,64 @@ def replay_fast_reach(
     reach = float(max(initial, min_replicas))  # the start before the clamp
     if not usable or n == 0:
         return np.full(n, start, dtype=np.int64), reach
-    scratch = scratch or Scratch()
-    window = window_steps(step_s)
-    compiled = hpa.fast(
-        [m.usage for m in usable],
-        [m.request for m in usable],
-        [float(m.target_percent) for m in usable],
-        [100.0 / (m.request * m.target_percent * FAST_START_UTILISATION) for m in usable],
-        min_replicas=min_replicas,
-        max_replicas=max_replicas,
-        start=float(start),
-        reach=reach,
-        syncs=syncs_per_step(step_s),
-        window=window,
-        scratch=(scratch.get("path", n), scratch.get("passed", n), scratch.get("desired", n)),
-    )
-    if compiled is not None:  # the same stages in one compiled pass (``hpa_replay.c``)
-        steps, reached = compiled
-        return _rate_limited(steps, syncs_per_step(step_s), scratch), reached
-    need = scratch.get("need", n)
-    each = scratch.get("each", n)
-    known = scratch.get("known", n, np.bool_)
+    window, syncs = window_steps(step_s), syncs_per_step(step_s)
+    need = each = np.empty(n)
     with np.errstate(invalid="ignore"):
         for i, m in enumerate(usable):
             scale = 100.0 / (m.request * m.target_percent * FAST_START_UTILISATION)
             np.multiply(m.usage, scale, out=each)
             np.ceil(each, out=each)
             if i == 0:
-                np.copyto(need, each)
+                each = np.empty(n) if len(usable) > 1 else each
             else:
                 np.fmax(need, each, out=need)
-    if not np.isfinite(need, out=known).all():
-        np.copyto(need, float(start), where=np.logical_not(known, out=known))
+        finite = bool(np.isfinite(need.min())) and bool(np.isfinite(need.max()))
+    if not finite:
+        np.copyto(need, float(start), where=~np.isfinite(need))
     np.maximum(need, float(min_replicas), out=need)  # np.clip: the floor, then the ceiling
     reach = max(reach, float(need.max()))
     np.minimum(need, float(max_replicas), out=need)
-    path = _window_max(need, window, out=scratch.get("path", n))
+    path = window_max(need, window)
     path[0] = start
-    passed = scratch.get("passed", n)
+    passed = np.empty(n)
     passed[0] = float(start)
     stepped = _step(
         path[:-1],
         usable,
         min_replicas=min_replicas,
         max_replicas=max_replicas,
-        syncs=syncs_per_step(step_s),
+        syncs=syncs,
         window=window,
         seed=start,
-        scratch=scratch,
         out=passed[1:],
     )
-    new_run = scratch.get("new_run", n, np.bool_)
+    new_run = np.empty(n, dtype=np.bool_)
     new_run[0] = True
     np.not_equal(path[1:], path[:-1], out=new_run[1:])
     firsts = np.flatnonzero(new_run)
     lengths = np.diff(np.append(firsts, n))  # each run's value repeated along it
     held = np.repeat(passed[firsts], lengths)
-    holds = scratch.get("holds", n, np.bool_)
-    holds[:] = True
-    ratio, below = scratch.get("ratio", n), scratch.get("below", n)
-    inside = scratch.get("inside", n, np.bool_)
+    breaks = np.zeros(n, dtype=np.bool_)
+    ratio, below = np.empty(n), np.empty(n)
     with np.errstate(invalid="ignore", divide="ignore"):
         for m in usable:
             np.multiply(m.usage, 100.0, out=ratio)  # floor(usage × 100 / (held × request))
             ratio /= np.multiply(held, m.request, out=below)
             np.floor(ratio, out=ratio)
-            ratio /= m.target_percent  # … / target within the tolerance, or no sample
-            np.greater_equal(ratio, 1.0 - TOLERANCE, out=known)
-            known &= np.less_equal(ratio, 1.0 + TOLERANCE, out=inside)
-            known |= np.isnan(ratio, out=inside)
-            holds &= known
-    broken = np.cumsum(np.logical_not(holds, out=holds), out=scratch.get("broken", n, np.int64))
-    before = np.repeat(np.concatenate(([0], broken))[firsts], lengths)
-    np.copyto(passed, held, where=np.equal(broken, before, out=holds))  # held while unbroken
-    out: np.ndarray = passed.astype(np.int64)
-    return _rate_limited(out, syncs_per_step(step_s), scratch), max(reach, stepped)
+            ratio /= m.target_percent  # … / target beyond the tolerance (NaN: no sample)
+            breaks |= (ratio < 1.0 - TOLERANCE) | (ratio > 1.0 + TOLERANCE)
+    # held from each run's first step up to the first break at or after it
+    stops = np.append(np.flatnonzero(breaks), n)
+    first_break = stops[np.searchsorted(stops, firsts)]
+    unbroken = np.arange(n) < np.repeat(first_break, lengths)
+    np.copyto(passed, held, where=unbroken)
+    return _rate_limited(passed.astype(np.int64), syncs), max(reach, stepped)
 
 
-def _rate_limited(path: np.ndarray, syncs: int, scratch: Scratch | None = None) -> np.ndarray:
+def _rate_limited(path: np.ndarray, syncs: int) -> np.ndarray:
     """``path`` with every rise faster than the scale-up policies allow slowed to the policy
     limit (in place; such rises are rare, so the walk is over them only)."""
-    if path.size < 2 or hpa.rate_limit(path, syncs):  # compiled: one forward pass
-        return path
-    rises = (scratch or Scratch()).get("rises", path.size - 1, np.int64)
-    if int(np.subtract(path[1:], path[:-1], out=rises).max()) <= SCALE_UP_PODS * syncs:
+    if path.size < 2 or int(np.subtract(path[1:], path[:-1]).max()) <= SCALE_UP_PODS * syncs:
         return path  # every rise is within what the Pods policy alone allows
     limit = _up_limits(path[:-1], syncs)
     for first in (np.flatnonzero(path[1:] > limit) + 1).tolist():

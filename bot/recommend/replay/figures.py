@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from functools import partial
 
 import numpy as np
 
@@ -39,15 +38,12 @@ from bot.model import (
     ReplicaReplay,
     ResourceValues,
 )
-from bot.native import hpa as native_hpa
-from bot.native import order as native_order
 from bot.recommend.replay.controller import (
     TOLERANCE,
     Metric,
     Model,
     replay_exact_reach,
     replay_fast_reach,
-    thread_scratch,
 )
 from bot.recommend.replay.series import ContainerSeries, ReplaySeries
 
@@ -161,12 +157,7 @@ def _order_pair(values: FloatArray, k: int) -> tuple[float, float]:
     few standard errors below the ``k/n`` quantile of a strided sample keeps the values at or
     above it; when no more than ``k`` values lie below it, the pair is the pair of ranks ``k -
     below`` and ``k - below + 1`` among the kept ones (exactly: the values below the threshold
-    are all smaller). Otherwise, or for short arrays, the whole array is partially sorted.
-    The same search runs compiled when it can (``bot.native.order``: order statistics are
-    values of the array, so the pair is the same)."""
-    compiled = native_order.order_pair(values, k)
-    if compiled is not None:
-        return compiled
+    are all smaller). Otherwise, or for short arrays, the whole array is partially sorted."""
     n = values.size
     if n >= 64 * SAMPLE_STRIDE:
         sample = values[::SAMPLE_STRIDE].copy()
@@ -256,11 +247,7 @@ def _steps(
     for reach, steps in known:
         if reach <= hpa.max_replicas:
             return steps
-    walk = (
-        partial(replay_fast_reach, scratch=thread_scratch())
-        if options.model == "fast"
-        else replay_exact_reach
-    )
+    walk = replay_fast_reach if options.model == "fast" else replay_exact_reach
     steps, reach = walk(
         metrics,
         min_replicas=hpa.min_replicas,
@@ -282,36 +269,32 @@ def _replica_path(series: ReplaySeries, values: Values, options: Options) -> Rep
     steps = _steps(series, hpa, [m for m, _ in metrics], values, options)
     path = steps.astype(np.float64)
     lag = math.ceil(options.pod_startup_s / series.step_s - 1e-9)
-    compiled = native_hpa.shortfall(
-        steps,
-        [m.usage for m, _ in metrics],
-        [m.request for m, _ in metrics],
-        [m.target_percent * (1.0 + TOLERANCE) for m, _ in metrics],
-        max_replicas=hpa.max_replicas,
-        lag=lag,
-    )
-    if compiled is not None:  # the same tests below in one compiled pass (``hpa_replay.c``)
-        return ReplicaPath(path, compiled, True)
-    scratch, n = thread_scratch(), series.steps
-    serving = scratch.get("serving", n)
-    np.copyto(serving, path)
+    return ReplicaPath(path, _shortfall(path, [m for m, _ in metrics], hpa.max_replicas, lag), True)
+
+
+def _shortfall(path: FloatArray, metrics: list[Metric], max_replicas: int, lag: int) -> np.ndarray:
+    """The steps of capacity shortfall of ``path`` (bool per step): at ``max_replicas`` with a
+    metric's utilisation ``floor(usage × 100 / (path × request))`` above its target beyond the
+    tolerance, or while pods started within the last ``lag`` steps are not serving yet (the
+    serving pods, the fewest of the last ``lag + 1`` steps, below the path) and a metric's usage
+    is above what the serving pods request."""
+    serving = path.copy()
     for back in range(1, lag + 1):
         np.minimum(serving[back:], path[:-back], out=serving[back:])
-    short = np.zeros(series.steps, dtype=bool)
-    at_max = path >= hpa.max_replicas
+    short = np.zeros(path.size, dtype=bool)
+    at_max = path >= max_replicas
     starting = serving < path
     any_at_max, any_starting = bool(at_max.any()), bool(starting.any())
-    util, below = scratch.get("util", n), scratch.get("util_below", n)
     with np.errstate(invalid="ignore", divide="ignore"):
-        for metric, _ in metrics:
+        for metric in metrics:
             if any_at_max:
-                np.multiply(metric.usage, 100.0, out=util)  # floor(usage × 100 / (path × request))
-                util /= np.multiply(path, metric.request, out=below)
+                util = np.multiply(metric.usage, 100.0)
+                util /= path * metric.request
                 np.floor(util, out=util)
                 short |= at_max & (util > metric.target_percent * (1.0 + TOLERANCE))
             if any_starting:
-                short |= starting & (metric.usage > np.multiply(serving, metric.request, out=below))
-    return ReplicaPath(path, short, True)
+                short |= starting & (metric.usage > serving * metric.request)
+    return short
 
 
 def _replica_figures(series: ReplaySeries, walk: ReplicaPath, options: Options) -> ReplicaReplay:
@@ -357,15 +340,6 @@ def rounded_2(values: FloatArray) -> tuple[float, ...]:
     return tuple(out)
 
 
-def _reorderable(values: FloatArray, own: bool) -> FloatArray:
-    """``values`` if they are a temporary (``own``), else a copy in this thread's scratch."""
-    if own:
-        return values
-    out: FloatArray = thread_scratch().get("reorderable", values.size)
-    np.copyto(out, values)
-    return out
-
-
 def _cpu(
     cs: ContainerSeries,
     cv: ContainerValues,
@@ -381,13 +355,7 @@ def _cpu(
     def per_sample(per_step: FloatArray) -> FloatArray:
         return per_step if cs.aligned else per_step[cs.cpu_step]
 
-    usage = (
-        cs.cpu_cores
-        if scale is None
-        else np.multiply(
-            cs.cpu_cores, per_sample(scale), out=thread_scratch().get("usage", cs.cpu_cores.size)
-        )
-    )
+    usage = cs.cpu_cores if scale is None else np.multiply(cs.cpu_cores, per_sample(scale))
     weight = None if pods is None else per_sample(pods)
 
     def minutes(mask: np.ndarray) -> float:
@@ -404,7 +372,9 @@ def _cpu(
     over = minutes(usage > request) if request else 0.0
     throttled = minutes(usage > limit) if limit else None
     p95 = (
-        _percentile_of(_reorderable(usage, scale is not None), 95, scratch=True) / request * 100.0
+        _percentile_of(usage if scale is not None else usage.copy(), 95, scratch=True)
+        / request
+        * 100.0
         if request and detail
         else None
     )
@@ -454,20 +424,18 @@ def _per_pod(
 ) -> tuple[FloatArray | None, FloatArray | None]:
     """How the replayed replicas change each step's load of one pod (recorded / replayed; 0
     without a pod) and how many pods each recorded pod stands for (replayed / recorded; 1
-    where none was recorded); None, None when the replicas are the recorded ones. Both are
-    this thread's scratch arrays (``controller.Scratch``): read them before the next
-    replay."""
+    where none was recorded); None, None when the replicas are the recorded ones."""
     if not walk.replayed:
         return None, None
-    scratch, path, recorded, n = thread_scratch(), walk.replicas, series.replicas, series.steps
-    below = scratch.get("per_pod_below", n)
-    absent = scratch.get("per_pod_absent", n, np.bool_)
+    path, recorded = walk.replicas, series.replicas
     with np.errstate(invalid="ignore", divide="ignore"):
-        pods = np.divide(path, np.maximum(recorded, 1e-9, out=below), out=scratch.get("pods", n))
-        if np.logical_not(recorded > 0, out=absent).any():
+        pods = np.divide(path, np.maximum(recorded, 1e-9))
+        absent = ~(recorded > 0)
+        if absent.any():
             np.copyto(pods, 1.0, where=absent)
-        scale = np.divide(recorded, np.maximum(path, 1e-9, out=below), out=scratch.get("scale", n))
-        if np.logical_not(path > 0, out=absent).any():
+        scale = np.divide(recorded, np.maximum(path, 1e-9))
+        absent = ~(path > 0)
+        if absent.any():
             np.copyto(scale, 0.0, where=absent)
     return scale, pods
 

@@ -16,22 +16,16 @@ minReplicas, so the proposal is the maximum over the slots; every slot's pair is
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from operator import itemgetter
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
+from bot.clock import local_hours
 from bot.config.recommend import AdminSettings
-from bot.model import HOURS_PER_WEEK, SECONDS_PER_HOUR, FloatArray
-from bot.native import replicas as native_replicas
+from bot.model import FloatArray
 from bot.recommend.tortoise.constants import SLOT_DECAY_AGE_S, SLOT_DECAY_FACTOR, WEEKDAYS
-
-QUARTER_HOUR_S = 900.0
-"""Every UTC offset in use is a multiple of 15 minutes, so local time is constant within one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,91 +48,11 @@ class SlotTable:
 
 def slot_labels(admin: AdminSettings) -> list[str]:
     """Labels of every slot in upstream order (weekday Sunday first, then hour)."""
-    return list(
-        _labels(
-            admin.range_of_min_max_replicas_recommendation_hours, admin.gathering_data_period_type
-        )
-    )
-
-
-@functools.lru_cache(maxsize=64)
-def _labels(width: int, period: str) -> tuple[str, ...]:
+    width = admin.range_of_min_max_replicas_recommendation_hours
     hours = [f"{h:02d}-{h + width:02d}" for h in range(0, 24, width)]
-    if period == "daily":
-        return tuple(hours)
-    return tuple(f"{day} {h}" for day in WEEKDAYS for h in hours)
-
-
-def _hours(times_s: FloatArray, offset_s: float) -> np.ndarray:
-    """Local hours since the epoch at a fixed UTC offset."""
-    hours: np.ndarray = np.floor((times_s + offset_s) / SECONDS_PER_HOUR).astype(np.int64)
-    return hours
-
-
-def _fixed_offset_s(
-    times_s: FloatArray, admin: AdminSettings, *, in_order: bool = False
-) -> float | None:
-    """The admin zone's UTC offset (s) when it is the same at the earliest and the latest
-    time (finite; ``in_order``: the times never decrease, so those are the first and last)."""
-    zone = _zone(admin.time_zone) or UTC
-    low, high = (times_s[0], times_s[-1]) if in_order else (times_s.min(), times_s.max())
-    first = datetime.fromtimestamp(float(low), tz=zone).utcoffset()
-    last = datetime.fromtimestamp(float(high), tz=zone).utcoffset()
-    return first.total_seconds() if first is not None and first == last else None
-
-
-def _window_runs(
-    times_s: FloatArray, offset_s: float, width: int
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """For times in non-decreasing order at a fixed UTC offset: where each run of one slot
-    window starts and that window (``local hour // width``), as ``replica_slots`` computes them
-    per sample; None when the shortcut cannot be shown.
-
-    The window never decreases along sorted times, so a binary search on the window edges finds
-    the candidate starts, and the formula itself, applied to the two times around each, decides.
-    """
-
-    def window(x: FloatArray) -> np.ndarray:
-        return _hours(x, offset_s) // width
-
-    n = times_s.size
-    w_first, w_last = window(times_s[[0, -1]]).tolist()
-    ws = np.arange(w_first + 1, w_last + 1, dtype=np.int64)
-    pos = np.searchsorted(times_s, ws * (width * float(SECONDS_PER_HOUR)) - offset_s)
-    below = window(times_s[np.maximum(pos - 1, 0)])
-    above = window(times_s[np.minimum(pos, n - 1)])
-    if not bool(np.all((pos > 0) & (below < ws) & ((pos == n) | (above >= ws)))):
-        return None
-    nonempty = pos < np.append(pos[1:], n)
-    starts = np.concatenate((np.zeros(1, dtype=np.intp), pos[nonempty]))
-    return starts, np.concatenate((np.array([w_first], dtype=np.int64), ws[nonempty]))
-
-
-def _zone(name: str) -> ZoneInfo | None:
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        return None
-
-
-def local_hours(times_s: FloatArray, admin: AdminSettings) -> np.ndarray:
-    """Local wall-clock hours since 1970-01-01T00:00 in the admin time zone, per time.
-
-    An unknown zone is ignored upstream (UTC is kept); so here. A window without an offset
-    change is plain arithmetic; otherwise each quarter hour is converted once.
-    """
-    if times_s.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    offset_s = _fixed_offset_s(times_s, admin)
-    if offset_s is not None:
-        return _hours(times_s, offset_s)
-    zone = _zone(admin.time_zone) or UTC
-    quarters, inverse = np.unique(np.floor(times_s / QUARTER_HOUR_S), return_inverse=True)
-    hours = np.empty(quarters.size, dtype=np.int64)
-    for i, q in enumerate(quarters.tolist()):
-        local = datetime.fromtimestamp(q * QUARTER_HOUR_S, tz=zone).replace(tzinfo=UTC)
-        hours[i] = int(local.timestamp() // SECONDS_PER_HOUR)
-    return hours[inverse.reshape(-1)]
+    if admin.gathering_data_period_type == "daily":
+        return hours
+    return [f"{day} {h}" for day in WEEKDAYS for h in hours]
 
 
 def slot_of_hours(hours: np.ndarray, admin: AdminSettings) -> np.ndarray:
@@ -152,19 +66,10 @@ def slot_of_hours(hours: np.ndarray, admin: AdminSettings) -> np.ndarray:
     return slots.astype(np.intp)
 
 
-def hour_of_week(times_s: FloatArray, admin: AdminSettings) -> np.ndarray:
-    """Hour of the week (0..167, Sunday 00 first) of each time in the admin time zone."""
-    hours = local_hours(times_s, admin)
-    # weekday × 24 + hour of the day, Sunday first (1970-01-01 was a Thursday, day 4): with
-    # floor division and modulo, (hours // 24 + 4) % 7 × 24 + hours % 24 = (hours + 96) % 168.
-    hours += 4 * 24
-    out: np.ndarray = np.remainder(hours, HOURS_PER_WEEK, out=hours).astype(np.intp)
-    return out
-
-
 def slot_index(times_s: FloatArray, admin: AdminSettings) -> np.ndarray:
-    """Slot of each time (``findSlotInReplicasRecommendation``)."""
-    return slot_of_hours(local_hours(times_s, admin), admin)
+    """Slot of each time (``findSlotInReplicasRecommendation``) on the wall clock of the admin
+    time zone (``bot.clock``)."""
+    return slot_of_hours(local_hours(times_s, admin.time_zone), admin)
 
 
 def candidates(replicas: FloatArray, admin: AdminSettings) -> tuple[np.ndarray, np.ndarray]:
@@ -194,57 +99,9 @@ def _max_floor(admin: AdminSettings) -> int:
     )
 
 
-def _slots_compiled(
-    t: FloatArray, r: FloatArray, offset_s: float, admin: AdminSettings, labels: tuple[str, ...]
-) -> SlotTable | None:
-    """``replica_slots`` of finite times in order at one UTC offset (finite replicas >= 0) in
-    one compiled pass (``bot.native.replicas``, the same slots), or None to run it."""
-    found = native_replicas.slots(
-        t,
-        r,
-        offset_s=offset_s,
-        width=admin.range_of_min_max_replicas_recommendation_hours,
-        daily=admin.gathering_data_period_type == "daily",
-        n_slots=len(labels),
-        min_multiplier=admin.min_replicas_recommendation_multiplier,
-        max_multiplier=admin.max_replicas_recommendation_multiplier,
-        floor=admin.minimum_min_replicas,
-        max_floor=_max_floor(admin),
-        decay_age_s=SLOT_DECAY_AGE_S,
-        decay_factor=SLOT_DECAY_FACTOR,
-    )
-    if found is None:
-        return None
-    lo, hi, seen = found
-    if bool(seen.all()):  # every slot observed: the common case, without a test per slot
-        pairs_all = zip(lo.tolist(), hi.tolist(), strict=True)
-        return SlotTable(dict(zip(labels, pairs_all, strict=True)), ())
-    pairs = zip(labels, seen.tolist(), lo.tolist(), hi.tolist(), strict=True)
-    values = {label: (low, high) for label, was_seen, low, high in pairs if was_seen}
-    return SlotTable(values, tuple(label for label in labels if label not in values))
-
-
 def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSettings) -> SlotTable:
     """Replay the replica history into the slot table (see module doc)."""
-    labels = _labels(
-        admin.range_of_min_max_replicas_recommendation_hours, admin.gathering_data_period_type
-    )
-    tried = bool(
-        times_s.size
-        and replicas.size == times_s.size
-        and all(math.isfinite(x) for x in (float(times_s[0]), float(times_s[-1])))
-    )
-    if tried:
-        # The usual series, finite and in time order, straight into the compiled pass, which
-        # refuses any other (the checks below then sort and filter it).
-        offset_s = _fixed_offset_s(times_s, admin, in_order=True)
-        compiled = (
-            None
-            if offset_s is None
-            else _slots_compiled(times_s, replicas, offset_s, admin, labels)
-        )
-        if compiled is not None:
-            return compiled
+    labels = slot_labels(admin)
     if times_s.size == 0 or (
         bool(np.isfinite(times_s.min()))
         and bool(np.isfinite(times_s.max()))
@@ -262,23 +119,9 @@ def replica_slots(times_s: FloatArray, replicas: FloatArray, admin: AdminSetting
     if t.size:
         # One run per occurrence of a slot: consecutive samples in the same local slot window.
         width = admin.range_of_min_max_replicas_recommendation_hours
-        offset_s = _fixed_offset_s(t, admin)
-        # the very arrays the compiled pass refused above (or no kernel): not again
-        again = not (tried and t is times_s and r is replicas)
-        compiled = (
-            _slots_compiled(t, r, offset_s, admin, labels)
-            if offset_s is not None and again
-            else None
-        )
-        if compiled is not None:
-            return compiled
-        runs = None if offset_s is None else _window_runs(t, offset_s, width)
-        if runs is not None:
-            starts, run_window = runs
-        else:
-            window = local_hours(t, admin) // width
-            starts = np.flatnonzero(np.r_[True, window[1:] != window[:-1]])
-            run_window = window[starts]
+        window = local_hours(t, admin.time_zone) // width
+        starts = np.flatnonzero(np.r_[True, window[1:] != window[:-1]])
+        run_window = window[starts]
         ends = np.append(starts[1:] - 1, t.size - 1)
         # ceil(r × m) is monotone in r: the run's largest candidate is that of its largest r.
         run_min, run_max = candidates(np.maximum.reduceat(r, starts), admin)

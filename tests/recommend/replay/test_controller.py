@@ -6,14 +6,15 @@ from functools import partial
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.recommend.replay.controller import (
     Metric,
-    Scratch,
+    _rate_limited,
     _up_limits,
     _up_limits_float,
+    replay_exact_reach,
     replay_fast_reach,
     replay_replicas,
     scale_up_limit,
@@ -142,7 +143,7 @@ def test_replay_is_deterministic_and_picks_the_model():
 def test_the_scale_up_limits_of_a_path_are_those_of_each_count(counts, syncs):
     limits = _up_limits(np.array(counts, dtype=np.float64), syncs)
     assert limits.tolist() == [scale_up_limit(c, syncs) for c in counts]
-    floats = _up_limits_float(np.array(counts, dtype=np.float64), syncs, Scratch())
+    floats = _up_limits_float(np.array(counts, dtype=np.float64), syncs)
     assert floats.tolist() == [float(scale_up_limit(c, syncs)) for c in counts]
 
 
@@ -163,19 +164,47 @@ def test_any_max_replicas_above_the_reach_gives_the_same_fast_path(usage, low, h
                 assert np.array_equal(replay_fast(metrics, max_replicas=higher, **kw), path)
 
 
-def test_a_shared_scratch_gives_the_paths_fresh_arrays_give():
-    scratch = Scratch()
-    rng = np.random.default_rng(5)
-    for size in (300, 301, 300, 120, 300, 77):  # more window lengths than a scratch keeps
-        usage = rng.uniform(0.0, 30.0, size)
-        metrics = [Metric(usage, 0.5, 60), Metric(usage[::-1].copy(), 0.8, 70)]
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 400) | st.integers(0, 6), min_size=0, max_size=60),
+    st.integers(1, 8),
+)
+def test_the_rate_limit_is_the_step_by_step_limit(path, syncs):
+    """Rises within and beyond what the Pods policy alone allows, and flat runs (replica
+    counts are never negative): each step at most ``scale_up_limit`` of the step before."""
+    want = list(path)
+    for k in range(1, len(want)):
+        want[k] = min(want[k], scale_up_limit(want[k - 1], syncs))
+    assert _rate_limited(np.array(path, dtype=np.int64), syncs).tolist() == want
 
-        def walk(scratch: Scratch | None, metrics: list[Metric] = metrics) -> tuple:
-            return replay_fast_reach(
-                metrics, min_replicas=2, max_replicas=40, initial=5, step_s=60.0, scratch=scratch
-            )
 
-        shared, fresh = walk(scratch), walk(None)
-        assert np.array_equal(shared[0], fresh[0]) and shared[1] == fresh[1]
-        assert not np.shares_memory(shared[0], scratch.get("passed", size))
-    assert len({key[1] for key in scratch._arrays}) <= Scratch.KEPT_SIZES
+extreme_usage = st.one_of(
+    st.floats(-3.0, 60.0),
+    st.floats(1e10, 1e20),
+    st.sampled_from([float("nan"), float("inf"), -0.0, 0.0, 2.0**52, 9.0e18, -1e300]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(extreme_usage, extreme_usage), min_size=1, max_size=60),
+    st.integers(0, 6),
+    st.integers(0, 60),
+    st.integers(0, 15),
+    st.sampled_from([15.0, 60.0, 100.0, 600.0]),
+)
+def test_both_models_keep_the_bounds_on_any_load(rows, low, span, initial, step_s):
+    """Negative, signed-zero, huge, infinite and missing loads, one or two metrics: every step
+    within ``[minReplicas, maxReplicas]``, the first at the clamped start, and a reach no lower
+    than any step (``max_replicas`` above the reach gives the same path)."""
+    columns = np.array(rows, dtype=np.float64).T
+    metrics = [Metric(columns[0], 0.5, 60), Metric(columns[1], 0.25, 80)]
+    kw = {"min_replicas": low, "max_replicas": low + span, "initial": initial, "step_s": step_s}
+    for chosen in (metrics[:1], metrics):
+        for walk in (replay_fast_reach, replay_exact_reach):
+            with np.errstate(all="ignore"):
+                path, reach = walk(chosen, **kw)
+            assert path.dtype == np.int64 and path.size == columns.shape[1]
+            assert path[0] == min(max(initial, low), low + span)
+            assert ((path >= low) & (path <= low + span)).all()
+            assert reach >= path.max()
