@@ -16,6 +16,7 @@ from bot.forge.branches import group_change_sets
 from bot.forge.errors import AuthError
 from bot.forge.github import GitHubForge
 from bot.forge.github.auth import AppCredentials, TokenCredentials
+from bot.forge.publish import update_dashboard
 from bot.forge.results import PublishReport, WorkloadStatus
 from bot.report import Proposal, parse_state
 from tests.support.github import GitHubEmulator
@@ -520,7 +521,7 @@ def test_dashboard_only_when_pull_requests_are_off(github_emulator, tmp_path):
         WorkloadStatus(ref("web"), "changes", "cpu 500m -> 250m", key="prod/shop/web"),
         WorkloadStatus(ref("api"), "gathering-data", "3 of 7 days", key="prod/shop/api"),
     ]
-    session.update_dashboard(statuses, PublishReport())
+    update_dashboard(session, statuses, PublishReport())
     assert gh.pulls(REPO) == []
     body = gh.issues(REPO)[0].body or ""
     assert "## Pending" in body and "cpu 500m -&gt; 250m" in body
