@@ -748,6 +748,8 @@ def _serve_configured(
     budget: Budget,
 ) -> RepositoryReport:
     """``serve_repository`` once the opt-in file is read and the session configured."""
+    from bot.forge.publish import publish, update_dashboard  # noqa: PLC0415 (jinja2: not for plan)
+
     full_name = session.full_name
     memory = session.workload_memory()
     plan = repository_outcome(
@@ -781,12 +783,13 @@ def _serve_configured(
         )
     else:
         grouping = config.pull_requests.grouping
-        report = session.publish(
+        report = publish(
+            session,
             proposals,
             within_thresholds=proposals_within_thresholds(settings.recommend.noise),
             in_error={group_key(o.ref, grouping) for o in plan.outcomes if o.status == "error"},
         )
-    session.update_dashboard(workload_statuses(plan), report)
+    update_dashboard(session, workload_statuses(plan), report)
     failed = [r.message for r in report.errors]
     if counts.get("error"):
         failed.append(f"{counts['error']} workload(s) in error (listed on the dashboard)")

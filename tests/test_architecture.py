@@ -291,13 +291,15 @@ def test_field_ids_are_typed_not_text():
 
 FORGE_NEUTRAL = {
     "bot.forge.protocol",
+    "bot.forge.publish",
     "bot.forge.results",
     "bot.forge.previous",
     "bot.forge.lifecycle",
     "bot.forge.branches",
     "bot.forge.errors",
 }
-"""The forge modules the pipeline may read: the ``Forge`` protocol and forge-neutral values."""
+"""The forge modules the pipeline may read: the ``Forge`` protocol, the forge-neutral
+pull-request lifecycle that runs on it, and forge-neutral values."""
 
 
 def test_the_pipeline_sees_the_forge_only_through_its_protocol():
@@ -319,6 +321,30 @@ def test_only_a_forge_package_reaches_its_client():
         for path in sorted(FORGE.glob("*.py"))
         for name in _imports(path)
         if name.split(".")[0] in FORGE_CLIENTS
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_publish_loop_and_every_forge_neutral_module_stay_off_any_forge():
+    """``publish`` (list, observe, decide, order, reserve, act) and every module beside it run
+    on the primitives of ``forge/protocol.py`` only: none imports GitHub's package
+    (``bot.forge.github``) or its client (PyGithub's ``github``), so a second forge reuses them
+    as they are."""
+    neutral = sorted(FORGE.glob("*.py"))
+    assert FORGE / "publish.py" in neutral
+    bad = [
+        f"{path.relative_to(BOT.parent)} imports {name}"
+        for path in neutral
+        for name in _imports(path)
+        if name.split(".")[0] == "github"
+        or name == "bot.forge.github"
+        or name.startswith("bot.forge.github.")
+    ]
+    bad += [
+        f"{path.relative_to(BOT.parent)} imports github from {module}"
+        for path in neutral
+        for module, names in _from_imports(path)
+        if module in ("bot", "bot.forge") and "github" in names
     ]
     assert not bad, "\n".join(bad)
 

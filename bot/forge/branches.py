@@ -5,9 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from bot.model import ChangeSet, WorkloadRef
+
+if TYPE_CHECKING:
+    from bot.config.forge import PullRequestConfig
 
 Grouping: TypeAlias = Literal["workload", "namespace", "environment", "repository"]
 
@@ -85,6 +88,11 @@ class BranchNames:
 
     prefix: str = "tortoise-bot"
     template: str = "{prefix}/{key}"
+
+    @classmethod
+    def of_settings(cls, config: PullRequestConfig) -> BranchNames:
+        """The branch names of a repository's pull-request settings."""
+        return cls(config.branch_prefix, config.branch_template)
 
     def of(self, key: str) -> str:
         """The branch of change set ``key`` (``branch_name``)."""

@@ -2,7 +2,7 @@
 
 ``decide(observed, proposal)`` reads what the forge saw for one branch key and the state the
 new proposal would have, and returns the single ``Action`` to take. It does no I/O; limits
-(open pull requests, new ones per run) are applied afterwards, across keys, by the forge.
+(open pull requests, new ones per run) are applied afterwards, across keys, by ``publish``.
 """
 
 from __future__ import annotations

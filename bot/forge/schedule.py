@@ -1,7 +1,7 @@
 """Which branch keys ``publish`` looks at, in which order it acts, and which wait: pure.
 
-Any forge's ``publish`` reads its pull requests and branches, then follows these steps before
-it writes anything (``docs/pull-requests.md``, "Commits, labels, reviewers"):
+``bot.forge.publish`` reads a forge's pull requests and branches, then follows these steps
+before it writes anything (``docs/pull-requests.md``, "Commits, labels, reviewers"):
 
 1. ``branch_keys``: every branch to look at, each with its change-set key: the proposals',
    then those of listed bot pull requests, then bot branches left on the remote.

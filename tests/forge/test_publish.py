@@ -13,9 +13,9 @@ import pytest
 
 from bot.config.forge import PullRequestConfig
 from bot.forge.branches import group_change_sets
-from bot.forge.errors import AuthError
 from bot.forge.github import GitHubForge
 from bot.forge.github.auth import AppCredentials, TokenCredentials
+from bot.forge.publish import update_dashboard
 from bot.forge.results import PublishReport, WorkloadStatus
 from bot.report import Proposal, parse_state
 from tests.support.github import GitHubEmulator
@@ -369,32 +369,6 @@ def test_expired_installation_token_is_refreshed(github_emulator, tmp_path):
     assert all(c.status != 401 for c in gh.rest_calls())
 
 
-def test_rate_limit_budget_stops_cleanly_and_reports_what_was_not_done(github_emulator, tmp_path):
-    gh = github_emulator
-    names = ["a", "b", "c"]
-    create_repository(gh, names)
-    gh.rate_limit_remaining = 3  # repository, pull listing, and too few for a pull request
-    report, _ = run_once(
-        gh, tmp_path / "w", lambda p: [proposal_for(p, [n], 250) for n in names], dashboard=False
-    )
-    assert report.stopped and "rate limit" in report.stopped
-    assert report.not_done
-    done = {r.key for r in report.results if r.status == "proposal-open"}
-    assert done.isdisjoint(report.not_done) and done | set(report.not_done) == {
-        f"prod/shop/{n}" for n in names
-    }
-
-
-def test_server_errors_are_retried_without_duplicates(github_emulator, tmp_path):
-    gh = github_emulator
-    create_repository(gh, ["web"])
-    gh.fail("POST", r"/pulls$", 502, times=1)
-    gh.fail("GET", r"/pulls$", 503, times=1)
-    report, _ = run_once(gh, tmp_path / "w", web(250))
-    assert [r.status for r in report.results] == ["proposal-open"]
-    assert len(gh.pulls(REPO)) == 1
-
-
 def test_hostile_names_reach_github_escaped(github_emulator, tmp_path):
     gh = github_emulator
     create_repository(gh, ["web"])
@@ -414,58 +388,6 @@ def test_hostile_names_reach_github_escaped(github_emulator, tmp_path):
     assert "<img" not in visible and "@octo" not in visible and "](http://evil)" not in visible
     dashboard = gh.issues(REPO)[0].body or ""
     assert "<b>" not in dashboard and "@team" not in dashboard
-
-
-def test_bad_token_is_an_auth_error(github_emulator, tmp_path):
-    gh = github_emulator
-    create_repository(gh, ["web"])
-    with pytest.raises(AuthError):
-        run_once(
-            gh,
-            tmp_path / "w",
-            web(250),
-            credentials=TokenCredentials("ghp_wrong"),
-            github=settings(gh),
-        )
-
-
-def test_primary_rate_limit_waits_for_a_near_reset(github_emulator, tmp_path):
-    gh = github_emulator
-    create_repository(gh, ["web"])
-    gh.rate_limit_reset_s = 0.5  # the window starts at the first call, which finds no budget
-    gh.rate_limit_refill = 100
-    gh.rate_limit_remaining = 0
-    report, _ = run_once(
-        gh, tmp_path / "w", web(250), dashboard=False, github=settings(gh, max_rate_limit_wait_s=5)
-    )
-    assert [r.status for r in report.results] == ["proposal-open"] and report.stopped is None
-    assert [c.status for c in gh.rest_calls()][:2] == [403, 200]
-
-
-def test_secondary_rate_limit_and_429_honour_retry_after(github_emulator, tmp_path):
-    gh = github_emulator
-    create_repository(gh, ["web"])
-    gh.fail("POST", r"/pulls$", 403, headers={"Retry-After": "1"})
-    gh.fail("GET", r"/pulls$", 429, headers={"Retry-After": "0"})
-    report, _ = run_once(gh, tmp_path / "w", web(250), dashboard=False)
-    assert [r.status for r in report.results] == ["proposal-open"]
-    statuses = [(c.method, c.status) for c in gh.rest_calls() if c.path.endswith("/pulls")]
-    assert statuses == [("GET", 429), ("GET", 200), ("POST", 403), ("POST", 201)]
-    assert len(gh.pulls(REPO)) == 1
-
-
-def test_pull_request_opened_by_another_run_in_between_is_adopted(github_emulator, tmp_path):
-    gh = github_emulator
-    create_repository(gh, ["web"])
-    gh.before("POST", r"/pulls$", lambda g: g.open_pull(REPO, BRANCH, title="Right-size web"))
-    report, _ = run_once(gh, tmp_path / "w", web(250))
-    assert [(r.action, r.status, r.number) for r in report.results] == [
-        ("adopted", "proposal-open", 1)
-    ]
-    assert len(gh.pulls(REPO)) == 1
-    assert [
-        c.status for c in gh.rest_calls() if c.method == "POST" and c.path.endswith("/pulls")
-    ] == [422]
 
 
 def test_the_token_never_appears_in_git_argv(github_emulator, tmp_path, monkeypatch):
@@ -520,7 +442,7 @@ def test_dashboard_only_when_pull_requests_are_off(github_emulator, tmp_path):
         WorkloadStatus(ref("web"), "changes", "cpu 500m -> 250m", key="prod/shop/web"),
         WorkloadStatus(ref("api"), "gathering-data", "3 of 7 days", key="prod/shop/api"),
     ]
-    session.update_dashboard(statuses, PublishReport())
+    update_dashboard(session, statuses, PublishReport())
     assert gh.pulls(REPO) == []
     body = gh.issues(REPO)[0].body or ""
     assert "## Pending" in body and "cpu 500m -&gt; 250m" in body
@@ -537,20 +459,6 @@ def test_repositories_reachable_by_an_app_or_a_token(github_emulator, tmp_path):
     assert forge.repositories() == ["octo/pay", "octo/shop"]
     token = GitHubForge(settings(gh), TokenCredentials(gh.token), workdir=tmp_path)
     assert token.repositories() == ["octo/other", "octo/pay", "octo/shop"]
-
-
-def test_secondary_limit_on_fast_writes_is_waited_out(github_emulator, tmp_path):
-    gh = github_emulator
-    names = ["a", "b", "c"]
-    create_repository(gh, names)
-    gh.secondary_write_limit = (1, 1.0)  # one write per second
-    report, _ = run_once(
-        gh, tmp_path / "w", lambda p: [proposal_for(p, [n], 250) for n in names], dashboard=False
-    )
-    assert [r.status for r in report.results] == ["proposal-open"] * 3
-    posts = [c.status for c in gh.rest_calls() if c.method == "POST"]
-    assert 403 in posts and posts.count(201) == 3
-    assert len(gh.pulls(REPO)) == 3
 
 
 def test_leftover_bot_branch_is_deleted_but_a_human_branch_is_kept(github_emulator, tmp_path):

@@ -8,6 +8,7 @@ from bot.config.repo import RepoConfig
 from bot.forge.branches import group_change_sets, group_key
 from bot.forge.github import GitHubForge
 from bot.forge.github.auth import TokenCredentials
+from bot.forge.publish import publish, update_dashboard
 from bot.forge.results import WorkloadStatus
 from bot.manifests import apply_changes, discover
 from bot.model import ChangeSet, FieldChange, FieldId
@@ -60,11 +61,11 @@ def test_real_manifests_become_pull_requests(github_emulator, tmp_path):
         for cs in group_change_sets(change_sets, config.pull_requests.grouping)
     ]
     assert all(len(p.files) == 1 for p in proposals)
-    report = session.publish(proposals)
+    report = publish(session, proposals)
     statuses = [
         WorkloadStatus(ref, "changes", key=group_key(ref, "workload")) for ref in by_name.values()
     ]
-    session.update_dashboard(statuses, report)
+    update_dashboard(session, statuses, report)
     assert sorted(report.opened) == ["default/shop/api", "default/shop/web"]
     git = gh.repository("octo/deploys").git
     edited = git.read_file("refs/heads/tortoise-bot/default/shop/web", "web.yaml")

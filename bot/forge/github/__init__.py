@@ -1,5 +1,6 @@
-"""GitHub as a forge (``bot.forge.protocol``), through PyGithub: ``GitHubForge`` opens one
-``RepositorySession`` per repository and run.
+"""GitHub as a forge (the primitives of ``bot.forge.protocol``), through PyGithub:
+``GitHubForge`` opens one ``RepositorySession`` per repository and run; ``bot.forge.publish``
+runs the pull-request lifecycle on it.
 
 Reads are kept to what the lifecycle needs (``docs/pull-requests.md``, "API budget"): the
 repository, one listing of pull requests, one lookup of the dashboard issue, and the commits
@@ -8,8 +9,8 @@ Everything else is a write, made only when something changes. Bot branches are l
 ``git ls-remote``, not through the API.
 
 Modules: ``api`` (the REST client: retries, errors, budget), ``listing`` (the bot's pull
-requests and what they remember), ``dashboard`` (the dashboard issue), ``writes`` (what a step
-writes), ``session`` (one repository in one run), ``forge`` (``GitHubForge``).
+requests, as ``bot.forge.pulls.ListedPull``), ``dashboard`` (the dashboard issue), ``writes``
+(open, edit, comment, close, labels, reviews), ``session`` (one repository in one run), ``forge`` (``GitHubForge``).
 """
 
 from bot.forge.github.api import make_retry

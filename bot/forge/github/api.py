@@ -120,7 +120,7 @@ class RepositoryApi:
         ``max_rate_limit_wait_s``, else raise ``RateLimitError`` (the run stops there). With
         several processes on one budget (shards) another may spend it meanwhile; then GitHub's
         403 stops the run in the middle of a step and the next run repairs what it left
-        (``PullRequestWriter.undecorated``)."""
+        (``bot.forge.act.StepWriter.undecorated``)."""
         left = self.requests_left()
         if left is None or left >= needed:
             return

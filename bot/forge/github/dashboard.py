@@ -10,7 +10,6 @@ from github.Issue import Issue
 from bot.config.forge import PullRequestConfig
 from bot.forge.github.api import RepositoryApi
 from bot.forge.messages import public
-from bot.report import ticked_keys
 
 LOG = logging.getLogger(__name__)
 
@@ -40,11 +39,6 @@ class DashboardIssue:
             self._issue = self.oldest(label)
             self._loaded = True
         return self._issue
-
-    def ticked_keys(self, label: str) -> set[str]:
-        """Keys a human ticked on the dashboard (read once per session)."""
-        issue = self.load(label)
-        return ticked_keys(issue.body if issue else None)
 
     @property
     def url(self) -> str | None:

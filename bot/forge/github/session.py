@@ -1,34 +1,25 @@
-"""One repository in one run on GitHub (``bot.forge.protocol.ForgeSession``): its checkout,
-the bot's pull requests (``listing``), the dashboard issue (``dashboard``), and ``publish``,
-which follows the pure ``bot.forge.schedule`` and writes through ``writes``."""
+"""One repository in one run on GitHub (``bot.forge.protocol.ForgeSession``): its checkout and
+bot branches (``bot.forge.checkout``), the bot's pull requests (``listing``, ``writes``), the
+dashboard issue (``dashboard``) and the REST budget (``api``). ``bot.forge.publish`` runs the
+pull-request lifecycle on these primitives."""
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-
-from github.PullRequest import PullRequest
 
 from bot.config.forge import PullRequestConfig
 from bot.forge.branches import BranchNames
 from bot.forge.checkout import Checkout
-from bot.forge.dashboard import dashboard_body
-from bot.forge.errors import ForgeError, RateLimitError
 from bot.forge.git import Author, Git
 from bot.forge.github.api import RepositoryApi
 from bot.forge.github.dashboard import DashboardIssue
 from bot.forge.github.listing import BotPulls
-from bot.forge.github.writes import PullRequestWriter
-from bot.forge.lifecycle import ThresholdCheck, decide, same_proposal
+from bot.forge.github.writes import PullRequestWrites
 from bot.forge.messages import config_error_notice, failure_notice
-from bot.forge.previous import PreviousProposal, WorkloadMemory
-from bot.forge.results import KeyResult, PublishReport, WorkloadStatus
-from bot.forge.schedule import Slots, Step, branch_keys, ordered
-from bot.report import Prices, parse_state, state_of
+from bot.forge.previous import PreviousProposal, WorkloadMemory, workload_memory
+from bot.forge.pulls import ListedPull, OpenedPull, Write, previous_proposals
 from bot.report.proposal import Proposal
-
-LOG = logging.getLogger(__name__)
 
 DASHBOARD_RESERVE = 3
 """REST requests kept for the dashboard when a run decides whether it can afford one more pull
@@ -36,7 +27,7 @@ request: looking it up, creating it and checking that no other run created one m
 
 
 class RepositorySession:
-    """One repository in one run: checkout, publish proposals, keep the dashboard."""
+    """One repository in one run: checkout, bot branches and pull requests, dashboard issue."""
 
     def __init__(
         self,
@@ -51,6 +42,7 @@ class RepositorySession:
         self.workdir = workdir
         self.git_timeout_s = git_timeout_s
         self.pulls = BotPulls(api)
+        self.writes = PullRequestWrites(api, self.pulls)
         self.dashboard = DashboardIssue(api)
         self._checkout: Checkout | None = None
         self.configure(config, dashboard=dashboard)
@@ -63,19 +55,13 @@ class RepositorySession:
         """Apply the repository's own pull-request settings, read from its checkout.
 
         The opt-in file lives in the repository, so it is known only after ``checkout()``;
-        call this before ``publish`` and ``update_dashboard``.
+        call this before ``bot.forge.publish``'s ``publish`` and ``update_dashboard``.
         """
         self.config = pull_requests
-        self.names = BranchNames(pull_requests.branch_prefix, pull_requests.branch_template)
-        self.author = Author(pull_requests.author_name, pull_requests.author_email)
+        self.names = BranchNames.of_settings(pull_requests)
         self.dashboard_enabled = dashboard
 
-    @property
-    def prices(self) -> Prices:
-        cost = self.config.cost
-        return Prices(cost.cpu_core_month, cost.memory_gib_month, cost.currency)
-
-    # ------------------------------------------------------------------ checkout
+    # ------------------------------------------------------------------ checkout and branches
 
     @property
     def checkout_path(self) -> Path | None:
@@ -98,6 +84,28 @@ class RepositorySession:
         self._checkout = Checkout.clone(git, path, default_branch)
         return path
 
+    def _checked_out(self) -> Checkout:
+        checkout = self._checkout
+        assert checkout is not None, "call checkout() first"
+        return checkout
+
+    def bot_branches(self) -> dict[str, str]:
+        """Bot branch -> SHA on the remote (``git ls-remote``, no API call)."""
+        return self._checked_out().bot_branches(self.names)
+
+    def push_branch(
+        self, proposal: Proposal, ref: str, expected: str | None, *, message: str, author: Author
+    ) -> str:
+        return self._checked_out().push(
+            proposal, ref, expected, message=message, author=author, names=self.names
+        )
+
+    def delete_branch(self, ref: str, *, expected: str) -> None:
+        self._checked_out().delete(ref, expected=expected)
+
+    def branch_author_email(self, ref: str) -> str:
+        return self._checked_out().head_author_email(ref)
+
     def close(self) -> None:
         """Remove the checkout (the session can ``checkout()`` again)."""
         if self._checkout is not None:
@@ -113,7 +121,7 @@ class RepositorySession:
 
     def previous_proposals(self) -> tuple[PreviousProposal, ...]:
         """Every bot pull request of the repository, newest first, with its parsed state."""
-        return self.pulls.previous_proposals(self.names)
+        return previous_proposals(self.pulls.listing(self.names), self.names)
 
     def previous(self, key: str) -> PreviousProposal | None:
         """The latest bot pull request of change-set ``key`` (None when there was none)."""
@@ -121,134 +129,61 @@ class RepositorySession:
 
     def workload_memory(self) -> dict[str, WorkloadMemory]:
         """Per workload key, what merged bot pull requests tell the engine (``previous.py``)."""
-        return self.pulls.workload_memory(self.names)
+        return workload_memory(self.previous_proposals())
 
-    # ------------------------------------------------------------------ publish
+    # ------------------------------------------------------------------ pull requests
 
-    def publish(
-        self,
-        proposals: Sequence[Proposal],
-        *,
-        within_thresholds: ThresholdCheck = same_proposal,
-        in_error: Collection[str] = (),
-    ) -> PublishReport:
-        """Bring the repository's bot pull requests in line with ``proposals`` (lifecycle table).
+    def pull_requests(self) -> tuple[ListedPull, ...]:
+        """Every bot pull request, newest first: the listing ``workload_memory`` made, once;
+        a later call lists again."""
+        return self.pulls.take(self.names)
 
-        Closes and updates come first, then new pull requests: dashboard requests first, then
-        by key, while fewer than ``max_open`` bot pull requests are open and fewer than
-        ``max_new_per_run`` were opened in this run (requests ignore both limits;
-        ``bot.forge.schedule``). A rate limit stops the run; every key not handled is listed in
-        ``not_done``. ``in_error``: keys with a workload in error in this run; without a
-        proposal they are left as they are.
-        """
-        checkout = self._checkout
-        assert checkout is not None, "call checkout() first"
-        names = self.names
-        results: list[KeyResult] = []
-        not_done: list[str] = []
-        try:
-            remote = checkout.bot_branches(names)
-            pulls = self.pulls.latest(names)
-            requested = self.ticked_keys()
-        except RateLimitError as exc:
-            return PublishReport((), tuple(p.key for p in proposals), str(exc))
-        finally:
-            self.pulls.forget()  # a later call lists again
-        by_key = {p.key: p for p in proposals}
-        keys = branch_keys(
-            {names.of(k): k for k in by_key},
-            {ref: _key_of(pull, names) for ref, pull in pulls.items()},
-            {ref: names.key_of(ref) for ref in remote},
-        )
-        steps: list[Step] = []
-        stopped: str | None = None
-        for ref, key in sorted(keys.items(), key=lambda kv: kv[1]):
-            try:
-                observed = self.pulls.observe(
-                    key,
-                    ref,
-                    pulls.get(ref),
-                    remote,
-                    requested,
-                    bot_email=self.config.author_email,
-                    in_error=in_error,
-                )
-            except RateLimitError as exc:
-                stopped = str(exc)
-                break
-            except ForgeError as exc:
-                results.append(KeyResult(key, "error", "error", str(exc), done=False))
-                continue
-            proposal = by_key.get(key)
-            action = decide(
-                observed,
-                state_of(proposal) if proposal else None,
-                within_thresholds=within_thresholds,
-            )
-            steps.append(Step(key, ref, observed, action))
-        if stopped:
-            handled = {r.key for r in results} | {s.key for s in steps}
-            not_done.extend(k for k in keys.values() if k not in handled)
-        open_now = sum(1 for p in pulls.values() if p.state == "open")
-        slots = Slots(self.config.max_open, self.config.max_new_per_run, open_now)
-        writer = PullRequestWriter(
-            self.api,
-            checkout,
-            self.config,
-            names,
-            self.author,
-            self.prices,
-            self.dashboard_url(),
-        )
-        for step in ordered(steps):
-            if stopped:
-                not_done.append(step.key)
-                continue
-            wait = slots.wait_reason(step)
-            if wait is not None:
-                results.append(KeyResult(step.key, "pending", "pending", wait))
-                continue
-            kind, pull = step.action.kind, pulls.get(step.ref)
-            try:
-                needed = writer.requests_of(step, pull)
-                if needed:
-                    self.api.reserve(needed + DASHBOARD_RESERVE, f"{kind} {step.key}")
-                result = writer.act(step, pull, by_key.get(step.key))
-            except RateLimitError as exc:
-                stopped = str(exc)
-                not_done.append(step.key)
-                continue
-            except ForgeError as exc:
-                LOG.warning("%s", exc)
-                results.append(KeyResult(step.key, kind, "error", str(exc), done=False))
-                continue
-            results.append(result)
-            slots = slots.after(kind)
-        return PublishReport(tuple(results), tuple(not_done), stopped)
+    def commit_emails(self, pull: ListedPull) -> tuple[str, ...]:
+        return self.pulls.commit_emails(pull)
+
+    def open_pull(self, ref: str, *, title: str, body: str, draft: bool) -> OpenedPull:
+        base = self._checked_out().default_branch or "main"
+        return self.writes.open(ref, base, title=title, body=body, draft=draft)
+
+    def update_pull(
+        self, number: int, *, title: str | None = None, body: str | None = None
+    ) -> None:
+        self.writes.update(number, title=title, body=body)
+
+    def comment(self, number: int, text: str) -> None:
+        self.writes.comment(number, text)
+
+    def close_pull(self, number: int) -> None:
+        self.writes.close(number)
+
+    def set_labels(
+        self, number: int, *, labels: Sequence[str] | None, assignees: Sequence[str] | None
+    ) -> None:
+        self.writes.set_labels(number, labels=labels, assignees=assignees)
+
+    def request_reviews(
+        self, number: int, *, reviewers: Sequence[str], team_reviewers: Sequence[str]
+    ) -> None:
+        self.writes.request_reviews(number, reviewers=reviewers, team_reviewers=team_reviewers)
+
+    def reserve(self, writes: Sequence[Write], before: str) -> None:
+        """One REST request per write, plus ``DASHBOARD_RESERVE`` (``RepositoryApi.reserve``)."""
+        self.api.reserve(len(writes) + DASHBOARD_RESERVE, before)
 
     # ------------------------------------------------------------------ dashboard
 
-    def ticked_keys(self) -> set[str]:
-        """Keys a human ticked on the dashboard (read once per session)."""
-        if not self.dashboard_enabled:
-            return set()
-        return self.dashboard.ticked_keys(self.config.dashboard_label)
+    def read_dashboard(self) -> str | None:
+        """The dashboard issue's body (looked up once per session); None without one."""
+        issue = self.dashboard.load(self.config.dashboard_label)
+        return issue.body if issue else None
 
+    @property
     def dashboard_url(self) -> str | None:
-        return self.dashboard.url if self.dashboard_enabled else None
+        return self.dashboard.url
 
-    def update_dashboard(
-        self, statuses: Sequence[WorkloadStatus], report: PublishReport
-    ) -> set[str]:
-        """Create or edit the dashboard issue (only when its body changes); the ticked keys read."""
-        if not self.dashboard_enabled:
-            return set()
-        ticked = self.ticked_keys()
-        body = dashboard_body(
-            statuses, report, title=self.config.dashboard_title, prices=self.prices
-        )
-        self.dashboard.write(body, self.config)
-        return ticked
+    def write_dashboard(self, text: str) -> None:
+        """Create the dashboard issue with ``text``, or edit it when its body differs."""
+        self.dashboard.write(text, self.config)
 
     def report_config_error(self, problems: Sequence[str]) -> None:
         """Show an invalid opt-in file on the dashboard issue (every problem), nothing else.
@@ -256,9 +191,7 @@ class RepositorySession:
         The repository is skipped until the file is fixed; the body changes only when the
         problems do, so a repeated run edits nothing.
         """
-        self.dashboard.write(
-            config_error_notice(self.config.dashboard_title, problems), self.config
-        )
+        self.write_dashboard(config_error_notice(self.config.dashboard_title, problems))
 
     def report_failure(self, message: str) -> None:
         """Show why this run could not serve the repository on the dashboard issue (when the
@@ -266,13 +199,7 @@ class RepositorySession:
         succeeds writes the usual dashboard again."""
         if not self.dashboard_enabled:
             return
-        self.dashboard.write(failure_notice(self.config.dashboard_title, message), self.config)
-
-
-def _key_of(pull: PullRequest, names: BranchNames) -> str:
-    """The change-set key of a listed bot pull request: its body state's, else its branch's."""
-    state = parse_state(pull.body)
-    return state.key if state else names.key_of(pull.head.ref)
+        self.write_dashboard(failure_notice(self.config.dashboard_title, message))
 
 
 __all__ = ["DASHBOARD_RESERVE", "RepositorySession"]

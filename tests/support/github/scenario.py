@@ -15,6 +15,7 @@ from bot.forge.branches import group_key
 from bot.forge.github import GitHubForge, RepositorySession
 from bot.forge.github.auth import Credentials, TokenCredentials
 from bot.forge.lifecycle import ThresholdCheck, same_proposal
+from bot.forge.publish import publish, update_dashboard
 from bot.forge.results import PublishReport, WorkloadStatus
 from bot.model import ChangeSet, FieldChange, FieldId, FileChange, Recommendation, WorkloadRef
 from bot.report import Proposal
@@ -113,12 +114,12 @@ def run_once(
     path = session.checkout()
     session.workload_memory()
     proposals = build(path)
-    report = session.publish(proposals, within_thresholds=within, in_error=in_error)
+    report = publish(session, proposals, within_thresholds=within, in_error=in_error)
     if statuses is None:
         statuses = [
             WorkloadStatus(ref(n), "changes", key=p.key) for p in proposals for n in _names(p)
         ]
-    session.update_dashboard(statuses, report)
+    update_dashboard(session, statuses, report)
     return report, session
 
 
