@@ -290,7 +290,7 @@ FORGE_NEUTRAL = {
 
 
 def test_the_pipeline_sees_the_forge_only_through_its_protocol():
-    used = {m for m in _imports(BOT / "pipeline.py") if m.startswith("bot.forge")}
+    used = {m for path in _modules("pipeline") for m in _imports(path) if m.startswith("bot.forge")}
     assert used <= FORGE_NEUTRAL, sorted(used - FORGE_NEUTRAL)
     assert "bot.forge.protocol" in used
 

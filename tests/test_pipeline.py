@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from bot import pipeline
 from bot.config.bot import load_bot_settings
 from bot.config.errors import ConfigError
 from bot.config.load import parse_model
@@ -19,11 +18,9 @@ from bot.metrics.errors import MetricsError, QueryError
 from bot.metrics.snapshot import SnapshotSource
 from bot.metrics.source import FetchResult, HistoryRequest
 from bot.model import FieldId, WorkloadRef
-from bot.pipeline import (
-    build_proposals,
-    history_requests,
-    repository_outcome,
-)
+from bot.pipeline import plan as planning
+from bot.pipeline.plan import history_requests, repository_outcome
+from bot.pipeline.proposals import build_proposals
 from tests.manifests.conftest import changed_lines
 
 DEMO = Path(__file__).resolve().parent.parent / "bot" / "demo"
@@ -165,7 +162,7 @@ def test_written_plan_reads_back_as_proposed(demo_repo, demo_source, demo_settin
     ],
 )
 def test_a_rejected_proposal_stays_closed_while_within_min_change(rejected, new, within):
-    from bot.pipeline import proposals_within_thresholds
+    from bot.pipeline.proposals import proposals_within_thresholds
 
     check = proposals_within_thresholds(RecommendSettings().noise)
     assert (
@@ -174,7 +171,7 @@ def test_a_rejected_proposal_stays_closed_while_within_min_change(rejected, new,
 
 
 def test_without_per_value_state_the_digest_decides():
-    from bot.pipeline import proposals_within_thresholds
+    from bot.pipeline.proposals import proposals_within_thresholds
 
     check = proposals_within_thresholds(RecommendSettings().noise)
     assert check({"changes": {}, "proposal": "a"}, {"changes": {}, "proposal": "a"}) is True
@@ -183,7 +180,7 @@ def test_without_per_value_state_the_digest_decides():
 
 def test_bot_prices_apply_unless_the_repository_sets_its_own():
     from bot.config.bot import BotSettings
-    from bot.pipeline import effective_pull_requests
+    from bot.pipeline.plan import effective_pull_requests
 
     settings = BotSettings.model_validate({"prices": {"cpu_core_month": 20, "memory_gib_month": 3}})
     plain = parse_model("pull_requests: {labels: [x]}\n", RepoConfig, file="f")
@@ -308,7 +305,7 @@ def test_each_change_set_is_edited_once_and_marked_by_its_own_edit(
         edited.append(tuple(dict.fromkeys(c.ref.name for c in changes)))
         return apply_changes(root, discovery, changes, config, write=write)
 
-    monkeypatch.setattr(pipeline, "apply_changes", counted)
+    monkeypatch.setattr(planning, "apply_changes", counted)
     plan = repository_outcome(
         demo_repo, demo_source, demo_settings, now_s=demo_source.end_s, grouping="workload"
     )

@@ -1,6 +1,6 @@
 """The candidates: sets of declared values (requests, limits, HPA min/max/targets) per service.
 
-- ``tortoise_rounds``: the product's own decision (``bot.pipeline.decide_workload`` with the
+- ``tortoise_rounds``: the product's own decision (``bot.pipeline.plan.decide_workload`` with the
   repository and bot defaults, as ``plan`` and ``run`` call it), merged once (``one_pr``) and
   merged until it proposes nothing (``merged``, at most ``MAX_ROUNDS``), the training window
   re-simulated under the merged values before each decision; each merge is told to the next
@@ -32,7 +32,7 @@ from bot.config.repo import RepoConfig
 from bot.forge.previous import WorkloadMemory
 from bot.metrics.source import FetchResult
 from bot.model import POD_LEVEL, FieldChange, Recommendation, WorkloadHistory
-from bot.pipeline import decide_workload
+from bot.pipeline.plan import decide_workload
 from bot.recommend.changes import next_emergency_phase
 from bot.recommend.vpa.limits import proportional_limit
 from bot.sim.cluster import SimulatedService
@@ -67,7 +67,7 @@ def decide(
     settings: RecommendSettings,
     memory: WorkloadMemory | None = None,
 ) -> Decision:
-    """``bot.pipeline.decide_workload`` for ``service`` at the end of ``history``."""
+    """``bot.pipeline.plan.decide_workload`` for ``service`` at the end of ``history``."""
     ref = service_ref(service)
     outcome = decide_workload(
         declared_workload(service),

@@ -23,7 +23,7 @@ from bot.manifests import discover
 from bot.metrics.errors import MetricsError
 from bot.metrics.snapshot import record_snapshot
 from bot.model import SECONDS_PER_DAY
-from bot.pipeline import history_requests
+from bot.pipeline.plan import history_requests
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

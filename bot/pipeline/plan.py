@@ -1,69 +1,55 @@
-"""The product as code.
-
-For each repository: load config -> discover manifests -> fetch history -> recommend -> apply
-thresholds and policy -> edit -> open/update pull request -> update dashboard.
-
-Failures are isolated: a ``ConfigError``, ``MetricsError`` or ``ForgeError`` (or any other
-exception, reported as an internal error) fails one repository, shown on its dashboard, and the
-others still run; a workload whose history is missing, whose engine input is incomplete, whose
-edit fails verification or whose decision raised gets status ``error`` and nothing is written
-for it (and the run exits 1).
+"""One checkout, planned: the history each workload needs, the decision per workload and the
+one edit of each change set (``repository_outcome``); nothing is published.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from bot.config.bot import BotSettings
 from bot.config.errors import ConfigError
 from bot.config.forge import PullRequestConfig
-from bot.config.recommend import NoiseSettings
-from bot.config.repo import RepoConfig, find_repo_config, load_repo_config
-from bot.forge.branches import Grouping, group_change_sets, group_key
-from bot.forge.errors import ForgeError, RateLimitError
-from bot.forge.lifecycle import ThresholdCheck, within_per_value
+from bot.config.repo import RepoConfig, load_repo_config
+from bot.forge.branches import Grouping, group_change_sets
 from bot.forge.previous import WorkloadMemory
-from bot.forge.results import KeyResult, PublishReport, WorkloadStatus
 from bot.manifests import Discovery, apply_changes, discover, environment_config
-from bot.manifests.edit_planner import SKIPPED_NOTE
-from bot.manifests.errors import ManifestError
 from bot.metrics.errors import MetricsError
 from bot.metrics.source import FetchResult, HistoryRequest, HistorySource, stream_history
 from bot.model import (
-    DEFAULT_ENVIRONMENT,
     SECONDS_PER_DAY,
     ChangeSet,
     DeclaredWorkload,
     EditResult,
-    EmergencyPhase,
     FieldChange,
-    FieldId,
     Inventory,
     Recommendation,
     SkippedChange,
     Status,
     WorkloadRef,
 )
-from bot.recommend.changes import field_changes, next_emergency_phase
+from bot.pipeline.failures import Budget, failure_message
+from bot.recommend.changes import field_changes
 from bot.recommend.engine import recommend
 from bot.recommend.errors import RecommendError
 from bot.recommend.inputs import EmergencyState, build_input
-from bot.recommend.noise import passes_min_change
-from bot.report.build import chart_candidates, make_proposal, summarize_history
-from bot.report.proposal import HistorySummary, Prices, Proposal
-from bot.report.replay import CostTotals, cost_totals
+from bot.report.build import chart_candidates, summarize_history
+from bot.report.proposal import HistorySummary, Prices
 from bot.worker_pool import OrderedPool, usable_cores
 from bot.workload_settings import RepositoryRules
 
-if TYPE_CHECKING:  # what a forge offers (``bot.forge.github`` is one); ``plan`` loads none
-    from bot.forge.protocol import Forge, ForgeSession
+__all__ = [
+    "ChangeSetEdit",
+    "RepositoryOutcome",
+    "WorkloadOutcome",
+    "decide_workload",
+    "history_requests",
+    "repository_outcome",
+]
 
 log = logging.getLogger("bot.pipeline")
 
@@ -435,223 +421,6 @@ def repository_outcome(
     )
 
 
-# --------------------------------------------------------------------------- many repositories
-
-
-@dataclass(frozen=True, slots=True)
-class RepositoryReport:
-    """The outcome of one repository in a run."""
-
-    repository: str
-    ok: bool
-    message: str = ""
-    opened: tuple[str, ...] = ()
-    updated: tuple[str, ...] = ()
-    closed: tuple[str, ...] = ()
-    counts: Mapping[str, int] = field(default_factory=dict)
-    cost: CostTotals | None = None
-    """The replays of the workloads with changes, summed (``bot.report.replay.cost_totals``)."""
-    stopped: str | None = None
-    """Why the run stopped in this repository (GitHub's API budget is gone), None otherwise."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunSummary:
-    reports: tuple[RepositoryReport, ...]
-    stopped: str | None = None
-    """Why the run stopped before serving every repository (GitHub's API budget), or None."""
-    not_reached: tuple[str, ...] = ()
-    """The repositories the run did not finish, in order: the one where it stopped, then those
-    it never began. The next run serves them first (``bot.resume``)."""
-
-    @property
-    def ok(self) -> bool:
-        return self.stopped is None and all(r.ok for r in self.reports)
-
-    def stop_line(self) -> str | None:
-        """The summary line saying where the run stopped, or None when it reached every
-        repository."""
-        if self.stopped is None:
-            return None
-        count = len(self.not_reached)
-        return (
-            f"stopped: {self.stopped}; {count} repositor{'y' if count == 1 else 'ies'} not "
-            f"finished ({', '.join(self.not_reached[:3])}{', …' if count > 3 else ''}): "
-            "the next run starts with them"
-        )
-
-
-class RepositoryTimeoutError(Exception):
-    """A repository took longer than ``run.repository_timeout_s``: it stopped between two
-    steps (or its fetch ran out of time), before writing anything more."""
-
-
-@dataclass(frozen=True, slots=True)
-class Budget:
-    """The time one repository may take (``run.repository_timeout_s``), from its start.
-
-    ``deadline`` is ``time.monotonic()`` seconds. Steps check it between them (a step in
-    progress is bounded by its own timeouts: a fetch gets ``left_s()`` as its budget, git and
-    GitHub calls have theirs), so a repository stops cleanly, never halfway through a write.
-    """
-
-    seconds: float
-    deadline: float
-
-    @classmethod
-    def start(cls, seconds: float) -> Budget:
-        return cls(seconds, time.monotonic() + seconds)
-
-    def left_s(self) -> float:
-        return max(0.0, self.deadline - time.monotonic())
-
-    def check(self, before: str, *, cause: Exception | None = None) -> None:
-        """Raise ``RepositoryTimeoutError`` when the time is up (``before``: the next step)."""
-        if time.monotonic() < self.deadline:
-            return
-        message = (
-            f"took longer than run.repository_timeout_s ({self.seconds:g} s): stopped before "
-            f"{before}, nothing written"
-        )
-        if cause is not None:
-            message += f" (last error: {cause})"
-        raise RepositoryTimeoutError(message) from cause
-
-
-KNOWN_FAILURES = (ConfigError, MetricsError, ManifestError, ForgeError, RepositoryTimeoutError)
-"""The package error families: a failure of the repository's input or of a server, reported
-with its own message. Any other exception is a bug, contained all the same."""
-
-
-def failure_message(exc: Exception) -> str:
-    """What a failed repository (or workload) reports: the package error's own message, or
-    the exception's type and text for anything else (a bug, named as such)."""
-    if isinstance(exc, KNOWN_FAILURES):
-        return str(exc)
-    return f"internal error ({type(exc).__name__}: {exc}); please report it with the log"
-
-
-def run_repositories(
-    repositories: Sequence[str],
-    serve_one: Callable[[str], RepositoryReport],
-) -> RunSummary:
-    """Serve each repository; any failure is recorded and the next repository still runs.
-
-    Every ``Exception`` is contained to its repository (``KeyboardInterrupt`` and
-    ``SystemExit`` still stop the run): the package error families with their message, any
-    other exception as an internal error with its traceback in the log. One failure stops the
-    run: GitHub's API budget running out (``RateLimitError``, or a repository whose publishing
-    stopped for it); the repositories not finished are listed in ``RunSummary.not_reached``.
-    """
-    reports: list[RepositoryReport] = []
-    for position, name in enumerate(repositories):
-        try:
-            report = serve_one(name)
-        except Exception as exc:
-            if isinstance(exc, KNOWN_FAILURES):
-                log.warning("repository %s failed: %s", name, exc)
-            else:
-                log.error("repository %s failed", name, exc_info=exc)
-            stopped = str(exc) if isinstance(exc, RateLimitError) else None
-            report = RepositoryReport(name, ok=False, message=failure_message(exc), stopped=stopped)
-        reports.append(report)
-        if report.stopped is not None:
-            log.warning("GitHub's API budget is gone: the run stops at %s", name)
-            return RunSummary(tuple(reports), report.stopped, tuple(repositories[position:]))
-    return RunSummary(tuple(reports))
-
-
-__all__ = [
-    "DEFAULT_ENVIRONMENT",
-    "RepositoryOutcome",
-    "RepositoryReport",
-    "RunSummary",
-    "WorkloadOutcome",
-    "decide_workload",
-    "repository_outcome",
-    "run_repositories",
-]
-
-
-# --------------------------------------------------------------------------- pull requests
-
-
-def build_proposals(plan: RepositoryOutcome) -> list[Proposal]:
-    """One ``Proposal`` per change set of ``plan`` (``repository_outcome``'s ``grouping``),
-    from the one edit of that set: the files of one pull request hold only its own changes.
-
-    The proposal carries the workloads still ``changes`` after their edit, with the changes
-    that were written; the notes of changes the edit skipped stay with their workloads'
-    reasons (the dashboard), not in the pull request.
-    """
-    outcomes = {o.ref: o for o in plan.outcomes if o.status == "changes"}
-    summaries = {ref: o.summary for ref, o in outcomes.items() if o.summary is not None}
-    proposals = []
-    for edited in plan.edits:
-        if not edited.edit.files:
-            continue
-        written = [
-            outcomes[r]
-            for r in dict.fromkeys(c.ref for c in edited.change_set.changes)
-            if r in outcomes
-        ]
-        change_set = ChangeSet(
-            edited.change_set.key,
-            tuple(c for o in written for c in o.changes),
-            tuple(o.recommendation for o in written if o.recommendation is not None),
-        )
-        notes = tuple(n for n in edited.edit.notes if n.code != SKIPPED_NOTE)
-        edit = replace(edited.edit, notes=notes)
-        proposals.append(make_proposal(change_set, edit, summaries=summaries))
-    return proposals
-
-
-def proposals_within_thresholds(noise: NoiseSettings) -> ThresholdCheck:
-    """The check that keeps a rejected proposal closed: True when every proposed request or
-    limit of the new proposal is within minChange (``bot.recommend.noise``) of the rejected one
-    and every other value (replica counts, targets) is equal (``lifecycle.within_per_value``)."""
-
-    def close(field_id: FieldId | None, rejected: float, proposed: float) -> bool:
-        resource = field_id.resource if field_id is not None else None
-        if field_id is None or not field_id.is_request_or_limit or resource is None:
-            return False
-        moved, _ = passes_min_change(rejected, proposed, resource, noise)
-        return not moved
-
-    return within_per_value(close)
-
-
-def emergency_phases(plan: RepositoryOutcome) -> dict[str, EmergencyPhase]:
-    """Per workload key with a recommendation, the emergency phase its proposal leaves
-    (``bot.recommend.changes.next_emergency_phase``), kept in the pull-request state."""
-    return {
-        o.ref.key: next_emergency_phase(o.recommendation)
-        for o in plan.outcomes
-        if o.recommendation is not None
-    }
-
-
-def workload_statuses(plan: RepositoryOutcome) -> list[WorkloadStatus]:
-    """The dashboard's view of each workload, keyed by its change set."""
-    grouping = plan.config.pull_requests.grouping
-    return [
-        WorkloadStatus(
-            o.ref,
-            o.status,
-            "; ".join(o.reasons),
-            group_key(o.ref, grouping) if o.status == "changes" else None,
-            o.recommendation if o.status == "changes" else None,
-        )
-        for o in plan.outcomes
-    ]
-
-
-def changes_cost(plan: RepositoryOutcome) -> CostTotals:
-    """The replays of the workloads with changes, summed, at the repository's prices."""
-    recs = [o.recommendation for o in plan.outcomes if o.status == "changes" and o.recommendation]
-    return cost_totals(recs, plan.prices)
-
-
 def repository_prices(config: RepoConfig, settings: BotSettings) -> Prices:
     """The prices of a repository's cost figures: its ``pull_requests.cost``, else the bot's
     ``prices``."""
@@ -665,146 +434,3 @@ def effective_pull_requests(config: RepoConfig, settings: BotSettings) -> PullRe
     if "cost" in pull_requests.model_fields_set:
         return pull_requests
     return pull_requests.model_copy(update={"cost": settings.prices})
-
-
-def dashboard_only_reason(config: RepoConfig, *, now_s: float) -> str | None:
-    """Why this run only updates the dashboard (no pull request is opened or updated), or None.
-
-    ``update_mode: off`` always; ``pull_requests.schedule`` outside its window.
-    """
-    if config.update_mode == "off":
-        return "update_mode is off"
-    window = config.pull_requests.schedule
-    if window is not None and not window.contains(now_s):
-        return "outside the pull-request schedule window"
-    return None
-
-
-def serve_repository(
-    full_name: str,
-    forge: Forge,
-    source: HistorySource,
-    settings: BotSettings,
-    *,
-    now_s: float,
-    dry_run: bool = False,
-) -> RepositoryReport:
-    """Plan one repository on a fresh checkout and bring its pull requests and dashboard in line.
-
-    A bad opt-in file is reported on the dashboard issue and fails this repository only; so
-    does any other failure, and running longer than ``run.repository_timeout_s``.
-    """
-    budget = Budget.start(settings.run.repository_timeout_s)
-    session = forge.open(full_name, PullRequestConfig())
-    try:
-        root = session.checkout()
-        if find_repo_config(root) is None:
-            return RepositoryReport(
-                full_name, ok=True, message="not opted in (no .tortoise-bot.yaml)"
-            )
-        try:
-            config = load_repo_config(root)
-        except ConfigError as exc:
-            if not dry_run:
-                session.report_config_error([str(p) for p in exc.problems])
-            raise
-        session.configure(effective_pull_requests(config, settings), dashboard=config.dashboard)
-        try:
-            return _serve_configured(
-                session,
-                root,
-                config,
-                source=source,
-                settings=settings,
-                now_s=now_s,
-                dry_run=dry_run,
-                budget=budget,
-            )
-        except Exception as exc:
-            if not dry_run:
-                _report_failure(session, exc)
-            raise
-    finally:
-        session.disconnect()  # a long-running serve keeps no connection between repositories
-
-
-def _report_failure(session: ForgeSession, exc: Exception) -> None:
-    """Show why the repository failed on its dashboard; a failure to do so is only logged."""
-    try:
-        session.report_failure(failure_message(exc))
-    except Exception as again:  # the forge may be what failed: never hide the first error
-        log.warning("%s: cannot show the failure on the dashboard: %s", session.full_name, again)
-
-
-def _serve_configured(
-    session: ForgeSession,
-    root: Path,
-    config: RepoConfig,
-    *,
-    source: HistorySource,
-    settings: BotSettings,
-    now_s: float,
-    dry_run: bool,
-    budget: Budget,
-) -> RepositoryReport:
-    """``serve_repository`` once the opt-in file is read and the session configured."""
-    full_name = session.full_name
-    memory = session.workload_memory()
-    plan = repository_outcome(
-        root,
-        source,
-        settings,
-        now_s=now_s,
-        config=config,
-        memory=memory,
-        budget=budget,
-        grouping=config.pull_requests.grouping,
-    )
-    phases = emergency_phases(plan)
-    proposals = [
-        replace(p, emergency_phases={r.key: phases[r.key] for r in p.workloads if r.key in phases})
-        for p in build_proposals(plan)
-    ]
-    counts: dict[str, int] = defaultdict(int)
-    for outcome in plan.outcomes:
-        counts[outcome.status] += 1
-    cost = changes_cost(plan)
-    if dry_run:
-        return RepositoryReport(
-            full_name, ok=True, message="dry run", counts=dict(counts), cost=cost
-        )
-    budget.check("publishing")
-    held = dashboard_only_reason(config, now_s=now_s)
-    if held is not None:
-        report = PublishReport(
-            tuple(KeyResult(p.key, "pending", "pending", held) for p in proposals)
-        )
-    else:
-        grouping = config.pull_requests.grouping
-        report = session.publish(
-            proposals,
-            within_thresholds=proposals_within_thresholds(settings.recommend.noise),
-            in_error={group_key(o.ref, grouping) for o in plan.outcomes if o.status == "error"},
-        )
-    session.update_dashboard(workload_statuses(plan), report)
-    failed = [r.message for r in report.errors]
-    if counts.get("error"):
-        failed.append(f"{counts['error']} workload(s) in error (listed on the dashboard)")
-    message = "; ".join(failed) or (report.stopped or "")
-    return RepositoryReport(
-        full_name,
-        ok=not failed and report.stopped is None,
-        message=message,
-        stopped=report.stopped,
-        opened=_links(report, report.opened),
-        updated=_links(report, report.updated),
-        closed=_links(report, report.closed),
-        counts=dict(counts),
-        cost=cost,
-    )
-
-
-def _links(report: PublishReport, keys: Sequence[str]) -> tuple[str, ...]:
-    """The pull-request URL (else the key) of each key that succeeded."""
-    results = [report.result(key) for key in keys]
-    return tuple((r.url or r.key) for r in results if r is not None)
