@@ -22,12 +22,13 @@ ALLOWED: dict[str, set[str]] = {
     "manifests": {"model", "config.manifests", "config.repo", "manifests"},
     "report": {"model", "report", "lazy"},
     "forge": {"model", "report", "forge", "config.forge", "redaction"},
-    "workload_settings": {"model", "config", "manifests.quantities"},
+    "settings": {"model", "config", "manifests.quantities", "recommend.inputs", "settings"},
 }
 """Package -> the ``bot.*`` modules it may import (prefix match). A package reads its own section
 of ``config`` only; the pipeline and the face (``cli.py``, ``commands/``, ``serve.py``) read it all,
-and ``workload_settings`` resolves a workload's settings from it (quantities parsed by
-``manifests.quantities``)."""
+and ``settings`` resolves every effective setting from it (quantities parsed by
+``manifests.quantities``; the engine's default policy, a pure rule, from ``recommend.inputs``),
+so the others receive resolved values."""
 
 PURE_FORBIDDEN = {
     "os",

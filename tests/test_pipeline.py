@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config.bot import load_bot_settings
+from bot.config.bot import BotSettings, load_bot_settings
 from bot.config.errors import ConfigError
 from bot.config.load import parse_model
 from bot.config.recommend import RecommendSettings
@@ -21,6 +21,7 @@ from bot.model import FieldId, WorkloadRef
 from bot.pipeline import plan as planning
 from bot.pipeline.plan import history_requests, repository_outcome
 from bot.pipeline.proposals import build_proposals
+from bot.settings import RepositorySettings
 from tests.manifests.conftest import changed_lines
 
 DEMO = Path(__file__).resolve().parent.parent / "bot" / "demo"
@@ -48,7 +49,8 @@ def test_history_requests_carry_the_environment_selector(demo_repo):
     from bot.manifests import discover
 
     config = load_repo_config(demo_repo)
-    requests = history_requests(discover(demo_repo, config).inventory, config)
+    settings = RepositorySettings.of_checkout(demo_repo, config, BotSettings())
+    requests = history_requests(discover(demo_repo, config).inventory, settings)
     by_name = {r.ref.name: r for r in requests}
     assert set(by_name) == {"frontend", "redis", "cart", "checkout"}
     assert by_name["frontend"].containers == ("app", "istio-proxy")
@@ -179,16 +181,18 @@ def test_without_per_value_state_the_digest_decides():
 
 
 def test_bot_prices_apply_unless_the_repository_sets_its_own():
-    from bot.config.bot import BotSettings
-    from bot.pipeline.plan import effective_pull_requests
-
     settings = BotSettings.model_validate({"prices": {"cpu_core_month": 20, "memory_gib_month": 3}})
     plain = parse_model("pull_requests: {labels: [x]}\n", RepoConfig, file="f")
     own = parse_model("pull_requests: {cost: {cpu_core_month: 31}}\n", RepoConfig, file="f")
-    assert effective_pull_requests(plain, settings).cost.cpu_core_month == 20
-    assert effective_pull_requests(plain, settings).labels == ("x",)
-    assert effective_pull_requests(own, settings).cost.cpu_core_month == 31
-    assert effective_pull_requests(own, settings).cost.memory_gib_month == 0
+    bot_priced = RepositorySettings(plain, settings)
+    assert bot_priced.pull_requests.cost.cpu_core_month == 20
+    assert bot_priced.pull_requests.labels == ("x",)
+    assert str(bot_priced.cost_origin) == "bot settings: prices"
+    own_priced = RepositorySettings(own, settings)
+    assert own_priced.pull_requests.cost.cpu_core_month == 31
+    assert own_priced.pull_requests.cost.memory_gib_month == 0
+    assert str(own_priced.cost_origin) == ".tortoise-bot.yaml: pull_requests.cost"
+    assert str(RepositorySettings(plain, BotSettings()).cost_origin) == "default: prices"
 
 
 def test_a_container_made_vertical_loses_its_hpa_metric_end_to_end(

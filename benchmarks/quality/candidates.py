@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from bot.config.bot import BotSettings
 from bot.config.recommend import RecommendSettings
 from bot.config.repo import RepoConfig
 from bot.forge.previous import WorkloadMemory
@@ -35,10 +36,10 @@ from bot.model import POD_LEVEL, FieldChange, Recommendation, WorkloadHistory
 from bot.pipeline.plan import decide_workload
 from bot.recommend.changes import next_emergency_phase
 from bot.recommend.vpa.limits import proportional_limit
+from bot.settings import RepositorySettings
 from bot.sim.cluster import SimulatedService
 from bot.sim.spec import ContainerSpec, HpaMetric, ServiceSpec
 from bot.sim.values import apply_changes, declared_workload, service_ref
-from bot.workload_settings import RepositoryRules
 
 MAX_ROUNDS = 6
 """Most pull requests merged in a row; still proposing after them counts ``MAX_ROUNDS + 1``."""
@@ -72,7 +73,7 @@ def decide(
     outcome = decide_workload(
         declared_workload(service),
         FetchResult(histories={ref: history}),
-        RepositoryRules(RepoConfig(), settings),
+        RepositorySettings(RepoConfig(), BotSettings(recommend=settings)),
         now_s=history.end_s,
         memory=memory,
     )

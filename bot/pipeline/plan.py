@@ -13,11 +13,11 @@ from pathlib import Path
 
 from bot.config.bot import BotSettings
 from bot.config.errors import ConfigError
-from bot.config.forge import PullRequestConfig
+from bot.config.forge import CostConfig
 from bot.config.repo import RepoConfig, load_repo_config
 from bot.forge.branches import Grouping, group_change_sets
 from bot.forge.previous import WorkloadMemory
-from bot.manifests import Discovery, apply_changes, discover, environment_config
+from bot.manifests import Discovery, apply_changes, discover
 from bot.metrics.errors import MetricsError
 from bot.metrics.source import FetchResult, HistoryRequest, HistorySource, stream_history
 from bot.model import (
@@ -39,8 +39,8 @@ from bot.recommend.errors import RecommendError
 from bot.recommend.inputs import EmergencyState, build_input
 from bot.report.build import chart_candidates, summarize_history
 from bot.report.proposal import HistorySummary, Prices
+from bot.settings import RepositorySettings
 from bot.worker_pool import OrderedPool, usable_cores
-from bot.workload_settings import RepositoryRules
 
 __all__ = [
     "ChangeSetEdit",
@@ -88,7 +88,8 @@ class RepositoryOutcome:
     """Everything ``plan`` shows for one checkout."""
 
     root: Path
-    config: RepoConfig
+    settings: RepositorySettings
+    """The checkout's effective settings (``bot.settings``), resolved once."""
     discovery: Discovery
     """What the checkout declares (``.inventory``) and the index its edits are planned with."""
     outcomes: tuple[WorkloadOutcome, ...]
@@ -98,7 +99,12 @@ class RepositoryOutcome:
     window: tuple[float, float] = (0.0, 0.0)
     errors: tuple[str, ...] = ()
     prices: Prices = field(default_factory=Prices)
-    """The prices of the replays' monthly cost (``repository_prices``)."""
+    """The prices of the replays' monthly cost (the effective ``pull_requests.cost``)."""
+
+    @property
+    def config(self) -> RepoConfig:
+        """The checkout's opt-in file as read."""
+        return self.settings.config
 
     @property
     def inventory(self) -> Inventory:
@@ -116,18 +122,13 @@ class RepositoryOutcome:
 # --------------------------------------------------------------------------- the steps
 
 
-def history_requests(inventory: Inventory, config: RepoConfig) -> list[HistoryRequest]:
+def history_requests(inventory: Inventory, settings: RepositorySettings) -> list[HistoryRequest]:
     """One request per workload, with its environment's Prometheus selector."""
-
-    def selector(environment: str) -> dict[str, str]:
-        env = environment_config(config, environment)
-        return dict(env.selector) if env is not None else {}
-
     return [
         HistoryRequest(
             ref=w.ref,
             containers=tuple(c.name for c in w.containers if not c.init),
-            selector=selector(w.ref.environment),
+            selector=settings.selector(w.ref.environment),
         )
         for w in inventory.workloads
     ]
@@ -136,7 +137,7 @@ def history_requests(inventory: Inventory, config: RepoConfig) -> list[HistoryRe
 def decide_workload(
     declared: DeclaredWorkload,
     fetched: FetchResult,
-    rules: RepositoryRules,
+    settings: RepositorySettings,
     *,
     now_s: float,
     memory: WorkloadMemory | None = None,
@@ -144,9 +145,10 @@ def decide_workload(
 ) -> WorkloadOutcome:
     """Recommend for one workload and keep the changes that pass thresholds and policy.
 
-    ``rules`` resolves the workload's settings once (``bot.workload_settings``): skipped when
-    the repository ignores it or a Tortoise manages it, else its recommend settings, container
-    policies and allocation bounds go to the engine.
+    ``settings`` resolves the workload's settings once (``bot.settings``): skipped when the
+    repository ignores it or a Tortoise manages it, else its recommend settings, container
+    policies and allocation bounds go to the engine; an environment whose ``update_mode`` is
+    ``off`` has its changes shown, never edited.
 
     The outcome keeps what the reports need of the history (``summarize_history``: window,
     quality notes, OOM kills and, with ``charts``, the week usage a pull request may chart),
@@ -159,7 +161,7 @@ def decide_workload(
     GitHub): nothing known, every target free to move, phase ``normal``.
     """
     ref = declared.ref
-    resolved = rules.for_workload(declared)
+    resolved = settings.for_workload(declared)
     if resolved.skip is not None:
         return WorkloadOutcome(declared, "skipped", (resolved.skip,))
     error = fetched.errors.get(ref)
@@ -186,8 +188,7 @@ def decide_workload(
         summary = summarize_history(history)
         return WorkloadOutcome(declared, "error", (f"recommendation: {exc}",), summary=summary)
     changes = field_changes(recommendation)
-    env = environment_config(rules.config, ref.environment)
-    if changes and env is not None and env.update_mode == "off":
+    if changes and resolved.update_mode == "off":
         reason = f"update_mode is off for environment {ref.environment!r}: shown, never edited"
         return WorkloadOutcome(
             declared,
@@ -224,7 +225,7 @@ def _only(fetched: FetchResult, ref: WorkloadRef) -> FetchResult:
 def _decide_contained(
     declared: DeclaredWorkload,
     fetched: FetchResult,
-    rules: RepositoryRules,
+    settings: RepositorySettings,
     *,
     now_s: float,
     memory: WorkloadMemory | None,
@@ -234,7 +235,9 @@ def _decide_contained(
     repository, any other exception only this workload (status ``error``, the others still
     decided). Called in a worker process with ``run.processes`` above 1 (``bot.worker_pool``)."""
     try:
-        return decide_workload(declared, fetched, rules, now_s=now_s, memory=memory, charts=charts)
+        return decide_workload(
+            declared, fetched, settings, now_s=now_s, memory=memory, charts=charts
+        )
     except ConfigError:
         raise
     except Exception as exc:
@@ -300,7 +303,7 @@ def repository_outcome(
     *,
     now_s: float,
     write: bool = False,
-    config: RepoConfig | None = None,
+    repository: RepositorySettings | None = None,
     memory: Mapping[str, WorkloadMemory] | None = None,
     on_workload: Callable[[WorkloadRef], None] | None = None,
     budget: Budget | None = None,
@@ -313,6 +316,9 @@ def repository_outcome(
     is fetched, while Prometheus answers the next groups' queries, and its samples are
     dropped once recommended (each outcome keeps a ``HistorySummary``), so memory holds the
     groups in flight, not the repository's whole history. Outcomes are in inventory order.
+
+    ``repository`` is the checkout's settings, resolved once (``serve`` resolves them before
+    it plans); None: read from the checkout's opt-in file over ``settings``.
 
     ``memory`` maps a workload key to what the bot's merged pull requests tell about it
     (``ForgeSession.workload_memory()``); absent keys know nothing. ``on_workload`` is
@@ -330,16 +336,17 @@ def repository_outcome(
     Raises ``ConfigError`` for a bad opt-in file and ``MetricsError`` when Prometheus is down:
     both fail the repository as a whole; ``RepositoryTimeoutError`` when the budget runs out.
     """
-    config = config if config is not None else load_repo_config(root)
+    if repository is None:
+        repository = RepositorySettings.of_checkout(root, load_repo_config(root), settings)
+    config = repository.config
     discovery = discover(root, config)
     inventory = discovery.inventory
-    rules = RepositoryRules.of_checkout(root, config, settings.recommend)
-    problems = rules.problems()
+    problems = repository.problems()
     if problems:
         raise ConfigError(problems)
     window_s = settings.prometheus.window_days * SECONDS_PER_DAY
     start_s, end_s = now_s - window_s, now_s
-    requests = history_requests(inventory, config)
+    requests = history_requests(inventory, repository)
     waiting: dict[WorkloadRef, list[int]] = defaultdict(list)
     for index, w in enumerate(inventory.workloads):
         waiting[w.ref].append(index)
@@ -365,7 +372,7 @@ def repository_outcome(
                 _decide_contained,
                 w,
                 _only(fetched, w.ref) if pool.processes > 1 else fetched,
-                rules,
+                repository,
                 now_s=now_s,
                 memory=(memory or {}).get(w.ref.key),
                 charts=charts,
@@ -411,26 +418,16 @@ def repository_outcome(
     )
     return RepositoryOutcome(
         root=root,
-        config=config,
+        settings=repository,
         discovery=discovery,
         outcomes=_mark_failed_edits(outcomes, edits),
         edits=edits,
         window=(start_s, end_s),
         errors=tuple(f"{e.file}:{e.line}: {e.message}" for e in inventory.errors),
-        prices=repository_prices(config, settings),
+        prices=cost_prices(repository.pull_requests.cost),
     )
 
 
-def repository_prices(config: RepoConfig, settings: BotSettings) -> Prices:
-    """The prices of a repository's cost figures: its ``pull_requests.cost``, else the bot's
-    ``prices``."""
-    cost = effective_pull_requests(config, settings).cost
+def cost_prices(cost: CostConfig) -> Prices:
+    """The prices of the cost figures (``bot.report``) from the effective ``pull_requests.cost``."""
     return Prices(cost.cpu_core_month, cost.memory_gib_month, cost.currency)
-
-
-def effective_pull_requests(config: RepoConfig, settings: BotSettings) -> PullRequestConfig:
-    """The repository's pull-request settings, with the bot's prices unless it sets its own."""
-    pull_requests = config.pull_requests
-    if "cost" in pull_requests.model_fields_set:
-        return pull_requests
-    return pull_requests.model_copy(update={"cost": settings.prices})

@@ -85,7 +85,7 @@ def emergency_phases(plan: RepositoryOutcome) -> dict[str, EmergencyPhase]:
 
 def workload_statuses(plan: RepositoryOutcome) -> list[WorkloadStatus]:
     """The dashboard's view of each workload, keyed by its change set."""
-    grouping = plan.config.pull_requests.grouping
+    grouping = plan.settings.pull_requests.grouping
     return [
         WorkloadStatus(
             o.ref,

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 from bot.config.bot import BotSettings
 from bot.config.errors import ConfigError
 from bot.config.forge import PullRequestConfig
-from bot.config.repo import RepoConfig, find_repo_config, load_repo_config
+from bot.config.repo import find_repo_config, load_repo_config
 from bot.forge.branches import group_key
 from bot.forge.errors import RateLimitError
 from bot.forge.results import KeyResult, PublishReport
 from bot.metrics.source import HistorySource
 from bot.pipeline.failures import KNOWN_FAILURES, Budget, failure_message
-from bot.pipeline.plan import effective_pull_requests, repository_outcome
+from bot.pipeline.plan import repository_outcome
 from bot.pipeline.proposals import (
     build_proposals,
     changes_cost,
@@ -29,6 +29,7 @@ from bot.pipeline.proposals import (
     workload_statuses,
 )
 from bot.report.replay import CostTotals
+from bot.settings import RepositorySettings
 
 if TYPE_CHECKING:  # what a forge offers (``bot.forge.github`` is one); ``plan`` loads none
     from bot.forge.protocol import Forge, ForgeSession
@@ -111,19 +112,6 @@ def run_repositories(
     return RunSummary(tuple(reports))
 
 
-def dashboard_only_reason(config: RepoConfig, *, now_s: float) -> str | None:
-    """Why this run only updates the dashboard (no pull request is opened or updated), or None.
-
-    ``update_mode: off`` always; ``pull_requests.schedule`` outside its window.
-    """
-    if config.update_mode == "off":
-        return "update_mode is off"
-    window = config.pull_requests.schedule
-    if window is not None and not window.contains(now_s):
-        return "outside the pull-request schedule window"
-    return None
-
-
 def serve_repository(
     full_name: str,
     forge: Forge,
@@ -152,12 +140,13 @@ def serve_repository(
             if not dry_run:
                 session.report_config_error([str(p) for p in exc.problems])
             raise
-        session.configure(effective_pull_requests(config, settings), dashboard=config.dashboard)
+        repository = RepositorySettings.of_checkout(root, config, settings)
+        session.configure(repository.pull_requests, dashboard=config.dashboard)
         try:
             return _serve_configured(
                 session,
                 root,
-                config,
+                repository,
                 source=source,
                 settings=settings,
                 now_s=now_s,
@@ -183,7 +172,7 @@ def _report_failure(session: ForgeSession, exc: Exception) -> None:
 def _serve_configured(
     session: ForgeSession,
     root: Path,
-    config: RepoConfig,
+    repository: RepositorySettings,
     *,
     source: HistorySource,
     settings: BotSettings,
@@ -199,10 +188,10 @@ def _serve_configured(
         source,
         settings,
         now_s=now_s,
-        config=config,
+        repository=repository,
         memory=memory,
         budget=budget,
-        grouping=config.pull_requests.grouping,
+        grouping=repository.pull_requests.grouping,
     )
     phases = emergency_phases(plan)
     proposals = [
@@ -218,13 +207,13 @@ def _serve_configured(
             full_name, ok=True, message="dry run", counts=dict(counts), cost=cost
         )
     budget.check("publishing")
-    held = dashboard_only_reason(config, now_s=now_s)
+    held = repository.dashboard_only_reason(now_s=now_s)
     if held is not None:
         report = PublishReport(
             tuple(KeyResult(p.key, "pending", "pending", held) for p in proposals)
         )
     else:
-        grouping = config.pull_requests.grouping
+        grouping = repository.pull_requests.grouping
         report = session.publish(
             proposals,
             within_thresholds=proposals_within_thresholds(settings.recommend.noise),
