@@ -231,7 +231,7 @@ class ResourceValues:
 
 @dataclass(frozen=True, slots=True)
 class ContainerSettings:
-    """What a repository's settings say of one container (``bot.workload_settings``): the
+    """What a repository's settings say of one container (``bot.settings``): the
     policy per resource it sets (absent: the engine's default, ``recommend.inputs``) and
     Tortoise's ``minAllocatedResources`` / ``maxAllocatedResources`` in cores and bytes (None:
     a declared VPA's ``minAllowed`` / ``maxAllowed``, else no bound)."""

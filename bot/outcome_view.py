@@ -23,7 +23,7 @@ from bot.model import (
     ResourceRecommendation,
     WorkloadRef,
 )
-from bot.pipeline import RepositoryOutcome, WorkloadOutcome
+from bot.pipeline.plan import RepositoryOutcome, WorkloadOutcome
 from bot.recommend.rules import Rule
 from bot.report import replay
 from bot.report.markdown import escape

@@ -31,7 +31,7 @@ from bot.logs import JsonFormatter, setup_logging
 
 R = TypeVar("R")
 
-PRELOAD = ["bot.pipeline"]
+PRELOAD = ["bot.pipeline.plan"]
 """Imported once by the server process the workers are forked from, not by each worker."""
 
 

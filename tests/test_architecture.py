@@ -23,13 +23,14 @@ ALLOWED: dict[str, set[str]] = {
     "manifests": {"model", "config.manifests", "config.repo", "manifests"},
     "report": {"model", "clock", "report", "lazy"},
     "forge": {"model", "report", "forge", "config.forge", "redaction"},
-    "workload_settings": {"model", "config", "manifests.quantities"},
+    "settings": {"model", "config", "manifests.quantities", "recommend.inputs", "settings"},
 }
 """Package -> the ``bot.*`` modules it may import (prefix match). A package reads its own section
 of ``config`` only; ``clock`` (wall-clock hours of epoch times) is a leaf both ``recommend`` and
-``report`` read, so the replica slots and the week charts keep one clock; the pipeline and the face (``cli.py``, ``commands/``, ``serve.py``) read it all,
-and ``workload_settings`` resolves a workload's settings from it (quantities parsed by
-``manifests.quantities``)."""
+``report`` read, so the replica slots and the week charts keep one clock; the pipeline and the
+face (``cli.py``, ``commands/``, ``serve.py``) read it all, and ``settings`` resolves every
+effective setting from it (quantities parsed by ``manifests.quantities``; the engine's default
+policy, a pure rule, from ``recommend.inputs``), so the others receive resolved values."""
 
 PURE_FORBIDDEN = {
     "os",
@@ -303,7 +304,7 @@ pull-request lifecycle that runs on it, and forge-neutral values."""
 
 
 def test_the_pipeline_sees_the_forge_only_through_its_protocol():
-    used = {m for m in _imports(BOT / "pipeline.py") if m.startswith("bot.forge")}
+    used = {m for path in _modules("pipeline") for m in _imports(path) if m.startswith("bot.forge")}
     assert used <= FORGE_NEUTRAL, sorted(used - FORGE_NEUTRAL)
     assert "bot.forge.protocol" in used
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot import pipeline
-from bot.config.bot import load_bot_settings
+from bot.config.bot import BotSettings, load_bot_settings
 from bot.config.errors import ConfigError
 from bot.config.load import parse_model
 from bot.config.recommend import RecommendSettings
@@ -19,11 +18,10 @@ from bot.metrics.errors import MetricsError, QueryError
 from bot.metrics.snapshot import SnapshotSource
 from bot.metrics.source import FetchResult, HistoryRequest
 from bot.model import FieldId, WorkloadRef
-from bot.pipeline import (
-    build_proposals,
-    history_requests,
-    repository_outcome,
-)
+from bot.pipeline import plan as planning
+from bot.pipeline.plan import history_requests, repository_outcome
+from bot.pipeline.proposals import build_proposals
+from bot.settings import RepositorySettings
 from tests.manifests.conftest import changed_lines
 
 DEMO = Path(__file__).resolve().parent.parent / "bot" / "demo"
@@ -51,7 +49,8 @@ def test_history_requests_carry_the_environment_selector(demo_repo):
     from bot.manifests import discover
 
     config = load_repo_config(demo_repo)
-    requests = history_requests(discover(demo_repo, config).inventory, config)
+    settings = RepositorySettings.of_checkout(demo_repo, config, BotSettings())
+    requests = history_requests(discover(demo_repo, config).inventory, settings)
     by_name = {r.ref.name: r for r in requests}
     assert set(by_name) == {"frontend", "redis", "cart", "checkout"}
     assert by_name["frontend"].containers == ("app", "istio-proxy")
@@ -165,7 +164,7 @@ def test_written_plan_reads_back_as_proposed(demo_repo, demo_source, demo_settin
     ],
 )
 def test_a_rejected_proposal_stays_closed_while_within_min_change(rejected, new, within):
-    from bot.pipeline import proposals_within_thresholds
+    from bot.pipeline.proposals import proposals_within_thresholds
 
     check = proposals_within_thresholds(RecommendSettings().noise)
     assert (
@@ -174,7 +173,7 @@ def test_a_rejected_proposal_stays_closed_while_within_min_change(rejected, new,
 
 
 def test_without_per_value_state_the_digest_decides():
-    from bot.pipeline import proposals_within_thresholds
+    from bot.pipeline.proposals import proposals_within_thresholds
 
     check = proposals_within_thresholds(RecommendSettings().noise)
     assert check({"changes": {}, "proposal": "a"}, {"changes": {}, "proposal": "a"}) is True
@@ -182,16 +181,18 @@ def test_without_per_value_state_the_digest_decides():
 
 
 def test_bot_prices_apply_unless_the_repository_sets_its_own():
-    from bot.config.bot import BotSettings
-    from bot.pipeline import effective_pull_requests
-
     settings = BotSettings.model_validate({"prices": {"cpu_core_month": 20, "memory_gib_month": 3}})
     plain = parse_model("pull_requests: {labels: [x]}\n", RepoConfig, file="f")
     own = parse_model("pull_requests: {cost: {cpu_core_month: 31}}\n", RepoConfig, file="f")
-    assert effective_pull_requests(plain, settings).cost.cpu_core_month == 20
-    assert effective_pull_requests(plain, settings).labels == ("x",)
-    assert effective_pull_requests(own, settings).cost.cpu_core_month == 31
-    assert effective_pull_requests(own, settings).cost.memory_gib_month == 0
+    bot_priced = RepositorySettings(plain, settings)
+    assert bot_priced.pull_requests.cost.cpu_core_month == 20
+    assert bot_priced.pull_requests.labels == ("x",)
+    assert str(bot_priced.cost_origin) == "bot settings: prices"
+    own_priced = RepositorySettings(own, settings)
+    assert own_priced.pull_requests.cost.cpu_core_month == 31
+    assert own_priced.pull_requests.cost.memory_gib_month == 0
+    assert str(own_priced.cost_origin) == ".tortoise-bot.yaml: pull_requests.cost"
+    assert str(RepositorySettings(plain, BotSettings()).cost_origin) == "default: prices"
 
 
 def test_a_container_made_vertical_loses_its_hpa_metric_end_to_end(
@@ -308,7 +309,7 @@ def test_each_change_set_is_edited_once_and_marked_by_its_own_edit(
         edited.append(tuple(dict.fromkeys(c.ref.name for c in changes)))
         return apply_changes(root, discovery, changes, config, write=write)
 
-    monkeypatch.setattr(pipeline, "apply_changes", counted)
+    monkeypatch.setattr(planning, "apply_changes", counted)
     plan = repository_outcome(
         demo_repo, demo_source, demo_settings, now_s=demo_source.end_s, grouping="workload"
     )

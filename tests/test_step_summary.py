@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.commands.run import summary_markdown
-from bot.pipeline import RepositoryReport, RunSummary
+from bot.pipeline.serve import RepositoryReport, RunSummary
 from bot.report.replay import CostTotals
 
 

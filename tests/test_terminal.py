@@ -19,7 +19,7 @@ from bot.config.bot import load_bot_settings
 from bot.console import AFTER_ARROWS, WORDS, Column, column_widths, make_console, wrap_cell
 from bot.metrics.snapshot import SnapshotSource
 from bot.outcome_view import short_names
-from bot.pipeline import RepositoryOutcome, repository_outcome
+from bot.pipeline.plan import RepositoryOutcome, repository_outcome
 from tests.support.terminal import ANSI, in_terminal
 
 DEMO_DIR = Path(bot.demo.__file__).resolve().parent

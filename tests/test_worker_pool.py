@@ -11,7 +11,8 @@ from pathlib import Path
 from bot.config.bot import BotSettings, RunConfig, load_bot_settings
 from bot.metrics.snapshot import SnapshotSource
 from bot.outcome_view import plan_document
-from bot.pipeline import build_proposals, repository_outcome
+from bot.pipeline.plan import repository_outcome
+from bot.pipeline.proposals import build_proposals
 from bot.report import render_pull_request
 from bot.worker_pool import OrderedPool, usable_cores
 from tests.test_pipeline import DEMO, OneBrokenWorkload

@@ -1,6 +1,6 @@
 """The candidates: sets of declared values (requests, limits, HPA min/max/targets) per service.
 
-- ``tortoise_rounds``: the product's own decision (``bot.pipeline.decide_workload`` with the
+- ``tortoise_rounds``: the product's own decision (``bot.pipeline.plan.decide_workload`` with the
   repository and bot defaults, as ``plan`` and ``run`` call it), merged once (``one_pr``) and
   merged until it proposes nothing (``merged``, at most ``MAX_ROUNDS``), the training window
   re-simulated under the merged values before each decision; each merge is told to the next
@@ -27,18 +27,19 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from bot.config.bot import BotSettings
 from bot.config.recommend import RecommendSettings
 from bot.config.repo import RepoConfig
 from bot.forge.previous import WorkloadMemory
 from bot.metrics.source import FetchResult
 from bot.model import POD_LEVEL, FieldChange, Recommendation, WorkloadHistory
-from bot.pipeline import decide_workload
+from bot.pipeline.plan import decide_workload
 from bot.recommend.changes import next_emergency_phase
 from bot.recommend.vpa.limits import proportional_limit
+from bot.settings import RepositorySettings
 from bot.sim.cluster import SimulatedService
 from bot.sim.spec import ContainerSpec, HpaMetric, ServiceSpec
 from bot.sim.values import apply_changes, declared_workload, service_ref
-from bot.workload_settings import RepositoryRules
 
 MAX_ROUNDS = 6
 """Most pull requests merged in a row; still proposing after them counts ``MAX_ROUNDS + 1``."""
@@ -67,12 +68,12 @@ def decide(
     settings: RecommendSettings,
     memory: WorkloadMemory | None = None,
 ) -> Decision:
-    """``bot.pipeline.decide_workload`` for ``service`` at the end of ``history``."""
+    """``bot.pipeline.plan.decide_workload`` for ``service`` at the end of ``history``."""
     ref = service_ref(service)
     outcome = decide_workload(
         declared_workload(service),
         FetchResult(histories={ref: history}),
-        RepositoryRules(RepoConfig(), settings),
+        RepositorySettings(RepoConfig(), BotSettings(recommend=settings)),
         now_s=history.end_s,
         memory=memory,
     )

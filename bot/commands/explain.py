@@ -22,7 +22,7 @@ from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from bot.metrics.errors import MetricsError
 from bot.model import Explained, Recommendation, Resource
 from bot.outcome_view import outcome_json, short_names, workload_spec_matches
-from bot.pipeline import WorkloadOutcome, repository_outcome
+from bot.pipeline.plan import WorkloadOutcome, repository_outcome
 from bot.report import replay as replay_view
 from bot.report.numbers import amount, target
 from bot.report.proposal import Prices

@@ -47,7 +47,7 @@ from bot.outcome_view import (
     short_names,
     value_rows,
 )
-from bot.pipeline import RepositoryOutcome, repository_outcome
+from bot.pipeline.plan import RepositoryOutcome, repository_outcome
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

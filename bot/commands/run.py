@@ -28,7 +28,7 @@ from bot.forge.github.auth import credentials_from_env
 from bot.forge.messages import public
 from bot.metrics.prometheus import PrometheusSource
 from bot.metrics.source import HistorySource
-from bot.pipeline import RepositoryReport, RunSummary, run_repositories, serve_repository
+from bot.pipeline.serve import RepositoryReport, RunSummary, run_repositories, serve_repository
 from bot.report.markdown import escape
 from bot.report.replay import CostTotals
 from bot.resume import load_not_reached, resume_order, save, state_path

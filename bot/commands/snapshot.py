@@ -23,7 +23,8 @@ from bot.manifests import discover
 from bot.metrics.errors import MetricsError
 from bot.metrics.snapshot import record_snapshot
 from bot.model import SECONDS_PER_DAY
-from bot.pipeline import history_requests
+from bot.pipeline.plan import history_requests
+from bot.settings import RepositorySettings
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
     choice = choose_source(args, settings)
     config = load_repo_config(args.repo)
     inventory = discover(args.repo, config).inventory
-    requests = history_requests(inventory, config)
+    requests = history_requests(
+        inventory, RepositorySettings.of_checkout(args.repo, config, settings)
+    )
     end_s = choice.now_s
     start_s = end_s - settings.prometheus.window_days * SECONDS_PER_DAY
     console = make_console(sys.stderr, args.color)

@@ -17,15 +17,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bot.commands.common import DEMO_DIR
+from bot.config.bot import BotSettings
 from bot.config.errors import ConfigError, ConfigProblem
-from bot.config.recommend import RecommendSettings
 from bot.config.repo import RepoConfig, find_repo_config, load_repo_config
 from bot.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError
-from bot.manifests import discover, environment_config
+from bot.manifests import discover
 from bot.manifests.inventory_json import inventory_json
 from bot.manifests.quantities import describe_cpu, describe_memory
 from bot.model import Inventory, SourceError
-from bot.workload_settings import RepositoryRules
+from bot.settings import RepositorySettings
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -38,11 +38,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _table(inventory: Inventory, errors: list[SourceError], config: RepoConfig) -> str:
+def _table(inventory: Inventory, errors: list[SourceError], settings: RepositorySettings) -> str:
     envs = []
     for name in inventory.environments:
-        configured = environment_config(config, name)
-        namespace = configured.namespace if configured else None
+        namespace = settings.environment(name).namespace.value
         envs.append(f"{name} (namespace {namespace})" if namespace else name)
     lines = [f"environments: {', '.join(envs) or '(none)'}"]
     for w in inventory.workloads:
@@ -78,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         except ConfigError as exc:
             problems = exc.problems
         else:  # the settings' values, whichever workloads they meet
-            problems = RepositoryRules.of_checkout(root, config, RecommendSettings()).problems()
+            problems = RepositorySettings.of_checkout(root, config, BotSettings()).problems()
     config_errors = [
         SourceError(p.file, p.line, f"{p.key or '<root>'}: {p.message}") for p in problems
     ]
@@ -88,7 +87,9 @@ def run(args: argparse.Namespace) -> int:
         json.dump(inventory_json(inventory, config_errors), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(_table(inventory, errors, config))
+        print(
+            _table(inventory, errors, RepositorySettings.of_checkout(root, config, BotSettings()))
+        )
     if config_errors:
         return EXIT_USAGE
     return EXIT_FAILED if errors else EXIT_OK

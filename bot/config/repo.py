@@ -33,7 +33,7 @@ class ResourcePolicy(ConfigModel):
 
 Quantity = str | int | float
 """A Kubernetes quantity as written (``250m``, ``1.5``, ``512Mi``); parsed, with its line, by
-``bot.workload_settings``."""
+``bot.settings``."""
 
 
 class ResourceBounds(ConfigModel):

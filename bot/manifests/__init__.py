@@ -6,7 +6,6 @@ Public API::
     discover(root, config) -> Discovery (``.inventory``: what the checkout declares; the rest:
         the index the editor plans with)
     apply_changes(root, discovery, changes, config, *, write) -> EditResult
-    environment_config(config, environment) -> EnvironmentConfig | None
     bot.manifests.quantities: cores_from_quantity, bytes_from_quantity, format_cpu, format_memory
 
 Modules, in data-flow order: ``files`` (safe, cached reads) -> ``yamldoc`` (parse with exact
@@ -23,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from bot.config.manifests import EnvironmentConfig
 from bot.config.repo import RepoConfig
 from bot.manifests import quantities
 from bot.manifests.discovery import Discovery, discover_index
@@ -39,14 +37,8 @@ __all__ = [
     "ManifestError",
     "apply_changes",
     "discover",
-    "environment_config",
     "quantities",
 ]
-
-
-def environment_config(config: RepoConfig, environment: str) -> EnvironmentConfig | None:
-    """The opt-in file's entry for an inventory environment (its Prometheus selector), if any."""
-    return next((e for e in config.environments if e.name == environment), None)
 
 
 def discover(root: Path, config: RepoConfig) -> Discovery:

@@ -3,7 +3,7 @@
 Order, per workload (``docs/recommendations.md`` has the formulas), each step in its module:
 
 1. refuse malformed input (a workload a live Tortoise manages never gets here: its settings
-   say skip, ``bot.workload_settings``); drop excluded periods and samples after ``now``
+   say skip, ``bot.settings``); drop excluded periods and samples after ``now``
    (``window``);
 2. per container: VPA histograms replayed on a time grid -> VPA estimate (target, bounds,
    uncapped target, confidence) and Tortoise's sticky maximum of the target (``rec``)

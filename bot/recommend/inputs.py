@@ -1,14 +1,16 @@
 """The engine's input: one workload's declared state, policies, previous state and history.
 
 ``build_input`` derives it from what discovery and metrics produce (``DeclaredWorkload`` +
-``WorkloadHistory``) so the pipeline does not re-implement the defaults below.
+``WorkloadHistory``) and each container's effective settings (``bot.settings`` applies the
+defaults below, with ``default_policy``).
 
 Default policy per container resource (Tortoise ``UpdateTortoiseAutoscalingPolicyInStatus``,
 adapted to manifests): with an HPA, a resource is ``horizontal`` when the HPA scales on it (a
 ``ContainerResource`` metric for that container, or a pod-level ``Resource`` metric, which the
 bot replaces by per-container metrics as Tortoise does), else ``vertical``; without an HPA every
 resource is ``vertical`` (the bot does not create HPAs). A resource without a request is ``off``
-("no request, no recommendation"). Configured policies (``ContainerSettings``) win.
+("no request, no recommendation"). Configured policies (``ContainerSettings``) win over the
+default; a bound nobody configures is a declared VPA's ``minAllowed`` / ``maxAllowed``.
 """
 
 from __future__ import annotations
@@ -17,8 +19,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bot.model import (
-    ANY_CONTAINER,
-    RESOURCES,
     ContainerSettings,
     DeclaredHPA,
     DeclaredWorkload,
@@ -100,7 +100,7 @@ def build_input(
     workload: DeclaredWorkload,
     history: WorkloadHistory,
     *,
-    containers: Mapping[str, ContainerSettings] | None = None,
+    containers: Mapping[str, ContainerSettings],
     emergency: EmergencyState | None = None,
     target_changed_s: Mapping[tuple[str, Resource], float] | None = None,
     excluded_intervals_s: tuple[tuple[float, float], ...] = (),
@@ -108,43 +108,29 @@ def build_input(
 ) -> WorkloadInput:
     """A ``WorkloadInput`` from discovery and metrics output.
 
-    ``containers`` is what the repository's settings say of each container by name
-    (``bot.workload_settings``: policies, allocation bounds); a policy it does not set is the
-    default (see module doc), a bound it does not set a declared VPA's ``minAllowed`` /
-    ``maxAllowed`` for the container (or ``*``). Init containers are left out.
-    ``container_resource_metrics`` defaults to what discovery found
-    (``DeclaredHPA.container_resource``).
+    ``containers`` is each container's effective settings by name, resolved by
+    ``bot.settings`` (policy per resource, allocation bounds; the defaults of the module doc
+    already applied); init containers are left out. ``container_resource_metrics`` defaults to
+    what discovery found (``DeclaredHPA.container_resource``).
     """
     if container_resource_metrics is None:
         container_resource_metrics = workload.hpa.container_resource if workload.hpa else True
-    vpa_policies = {
-        p.container: p for p in (workload.vpa.container_policies if workload.vpa else ())
-    }
     inputs = []
     for declared in workload.containers:
         if declared.init:
             continue
-        configured = (containers or {}).get(declared.name, ContainerSettings())
-        chosen: dict[Resource, Policy] = {}
-        for resource in RESOURCES:
-            request = declared.requests.get(resource)
-            chosen[resource] = (
-                "off"
-                if not request
-                else configured.policies.get(resource)
-                or default_policy(declared.name, resource, request, workload.hpa)
-            )
-        vpa = vpa_policies.get(declared.name) or vpa_policies.get(ANY_CONTAINER)
-        low, high = configured.min_allocated, configured.max_allocated
+        resolved = containers.get(declared.name)
+        if resolved is None:
+            raise ValueError(f"no settings resolved for container {declared.name!r}")
         inputs.append(
             ContainerInput(
                 name=declared.name,
                 requests=declared.requests,
                 limits=declared.limits,
-                cpu_policy=chosen["cpu"],
-                memory_policy=chosen["memory"],
-                min_allocated=low or (vpa.min_allowed if vpa else ResourceValues()),
-                max_allocated=high or (vpa.max_allowed if vpa else ResourceValues()),
+                cpu_policy=resolved.policies["cpu"],
+                memory_policy=resolved.policies["memory"],
+                min_allocated=resolved.min_allocated or ResourceValues(),
+                max_allocated=resolved.max_allocated or ResourceValues(),
             )
         )
     return WorkloadInput(

@@ -25,7 +25,8 @@ from bot.forge.github.auth import TokenCredentials
 from bot.forge.previous import PreviousProposal, split_change_id, workload_memory
 from bot.metrics.snapshot import SnapshotSource
 from bot.model import EmergencyPhase, FieldId, WorkloadRef
-from bot.pipeline import repository_outcome, serve_repository
+from bot.pipeline.plan import repository_outcome
+from bot.pipeline.serve import serve_repository
 from bot.report import PullRequestState, embed_state, parse_state
 from bot.report.proposal import change_id
 from tests.support.github.scenario import settings as fast_settings

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.config.repo import RepoConfig
-from bot.manifests import apply_changes, discover, environment_config
+from bot.manifests import apply_changes, discover
 from bot.manifests.errors import EditError
 from bot.manifests.textedit import TextEdit, apply_edits
 from bot.model import FieldChange, FieldId
@@ -298,15 +298,6 @@ def test_write_leaves_no_temporary_files_and_keeps_the_mode(repo):
     assert not result.errors
     assert sorted(p.name for p in root.iterdir()) == ["web.yaml"]
     assert (root / "web.yaml").stat().st_mode & 0o777 == 0o640
-
-
-def test_environment_config_lookup():
-    config = RepoConfig.model_validate(
-        {"environments": [{"name": "prod", "selector": {"cluster": "p"}}]}
-    )
-    found = environment_config(config, "prod")
-    assert found is not None and found.selector == {"cluster": "p"}
-    assert environment_config(config, "default") is None
 
 
 def test_a_stale_inventory_writes_nothing(repo):

@@ -21,7 +21,7 @@ from bot.metrics import FetchResult, HistorySource, PrometheusSource
 from bot.metrics.restarts import CRASH_LOOP_PAD_S
 from bot.metrics.snapshot import SnapshotSource, record_snapshot
 from bot.model import WorkloadHistory
-from bot.pipeline import repository_outcome
+from bot.pipeline.plan import repository_outcome
 from bot.sim import (
     ClusterSpec,
     ContainerSpec,

@@ -19,7 +19,7 @@ from bot.config.bot import BotSettings
 from bot.config.metrics import PrometheusConfig
 from bot.metrics import PrometheusSource
 from bot.model import MIB, WorkloadHistory
-from bot.pipeline import repository_outcome
+from bot.pipeline.plan import repository_outcome
 from bot.sim import (
     ClusterSpec,
     ContainerSpec,

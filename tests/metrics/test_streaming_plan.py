@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from bot.config.bot import BotSettings
 from bot.config.metrics import PrometheusConfig
 from bot.metrics import FetchResult, HistoryRequest, PrometheusSource
-from bot.pipeline import repository_outcome
+from bot.pipeline.plan import repository_outcome
 from bot.sim import write_manifests
 from tests.support.prometheus import TEST_SPEC
 

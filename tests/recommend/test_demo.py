@@ -11,7 +11,7 @@ from bot.config.bot import load_bot_settings
 from bot.manifests.quantities import format_cpu
 from bot.metrics.snapshot import SnapshotSource
 from bot.model import FieldId
-from bot.pipeline import RepositoryOutcome, repository_outcome
+from bot.pipeline.plan import RepositoryOutcome, repository_outcome
 
 DEMO_DIR = Path(bot.demo.__file__).resolve().parent
 

@@ -13,7 +13,6 @@ from bot.config.recommend import resolve, upstream_settings
 from bot.model import (
     MIB,
     ContainerHistory,
-    ContainerSettings,
     DeclaredContainer,
     DeclaredHPA,
     DeclaredVPA,
@@ -26,6 +25,7 @@ from bot.recommend.changes import field_changes, next_emergency_phase
 from bot.recommend.engine import recommend
 from bot.recommend.inputs import EmergencyState, build_input
 from bot.recommend.tortoise.constants import INITIAL_TARGET_PERCENT
+from bot.settings.workload import effective_containers
 from tests.recommend.factories import (
     DAY_S,
     NOW_S,
@@ -281,7 +281,8 @@ def test_build_input_policies_and_vpa_bounds():
         ),
     )
     h = history(container_history("app", 0.5, 300e6))
-    inp = build_input(declared, h, containers={"sidecar": ContainerSettings({"cpu": "vertical"})})
+    resolved = effective_containers(declared, {"sidecar": {"cpu": "vertical"}})
+    inp = build_input(declared, h, containers=resolved)
     assert [c.name for c in inp.containers] == ["app", "sidecar"]
     app, sidecar = inp.containers
     assert (app.cpu_policy, app.memory_policy) == ("horizontal", "vertical")
@@ -514,12 +515,17 @@ def test_build_input_reads_expressibility_from_discovery():
     app = DeclaredContainer("app", ResourceValues(1.0, 512 * MIB))
     chart_hpa = DeclaredHPA("app", 2, 10, (HpaTarget("cpu", 70),), container_resource=False)
     chart = DeclaredWorkload(REF, None, (app,), hpa=chart_hpa)
-    assert not build_input(chart, h).container_resource_metrics
+    assert not build_input(
+        chart, h, containers=effective_containers(chart)
+    ).container_resource_metrics
     raw = DeclaredWorkload(
         REF, None, (app,), hpa=DeclaredHPA("app", 2, 10, (HpaTarget("cpu", 70),))
     )
-    assert build_input(raw, h).container_resource_metrics
-    assert not build_input(raw, h, container_resource_metrics=False).container_resource_metrics
+    resolved = effective_containers(raw)
+    assert build_input(raw, h, containers=resolved).container_resource_metrics
+    assert not build_input(
+        raw, h, containers=resolved, container_resource_metrics=False
+    ).container_resource_metrics
 
 
 def test_container_resource_unsupported_holds_targets_with_a_reason():
@@ -590,8 +596,10 @@ def test_build_input_takes_the_repository_settings_over_defaults_and_the_vpa():
     app = DeclaredContainer("app", ResourceValues(1.0, 512 * MIB))
     declared = DeclaredWorkload(REF, 2, (app,), vpa=vpa)
     h = history(container_history("app", 0.5, 300e6))
-    configured = ContainerSettings({"memory": "off"}, min_allocated=ResourceValues(0.2, None))
-    [got] = build_input(declared, h, containers={"app": configured}).containers
+    configured = effective_containers(
+        declared, {"app": {"memory": "off"}}, {"app": ResourceValues(0.2, None)}
+    )
+    [got] = build_input(declared, h, containers=configured).containers
     assert (got.cpu_policy, got.memory_policy) == ("vertical", "off")
     assert got.min_allocated == ResourceValues(0.2, None)
     assert got.max_allocated == ResourceValues()

@@ -19,7 +19,8 @@ import bot.demo
 from bot.config.bot import load_bot_settings
 from bot.config.repo import load_repo_config
 from bot.metrics.snapshot import SnapshotSource
-from bot.pipeline import RepositoryOutcome, build_proposals, repository_outcome
+from bot.pipeline.plan import RepositoryOutcome, repository_outcome
+from bot.pipeline.proposals import build_proposals
 from bot.report import Proposal, render_pull_request
 
 DEMO_DIR = Path(bot.demo.__file__).resolve().parent

@@ -1,15 +1,28 @@
-"""One workload's settings, resolved once with the file and line of each value."""
+"""Effective settings, resolved once with the file and line of each value (``bot.settings``)."""
 
 from __future__ import annotations
 
 import pytest
 
+from bot.config.bot import BotSettings
 from bot.config.errors import ConfigError
 from bot.config.load import parse_model
 from bot.config.recommend import RecommendSettings
 from bot.config.repo import RepoConfig
-from bot.model import DeclaredContainer, DeclaredWorkload, ResourceValues, WorkloadRef
-from bot.workload_settings import IGNORED, MANAGED_BY_TORTOISE, RepositoryRules
+from bot.model import (
+    MIB,
+    DeclaredContainer,
+    DeclaredVPA,
+    DeclaredWorkload,
+    Location,
+    ResourceValues,
+    VpaContainerPolicy,
+    WorkloadHistory,
+    WorkloadRef,
+)
+from bot.recommend.inputs import build_input
+from bot.settings import Origin, RepositorySettings, Resolved
+from bot.settings.workload import IGNORED, MANAGED_BY_TORTOISE, RepositoryRules
 
 OPT_IN = """\
 workloads:
@@ -33,7 +46,8 @@ FRONTEND = WorkloadRef("Deployment", "shop", "frontend")
 
 
 def declared(ref: WorkloadRef = FRONTEND, *, managed_by_tortoise: bool = False):
-    containers = (DeclaredContainer("app"), DeclaredContainer("istio-proxy"))
+    requests = ResourceValues(0.1, 64 * MIB)
+    containers = (DeclaredContainer("app", requests), DeclaredContainer("istio-proxy", requests))
     return DeclaredWorkload(
         ref, 2, containers, managed_by_tortoise=managed_by_tortoise, files=("a.yaml",)
     )
@@ -65,12 +79,13 @@ def test_later_rules_win_and_each_value_names_its_line(rules):
     got = rules.for_workload(declared())
     assert got.skip is None and got.emergency
     app, proxy = got.containers["app"], got.containers["istio-proxy"]
-    assert app.policies == {"cpu": "horizontal"}
+    assert app.policies == {"cpu": "horizontal", "memory": "vertical"}  # memory: no HPA
     assert proxy.policies == {"cpu": "vertical", "memory": "off"}
     # per container name, else '*'; per resource, later entries win
     assert app.min_allocated == ResourceValues(None, 1024**3)
     assert proxy.min_allocated == ResourceValues(0.1, 64 * 1024**2)
-    assert app.max_allocated is None
+    assert app.max_allocated == ResourceValues()
+    assert got.update_mode is None
     assert got.recommend.admin.minimum_min_replicas == 2
     assert got.recommend.admin.maximum_min_replicas == 7
     assert RecommendSettings().admin.maximum_min_replicas != 7
@@ -82,6 +97,9 @@ def test_later_rules_win_and_each_value_names_its_line(rules):
         ":5: workloads.0.min_allocated.*.memory"
     )
     assert shown["emergency"].endswith(":10: workloads.1.emergency")
+    assert shown["policy.app.memory"] == "default: policy.app.memory"
+    assert shown["max_allocated.app.cpu"] == "default: max_allocated.app.cpu"
+    assert shown["update_mode"] == "default: environments.update_mode"
     assert shown["recommend.admin.maximum_min_replicas"].endswith(
         ":15: recommend.admin.maximum_min_replicas"
     )
@@ -148,3 +166,88 @@ recommend:
     }
     valid = parse_model(OPT_IN, RepoConfig, file=".tortoise-bot.yaml")
     assert RepositoryRules.of_checkout(tmp_path, valid, RecommendSettings()).problems() == []
+
+
+def test_defaults_fill_what_the_file_leaves_and_a_vpa_bound_names_its_manifest_line():
+    vpa = DeclaredVPA(
+        "app",
+        container_policies=(VpaContainerPolicy("*", min_allowed=ResourceValues(0.05, None)),),
+        locations={"*.minAllowed.cpu": Location("vpa.yaml", 12, ("spec", "minAllowed", "cpu"))},
+    )
+    app = DeclaredContainer("app", ResourceValues(1.0, None))
+    init = DeclaredContainer("setup", ResourceValues(0.1, MIB), init=True)
+    workload = DeclaredWorkload(FRONTEND, 2, (app, init), vpa=vpa)
+    got = RepositoryRules(RepoConfig(), RecommendSettings()).for_workload(workload)
+    assert list(got.containers) == ["app"]
+    [settings] = got.containers.values()
+    assert settings.policies == {"cpu": "vertical", "memory": "off"}  # no memory request
+    assert settings.min_allocated == ResourceValues(0.05, None)
+    assert str(got.origins["min_allocated.app.cpu"]) == "vpa.yaml:12: spec.minAllowed.cpu"
+    assert got.origins["min_allocated.app.memory"] == Origin.default("min_allocated.app.memory")
+    assert got.origins["policy.app.cpu"].is_default
+    # the engine's input takes the resolved values as they are
+    [container] = build_input(workload, _history(), containers=got.containers).containers
+    assert (container.cpu_policy, container.memory_policy) == ("vertical", "off")
+    assert container.min_allocated == ResourceValues(0.05, None)
+    with pytest.raises(ValueError, match="no settings resolved for container 'app'"):
+        build_input(workload, _history(), containers={})
+
+
+def _history() -> WorkloadHistory:
+    return WorkloadHistory(FRONTEND, 0.0, 60.0)
+
+
+REPOSITORY = """\
+update_mode: auto
+environments:
+  - name: prod
+    selector: {cluster: p}
+    update_mode: "off"
+pull_requests:
+  grouping: namespace
+  schedule: {start_hour: 9, end_hour: 17, days: [mon], timezone: UTC}
+"""
+
+
+@pytest.fixture
+def repository(tmp_path) -> RepositorySettings:
+    (tmp_path / ".tortoise-bot.yaml").write_text(REPOSITORY)
+    config = parse_model(REPOSITORY, RepoConfig, file=".tortoise-bot.yaml")
+    return RepositorySettings.of_checkout(tmp_path, config, BotSettings())
+
+
+def test_an_environment_gets_its_entry_or_the_defaults(repository):
+    prod = repository.environment("prod")
+    assert prod.selector.value == {"cluster": "p"}
+    assert str(prod.selector.origin) == ".tortoise-bot.yaml:4: environments.0.selector"
+    assert prod.update_mode.value == "off"
+    assert str(prod.update_mode.origin) == ".tortoise-bot.yaml:5: environments.0.update_mode"
+    assert prod.namespace == Resolved(None, Origin.default("environments.namespace"))
+    other = repository.environment("default")
+    assert other.selector.value == {} and other.selector.origin.is_default
+    assert repository.selector("prod") == {"cluster": "p"}
+    workload = DeclaredWorkload(WorkloadRef("Deployment", "shop", "web", "prod"), 1, ())
+    resolved = repository.for_workload(workload)
+    assert resolved.update_mode == "off"
+    assert str(resolved.origins["update_mode"]).endswith(":5: environments.0.update_mode")
+
+
+def test_any_key_names_its_line_or_the_default(repository):
+    assert str(repository.origin_of("pull_requests", "grouping")) == (
+        ".tortoise-bot.yaml:7: pull_requests.grouping"
+    )
+    assert str(repository.origin_of("update_mode")) == ".tortoise-bot.yaml:1: update_mode"
+    assert repository.origin_of("dashboard") == Origin.default("dashboard")
+    assert repository.origin_of("environments", 3, "selector").is_default
+    assert repository.origin_of("pull_requests", "labels").is_default
+
+
+def test_the_dashboard_only_reason_reads_update_mode_and_the_schedule(repository, tmp_path):
+    monday_noon = 4 * 86400 + 12 * 3600  # 1970-01-05 was a Monday
+    assert repository.dashboard_only_reason(now_s=monday_noon) is None
+    sunday = monday_noon - 86400
+    assert repository.dashboard_only_reason(now_s=sunday) == (
+        "outside the pull-request schedule window"
+    )
+    off = RepositorySettings(RepoConfig(update_mode="off"), BotSettings())
+    assert off.dashboard_only_reason(now_s=monday_noon) == "update_mode is off"

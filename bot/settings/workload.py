@@ -1,5 +1,5 @@
 """One workload's effective settings, resolved once, each value with the file and line it came
-from.
+from (``default`` when nobody set it).
 
 A repository's opt-in file (``.tortoise-bot.yaml``) refines the bot's settings per workload:
 the ``workloads:`` entries whose ``match`` (and ``environment``) fit the workload apply in file
@@ -9,11 +9,16 @@ order, later entries winning. For one workload ``RepositoryRules.for_workload`` 
   the repository manages it (the two would fight); nothing else is resolved then;
 - ``recommend``: admin defaults <- the repository's ``recommend:`` <- each entry's
   ``recommend:`` (``bot.config.recommend.resolve``);
-- ``containers``: per container, the policy per resource (an entry's ``policy`` for every
-  container, then its ``containers.<name>``) and ``min_allocated`` / ``max_allocated`` in cores
-  and bytes (per container name, else ``*``; later entries win per resource);
+- ``containers``: per container (init containers left out), the policy per resource and
+  ``min_allocated`` / ``max_allocated`` in cores and bytes, complete: a resource without a
+  request is ``off``; else an entry's ``policy`` for every container, then its
+  ``containers.<name>``, else the engine's default (``recommend.inputs.default_policy``: from
+  the HPA); bounds per container name, else ``*`` (later entries win per resource), else a
+  declared VPA's ``minAllowed`` / ``maxAllowed`` for the container (or ``*``), else none;
 - ``emergency``: an entry asks for emergency mode;
-- ``origins``: for each value set by the file, where (``Origin``: file, 1-based line, key).
+- ``update_mode``: its environment's (``environments[].update_mode``; None: unset);
+- ``origins``: for each of these values, where (``Origin``: file, 1-based line, key; a VPA bound
+  at its manifest line; ``default`` when nobody set it).
 
 A quantity that does not parse is a ``ConfigError`` at its own file, line and key.
 """
@@ -38,12 +43,16 @@ from bot.model import (
     ANY_CONTAINER,
     RESOURCES,
     ContainerSettings,
+    DeclaredContainer,
     DeclaredWorkload,
     Policy,
     Resource,
     ResourceValues,
     WorkloadRef,
 )
+from bot.recommend.inputs import default_policy
+from bot.settings.environment import UpdateMode, environment_settings
+from bot.settings.origin import Origin
 
 N = TypeVar("N", int, float)
 
@@ -60,19 +69,6 @@ MANAGED_BY_TORTOISE = (
 
 
 @dataclass(frozen=True, slots=True)
-class Origin:
-    """Where a value was set: the opt-in file as shown to users, its 1-based line (0: unknown)
-    and the dotted key (``workloads.2.min_allocated.app.cpu``)."""
-
-    file: str
-    line: int
-    key: str
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.key}" if self.line else f"{self.file}: {self.key}"
-
-
-@dataclass(frozen=True, slots=True)
 class WorkloadSettings:
     """What the repository's settings make of one workload (see the module doc)."""
 
@@ -83,10 +79,14 @@ class WorkloadSettings:
     skip: str | None = None
     emergency: bool = False
     containers: Mapping[str, ContainerSettings] = field(default_factory=dict)
+    """Per container that is not an init container, its policy for every resource and its
+    allocation bounds (``ResourceValues()``: none)."""
+    update_mode: UpdateMode | None = None
     origins: Mapping[str, Origin] = field(default_factory=dict)
-    """Per value (``ignore``, ``emergency``, ``policy.<container>.<resource>``,
+    """Per value (``ignore``, ``emergency``, ``update_mode``, ``policy.<container>.<resource>``,
     ``min_allocated.<container>.<resource>``, ``max_allocated...``, ``recommend.<key...>``),
-    where the file sets it."""
+    where it was set; a policy or bound nobody set has a ``default`` origin, ``recommend`` keys
+    only where the file sets them."""
 
 
 def matches(rule: WorkloadConfig, ref: WorkloadRef) -> bool:
@@ -155,6 +155,8 @@ class RepositoryRules:
         emergency = [i for i, rule in rules if rule.emergency]
         if emergency:
             origins["emergency"] = self.origin("workloads", emergency[-1], "emergency")
+        environment = environment_settings(self.config, self.source, ref.environment)
+        origins["update_mode"] = environment.update_mode.origin
         names = [c.name for c in declared.containers if not c.init]
         policies = self._policies(rules, names, origins)
         low = self._bounds(rules, "min_allocated", names, origins)
@@ -164,10 +166,8 @@ class RepositoryRules:
             indexes,
             self._recommend(rules, origins),
             emergency=bool(emergency),
-            containers={
-                name: ContainerSettings(policies[name], low.get(name), high.get(name))
-                for name in names
-            },
+            containers=effective_containers(declared, policies, low, high, origins),
+            update_mode=environment.update_mode.value,
             origins=origins,
         )
 
@@ -306,3 +306,93 @@ class RepositoryRules:
             origin = self.origin(*loc)
             problem = ConfigProblem(origin.file, origin.line, origin.key, str(exc))
             raise ConfigError([problem]) from exc
+
+
+def effective_containers(
+    declared: DeclaredWorkload,
+    policies: Mapping[str, Mapping[Resource, Policy]] | None = None,
+    low: Mapping[str, ResourceValues] | None = None,
+    high: Mapping[str, ResourceValues] | None = None,
+    origins: dict[str, Origin] | None = None,
+) -> dict[str, ContainerSettings]:
+    """Per container of ``declared`` that is not an init container, its complete settings from
+    what the opt-in file sets (``policies``, bounds ``low`` and ``high`` per container name; the
+    ``origins`` of those values) and, where it sets nothing, the defaults (see the module doc);
+    the origin of each default is added to ``origins``."""
+    where = origins if origins is not None else {}
+    vpa = {p.container: p for p in (declared.vpa.container_policies if declared.vpa else ())}
+    out: dict[str, ContainerSettings] = {}
+    for container in declared.containers:
+        if container.init:
+            continue
+        name = container.name
+        chosen: dict[Resource, Policy] = {}
+        for resource in RESOURCES:
+            chosen[resource] = _policy(declared, container, resource, policies or {}, where)
+        declared_vpa = vpa.get(name) or vpa.get(ANY_CONTAINER)
+        bounds: list[ResourceValues] = []
+        pairs: tuple[tuple[Bound, ResourceValues | None], ...] = (
+            ("min_allocated", (low or {}).get(name)),
+            ("max_allocated", (high or {}).get(name)),
+        )
+        for which, configured in pairs:
+            if configured is not None:  # the file's bound, whole: no resource from the VPA
+                bounds.append(configured)
+                continue
+            if declared_vpa is not None:
+                allowed = (
+                    declared_vpa.min_allowed
+                    if which == "min_allocated"
+                    else declared_vpa.max_allowed
+                )
+                bounds.append(allowed)
+                _vpa_origins(declared, declared_vpa.container, name, which, where)
+            else:
+                bounds.append(ResourceValues())
+                for resource in RESOURCES:
+                    key = f"{which}.{name}.{resource}"
+                    where.setdefault(key, Origin.default(key))
+        out[name] = ContainerSettings(chosen, bounds[0], bounds[1])
+    return out
+
+
+def _policy(
+    declared: DeclaredWorkload,
+    container: DeclaredContainer,
+    resource: Resource,
+    policies: Mapping[str, Mapping[Resource, Policy]],
+    origins: dict[str, Origin],
+) -> Policy:
+    """One container resource's policy: ``off`` without a request, else the file's, else the
+    engine's default from the HPA."""
+    key = f"policy.{container.name}.{resource}"
+    request = container.requests.get(resource)
+    if not request:
+        origins[key] = Origin.default(key)
+        return "off"
+    configured = policies.get(container.name, {}).get(resource)
+    if configured:
+        return configured
+    origins[key] = Origin.default(key)
+    return default_policy(container.name, resource, request, declared.hpa)
+
+
+def _vpa_origins(
+    declared: DeclaredWorkload,
+    vpa_container: str,
+    name: str,
+    which: Bound,
+    origins: dict[str, Origin],
+) -> None:
+    """The origin of a bound taken from a declared VPA: its manifest line when known."""
+    group = "minAllowed" if which == "min_allocated" else "maxAllowed"
+    locations = declared.vpa.locations if declared.vpa is not None else {}
+    for resource in RESOURCES:
+        location = locations.get(f"{vpa_container}.{group}.{resource}")
+        key = f"{which}.{name}.{resource}"
+        if location is None:
+            origins[key] = Origin.default(key)
+        else:
+            origins[key] = Origin(
+                location.file, location.line, ".".join(map(str, location.yaml_path))
+            )

@@ -1,0 +1,433 @@
+"""One checkout, planned: the history each workload needs, the decision per workload and the
+one edit of each change set (``repository_outcome``); nothing is published.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import closing
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from bot.config.bot import BotSettings
+from bot.config.errors import ConfigError
+from bot.config.forge import CostConfig
+from bot.config.repo import RepoConfig, load_repo_config
+from bot.forge.branches import Grouping, group_change_sets
+from bot.forge.previous import WorkloadMemory
+from bot.manifests import Discovery, apply_changes, discover
+from bot.metrics.errors import MetricsError
+from bot.metrics.source import FetchResult, HistoryRequest, HistorySource, stream_history
+from bot.model import (
+    SECONDS_PER_DAY,
+    ChangeSet,
+    DeclaredWorkload,
+    EditResult,
+    FieldChange,
+    Inventory,
+    Recommendation,
+    SkippedChange,
+    Status,
+    WorkloadRef,
+)
+from bot.pipeline.failures import Budget, failure_message
+from bot.recommend.changes import field_changes
+from bot.recommend.engine import recommend
+from bot.recommend.errors import RecommendError
+from bot.recommend.inputs import EmergencyState, build_input
+from bot.report.build import chart_candidates, summarize_history
+from bot.report.proposal import HistorySummary, Prices
+from bot.settings import RepositorySettings
+from bot.worker_pool import OrderedPool, usable_cores
+
+__all__ = [
+    "ChangeSetEdit",
+    "RepositoryOutcome",
+    "WorkloadOutcome",
+    "decide_workload",
+    "history_requests",
+    "repository_outcome",
+]
+
+log = logging.getLogger("bot.pipeline")
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadOutcome:
+    """What the pipeline decided for one workload."""
+
+    declared: DeclaredWorkload
+    status: Status
+    reasons: tuple[str, ...] = ()
+    recommendation: Recommendation | None = None
+    changes: tuple[FieldChange, ...] = ()
+    summary: HistorySummary | None = None
+    """What the reports need of the workload's history (``summarize_history``); never the
+    samples, dropped once the recommendation is made."""
+
+    @property
+    def ref(self) -> WorkloadRef:
+        return self.declared.ref
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeSetEdit:
+    """One change set as decided, and the one edit of its changes against the checkout."""
+
+    change_set: ChangeSet
+    edit: EditResult
+
+
+@dataclass(frozen=True, slots=True)
+class RepositoryOutcome:
+    """Everything ``plan`` shows for one checkout."""
+
+    root: Path
+    settings: RepositorySettings
+    """The checkout's effective settings (``bot.settings``), resolved once."""
+    discovery: Discovery
+    """What the checkout declares (``.inventory``) and the index its edits are planned with."""
+    outcomes: tuple[WorkloadOutcome, ...]
+    edits: tuple[ChangeSetEdit, ...] = ()
+    """The change sets, in order of first appearance, each edited once (``repository_outcome``'s
+    ``grouping``; ``repository``: one set holding every change)."""
+    window: tuple[float, float] = (0.0, 0.0)
+    errors: tuple[str, ...] = ()
+    prices: Prices = field(default_factory=Prices)
+    """The prices of the replays' monthly cost (the effective ``pull_requests.cost``)."""
+
+    @property
+    def config(self) -> RepoConfig:
+        """The checkout's opt-in file as read."""
+        return self.settings.config
+
+    @property
+    def inventory(self) -> Inventory:
+        return self.discovery.inventory
+
+    @property
+    def edit(self) -> EditResult:
+        """The edit ``plan`` shows and ``--write`` writes: the one change set of grouping
+        ``repository`` (every change); nothing when no workload has changes."""
+        if len(self.edits) > 1:
+            raise ValueError("one edit of every change needs grouping 'repository'")
+        return self.edits[0].edit if self.edits else EditResult()
+
+
+# --------------------------------------------------------------------------- the steps
+
+
+def history_requests(inventory: Inventory, settings: RepositorySettings) -> list[HistoryRequest]:
+    """One request per workload, with its environment's Prometheus selector."""
+    return [
+        HistoryRequest(
+            ref=w.ref,
+            containers=tuple(c.name for c in w.containers if not c.init),
+            selector=settings.selector(w.ref.environment),
+        )
+        for w in inventory.workloads
+    ]
+
+
+def decide_workload(
+    declared: DeclaredWorkload,
+    fetched: FetchResult,
+    settings: RepositorySettings,
+    *,
+    now_s: float,
+    memory: WorkloadMemory | None = None,
+    charts: bool = True,
+) -> WorkloadOutcome:
+    """Recommend for one workload and keep the changes that pass thresholds and policy.
+
+    ``settings`` resolves the workload's settings once (``bot.settings``): skipped when the
+    repository ignores it or a Tortoise manages it, else its recommend settings, container
+    policies and allocation bounds go to the engine; an environment whose ``update_mode`` is
+    ``off`` has its changes shown, never edited.
+
+    The outcome keeps what the reports need of the history (``summarize_history``: window,
+    quality notes, OOM kills and, with ``charts``, the week usage a pull request may chart),
+    never the history itself. ``charts`` False (``plan``, ``explain``: no pull request is
+    built) skips the week usage.
+
+    ``memory`` is what the bot's merged pull requests tell about the workload
+    (``bot.forge.previous``): when each HPA target last changed (Tortoise's +5 points per
+    24 h) and the emergency phase the last merged proposal left. None (``plan`` without
+    GitHub): nothing known, every target free to move, phase ``normal``.
+    """
+    ref = declared.ref
+    resolved = settings.for_workload(declared)
+    if resolved.skip is not None:
+        return WorkloadOutcome(declared, "skipped", (resolved.skip,))
+    error = fetched.errors.get(ref)
+    if error is not None:
+        return WorkloadOutcome(declared, "error", (f"metrics: {error}",))
+    history = fetched.histories.get(ref)
+    if history is None:
+        return WorkloadOutcome(declared, "error", ("metrics: no history was returned",))
+    emergency = EmergencyState(
+        requested=resolved.emergency,
+        previous_phase=(memory.emergency_phase if memory else None) or "normal",
+    )
+    engine_input = build_input(
+        declared,
+        history,
+        containers=resolved.containers,
+        emergency=emergency,
+        target_changed_s=dict(memory.target_changed_s) if memory else {},
+        excluded_intervals_s=history.crash_loops_s,
+    )
+    try:
+        recommendation = recommend(engine_input, resolved.recommend, now_s=now_s)
+    except RecommendError as exc:
+        summary = summarize_history(history)
+        return WorkloadOutcome(declared, "error", (f"recommendation: {exc}",), summary=summary)
+    changes = field_changes(recommendation)
+    if changes and resolved.update_mode == "off":
+        reason = f"update_mode is off for environment {ref.environment!r}: shown, never edited"
+        return WorkloadOutcome(
+            declared,
+            "skipped",
+            (*recommendation.reasons, reason),
+            recommendation,
+            (),
+            summarize_history(history),
+        )
+    replay = recommendation.replay
+    summary = summarize_history(
+        history,
+        charts=chart_candidates(changes) if charts else (),
+        time_zone=replay.current.replicas.time_zone if replay is not None else "UTC",
+    )
+    return WorkloadOutcome(
+        declared,
+        recommendation.status,
+        recommendation.reasons,
+        recommendation,
+        changes,
+        summary,
+    )
+
+
+def _only(fetched: FetchResult, ref: WorkloadRef) -> FetchResult:
+    """What ``fetched`` holds of ``ref``: all a worker process is sent of a namespace group."""
+    return FetchResult(
+        {ref: fetched.histories[ref]} if ref in fetched.histories else {},
+        {ref: fetched.errors[ref]} if ref in fetched.errors else {},
+    )
+
+
+def _decide_contained(
+    declared: DeclaredWorkload,
+    fetched: FetchResult,
+    settings: RepositorySettings,
+    *,
+    now_s: float,
+    memory: WorkloadMemory | None,
+    charts: bool,
+) -> WorkloadOutcome:
+    """``decide_workload``; a ``ConfigError`` (a bad quantity, at its file and line) fails the
+    repository, any other exception only this workload (status ``error``, the others still
+    decided). Called in a worker process with ``run.processes`` above 1 (``bot.worker_pool``)."""
+    try:
+        return decide_workload(
+            declared, fetched, settings, now_s=now_s, memory=memory, charts=charts
+        )
+    except ConfigError:
+        raise
+    except Exception as exc:
+        log.error("workload %s failed", declared.ref, exc_info=exc)
+        return WorkloadOutcome(declared, "error", (failure_message(exc),))
+
+
+def _mark_failed_edits(
+    outcomes: Sequence[WorkloadOutcome], edits: Sequence[ChangeSetEdit]
+) -> tuple[WorkloadOutcome, ...]:
+    """The outcomes with what their change set's edit refused (status ``error``, the set's
+    errors in the workload's files) or skipped (those changes dropped with the reason)."""
+    errors_of: dict[WorkloadRef, dict[str, list[str]]] = {}
+    skipped: dict[WorkloadRef, list[SkippedChange]] = defaultdict(list)
+    for e in edits:
+        by_file: dict[str, list[str]] = defaultdict(list)
+        for err in e.edit.errors:
+            by_file[err.file].append(f"{err.file}:{err.line}: {err.message}")
+        errors_of.update((c.ref, by_file) for c in e.change_set.changes)
+        for left_out in e.edit.skipped:
+            skipped[left_out.change.ref].append(left_out)
+    failed = {ref for e in edits for ref in e.edit.failed}
+    out = []
+    for outcome in outcomes:
+        if outcome.ref in failed:
+            own = errors_of.get(outcome.ref, {})
+            why = [m for f in outcome.declared.files for m in own.get(f, [])]
+            out.append(
+                replace(
+                    outcome,
+                    status="error",
+                    reasons=("edit refused, nothing written", *why),
+                    changes=(),
+                )
+            )
+        elif outcome.ref in skipped:
+            dropped = [s.change for s in skipped[outcome.ref]]
+            kept = tuple(c for c in outcome.changes if c not in dropped)
+            by_reason: dict[str, list[str]] = defaultdict(list)
+            for left_out in skipped[outcome.ref]:
+                change = left_out.change
+                by_reason[left_out.reason].append(
+                    change.field + (f" of {change.container}" if change.container else "")
+                )
+            reasons = tuple(f"{', '.join(f)} skipped: {why}" for why, f in by_reason.items())
+            out.append(
+                replace(
+                    outcome,
+                    status=outcome.status if kept else "skipped",
+                    reasons=(*outcome.reasons, *reasons),
+                    changes=kept,
+                )
+            )
+        else:
+            out.append(outcome)
+    return tuple(out)
+
+
+def repository_outcome(
+    root: Path,
+    source: HistorySource,
+    settings: BotSettings,
+    *,
+    now_s: float,
+    write: bool = False,
+    repository: RepositorySettings | None = None,
+    memory: Mapping[str, WorkloadMemory] | None = None,
+    on_workload: Callable[[WorkloadRef], None] | None = None,
+    budget: Budget | None = None,
+    charts: bool = True,
+    grouping: Grouping = "repository",
+) -> RepositoryOutcome:
+    """Plan one checkout: every step up to the edit; ``write`` applies the edit to the tree.
+
+    History streams (``stream_history``): each namespace group is recommended as soon as it
+    is fetched, while Prometheus answers the next groups' queries, and its samples are
+    dropped once recommended (each outcome keeps a ``HistorySummary``), so memory holds the
+    groups in flight, not the repository's whole history. Outcomes are in inventory order.
+
+    ``repository`` is the checkout's settings, resolved once (``serve`` resolves them before
+    it plans); None: read from the checkout's opt-in file over ``settings``.
+
+    ``memory`` maps a workload key to what the bot's merged pull requests tell about it
+    (``ForgeSession.workload_memory()``); absent keys know nothing. ``on_workload`` is
+    called after each workload is decided (progress on a terminal). ``budget`` (``run``) is
+    checked between steps and bounds the fetch (recommending included, as it runs between
+    the fetch's parts). ``charts`` False skips the week usage that only pull-request bodies
+    show (``build_proposals`` then has no chart to draw).
+
+    The changes are grouped into change sets by ``grouping`` (``serve``: the pull requests'
+    grouping) and each set is edited once (``ChangeSetEdit``); a workload whose edit fails, or
+    whose changes are skipped, is marked from its own set's edit, and no set blocks another.
+    ``repository`` (``plan``, ``explain``): one set, the edit of every change, the one
+    ``write`` may apply.
+
+    Raises ``ConfigError`` for a bad opt-in file and ``MetricsError`` when Prometheus is down:
+    both fail the repository as a whole; ``RepositoryTimeoutError`` when the budget runs out.
+    """
+    if repository is None:
+        repository = RepositorySettings.of_checkout(root, load_repo_config(root), settings)
+    config = repository.config
+    discovery = discover(root, config)
+    inventory = discovery.inventory
+    problems = repository.problems()
+    if problems:
+        raise ConfigError(problems)
+    window_s = settings.prometheus.window_days * SECONDS_PER_DAY
+    start_s, end_s = now_s - window_s, now_s
+    requests = history_requests(inventory, repository)
+    waiting: dict[WorkloadRef, list[int]] = defaultdict(list)
+    for index, w in enumerate(inventory.workloads):
+        waiting[w.ref].append(index)
+    decided: dict[int, WorkloadOutcome] = {}
+
+    def done(index: int, outcome: WorkloadOutcome) -> None:
+        decided[index] = outcome
+        if on_workload is not None:
+            on_workload(outcome.ref)
+
+    def lost(index: int, exc: Exception) -> WorkloadOutcome:
+        log.error("workload %s failed", inventory.workloads[index].ref, exc_info=exc)
+        return WorkloadOutcome(inventory.workloads[index], "error", (failure_message(exc),))
+
+    processes = settings.run.processes_for(len(inventory.workloads), usable_cores())
+    pool = OrderedPool[WorkloadOutcome](processes, done=done, lost=lost)
+
+    def decide(indices: Iterable[int], fetched: FetchResult) -> None:
+        for index in sorted(indices):
+            w = inventory.workloads[index]
+            pool.submit(
+                index,
+                _decide_contained,
+                w,
+                _only(fetched, w.ref) if pool.processes > 1 else fetched,
+                repository,
+                now_s=now_s,
+                memory=(memory or {}).get(w.ref.key),
+                charts=charts,
+            )
+
+    if budget is not None:
+        budget.check("reading its history")
+    parts = stream_history(
+        source,
+        requests,
+        start_s=start_s,
+        end_s=end_s,
+        budget_s=budget.left_s() if budget is not None else None,
+    )
+    try:
+        with closing(parts), pool:
+            for part in parts:
+                refs = [*part.errors, *part.histories]
+                decide([i for ref in refs for i in waiting.pop(ref, ())], part)
+                del part  # its histories go now, not when the next part is in
+            decide([i for indices in waiting.values() for i in indices], FetchResult())
+            pool.finish()
+    except MetricsError as exc:
+        if budget is not None:
+            budget.check("reading its history", cause=exc)
+        raise
+    outcomes = [decided[i] for i in range(len(inventory.workloads))]
+    if budget is not None:
+        budget.check("editing")
+    if write and grouping != "repository":
+        raise ValueError("write applies one edit of every change: grouping 'repository'")
+    change_sets = group_change_sets(
+        (
+            ChangeSet(o.ref.key, o.changes, (o.recommendation,) if o.recommendation else ())
+            for o in outcomes
+            if o.changes
+        ),
+        grouping,
+    )
+    edits = tuple(
+        ChangeSetEdit(s, apply_changes(root, discovery, s.changes, config, write=write))
+        for s in change_sets
+    )
+    return RepositoryOutcome(
+        root=root,
+        settings=repository,
+        discovery=discovery,
+        outcomes=_mark_failed_edits(outcomes, edits),
+        edits=edits,
+        window=(start_s, end_s),
+        errors=tuple(f"{e.file}:{e.line}: {e.message}" for e in inventory.errors),
+        prices=cost_prices(repository.pull_requests.cost),
+    )
+
+
+def cost_prices(cost: CostConfig) -> Prices:
+    """The prices of the cost figures (``bot.report``) from the effective ``pull_requests.cost``."""
+    return Prices(cost.cpu_core_month, cost.memory_gib_month, cost.currency)

@@ -1,0 +1,104 @@
+"""What a plan proposes: one pull request per change set (``build_proposals``), the check
+that keeps a rejected one closed, the emergency phases its pull-request state keeps, the
+dashboard's rows and the cost of the changes."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from bot.config.recommend import NoiseSettings
+from bot.forge.branches import group_key
+from bot.forge.lifecycle import ThresholdCheck, within_per_value
+from bot.forge.results import WorkloadStatus
+from bot.manifests.edit_planner import SKIPPED_NOTE
+from bot.model import ChangeSet, EmergencyPhase, FieldId
+from bot.pipeline.plan import RepositoryOutcome
+from bot.recommend.changes import next_emergency_phase
+from bot.recommend.noise import passes_min_change
+from bot.report.build import make_proposal
+from bot.report.proposal import Proposal
+from bot.report.replay import CostTotals, cost_totals
+
+__all__ = [
+    "build_proposals",
+    "changes_cost",
+    "emergency_phases",
+    "proposals_within_thresholds",
+    "workload_statuses",
+]
+
+
+def build_proposals(plan: RepositoryOutcome) -> list[Proposal]:
+    """One ``Proposal`` per change set of ``plan`` (``repository_outcome``'s ``grouping``),
+    from the one edit of that set: the files of one pull request hold only its own changes.
+
+    The proposal carries the workloads still ``changes`` after their edit, with the changes
+    that were written; the notes of changes the edit skipped stay with their workloads'
+    reasons (the dashboard), not in the pull request.
+    """
+    outcomes = {o.ref: o for o in plan.outcomes if o.status == "changes"}
+    summaries = {ref: o.summary for ref, o in outcomes.items() if o.summary is not None}
+    proposals = []
+    for edited in plan.edits:
+        if not edited.edit.files:
+            continue
+        written = [
+            outcomes[r]
+            for r in dict.fromkeys(c.ref for c in edited.change_set.changes)
+            if r in outcomes
+        ]
+        change_set = ChangeSet(
+            edited.change_set.key,
+            tuple(c for o in written for c in o.changes),
+            tuple(o.recommendation for o in written if o.recommendation is not None),
+        )
+        notes = tuple(n for n in edited.edit.notes if n.code != SKIPPED_NOTE)
+        edit = replace(edited.edit, notes=notes)
+        proposals.append(make_proposal(change_set, edit, summaries=summaries))
+    return proposals
+
+
+def proposals_within_thresholds(noise: NoiseSettings) -> ThresholdCheck:
+    """The check that keeps a rejected proposal closed: True when every proposed request or
+    limit of the new proposal is within minChange (``bot.recommend.noise``) of the rejected one
+    and every other value (replica counts, targets) is equal (``lifecycle.within_per_value``)."""
+
+    def close(field_id: FieldId | None, rejected: float, proposed: float) -> bool:
+        resource = field_id.resource if field_id is not None else None
+        if field_id is None or not field_id.is_request_or_limit or resource is None:
+            return False
+        moved, _ = passes_min_change(rejected, proposed, resource, noise)
+        return not moved
+
+    return within_per_value(close)
+
+
+def emergency_phases(plan: RepositoryOutcome) -> dict[str, EmergencyPhase]:
+    """Per workload key with a recommendation, the emergency phase its proposal leaves
+    (``bot.recommend.changes.next_emergency_phase``), kept in the pull-request state."""
+    return {
+        o.ref.key: next_emergency_phase(o.recommendation)
+        for o in plan.outcomes
+        if o.recommendation is not None
+    }
+
+
+def workload_statuses(plan: RepositoryOutcome) -> list[WorkloadStatus]:
+    """The dashboard's view of each workload, keyed by its change set."""
+    grouping = plan.settings.pull_requests.grouping
+    return [
+        WorkloadStatus(
+            o.ref,
+            o.status,
+            "; ".join(o.reasons),
+            group_key(o.ref, grouping) if o.status == "changes" else None,
+            o.recommendation if o.status == "changes" else None,
+        )
+        for o in plan.outcomes
+    ]
+
+
+def changes_cost(plan: RepositoryOutcome) -> CostTotals:
+    """The replays of the workloads with changes, summed, at the repository's prices."""
+    recs = [o.recommendation for o in plan.outcomes if o.status == "changes" and o.recommendation]
+    return cost_totals(recs, plan.prices)

@@ -1,0 +1,246 @@
+"""Serving a forge: each repository on a fresh checkout, planned (``bot.pipeline.plan``), its
+pull requests and dashboard brought in line (``serve_repository``); many repositories in one
+run, each failure contained to its repository (``run_repositories``)."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot.config.bot import BotSettings
+from bot.config.errors import ConfigError
+from bot.config.forge import PullRequestConfig
+from bot.config.repo import find_repo_config, load_repo_config
+from bot.forge.branches import group_key
+from bot.forge.errors import RateLimitError
+from bot.forge.results import KeyResult, PublishReport
+from bot.metrics.source import HistorySource
+from bot.pipeline.failures import KNOWN_FAILURES, Budget, failure_message
+from bot.pipeline.plan import repository_outcome
+from bot.pipeline.proposals import (
+    build_proposals,
+    changes_cost,
+    emergency_phases,
+    proposals_within_thresholds,
+    workload_statuses,
+)
+from bot.report.replay import CostTotals
+from bot.settings import RepositorySettings
+
+if TYPE_CHECKING:  # what a forge offers (``bot.forge.github`` is one); ``plan`` loads none
+    from bot.forge.protocol import Forge, ForgeSession
+
+__all__ = ["RepositoryReport", "RunSummary", "run_repositories", "serve_repository"]
+
+log = logging.getLogger("bot.pipeline")
+
+
+@dataclass(frozen=True, slots=True)
+class RepositoryReport:
+    """The outcome of one repository in a run."""
+
+    repository: str
+    ok: bool
+    message: str = ""
+    opened: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    closed: tuple[str, ...] = ()
+    counts: Mapping[str, int] = field(default_factory=dict)
+    cost: CostTotals | None = None
+    """The replays of the workloads with changes, summed (``bot.report.replay.cost_totals``)."""
+    stopped: str | None = None
+    """Why the run stopped in this repository (GitHub's API budget is gone), None otherwise."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    reports: tuple[RepositoryReport, ...]
+    stopped: str | None = None
+    """Why the run stopped before serving every repository (GitHub's API budget), or None."""
+    not_reached: tuple[str, ...] = ()
+    """The repositories the run did not finish, in order: the one where it stopped, then those
+    it never began. The next run serves them first (``bot.resume``)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.stopped is None and all(r.ok for r in self.reports)
+
+    def stop_line(self) -> str | None:
+        """The summary line saying where the run stopped, or None when it reached every
+        repository."""
+        if self.stopped is None:
+            return None
+        count = len(self.not_reached)
+        return (
+            f"stopped: {self.stopped}; {count} repositor{'y' if count == 1 else 'ies'} not "
+            f"finished ({', '.join(self.not_reached[:3])}{', …' if count > 3 else ''}): "
+            "the next run starts with them"
+        )
+
+
+def run_repositories(
+    repositories: Sequence[str],
+    serve_one: Callable[[str], RepositoryReport],
+) -> RunSummary:
+    """Serve each repository; any failure is recorded and the next repository still runs.
+
+    Every ``Exception`` is contained to its repository (``KeyboardInterrupt`` and
+    ``SystemExit`` still stop the run): the package error families with their message, any
+    other exception as an internal error with its traceback in the log. One failure stops the
+    run: GitHub's API budget running out (``RateLimitError``, or a repository whose publishing
+    stopped for it); the repositories not finished are listed in ``RunSummary.not_reached``.
+    """
+    reports: list[RepositoryReport] = []
+    for position, name in enumerate(repositories):
+        try:
+            report = serve_one(name)
+        except Exception as exc:
+            if isinstance(exc, KNOWN_FAILURES):
+                log.warning("repository %s failed: %s", name, exc)
+            else:
+                log.error("repository %s failed", name, exc_info=exc)
+            stopped = str(exc) if isinstance(exc, RateLimitError) else None
+            report = RepositoryReport(name, ok=False, message=failure_message(exc), stopped=stopped)
+        reports.append(report)
+        if report.stopped is not None:
+            log.warning("GitHub's API budget is gone: the run stops at %s", name)
+            return RunSummary(tuple(reports), report.stopped, tuple(repositories[position:]))
+    return RunSummary(tuple(reports))
+
+
+def serve_repository(
+    full_name: str,
+    forge: Forge,
+    source: HistorySource,
+    settings: BotSettings,
+    *,
+    now_s: float,
+    dry_run: bool = False,
+) -> RepositoryReport:
+    """Plan one repository on a fresh checkout and bring its pull requests and dashboard in line.
+
+    A bad opt-in file is reported on the dashboard issue and fails this repository only; so
+    does any other failure, and running longer than ``run.repository_timeout_s``.
+    """
+    budget = Budget.start(settings.run.repository_timeout_s)
+    session = forge.open(full_name, PullRequestConfig())
+    try:
+        root = session.checkout()
+        if find_repo_config(root) is None:
+            return RepositoryReport(
+                full_name, ok=True, message="not opted in (no .tortoise-bot.yaml)"
+            )
+        try:
+            config = load_repo_config(root)
+        except ConfigError as exc:
+            if not dry_run:
+                session.report_config_error([str(p) for p in exc.problems])
+            raise
+        repository = RepositorySettings.of_checkout(root, config, settings)
+        session.configure(repository.pull_requests, dashboard=config.dashboard)
+        try:
+            return _serve_configured(
+                session,
+                root,
+                repository,
+                source=source,
+                settings=settings,
+                now_s=now_s,
+                dry_run=dry_run,
+                budget=budget,
+            )
+        except Exception as exc:
+            if not dry_run:
+                _report_failure(session, exc)
+            raise
+    finally:
+        session.disconnect()  # a long-running serve keeps no connection between repositories
+
+
+def _report_failure(session: ForgeSession, exc: Exception) -> None:
+    """Show why the repository failed on its dashboard; a failure to do so is only logged."""
+    try:
+        session.report_failure(failure_message(exc))
+    except Exception as again:  # the forge may be what failed: never hide the first error
+        log.warning("%s: cannot show the failure on the dashboard: %s", session.full_name, again)
+
+
+def _serve_configured(
+    session: ForgeSession,
+    root: Path,
+    repository: RepositorySettings,
+    *,
+    source: HistorySource,
+    settings: BotSettings,
+    now_s: float,
+    dry_run: bool,
+    budget: Budget,
+) -> RepositoryReport:
+    """``serve_repository`` once the opt-in file is read and the session configured."""
+    from bot.forge.publish import publish, update_dashboard  # noqa: PLC0415 (jinja2: not for plan)
+
+    full_name = session.full_name
+    memory = session.workload_memory()
+    plan = repository_outcome(
+        root,
+        source,
+        settings,
+        now_s=now_s,
+        repository=repository,
+        memory=memory,
+        budget=budget,
+        grouping=repository.pull_requests.grouping,
+    )
+    phases = emergency_phases(plan)
+    proposals = [
+        replace(p, emergency_phases={r.key: phases[r.key] for r in p.workloads if r.key in phases})
+        for p in build_proposals(plan)
+    ]
+    counts: dict[str, int] = defaultdict(int)
+    for outcome in plan.outcomes:
+        counts[outcome.status] += 1
+    cost = changes_cost(plan)
+    if dry_run:
+        return RepositoryReport(
+            full_name, ok=True, message="dry run", counts=dict(counts), cost=cost
+        )
+    budget.check("publishing")
+    held = repository.dashboard_only_reason(now_s=now_s)
+    if held is not None:
+        report = PublishReport(
+            tuple(KeyResult(p.key, "pending", "pending", held) for p in proposals)
+        )
+    else:
+        grouping = repository.pull_requests.grouping
+        report = publish(
+            session,
+            proposals,
+            within_thresholds=proposals_within_thresholds(settings.recommend.noise),
+            in_error={group_key(o.ref, grouping) for o in plan.outcomes if o.status == "error"},
+        )
+    update_dashboard(session, workload_statuses(plan), report)
+    failed = [r.message for r in report.errors]
+    if counts.get("error"):
+        failed.append(f"{counts['error']} workload(s) in error (listed on the dashboard)")
+    message = "; ".join(failed) or (report.stopped or "")
+    return RepositoryReport(
+        full_name,
+        ok=not failed and report.stopped is None,
+        message=message,
+        stopped=report.stopped,
+        opened=_links(report, report.opened),
+        updated=_links(report, report.updated),
+        closed=_links(report, report.closed),
+        counts=dict(counts),
+        cost=cost,
+    )
+
+
+def _links(report: PublishReport, keys: Sequence[str]) -> tuple[str, ...]:
+    """The pull-request URL (else the key) of each key that succeeded."""
+    results = [report.result(key) for key in keys]
+    return tuple((r.url or r.key) for r in results if r is not None)
