@@ -35,6 +35,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -349,15 +350,19 @@ class TreePeak:
         return self.peak_kib / 1024
 
 
-def run_plan(repo: Path, url: str, end: float, output: Path) -> dict[str, Any]:
+def run_plan(
+    repo: Path, url: str, end: float, output: Path, server_pid: int | None = None
+) -> dict[str, Any]:
     """``tortoise-bot plan --format json`` over ``repo`` at ``end`` in a child process (its
     JSON written to ``output``): wall seconds, its CPU seconds (with the worker processes it
     waited for), its own peak RSS and the peak of it and its workers together (sampled every
-    0.1 s)."""
+    0.1 s); with ``server_pid``, the CPU seconds Prometheus spent meanwhile (serving its
+    queries)."""
     now = datetime.fromtimestamp(end, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     command = [sys.executable, "-c", PEAK_WRAPPER, "plan", "--repo", str(repo)]
-    command += ["--prometheus", url, "--now", now, "--format", "json"]
+    command += ["--prometheus", url, "--now", now, "--format", "json", "--log-level", "INFO"]
     peak = output.with_suffix(".peak")
+    server_before = _process_cpu_s(server_pid) if server_pid else 0.0
     began = time.perf_counter()
     with output.open("wb") as out, tempfile.TemporaryFile() as err:
         env = {**os.environ, "BENCH_PEAK_FILE": str(peak)}
@@ -367,18 +372,36 @@ def run_plan(repo: Path, url: str, end: float, output: Path) -> dict[str, Any]:
         tree_peak_mib = tree.stop()
         child.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.perf_counter() - began
+        server_cpu_s = _process_cpu_s(server_pid) - server_before if server_pid else 0.0
         err.seek(0)
         stderr = err.read().decode(errors="replace")
     if child.returncode not in (0, 1):  # 1: some workload in error, still a whole plan
         raise SystemExit(f"plan failed ({child.returncode}):\n{stderr[-3000:]}")
     statuses = Counter(w["status"] for w in json.loads(output.read_bytes())["workloads"])
     return {
+        **_phases(stderr),
         "seconds": seconds,
         "cpu_s": usage.ru_utime + usage.ru_stime,
+        "server_cpu_s": server_cpu_s,
         "peak_rss_mib": int(peak.read_text()) / 1024,
         "tree_peak_rss_mib": max(tree_peak_mib, int(peak.read_text()) / 1024),
         "statuses": dict(sorted(statuses.items())),
     }
+
+
+PHASES = re.compile(
+    r"in (?P<total>[\d.]+) s: discovery (?P<discovery>[\d.]+) s, history and recommendations "
+    r"(?P<streamed>[\d.]+) s \(waiting for the history (?P<waiting>[\d.]+) s; the engine with its "
+    r"replay (?P<engine_cpu>[\d.]+) CPU-s\), edit (?P<edit>[\d.]+) s"
+)
+"""The plan's own account of its time (``bot.pipeline.timings``, logged at INFO)."""
+
+
+def _phases(stderr: str) -> dict[str, float]:
+    found = PHASES.search(stderr)
+    if found is None:
+        raise SystemExit(f"plan logged no timings:\n{stderr[-3000:]}")
+    return {name: float(value) for name, value in found.groupdict().items()}
 
 
 def _spread(values: list[float], fmt: str) -> str:
@@ -394,6 +417,26 @@ def _report_plans(runs: list[dict[str, Any]], load: str) -> None:
         [
             ("wall time s", _spread([r["seconds"] for r in runs], ".1f")),
             ("CPU s (plan process)", _spread([r["cpu_s"] for r in runs], ".1f")),
+            ("Prometheus CPU s meanwhile", _spread([r["server_cpu_s"] for r in runs], ".1f")),
+            (
+                "bot CPU / Prometheus CPU",
+                _spread([r["cpu_s"] / max(r["server_cpu_s"], 1e-9) for r in runs], ".1f"),
+            ),
+            ("discovery s", _spread([r["discovery"] for r in runs], ".1f")),
+            (
+                "history and recommendations s (streamed together)",
+                _spread([r["streamed"] for r in runs], ".1f"),
+            ),
+            ("  of which waiting for the history s", _spread([r["waiting"] for r in runs], ".1f")),
+            (
+                "the engine with its replay, CPU s (all workers)",
+                _spread([r["engine_cpu"] for r in runs], ".1f"),
+            ),
+            ("edit s", _spread([r["edit"] for r in runs], ".1f")),
+            (
+                "the rest: start-up, report, output s",
+                _spread([r["seconds"] - r["total"] for r in runs], ".1f"),
+            ),
             ("peak RSS MiB (plan process)", _spread([r["peak_rss_mib"] for r in runs], ",.0f")),
             (
                 "peak RSS MiB (with its workers)",
@@ -480,7 +523,10 @@ def main(argv: list[str] | None = None) -> None:
         )
         if args.plan:
             load = " ".join(Path("/proc/loadavg").read_text().split(" ")[:3])
-            runs = [run_plan(repo, url, end, workdir / "plan.json") for _ in range(args.plan)]
+            runs = [
+                run_plan(repo, url, end, workdir / "plan.json", server.process.pid)
+                for _ in range(args.plan)
+            ]
             _report_plans(runs, load)
         if not args.no_fetch:
             ours = fetch(args.gzip, None)

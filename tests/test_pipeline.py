@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -98,6 +100,19 @@ def test_plan_does_not_write_unless_asked(demo_repo, demo_source, demo_settings)
     plan = repository_outcome(demo_repo, demo_source, demo_settings, now_s=demo_source.end_s)
     assert plan.edit.diff  # the demo has changes to propose
     assert {p: p.read_bytes() for p in demo_repo.rglob("*") if p.is_file()} == before
+
+
+def test_a_plan_logs_where_its_time_went(demo_repo, demo_source, demo_settings, caplog):
+    """One INFO line per plan splits its wall time (discovery, history with recommendations,
+    edit) and gives the engine's CPU seconds; the parts add up to the whole."""
+    caplog.set_level(logging.INFO, logger="bot.pipeline")
+    repository_outcome(demo_repo, demo_source, demo_settings, now_s=demo_source.end_s)
+    (line,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("plan of")]
+    numbers = [float(n) for n in re.findall(r"(\d+\.\d+) (?:CPU-)?s", line)]
+    total, discovery, streamed, waiting, engine_cpu, edit = numbers
+    assert "4 workloads" in line and engine_cpu > 0
+    assert waiting <= streamed
+    assert abs(total - (discovery + streamed + edit)) <= 0.015  # each rounded to 0.01 s
 
 
 def test_written_plan_reads_back_as_proposed(demo_repo, demo_source, demo_settings):

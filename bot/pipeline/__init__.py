@@ -9,7 +9,8 @@ thresholds and policy -> edit -> open/update pull request -> update dashboard.
   the cost of the changes;
 - ``serve``: serving a forge: each repository on a fresh checkout, its pull requests and
   dashboard brought in line with its plan (``serve_repository``, ``run_repositories``);
-- ``failures``: the time a repository may take (``Budget``) and how a failure reads.
+- ``failures``: the time a repository may take (``Budget``) and how a failure reads;
+- ``timings``: where one plan's time goes, logged at INFO (``benchmarks.prometheus --plan``).
 
 Failures are isolated: a ``ConfigError``, ``MetricsError`` or ``ForgeError`` (or any other
 exception, reported as an internal error) fails one repository, shown on its dashboard, and the

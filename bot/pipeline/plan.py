@@ -5,6 +5,7 @@ one edit of each change set (``repository_outcome``); nothing is published.
 from __future__ import annotations
 
 import logging
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import closing
@@ -33,6 +34,7 @@ from bot.model import (
     WorkloadRef,
 )
 from bot.pipeline.failures import Budget, failure_message
+from bot.pipeline.timings import PlanTimings
 from bot.recommend.changes import field_changes
 from bot.recommend.engine import recommend
 from bot.recommend.errors import RecommendError
@@ -222,6 +224,24 @@ def _only(fetched: FetchResult, ref: WorkloadRef) -> FetchResult:
     )
 
 
+def _decide_timed(
+    declared: DeclaredWorkload,
+    fetched: FetchResult,
+    settings: RepositorySettings,
+    *,
+    now_s: float,
+    memory: WorkloadMemory | None,
+    charts: bool,
+) -> tuple[WorkloadOutcome, float]:
+    """``_decide_contained`` and the CPU seconds its thread spent on it (the engine with its
+    replay, wherever the pool runs it: ``PlanTimings``)."""
+    began = time.thread_time()
+    outcome = _decide_contained(
+        declared, fetched, settings, now_s=now_s, memory=memory, charts=charts
+    )
+    return outcome, time.thread_time() - began
+
+
 def _decide_contained(
     declared: DeclaredWorkload,
     fetched: FetchResult,
@@ -339,7 +359,9 @@ def repository_outcome(
     if repository is None:
         repository = RepositorySettings.of_checkout(root, load_repo_config(root), settings)
     config = repository.config
+    timings = PlanTimings()
     discovery = discover(root, config)
+    timings.discovered()
     inventory = discovery.inventory
     problems = repository.problems()
     if problems:
@@ -352,24 +374,25 @@ def repository_outcome(
         waiting[w.ref].append(index)
     decided: dict[int, WorkloadOutcome] = {}
 
-    def done(index: int, outcome: WorkloadOutcome) -> None:
-        decided[index] = outcome
+    def done(index: int, timed: tuple[WorkloadOutcome, float]) -> None:
+        decided[index] = timed[0]
+        timings.engine_cpu_s += timed[1]
         if on_workload is not None:
-            on_workload(outcome.ref)
+            on_workload(timed[0].ref)
 
-    def lost(index: int, exc: Exception) -> WorkloadOutcome:
+    def lost(index: int, exc: Exception) -> tuple[WorkloadOutcome, float]:
         log.error("workload %s failed", inventory.workloads[index].ref, exc_info=exc)
-        return WorkloadOutcome(inventory.workloads[index], "error", (failure_message(exc),))
+        return WorkloadOutcome(inventory.workloads[index], "error", (failure_message(exc),)), 0.0
 
     processes = settings.run.processes_for(len(inventory.workloads), usable_cores())
-    pool = OrderedPool[WorkloadOutcome](processes, done=done, lost=lost)
+    pool = OrderedPool[tuple[WorkloadOutcome, float]](processes, done=done, lost=lost)
 
     def decide(indices: Iterable[int], fetched: FetchResult) -> None:
         for index in sorted(indices):
             w = inventory.workloads[index]
             pool.submit(
                 index,
-                _decide_contained,
+                _decide_timed,
                 w,
                 _only(fetched, w.ref) if pool.processes > 1 else fetched,
                 repository,
@@ -389,7 +412,7 @@ def repository_outcome(
     )
     try:
         with closing(parts), pool:
-            for part in parts:
+            for part in timings.waited(parts):
                 refs = [*part.errors, *part.histories]
                 decide([i for ref in refs for i in waiting.pop(ref, ())], part)
                 del part  # its histories go now, not when the next part is in
@@ -400,6 +423,7 @@ def repository_outcome(
             budget.check("reading its history", cause=exc)
         raise
     outcomes = [decided[i] for i in range(len(inventory.workloads))]
+    timings.recommended()
     if budget is not None:
         budget.check("editing")
     if write and grouping != "repository":
@@ -416,6 +440,7 @@ def repository_outcome(
         ChangeSetEdit(s, apply_changes(root, discovery, s.changes, config, write=write))
         for s in change_sets
     )
+    timings.edited(root, len(outcomes))
     return RepositoryOutcome(
         root=root,
         settings=repository,
