@@ -225,12 +225,19 @@ def test_a_walk_area_shared_by_walks_gives_each_walk_its_fresh_path():
     ]
     kept = []
     for metrics, low, high in runs:
-        kw = {"min_replicas": low, "max_replicas": high, "initial": 5, "step_s": 60.0}
-        shared, reach = replay_fast_reach(metrics, area=area, **kw)
-        alone, alone_reach = replay_fast_reach(metrics, **kw)
+        walk = partial(replay_fast_reach, min_replicas=low, max_replicas=high, initial=5, step_s=60)
+        shared, reach = walk(metrics, area=area)
+        alone, alone_reach = walk(metrics)
         assert np.array_equal(shared, alone) and reach == alone_reach
         assert len(set(shared.tolist())) > 3  # the path moves
         kept.append((shared.copy(), shared))
     assert all(np.array_equal(copy, path) for copy, path in kept)
     with pytest.raises(ValueError, match="3000 steps"):
-        replay_fast_reach([Metric(usage[:10], 0.5, 70)], **kw, area=area)
+        replay_fast_reach(
+            [Metric(usage[:10], 0.5, 70)],
+            min_replicas=1,
+            max_replicas=9,
+            initial=1,
+            step_s=60,
+            area=area,
+        )
