@@ -30,6 +30,8 @@ band. They agree on step loads, clean ramps and flat loads; on the simulator's s
 noisy series their pod-hours differ by 1.3 % at most (``tests/recommend/replay``).
 Both also tell their reach, the largest value the maxReplicas clamp met: any maxReplicas
 at or above it gives the same path, which the search for replica bounds reuses.
+``replay_fast_reach`` works in a ``WalkArea`` its caller passes (one per series, shared by the
+walks over it) instead of fresh arrays of the series' length at every walk.
 """
 
 from __future__ import annotations
@@ -85,6 +87,44 @@ class Metric:
     target_percent: int
 
 
+FLOAT_ROWS, INT_ROWS, FLAG_ROWS = 8, 3, 4
+"""Rows of a ``WalkArea``: step-length arrays ``replay_fast_reach`` needs at once."""
+
+_NEED, _EACH, _PATH, _PASSED, _BELOW, _RATIO, _SPARE, _RECENT = range(FLOAT_ROWS)
+_RUN, _COUNT, _BASE = range(INT_ROWS)
+_NEW_RUN, _BREAKS, _TEST, _TEST_TOO = range(FLAG_ROWS)
+
+
+@dataclass(frozen=True, slots=True)
+class WalkArea:
+    """Scratch arrays for ``replay_fast_reach`` over series of ``steps`` steps: ``floats``
+    (``FLOAT_ROWS × steps`` float64), ``ints`` (``INT_ROWS × steps`` int64) and ``flags``
+    (``FLAG_ROWS × steps`` bool); about 1.8 MB at two weeks of one-minute steps.
+
+    Owned by the caller and passed to each walk, which overwrites it and returns nothing that
+    points into it: its key is the series it was made for (``ReplaySeries.walk_area``, one per
+    series) and its bound those rows; it lives as long as that series (one workload's replay).
+    Reusing it spares every walk the mapping of about a dozen fresh arrays of the series'
+    length (each faulted in page by page, more time than their arithmetic)."""
+
+    floats: FloatArray
+    ints: np.ndarray
+    flags: np.ndarray
+
+    @classmethod
+    def of(cls, steps: int) -> WalkArea:
+        """An area for series of ``steps`` steps (not initialised: each walk writes first)."""
+        return cls(
+            np.empty((FLOAT_ROWS, steps)),
+            np.empty((INT_ROWS, steps), dtype=np.int64),
+            np.empty((FLAG_ROWS, steps), dtype=np.bool_),
+        )
+
+    @property
+    def steps(self) -> int:
+        return int(self.floats.shape[1])
+
+
 def syncs_per_step(step_s: float) -> int:
     """Controller syncs within one step of the history (at least one)."""
     return max(1, round(step_s / SYNC_PERIOD_S))
@@ -102,16 +142,22 @@ def scale_up_limit(replicas: int, syncs: int) -> int:
     return replicas
 
 
-def _up_limits(replicas: np.ndarray, syncs: int) -> np.ndarray:
+def _up_limits(replicas: np.ndarray, syncs: int, out: np.ndarray | None = None) -> np.ndarray:
     """``scale_up_limit`` of each (whole, non-negative) replica count: from ``SCALE_UP_PODS``
     pods on, doubling allows more than ``+SCALE_UP_PODS``, so the limit is ``R × 2^syncs``;
-    below, a table of ``scale_up_limit``."""
-    counts = np.maximum(replicas.astype(np.int64), 0)
-    out: np.ndarray = counts * ((100 + SCALE_UP_PERCENT) // 100) ** syncs
-    few = counts < SCALE_UP_PODS
+    below, a table of ``scale_up_limit``. Written into ``out`` (int64, the size of
+    ``replicas``) when given."""
+    if out is None:
+        out = np.empty(replicas.size, dtype=np.int64)
+    np.maximum(replicas, 0, out=out, casting="unsafe")  # whole counts: as ``astype(np.int64)``
+    few = out < SCALE_UP_PODS
+    small = None
     if few.any():
-        small = np.array([scale_up_limit(r, syncs) for r in range(SCALE_UP_PODS)])
-        out[few] = small[counts[few]]
+        table = np.array([scale_up_limit(r, syncs) for r in range(SCALE_UP_PODS)])
+        small = table[out[few]]
+    out *= ((100 + SCALE_UP_PERCENT) // 100) ** syncs
+    if small is not None:
+        out[few] = small
     return out
 
 
@@ -171,23 +217,35 @@ def _whole(x: float, rounding: Callable[[float], int]) -> float:
     return float(rounding(x)) if math.isfinite(x) else x
 
 
-def window_max(values: np.ndarray, width: int) -> np.ndarray:
+def window_max(values: np.ndarray, width: int, out: np.ndarray | None = None) -> np.ndarray:
     """``max(values[k − width + 1 .. k])`` per ``k`` (shorter at the start): one vectorised
     maximum per lag of the window (5 at one-minute steps; a reduction over
-    ``sliding_window_view`` is about 40× slower at these widths)."""
-    out = values.copy()
+    ``sliding_window_view`` is about 40× slower at these widths). Written into ``out`` (the
+    size of ``values``, not overlapping it) when given."""
+    if out is None:
+        out = values.copy()
+    else:
+        np.copyto(out, values)
     for lag in range(1, width):
         np.maximum(out[lag:], values[:-lag], out=out[lag:])
     return out
 
 
-def _up_limits_float(replicas: FloatArray, syncs: int) -> FloatArray:
+def _up_limits_float(
+    replicas: FloatArray,
+    syncs: int,
+    out: FloatArray | None = None,
+    spare: FloatArray | None = None,
+) -> FloatArray:
     """``_up_limits`` of whole replica counts held as floats, as floats (exact: the counts
     and their limits are far below 2**53). The first sync allows ``max(R + 4, 2R)``; from
     then on the count is at least ``SCALE_UP_PODS``, where doubling allows more, so each
-    further sync doubles it."""
-    counts = np.maximum(replicas, 0.0)
-    first: FloatArray = np.maximum(counts + float(SCALE_UP_PODS), counts * 2.0)
+    further sync doubles it. Written into ``out``, with ``spare`` overwritten (both the size
+    of ``replicas``), when given."""
+    counts = np.maximum(replicas, 0.0, out=spare)
+    first: FloatArray = np.multiply(counts, 2.0, out=out)
+    counts += float(SCALE_UP_PODS)
+    np.maximum(counts, first, out=first)
     first *= float(2 ** (syncs - 1))
     return first
 
@@ -202,37 +260,46 @@ def _step(
     window: int,
     seed: int,
     out: FloatArray,
+    area: WalkArea,
 ) -> float:
     """The step rule for every step at once, given the replicas of the step before each
     (whole numbers within ``[min_replicas, max_replicas]`` where those are in order), written
     into ``out``; returns the largest value the ``max_replicas`` clamp met (infinite where that
-    is not tracked)."""
+    is not tracked). Works in the rows ``_BELOW``, ``_RATIO``, ``_SPARE``, ``_RECENT``,
+    ``_TEST`` and ``_TEST_TOO`` of ``area``."""
     prev = previous
+    size = prev.size
     desired = out  # the largest proposal of the metrics, then the stabilised replicas
-    below = np.empty(prev.size)
+    below, ratio = area.floats[_BELOW, :size], area.floats[_RATIO, :size]
+    proposal, within = area.floats[_SPARE, :size], area.flags[_TEST, :size]
+    under = area.flags[_TEST_TOO, :size]
     with np.errstate(invalid="ignore", divide="ignore"):
         for i, m in enumerate(usable):
-            ratio = np.multiply(m.usage[1:], 100.0)
+            np.multiply(m.usage[1:], 100.0, out=ratio)
             ratio /= np.multiply(prev, m.request, out=below)
             np.floor(ratio, out=ratio)
             ratio /= m.target_percent
-            within = (ratio >= 1.0 - TOLERANCE) & (ratio <= 1.0 + TOLERANCE)
+            np.greater_equal(ratio, 1.0 - TOLERANCE, out=within)
+            within &= np.less_equal(ratio, 1.0 + TOLERANCE, out=under)
             ratio *= prev
             np.ceil(ratio, out=ratio)
-            proposal = np.where(within, prev, ratio)  # R within the tolerance
-            if i == 0:
-                np.copyto(desired, proposal)
-            else:
+            into = desired if i == 0 else proposal
+            np.copyto(into, ratio)
+            np.copyto(into, prev, where=within)  # R within the tolerance
+            if i > 0:
                 np.fmax(desired, proposal, out=desired)
         # no sample in any metric (NaN): nothing to act on (``min`` is NaN with any NaN)
         if not desired.min(initial=0.0) >= 0:
             known = desired >= 0
             np.copyto(desired, prev, where=~known)
-    recent = window_max(desired, window)  # the largest desired of the window
+    # the largest desired of the window
+    recent = window_max(desired, window, out=area.floats[_RECENT, :size])
     np.maximum(recent[: window - 1], float(seed), out=recent[: window - 1])  # the seed before
     # scaling up (or not at all) takes ``desired`` at once, down the largest of the window
-    stabilised = np.where(np.greater_equal(desired, prev), desired, recent)
-    up = _up_limits_float(prev, syncs)
+    stabilised = proposal
+    np.copyto(stabilised, recent)
+    np.copyto(stabilised, desired, where=np.greater_equal(desired, prev, out=within))
+    up = _up_limits_float(prev, syncs, out=recent, spare=below)
     if min_replicas <= max_replicas:
         # ``prev`` lies within the bounds and below ``up``: rising is capped by both upper
         # limits, falling by the floor, and an unchanged value passes both
@@ -254,10 +321,12 @@ def replay_fast_reach(
     max_replicas: int,
     initial: int,
     step_s: float,
+    area: WalkArea | None = None,
 ) -> tuple[np.ndarray, float]:
     """Replicas per step, vectorised (``int64`` array), and its reach: the largest value the
     ``max_replicas`` clamp met. The clamp changed nothing below it, so every maxReplicas no
-    lower than the reach gives this same path.
+    lower than the reach gives this same path. ``area``: where to work, for series of this
+    length (None: a fresh one); the path returned is the walk's own.
 
     1. A starting path: each step's need at ``FAST_START_UTILISATION`` of the target, held
        over the stabilisation window (steps without a sample keep the start value).
@@ -274,15 +343,20 @@ def replay_fast_reach(
     reach = float(max(initial, min_replicas))  # the start before the clamp
     if not usable or n == 0:
         return np.full(n, start, dtype=np.int64), reach
+    if area is None:
+        area = WalkArea.of(n)
+    elif area.steps != n:
+        raise ValueError(f"a walk area for {area.steps} steps, a series of {n}")
+    floats, ints, flags = area.floats, area.ints, area.flags
     window, syncs = window_steps(step_s), syncs_per_step(step_s)
-    need = each = np.empty(n)
+    need = each = floats[_NEED]
     with np.errstate(invalid="ignore"):
         for i, m in enumerate(usable):
             scale = 100.0 / (m.request * m.target_percent * FAST_START_UTILISATION)
             np.multiply(m.usage, scale, out=each)
             np.ceil(each, out=each)
             if i == 0:
-                each = np.empty(n) if len(usable) > 1 else each
+                each = floats[_EACH]
             else:
                 np.fmax(need, each, out=need)
         finite = bool(np.isfinite(need.min())) and bool(np.isfinite(need.max()))
@@ -291,9 +365,9 @@ def replay_fast_reach(
     np.maximum(need, float(min_replicas), out=need)  # np.clip: the floor, then the ceiling
     reach = max(reach, float(need.max()))
     np.minimum(need, float(max_replicas), out=need)
-    path = window_max(need, window)
+    path = window_max(need, window, out=floats[_PATH])
     path[0] = start
-    passed = np.empty(n)
+    passed = floats[_PASSED]
     passed[0] = float(start)
     stepped = _step(
         path[:-1],
@@ -304,36 +378,46 @@ def replay_fast_reach(
         window=window,
         seed=start,
         out=passed[1:],
+        area=area,
     )
-    new_run = np.empty(n, dtype=np.bool_)
+    new_run = flags[_NEW_RUN]
     new_run[0] = True
     np.not_equal(path[1:], path[:-1], out=new_run[1:])
     firsts = np.flatnonzero(new_run)
-    lengths = np.diff(np.append(firsts, n))  # each run's value repeated along it
-    held = np.repeat(passed[firsts], lengths)
-    breaks = np.zeros(n, dtype=np.bool_)
-    ratio, below = np.empty(n), np.empty(n)
+    run = np.cumsum(new_run, out=ints[_RUN])  # the run of each step, counted from 1
+    run -= 1
+    held = np.take(passed[firsts], run, out=floats[_SPARE])  # each run's first value along it
+    breaks, beyond = flags[_BREAKS], flags[_TEST]
+    breaks[:] = False
+    ratio, below = floats[_RATIO], floats[_BELOW]
     with np.errstate(invalid="ignore", divide="ignore"):
         for m in usable:
             np.multiply(m.usage, 100.0, out=ratio)  # floor(usage × 100 / (held × request))
             ratio /= np.multiply(held, m.request, out=below)
             np.floor(ratio, out=ratio)
             ratio /= m.target_percent  # … / target beyond the tolerance (NaN: no sample)
-            breaks |= (ratio < 1.0 - TOLERANCE) | (ratio > 1.0 + TOLERANCE)
-    # held from each run's first step up to the first break at or after it
-    stops = np.append(np.flatnonzero(breaks), n)
-    first_break = stops[np.searchsorted(stops, firsts)]
-    unbroken = np.arange(n) < np.repeat(first_break, lengths)
+            breaks |= np.less(ratio, 1.0 - TOLERANCE, out=beyond)
+            breaks |= np.greater(ratio, 1.0 + TOLERANCE, out=beyond)
+    # held from each run's first step up to the first break at or after it: while the breaks
+    # counted up to the step are those counted before the run's first step
+    counted = np.cumsum(breaks, out=ints[_COUNT])
+    before_run = counted[firsts] - breaks[firsts]
+    unbroken = np.equal(counted, np.take(before_run, run, out=ints[_BASE]), out=beyond)
     np.copyto(passed, held, where=unbroken)
-    return _rate_limited(passed.astype(np.int64), syncs), max(reach, stepped)
+    return _rate_limited(passed.astype(np.int64), syncs, ints[_BASE]), max(reach, stepped)
 
 
-def _rate_limited(path: np.ndarray, syncs: int) -> np.ndarray:
+def _rate_limited(path: np.ndarray, syncs: int, spare: np.ndarray | None = None) -> np.ndarray:
     """``path`` with every rise faster than the scale-up policies allow slowed to the policy
-    limit (in place; such rises are rare, so the walk is over them only)."""
-    if path.size < 2 or int(np.subtract(path[1:], path[:-1]).max()) <= SCALE_UP_PODS * syncs:
+    limit (in place; such rises are rare, so the walk is over them only). ``spare``: an int64
+    array at least the size of ``path`` to work in (None: fresh ones)."""
+    if path.size < 2:
+        return path
+    rows = spare[: path.size - 1] if spare is not None else None
+    rises = np.subtract(path[1:], path[:-1], out=rows)
+    if int(rises.max()) <= SCALE_UP_PODS * syncs:
         return path  # every rise is within what the Pods policy alone allows
-    limit = _up_limits(path[:-1], syncs)
+    limit = _up_limits(path[:-1], syncs, out=rows)
     for first in (np.flatnonzero(path[1:] > limit) + 1).tolist():
         k = first
         while k < path.size and path[k] > scale_up_limit(int(path[k - 1]), syncs):

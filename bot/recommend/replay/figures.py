@@ -247,14 +247,14 @@ def _steps(
     for reach, steps in known:
         if reach <= hpa.max_replicas:
             return steps
-    walk = replay_fast_reach if options.model == "fast" else replay_exact_reach
-    steps, reach = walk(
-        metrics,
-        min_replicas=hpa.min_replicas,
-        max_replicas=hpa.max_replicas,
-        initial=initial,
-        step_s=series.step_s,
-    )
+    bounds = {"min_replicas": hpa.min_replicas, "max_replicas": hpa.max_replicas}
+    if options.model == "fast":
+        area = series.walk_area()
+        steps, reach = replay_fast_reach(
+            metrics, **bounds, initial=initial, step_s=series.step_s, area=area
+        )
+    else:
+        steps, reach = replay_exact_reach(metrics, **bounds, initial=initial, step_s=series.step_s)
     if reach <= hpa.max_replicas:  # the clamp changed nothing
         known.append((reach, steps))
     return steps

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from bot.model import ContainerHistory, FloatArray, IntArray, Resource, WorkloadHistory
+from bot.recommend.replay.controller import WalkArea
 
 DEFAULT_STEP_S = 60.0
 """The grid step when no series tells its own."""
@@ -129,6 +130,15 @@ class ReplaySeries:
         if known is None:
             known = self.memo[key] = self._demand(container, resource)
             known.flags.writeable = False
+        return known
+
+    def walk_area(self) -> WalkArea:
+        """Where the HPA walks over this series work (``controller.WalkArea``): made on the
+        first walk and kept in ``memo`` under ``("walk area",)``, one per series, sized by
+        ``steps``; every walk overwrites it."""
+        known: WalkArea | None = self.memo.get(("walk area",))
+        if known is None:
+            known = self.memo[("walk area",)] = WalkArea.of(self.steps)
         return known
 
     def _demand(self, container: str, resource: Resource) -> FloatArray:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from bot.recommend.replay.controller import (
     Metric,
+    WalkArea,
     _rate_limited,
     _up_limits,
     _up_limits_float,
@@ -208,3 +209,35 @@ def test_both_models_keep_the_bounds_on_any_load(rows, low, span, initial, step_
             assert path[0] == min(max(initial, low), low + span)
             assert ((path >= low) & (path <= low + span)).all()
             assert reach >= path.max()
+
+
+def test_a_walk_area_shared_by_walks_gives_each_walk_its_fresh_path():
+    """Walks over one series in one ``WalkArea`` give what each gives alone, and the paths
+    returned do not change when the area is walked again."""
+    rng = np.random.default_rng(3)
+    usage = 4.0 * (1.0 + 0.5 * np.sin(np.arange(3000) / 200.0)) * rng.lognormal(0.0, 0.3, 3000)
+    other = np.where(rng.random(3000) < 0.05, np.nan, usage[::-1] * 2.0)
+    area = WalkArea.of(3000)
+    runs = [
+        ([Metric(usage, 0.5, 70)], 2, 30),
+        ([Metric(usage, 0.5, 70), Metric(other, 1.0, 60)], 1, 12),
+        ([Metric(usage, 0.25, 50)], 3, 200),
+    ]
+    kept = []
+    for metrics, low, high in runs:
+        walk = partial(replay_fast_reach, min_replicas=low, max_replicas=high, initial=5, step_s=60)
+        shared, reach = walk(metrics, area=area)
+        alone, alone_reach = walk(metrics)
+        assert np.array_equal(shared, alone) and reach == alone_reach
+        assert len(set(shared.tolist())) > 3  # the path moves
+        kept.append((shared.copy(), shared))
+    assert all(np.array_equal(copy, path) for copy, path in kept)
+    with pytest.raises(ValueError, match="3000 steps"):
+        replay_fast_reach(
+            [Metric(usage[:10], 0.5, 70)],
+            min_replicas=1,
+            max_replicas=9,
+            initial=1,
+            step_s=60,
+            area=area,
+        )
