@@ -14,7 +14,6 @@ setup(
             sources=[
                 "bot/native/hpa_replay.c",
                 "bot/native/xor_chunks.c",
-                "bot/native/vpa_histogram.c",
                 "bot/native/replica_slots.c",
                 "bot/native/step_rates.c",
                 "bot/native/order_pair.c",
