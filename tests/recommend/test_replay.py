@@ -224,7 +224,7 @@ def _reference_peaks(t: np.ndarray, p: np.ndarray, v: np.ndarray, interval_s: fl
 
 
 def _peaks_as_reference(t, p, v, interval_s: float) -> None:
-    empty_f, empty_i = np.zeros(0), np.zeros(0, dtype=np.int64)
+    empty_f, empty_i = np.zeros(0), np.zeros(0, dtype=np.int32)
     got = memory_peaks(
         t,
         p,
@@ -290,12 +290,12 @@ def _history(keep: np.ndarray | None = None, **kw: Any) -> ContainerHistory:
     """Two pods over two days of one-minute samples (``keep``: only those samples)."""
     rng = np.random.default_rng(2)
     t = T0 + 60.0 * np.arange(2 * 1440, dtype=np.float64)
-    series = {
+    series: dict[str, Any] = {
         "cpu_t": t,
-        "cpu_pod": (np.arange(t.size) >= 1440).astype(np.int64),
+        "cpu_pod": (np.arange(t.size) >= 1440).astype(np.int32),
         "cpu_cores": 0.3 * rng.lognormal(0.0, 0.3, t.size),
         "mem_t": t,
-        "mem_pod": (np.arange(t.size) >= 1440).astype(np.int64),
+        "mem_pod": (np.arange(t.size) >= 1440).astype(np.int32),
         "mem_bytes": 4e8 + 1e8 * rng.random(t.size),
     }
     series |= kw
@@ -340,7 +340,5 @@ def test_nan_samples_count_as_absent_and_pod_indices_of_any_width_alike():
     got = _container_vpa(_history(cpu_cores=cpu, mem_bytes=mem), Window(NOW), GRID)
     clean = np.isfinite(cpu) & np.isfinite(mem)
     _same_vpa(got, _container_vpa(_history(clean, cpu_cores=cpu, mem_bytes=mem), Window(NOW), GRID))
-    narrow = _history(
-        cpu_pod=plain.cpu_pod.astype(np.int32), mem_pod=plain.mem_pod.astype(np.int32)
-    )
-    _same_vpa(_container_vpa(narrow, Window(NOW), GRID), _container_vpa(plain, Window(NOW), GRID))
+    wide = _history(cpu_pod=plain.cpu_pod.astype(np.int64), mem_pod=plain.mem_pod.astype(np.int64))
+    _same_vpa(_container_vpa(wide, Window(NOW), GRID), _container_vpa(plain, Window(NOW), GRID))
