@@ -14,11 +14,10 @@ ALLOWED: dict[str, set[str]] = {
     "model": set(),
     "redaction": set(),
     "lazy": set(),
-    "native": {"native"},
     "clock": {"model"},
     "config": {"model", "config", "lazy"},
-    "recommend": {"model", "clock", "recommend", "config.recommend", "config.base", "native"},
-    "metrics": {"model", "config", "metrics", "redaction", "lazy", "native"},
+    "recommend": {"model", "clock", "recommend", "config.recommend", "config.base"},
+    "metrics": {"model", "config", "metrics", "redaction", "lazy"},
     "sim": {"model", "sim"},
     "manifests": {"model", "config.manifests", "config.repo", "manifests"},
     "report": {"model", "clock", "report", "lazy"},
@@ -89,22 +88,24 @@ def test_model_imports_only_stdlib_and_numpy():
             assert top in sys.stdlib_module_names or top == "numpy", f"{path} imports {name}"
 
 
-def test_native_imports_only_stdlib_and_numpy_and_holds_ctypes_alone():
-    """The compiled kernels' wrappers depend on nothing of the bot but each other, and no other
-    module calls into C: ``ctypes`` is used in ``bot/native`` only."""
-    for path in _modules("native"):
-        for name in _imports(path):
-            top = name.split(".")[0]
-            assert (
-                top in sys.stdlib_module_names or top == "numpy" or name.startswith("bot.native")
-            ), f"{path} imports {name}"
-    outside = [
-        str(path.relative_to(BOT.parent))
+COMPILED = {BOT / "metrics" / "xor_library.py", BOT / "metrics" / "xor_compiled.py"}
+"""The one compiled part of the bot, the XOR-chunk decoder: ``xor_library.py`` loads it,
+``xor_compiled.py`` calls it. Every other algorithm has one implementation, in numpy."""
+
+
+def test_only_the_xor_decoder_calls_into_c():
+    """``ctypes`` is used by the XOR-chunk decoder's two modules only, the loader imports only
+    the standard library (``--version`` reads it), and the only C source is the decoder's."""
+    users = {
+        path
         for path in sorted(BOT.rglob("*.py"))
-        if "native" not in path.relative_to(BOT).parts
-        and any(name.split(".")[0] == "ctypes" for name in _imports(path))
-    ]
-    assert not outside, outside
+        if any(name.split(".")[0] == "ctypes" for name in _imports(path))
+    }
+    assert users == COMPILED, sorted(str(p.relative_to(BOT.parent)) for p in users)
+    for name in _imports(BOT / "metrics" / "xor_library.py"):
+        assert name.split(".")[0] in sys.stdlib_module_names, f"xor_library imports {name}"
+    sources = sorted(str(p.relative_to(BOT.parent)) for p in BOT.parent.glob("bot/**/*.[ch]"))
+    assert sources == ["bot/metrics/xor_chunks.c"]
 
 
 def test_redaction_imports_only_stdlib():
@@ -163,9 +164,7 @@ VPA_ENTRY_POINTS = {"bot.recommend.vpa.recommender", "bot.recommend.vpa.limits"}
 (``logic/recommender.go``), and the limit proportions (the admission controller's part)."""
 VPA_MAY_IMPORT = {"bot.model", "bot.config.recommend", "bot.recommend.vpa", "bot.recommend.errors"}
 VPA_MAY_IMPORT |= {"bot.recommend.window", "bot.recommend.units"}
-VPA_MAY_IMPORT |= {"bot.native"}
-"""The VPA knows samples and settings, never Tortoise, the replay or the folding rules; its
-passes may run as compiled kernels (``bot.native``: stdlib and numpy only)."""
+"""The VPA knows samples and settings, never Tortoise, the replay or the folding rules."""
 
 
 def test_the_vpa_chain_is_driven_through_its_entry_point_only():

@@ -108,11 +108,8 @@ def estimate_container(
     def of(res: Resource) -> ResourceEstimate:
         est = vpa.rows[res]
         raw = est.unfloored_target
-        if est.sticky is not None and raw is not None:  # from the compiled estimator pass
-            rec, rec_unfloored = est.sticky
-        else:
-            rec = sticky_max(est.target.tolist(), est.upper.tolist())
-            rec_unfloored = sticky_max(raw.tolist(), est.upper.tolist()) if raw is not None else rec
+        rec = sticky_max(est.target.tolist(), est.upper.tolist())
+        rec_unfloored = sticky_max(raw.tolist(), est.upper.tolist()) if raw is not None else rec
         return ResourceEstimate(
             vpa=est.final(),
             rec=rec,

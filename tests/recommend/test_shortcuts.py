@@ -8,18 +8,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.recommend.vpa.aggregate import (
-    USAGE_PERCENTILES,
-    ReplayGrid,
-    SampleOrder,
-    _usage_of_counts,
-    cpu_counters,
-    memory_peaks,
-    sample_order,
-    sample_step_s,
-    usage_from_counts,
-)
+from bot.recommend.vpa.counters import cpu_counters
 from bot.recommend.vpa.histogram import CPU_OPTIONS, MEMORY_OPTIONS, percentiles
+from bot.recommend.vpa.peaks import memory_peaks
+from bot.recommend.vpa.replay import ReplayGrid
+from bot.recommend.vpa.samples import SampleOrder, sample_order, sample_step_s
+from bot.recommend.vpa.usage import USAGE_PERCENTILES, _usage_of_counts, usage_from_counts
 
 T0 = 1_700_006_400.0
 SHORT = settings(max_examples=60, deadline=None)

@@ -11,18 +11,8 @@ import pytest
 
 from bot.config.recommend import AdminSettings, LimitsSettings, VpaSettings
 from bot.model import MIB
-from bot.recommend.vpa.aggregate import (
-    ReplayGrid,
-    _decayed,
-    accepted,
-    confidence,
-    cpu_counters,
-    memory_peaks,
-    replay_rows,
-    sample_step_s,
-)
 from bot.recommend.vpa.amounts import amount_from_value, round_up_to_scale, scale_amount
-from bot.recommend.vpa.constants import GO_ZERO_TIME_UNIX_S
+from bot.recommend.vpa.counters import confidence, cpu_counters
 from bot.recommend.vpa.estimator import (
     cap_amounts,
     confidence_factor,
@@ -32,10 +22,11 @@ from bot.recommend.vpa.estimator import (
 from bot.recommend.vpa.histogram import (
     CPU_OPTIONS,
     MEMORY_OPTIONS,
-    decay_weights,
-    final_reference_s,
 )
 from bot.recommend.vpa.limits import proportional_limit, propose_limit
+from bot.recommend.vpa.peaks import memory_peaks
+from bot.recommend.vpa.replay import ReplayGrid, replay_rows
+from bot.recommend.vpa.samples import accepted, sample_step_s
 
 DAY_S = 86400.0
 T0 = 1_700_006_400.0
@@ -304,73 +295,3 @@ def test_confidence_can_count_coarse_samples_per_minute():
     assert confidence(counters, DAY_S)[-1] == pytest.approx(577 / 1440)
     assert sample_step_s(t, pods) == 300.0
     assert confidence(counters, DAY_S, samples_per_sample=5.0)[-1] == pytest.approx(2.0)
-
-
-def test_containers_with_the_same_counters_share_one_confidence():
-    """Computed once per set of counters (the containers of one pod), equal to a fresh
-    computation, and read-only since it is shared."""
-    from bot.recommend.vpa.aggregate import CpuCounters, confidence
-    from bot.recommend.vpa.estimator import confidence_factors
-    from bot.recommend.vpa.recommender import _confidence_of
-
-    counts = np.cumsum(np.full(56, 360.0))
-    last = 1_700_000_000.0 + 21_600.0 * np.arange(1, 57, dtype=np.float64)
-    first = CpuCounters(counts, 1_700_000_000.0, last)
-    second = CpuCounters(counts.copy(), 1_700_000_000.0, last.copy())
-    conf, (upper, lower) = _confidence_of(first, 86_400.0, 1.0)
-    assert _confidence_of(second, 86_400.0, 1.0)[0] is conf
-    fresh = confidence(first, 86_400.0, samples_per_sample=1.0)
-    assert np.array_equal(conf, fresh)
-    want_upper, want_lower = confidence_factors(fresh)
-    assert np.array_equal(upper, want_upper) and np.array_equal(lower, want_lower)
-    assert _confidence_of(first, 86_400.0, 2.0)[0] is not conf
-    with pytest.raises(ValueError, match="read-only"):
-        conf[0] = 1.0
-
-
-class TestSharedDecayWeights:
-    """``_decayed``: the weights of one set of sample times computed once for the containers
-    that share them, never reused for other times."""
-
-    DAY = 86_400.0
-
-    def _times(self, n: int = 500, start: float = 1.7e9) -> np.ndarray:
-        return start + 60.0 * np.arange(n, dtype=np.float64)
-
-    def _expected(self, times: np.ndarray, half_life: float) -> tuple[float, np.ndarray]:
-        ref = final_reference_s(times, GO_ZERO_TIME_UNIX_S, half_life)
-        return ref, decay_weights(times, ref, half_life)
-
-    def test_equal_times_share_the_weights_of_the_first(self):
-        times = self._times()
-        ref, weights = _decayed(times, self.DAY, True)
-        again = _decayed(times.copy(), self.DAY, True)  # another pod's container, same times
-        assert again[1] is weights and again[0] == ref
-        expected = self._expected(times, self.DAY)
-        assert ref == expected[0] and np.array_equal(weights, expected[1])
-        assert not weights.flags.writeable
-
-    @pytest.mark.parametrize("change", ["one time", "half-life", "length"])
-    def test_other_times_or_half_life_get_their_own(self, change):
-        times = self._times()
-        _, weights = _decayed(times, self.DAY, True)
-        other, half_life = times.copy(), self.DAY
-        if change == "one time":
-            other[250] += 1.0
-        elif change == "half-life":
-            half_life = 2 * self.DAY
-        else:
-            other = times[:-1]
-        ref, found = _decayed(other, half_life, True)
-        assert found is not weights
-        expected = self._expected(other, half_life)
-        assert ref == expected[0] and np.array_equal(found, expected[1])
-
-    def test_times_changed_in_place_after_a_call_are_not_mistaken_for_the_old(self):
-        times = self._times(start=1.8e9)
-        _, first = _decayed(times, self.DAY, True)
-        times += 3 * self.DAY  # the caller's own array, edited afterwards
-        ref, found = _decayed(times, self.DAY, True)
-        assert found is not first
-        expected = self._expected(times, self.DAY)
-        assert ref == expected[0] and np.array_equal(found, expected[1])

@@ -21,10 +21,9 @@ import numpy as np
 
 from bot.config.recommend import VpaSettings
 from bot.model import FloatArray, Resource, VpaEstimate
-from bot.native import vpa as native_vpa
-from bot.recommend.vpa.aggregate import ReplayedHistogram
 from bot.recommend.vpa.amounts import amount_from_value, scale_amount, value_from_amount
 from bot.recommend.vpa.constants import LOWER_BOUND_CONFIDENCE, UPPER_BOUND_CONFIDENCE
+from bot.recommend.vpa.replay import ReplayedHistogram
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -40,9 +39,6 @@ class EstimateRows:
     """``minAllowed`` or ``maxAllowed`` when capping changed the final target."""
     unfloored_target: FloatArray | None = None
     """The target before the per-pod minimum and capping: what usage alone asks for."""
-    sticky: tuple[float, float] | None = None
-    """Tortoise's sticky maximum (``tortoise.requests.sticky_max`` against ``upper``) of
-    ``target`` and of ``unfloored_target``, when the compiled pass computed them."""
 
     def final(self) -> VpaEstimate:
         return VpaEstimate(
@@ -84,9 +80,6 @@ def confidence_factors(conf: FloatArray) -> tuple[FloatArray, FloatArray]:
     )
 
 
-_POD_MINIMUM: dict[tuple[Resource, float, int], float] = {}
-
-
 def pod_minimum_amount(resource: Resource, settings: VpaSettings, n_containers: int) -> float:
     """The per-pod minimum split across ``n`` containers: ``trunc(amount × (1/n))``.
 
@@ -94,14 +87,8 @@ def pod_minimum_amount(resource: Resource, settings: VpaSettings, n_containers: 
     ``ScaleResource(250 × 1024 × 1024, 1/n)``; two containers get 12 m and 131,072,000 bytes.
     """
     pod = settings.pod_min_cpu_cores if resource == "cpu" else float(settings.pod_min_memory_bytes)
-    key = (resource, pod, n_containers)
-    cached = _POD_MINIMUM.get(key)
-    if cached is None:
-        amount = amount_from_value(np.array([pod]), resource)
-        cached = float(scale_amount(amount, 1.0 / max(n_containers, 1))[0])
-        if len(_POD_MINIMUM) < 1024:
-            _POD_MINIMUM[key] = cached
-    return cached
+    amount = amount_from_value(np.array([pod]), resource)
+    return float(scale_amount(amount, 1.0 / max(n_containers, 1))[0])
 
 
 def cap_amounts(
@@ -143,33 +130,6 @@ def estimate(
     )
     max_amt = float(amount_from_value(np.array([cap_max]), resource)[0]) if cap_max else None
     pod_min = pod_minimum_amount(resource, settings, n_containers)
-    compiled = native_vpa.estimate(
-        histogram.used,
-        histogram.totals,
-        first_bucket=histogram.first_bucket,
-        upper_edges=histogram.options.upper_edges(),
-        epsilon=histogram.options.epsilon,
-        percentiles=(target_p, lower_p, upper_p),
-        cpu=resource == "cpu",
-        margin=settings.margin_fraction,
-        upper_factor=upper_factor,
-        lower_factor=lower_factor,
-        pod_min=pod_min,
-        min_amount=min_amt,
-        max_amount=max_amt,
-    )
-    if compiled is not None:  # the chain below in one compiled pass, the same numbers
-        return EstimateRows(
-            target=compiled.target,
-            lower=compiled.lower,
-            upper=compiled.upper,
-            uncapped_target=compiled.uncapped,
-            confidence=conf,
-            capped_by=(None, "minAllowed", "maxAllowed")[compiled.capped_by],
-            unfloored_target=compiled.unfloored,
-            sticky=compiled.sticky,
-        )
-
     rows = amount_from_value(histogram.percentiles((target_p, lower_p, upper_p)), resource)
     rows += scale_amount(rows, settings.margin_fraction)
     rows[2] = scale_amount(rows[2], upper_factor)

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bot.model import FloatArray
-from bot.native import vpa as native_vpa
 from bot.recommend.errors import CheckpointError
 from bot.recommend.vpa.constants import (
     BUCKET_GROWTH_RATIO,
@@ -166,28 +165,6 @@ def percentiles(
     if n == 0:
         shape = (len(p), w.shape[0]) if isinstance(p, tuple) else (w.shape[0],)
         return np.zeros(shape)
-    compiled = native_vpa.percentile_rows(
-        w, totals, p if isinstance(p, tuple) else (p,), options.epsilon
-    )
-    if compiled is not None:
-        hits, has_rows = compiled
-        if first_bucket:
-            hits += first_bucket
-        found = np.where(has_rows, options.upper_edges()[hits], 0.0)
-        return found if isinstance(p, tuple) else found[0]
-    return _percentiles_2d(w, totals, p, options, first_bucket=first_bucket)
-
-
-def _percentiles_2d(
-    w: FloatArray,
-    totals: FloatArray,
-    p: float | tuple[float, ...],
-    options: HistogramOptions,
-    *,
-    first_bucket: int = 0,
-) -> FloatArray:
-    """``percentiles`` of rows in numpy: the twin of ``tb_percentile_rows``."""
-    n = w.shape[1]
     nonempty = w >= options.epsilon
     has_any = nonempty.any(axis=1)
     first = np.argmax(nonempty, axis=1)

@@ -1,6 +1,7 @@
 """The VPA recommender for one container, wired once (``logic/recommender.go``).
 
-``recommend_container`` is the whole chain; nothing else drives ``vpa.aggregate``:
+``recommend_container`` is the whole chain; nothing else drives ``vpa.samples``, ``vpa.peaks``,
+``vpa.replay``, ``vpa.counters`` and ``vpa.usage``:
 
 1. samples: the window's CPU samples the VPA accepts (``accepted``, strict) and its memory
    samples; none of either, or less than ``min_history_s`` of CPU history, is too little data;
@@ -15,12 +16,11 @@
    per-pod minimum, capping) and the observed usage percentiles.
 
 Series that are clean, grouped by pod and in time order (the usual case) skip the masks and
-copies and take the shortcuts of ``vpa.aggregate``, with the same results.
+copies and take the shortcuts of those modules, with the same results.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,24 +36,8 @@ from bot.model import (
     ResourceValues,
     Usage,
 )
-from bot.recommend.vpa.aggregate import (
-    CpuCounters,
-    ReplayedHistogram,
-    ReplayGrid,
-    SampleOrder,
-    accepted,
-    confidence,
-    cpu_counters,
-    memory_compiled,
-    memory_peaks,
-    replay_compiled,
-    replay_rows,
-    sample_order,
-    sample_step_s,
-    usage_compiled,
-    usage_from_counts,
-)
 from bot.recommend.vpa.constants import MIN_SAMPLE_WEIGHT
+from bot.recommend.vpa.counters import CpuCounters, confidence, cpu_counters
 from bot.recommend.vpa.estimator import (
     EstimateRows,
     confidence_factors,
@@ -61,6 +45,10 @@ from bot.recommend.vpa.estimator import (
     pod_minimum_amount,
 )
 from bot.recommend.vpa.histogram import CPU_OPTIONS, MEMORY_OPTIONS
+from bot.recommend.vpa.peaks import memory_peaks
+from bot.recommend.vpa.replay import ReplayedHistogram, ReplayGrid, replay_rows
+from bot.recommend.vpa.samples import SampleOrder, accepted, sample_order, sample_step_s
+from bot.recommend.vpa.usage import usage_from_counts
 from bot.recommend.window import Window, select
 
 __all__ = [
@@ -121,18 +109,13 @@ def recommend_container(
     """The VPA estimates of container ``name`` at the end of each replay step of ``grid``, or
     why there is too little data (see the module doc for the chain)."""
     ch = history
-    cpu_whole = _cpu_whole(ch, grid, settings, window)
-    if cpu_whole is not None:  # every sample accepted and kept, in time order
+    cpu_order = sample_order(ch.cpu_t, ch.cpu_pod, ch.cpu_cores, strict=True)
+    if cpu_order.all_accepted and window.all_kept(ch.cpu_t, times_sorted=cpu_order.sorted):
         cpu_t, cpu_v, cpu_pods = ch.cpu_t, ch.cpu_cores, ch.cpu_pod
-        cpu_order = SampleOrder(True, True, True)
     else:
-        cpu_order = sample_order(ch.cpu_t, ch.cpu_pod, ch.cpu_cores, strict=True)
-        if cpu_order.all_accepted and window.all_kept(ch.cpu_t, times_sorted=cpu_order.sorted):
-            cpu_t, cpu_v, cpu_pods = ch.cpu_t, ch.cpu_cores, ch.cpu_pod
-        else:
-            keep = window.keep(ch.cpu_t)
-            keep &= accepted(ch.cpu_t, ch.cpu_pod, ch.cpu_cores, strict=True)
-            cpu_t, cpu_v, cpu_pods = select(keep, ch.cpu_t, ch.cpu_cores, ch.cpu_pod)
+        keep = window.keep(ch.cpu_t)
+        keep &= accepted(ch.cpu_t, ch.cpu_pod, ch.cpu_cores, strict=True)
+        cpu_t, cpu_v, cpu_pods = select(keep, ch.cpu_t, ch.cpu_cores, ch.cpu_pod)
     if cpu_t.size == 0:
         return TooLittleData(f"no CPU samples for container {name}")
     span_s = float(cpu_t[-1] - cpu_t[0] if cpu_order.sorted else cpu_t.max() - cpu_t.min())
@@ -141,91 +124,52 @@ def recommend_container(
             f"container {name}: {span_s / SECONDS_PER_HOUR:.1f} h of CPU history, "
             f"{min_history_s / SECONDS_PER_HOUR:g} h needed"
         )
-    mem_whole = (
-        memory_compiled(
-            ch.mem_t,
-            ch.mem_pod,
-            ch.mem_bytes,
-            interval_s=settings.memory_aggregation_interval_s,
-            options=MEMORY_OPTIONS,
-        )
-        if not window.excluded and ch.oom_t.size == 0
-        else None
-    )
-    mem_usage: Usage | None = None
-    mem_order: SampleOrder | None = None
-    if mem_whole is not None and mem_whole.latest_s <= window.now_s:
-        # Clean, grouped by pod in time order, all kept, no OOM kill: one compiled pass.
+    whole_order = sample_order(ch.mem_t, ch.mem_pod, ch.mem_bytes, strict=False)
+    mem_order: SampleOrder | None = whole_order
+    if window.all_kept(ch.mem_t, times_sorted=whole_order.sorted):
         mem_t, mem_pod, mem_used = ch.mem_t, ch.mem_pod, ch.mem_bytes
-        oom_t, oom_pod = ch.oom_t, ch.oom_pod
-        peaks, mem_usage = mem_whole.peaks, mem_whole.usage
     else:
-        mem_order = sample_order(ch.mem_t, ch.mem_pod, ch.mem_bytes, strict=False)
-        if window.all_kept(ch.mem_t, times_sorted=mem_order.sorted):
-            mem_t, mem_pod, mem_used = ch.mem_t, ch.mem_pod, ch.mem_bytes
-        else:
-            mem_order = None  # of the whole series, not of the window's samples
-            mem_t, mem_pod, mem_used = select(
-                window.keep(ch.mem_t), ch.mem_t, ch.mem_pod, ch.mem_bytes
-            )
-        oom_t, oom_pod, oom_req = select(
-            window.keep(ch.oom_t), ch.oom_t, ch.oom_pod, ch.oom_request_bytes
-        )
-        declared = declared_memory_bytes
-        if oom_req.size and declared and not bool(np.isfinite(oom_req).all()):
-            # A kill whose request kube-state-metrics did not report: the manifest's request.
-            oom_req = np.where(np.isfinite(oom_req), oom_req, float(declared))
-        peaks = memory_peaks(
-            mem_t,
-            mem_pod,
-            mem_used,
-            oom_times_s=oom_t,
-            oom_pods=oom_pod,
-            oom_request_bytes=oom_req,
-            interval_s=settings.memory_aggregation_interval_s,
-            oom_bump_up_ratio=settings.oom_bump_up_ratio,
-            oom_min_bump_up_bytes=settings.oom_min_bump_up_bytes,
-            order=mem_order,
-        )
+        mem_order = None  # of the whole series, not of the window's samples
+        mem_t, mem_pod, mem_used = select(window.keep(ch.mem_t), ch.mem_t, ch.mem_pod, ch.mem_bytes)
+    oom_t, oom_pod, oom_req = select(
+        window.keep(ch.oom_t), ch.oom_t, ch.oom_pod, ch.oom_request_bytes
+    )
+    declared = declared_memory_bytes
+    if oom_req.size and declared and not bool(np.isfinite(oom_req).all()):
+        # A kill whose request kube-state-metrics did not report: the manifest's request.
+        oom_req = np.where(np.isfinite(oom_req), oom_req, float(declared))
+    peaks = memory_peaks(
+        mem_t,
+        mem_pod,
+        mem_used,
+        oom_times_s=oom_t,
+        oom_pods=oom_pod,
+        oom_request_bytes=oom_req,
+        interval_s=settings.memory_aggregation_interval_s,
+        oom_bump_up_ratio=settings.oom_bump_up_ratio,
+        oom_min_bump_up_bytes=settings.oom_min_bump_up_bytes,
+        order=mem_order,
+    )
     if peaks.values.size == 0:
         return TooLittleData(f"no memory samples for container {name}")
     per_sample = 1.0
     if settings.confidence_per_minute:
         per_sample = max(1.0, sample_step_s(cpu_t, cpu_pods, one_pod=cpu_order.one_pod) / 60.0)
-    cpu_usage: Usage | None
-    if cpu_whole is not None:
-        cpu_rows, counters, cpu_usage = cpu_whole
-    else:
-        cpu_rows, counters, cpu_usage = _cpu_replay(cpu_t, cpu_v, grid, settings, cpu_order.sorted)
-    conf, factors = _confidence_of(counters, settings.confidence_interval_s, per_sample)
-    mem_compiled = replay_compiled(
+    cpu_rows, counters, cpu_usage = _cpu_replay(cpu_t, cpu_v, grid, settings, cpu_order.sorted)
+    conf = confidence(counters, settings.confidence_interval_s, samples_per_sample=per_sample)
+    factors = confidence_factors(conf)
+    mem_rows = replay_rows(
         peaks.values,
         1.0,
         peaks.window_end_s,
-        peaks.window_start_s,
+        grid.bins(peaks.window_start_s),
         grid=grid,
         options=MEMORY_OPTIONS,
         half_life_s=settings.memory_half_life_s,
-        usage=False,
-    )
-    mem_rows = (
-        mem_compiled.rows
-        if mem_compiled is not None
-        else replay_rows(
-            peaks.values,
-            1.0,
-            peaks.window_end_s,
-            grid.bins(peaks.window_start_s),
-            grid=grid,
-            options=MEMORY_OPTIONS,
-            half_life_s=settings.memory_half_life_s,
-        )
     )
     finite_mem = mem_used
-    if mem_usage is None:
-        if mem_order is None or not mem_order.clean:
-            finite_mem = select(np.isfinite(mem_used), mem_used)[0]
-        mem_usage = usage_compiled(finite_mem, MEMORY_OPTIONS)
+    if mem_order is None or not mem_order.clean:
+        finite_mem = select(np.isfinite(mem_used), mem_used)[0]
     rows: dict[Resource, EstimateRows] = {}
     for resource, histogram in (("cpu", cpu_rows), ("memory", mem_rows)):
         res: Resource = "cpu" if resource == "cpu" else "memory"
@@ -243,9 +187,7 @@ def recommend_container(
         rows=rows,
         usage={
             "cpu": cpu_usage,
-            "memory": mem_usage
-            if mem_usage is not None
-            else usage_from_counts(finite_mem, MEMORY_OPTIONS),
+            "memory": usage_from_counts(finite_mem, MEMORY_OPTIONS),
         },
         pod_minimum={res: pod_minimum_amount(res, settings, n_containers) for res in RESOURCES},
         oom_bump_bytes=float(peaks.oom_bumps.max()) if peaks.oom_bumps.size else 0.0,
@@ -253,91 +195,17 @@ def recommend_container(
     )
 
 
-Confidence = tuple[FloatArray, tuple[FloatArray, FloatArray]]
-"""The confidence per replay step and its (upper, lower) bound multipliers."""
-
-
-def _confidence_of(counters: CpuCounters, interval_s: float, per_sample: float) -> Confidence:
-    """``confidence(counters, …)`` and ``confidence_factors`` of it, computed once per set of
-    counters: the containers of one pod are sampled together, so they share their counters
-    (the arrays are shared, so they are read-only)."""
-    counts, last = counters.counts, counters.last_s
-    return _confidence_cached(
-        (counts.tobytes(), counts.dtype.str),
-        counters.first_s,
-        (last.tobytes(), last.dtype.str),
-        interval_s,
-        per_sample,
-    )
-
-
-@functools.lru_cache(maxsize=16)
-def _confidence_cached(
-    counts: tuple[bytes, str],
-    first_s: float,
-    last_s: tuple[bytes, str],
-    interval_s: float,
-    per_sample: float,
-) -> Confidence:
-    """``_confidence_of`` of counters given as (bytes, dtype)."""
-    counters = CpuCounters(
-        np.frombuffer(counts[0], dtype=counts[1]),
-        first_s,
-        np.frombuffer(last_s[0], dtype=last_s[1]),
-    )
-    conf = confidence(counters, interval_s, samples_per_sample=per_sample)
-    upper, lower = confidence_factors(conf)
-    for array in (conf, upper, lower):
-        array.flags.writeable = False
-    return conf, (upper, lower)
-
-
 CpuHistory = tuple[ReplayedHistogram, CpuCounters, Usage | None]
 """A container's replayed CPU histogram, its counters and its observed usage."""
-
-
-def _cpu_whole(
-    ch: ContainerHistory, grid: ReplayGrid, settings: VpaSettings, window: Window
-) -> CpuHistory | None:
-    """The CPU histogram replay of the whole series in one compiled pass, when that is the
-    window's accepted samples: nothing excluded, every time finite, increasing and at or before
-    ``now`` (so every sample is accepted), every value finite and >= 0; else None."""
-    t = ch.cpu_t
-    if window.excluded or t.size < 2 or not bool(t[-1] <= window.now_s):
-        return None
-    return _cpu_compiled(t, ch.cpu_cores, grid, settings, strict=True)
-
-
-def _cpu_compiled(
-    cpu_t: FloatArray, cpu_v: FloatArray, grid: ReplayGrid, settings: VpaSettings, *, strict: bool
-) -> CpuHistory | None:
-    """``replay_compiled`` of CPU samples in time order (``strict``: increasing), with counters."""
-    found = replay_compiled(
-        cpu_v,
-        MIN_SAMPLE_WEIGHT,
-        cpu_t,
-        cpu_t,
-        grid=grid,
-        options=CPU_OPTIONS,
-        half_life_s=settings.cpu_half_life_s,
-        counters=True,
-        times_sorted=True,
-        strict=strict,
-    )
-    if found is None or found.counters is None:
-        return None
-    return found.rows, found.counters, found.usage
 
 
 def _cpu_replay(
     cpu_t: FloatArray, cpu_v: FloatArray, grid: ReplayGrid, settings: VpaSettings, in_order: bool
 ) -> CpuHistory:
-    """The CPU histogram replayed on ``grid``, its counters and the observed usage: one
-    compiled pass for times in order (``replay_compiled``), else the numpy passes."""
-    compiled = _cpu_compiled(cpu_t, cpu_v, grid, settings, strict=False) if in_order else None
-    if compiled is not None:
-        return compiled
-    # A subset of times in order is in order: the bounds of each replay step follow.
+    """The CPU histogram replayed on ``grid``, its counters and the observed usage; the
+    samples' buckets are found once for the histogram and the usage. ``in_order``: the times
+    never decrease (a subset of times in order is in order), so each replay step's bounds
+    follow from a binary search."""
     bounds = grid.step_bounds(cpu_t) if in_order else None
     cpu_steps = None if bounds is not None else grid.bins(cpu_t)
     cpu_buckets = CPU_OPTIONS.find_buckets(cpu_v)
