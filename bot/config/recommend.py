@@ -446,8 +446,8 @@ class ReplaySettings(ConfigModel):
     hpa_model: Literal["fast", "exact"] = Field(
         "fast",
         description="fast: the HPA controller vectorised, the tolerance judged on the path "
-        "without it; exact: walked step by step (compiled; about 20× slower where the package "
-        "was installed without a C compiler).",
+        "without it; exact: the controller walked step by step, one Python step per sample "
+        "step (for checking the fast model; much slower).",
     )
     pod_startup_s: float = Field(
         60.0,
