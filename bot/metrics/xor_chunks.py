@@ -32,14 +32,16 @@ big-endian 16-bit sample count, then a bit stream:
   zeros + 6 bits of significant length (0 means 64) + those bits; ``x = bits << trailing``.
 
 An answer is read in three steps, two of them compiled (``xor_chunks.c`` beside this file,
-through ``xor_compiled.py``, loaded by ``xor_library.py``: one call each for the whole answer, outside Python's lock) when the
-package was built with a C compiler, else by the numpy reference here (``compiled=False``):
+loaded by ``xor_library.py``, called by ``xor_compiled.py``: one call each for the whole
+answer, outside Python's lock) when the package was built with a C compiler, else by the numpy
+reference here (``compiled_decoder=False``):
 
 1. ``frames``: every frame's CRC32C (``google_crc32c``);
-2. ``layout``: the series, their labels and the data of every chunk (``tb_xor_table``; twins
-   ``chunk_table`` and ``_chunk_data``); the labels are decoded here from the spans found;
+2. ``layout``: the series, their labels and the data of every chunk (``tb_xor_table``; numpy
+   reference ``chunk_table`` and ``_chunk_data``); the labels are decoded here from the spans;
 3. ``samples``: every chunk decoded, the samples outside ``[start_ms, end_ms]`` and the stale
-   markers dropped, times in seconds (``tb_xor_samples``; twins ``decode_xor`` and ``_kept``).
+   markers dropped, times in seconds (``tb_xor_samples``; numpy reference ``decode_xor`` and
+   ``_kept``).
 
 ``decode_xor`` reads every chunk of an answer in lock-step: one numpy pass per sample index
 (a chunk holds at most 120 samples when Prometheus cuts it), the lanes being the chunks, each
@@ -400,8 +402,8 @@ def samples(
     """(times s, values, samples kept per chunk) of the XOR chunks ``data[starts[i]:ends[i]]``,
     in ``[start_ms, end_ms]`` without stale markers, chunk after chunk: by the compiled decoder
     (``xor_chunks.c``, one call for all chunks) when ``compiled_decoder``, else by the numpy
-    reference ``decode_xor`` and ``_kept``. Both give the same samples to the bit and refuse the same
-    chunks (when several chunks are broken, they may name different faults first)."""
+    reference ``decode_xor`` and ``_kept``. Both give the same samples to the bit and refuse the
+    same chunks (when several chunks are broken, they may name different faults first)."""
     starts = np.asarray(starts, dtype=np.uint64)
     ends = np.asarray(ends, dtype=np.uint64)
     octets = np.frombuffer(data, dtype=np.uint8)
@@ -458,8 +460,8 @@ def layout(
     data: bytes, spans: list[tuple[int, int]], *, compiled_decoder: bool = AVAILABLE
 ) -> Layout:
     """The series and chunks of the messages at ``spans``: by the compiled table
-    (``tb_xor_table``: the chunk headers read in C, the labels decoded here), or by its twins
-    ``chunk_table`` and ``_chunk_data`` unless ``compiled_decoder``."""
+    (``tb_xor_table``: the chunk headers read in C, the labels decoded here), or by its numpy
+    reference ``chunk_table`` and ``_chunk_data`` unless ``compiled_decoder``."""
     if not compiled_decoder:
         table = chunk_table(data, spans)
         starts, ends = _chunk_data(_Bits(data), data, table.starts, table.ends)

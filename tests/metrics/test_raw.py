@@ -125,4 +125,7 @@ def test_random_series_give_the_rule_step_by_step(steps, offset):
             counter_rates(t, v, max_gap_s=150.0, **window) if counter else step_max(t, v, **window)
         )
         assert got[0].tolist() == want[0]
-        assert got[1].tolist() == want[1]
+        if counter:  # numpy sums a step's increases pairwise, the rule left to right
+            np.testing.assert_allclose(got[1], want[1], rtol=1e-12, atol=0)
+        else:
+            assert got[1].tolist() == want[1]
