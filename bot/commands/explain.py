@@ -9,7 +9,6 @@ WORKLOAD is ``kind/namespace/name``, ``namespace/name`` or ``name``, optionally 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from bot.commands.common import (
@@ -17,6 +16,7 @@ from bot.commands.common import (
     add_source_options,
     add_target_options,
     planning_target,
+    print_json,
 )
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from bot.metrics.errors import MetricsError
@@ -144,8 +144,7 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_FAILED
     outcome = select(plan.outcomes, args.workload)
     if args.format == "json":
-        json.dump(outcome_json(outcome, plan.prices), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(outcome_json(outcome, plan.prices))
     else:
         sys.stdout.write(describe(outcome, plan.prices))
     return EXIT_FAILED if outcome.status == "error" else EXIT_OK

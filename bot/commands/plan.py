@@ -9,7 +9,6 @@ Prints the recommendation table and the unified diff the bot would open as a pul
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +21,7 @@ from bot.commands.common import (
     add_source_options,
     add_target_options,
     planning_target,
+    print_json,
 )
 from bot.commands.tracking import NAMESPACES, WORKLOADS, TrackedSource
 from bot.config.bot import BotSettings
@@ -100,8 +100,7 @@ def _plan_and_print(
     if args.format == "json":
         document = plan_document(plan, repository=display)
         document["written"] = written
-        json.dump(document, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(document)
     elif args.format == "markdown":
         sys.stdout.write(plan_markdown(plan, repository=display))
         if args.write:

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from bot.commands.common import print_json
 from bot.config.recommend import RecommendSettings, resolve
 from bot.errors import EXIT_OK, UsageError
 from bot.model import RESOURCES, FieldId, Recommendation
@@ -127,8 +128,7 @@ def run(args: argparse.Namespace) -> int:
     settings = _settings(doc.settings, args.input)
     rec = recommend(doc.input, settings, now_s=doc.now_s)
     if args.format == "json":
-        json.dump(workload_json(rec), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(workload_json(rec))
     else:
         print(table(rec))
     return EXIT_OK

@@ -11,12 +11,10 @@ file (reported, then the manifests are read with the default settings).
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bot.commands.common import DEMO_DIR
+from bot.commands.common import DEMO_DIR, print_json
 from bot.config.bot import BotSettings
 from bot.config.errors import ConfigError, ConfigProblem
 from bot.config.repo import RepoConfig, find_repo_config, load_repo_config
@@ -84,8 +82,7 @@ def run(args: argparse.Namespace) -> int:
     inventory = discover(root, config).inventory
     errors = [*config_errors, *inventory.errors]
     if args.format == "json":
-        json.dump(inventory_json(inventory, config_errors), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(inventory_json(inventory, config_errors))
     else:
         print(
             _table(inventory, errors, RepositorySettings.of_checkout(root, config, BotSettings()))
