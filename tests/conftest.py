@@ -75,15 +75,32 @@ def render_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
         yield path
 
 
-SLOW_FOLDERS = ("reliability", "e2e")
-"""Test folders whose every test is ``slow``: whole runs against servers, killed and faulty
-processes. With the modules marked ``pytestmark = pytest.mark.slow`` they are what
-``bash scripts/test -m "not slow"`` (the quick subset, README) leaves out."""
+SLOW = (
+    "reliability/",  # faults, kills, hostile servers, serve for 200 runs
+    "e2e/",  # whole runs against the GitHub emulator and a real Prometheus
+    "forge/test_publish.py",  # the emulator, exact API call sequences
+    "forge/test_publish_limits.py",
+    "forge/test_emulator.py",
+    "forge/test_state_between_runs.py",
+    "manifests/test_shared_renders.py",  # kubectl kustomize on every overlay
+    "manifests/test_render_property.py",
+    "manifests/test_corpus.py",
+    "manifests/test_rendercache.py",
+    "manifests/test_commands.py",  # the CLI in a subprocess
+    "recommend/test_command.py",
+    "metrics/test_failures.py",  # a real Prometheus and faulty ones
+    "test_plan_cli.py",
+    "test_try_it.py",
+    "test_packaging.py",  # a wheel built and installed, actionlint
+)
+"""Test folders and modules whose every test is ``slow``: whole commands in subprocesses,
+servers, kubectl renders, killed processes, wheel builds. ``bash scripts/test -m "not slow"``
+(the quick subset, README) leaves them out; the whole suite is the CI command."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     tests = Path(__file__).resolve().parent
     for item in items:
-        parts = item.path.relative_to(tests).parts
-        if parts and parts[0] in SLOW_FOLDERS:
+        where = item.path.relative_to(tests).as_posix()
+        if where.startswith(SLOW):
             item.add_marker(pytest.mark.slow)

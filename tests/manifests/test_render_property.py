@@ -35,8 +35,6 @@ from bot.model import MIB, DeclaredWorkload, FieldChange, FieldId
 from tests.conftest import require_binary
 from tests.manifests.conftest import lost_comments
 
-pytestmark = pytest.mark.slow
-
 
 def _strings(data: Any) -> Iterator[str]:
     if isinstance(data, str):
