@@ -224,24 +224,6 @@ def _only(fetched: FetchResult, ref: WorkloadRef) -> FetchResult:
     )
 
 
-def _decide_timed(
-    declared: DeclaredWorkload,
-    fetched: FetchResult,
-    settings: RepositorySettings,
-    *,
-    now_s: float,
-    memory: WorkloadMemory | None,
-    charts: bool,
-) -> tuple[WorkloadOutcome, float]:
-    """``_decide_contained`` and the CPU seconds its thread spent on it (the engine with its
-    replay, wherever the pool runs it: ``PlanTimings``)."""
-    began = time.thread_time()
-    outcome = _decide_contained(
-        declared, fetched, settings, now_s=now_s, memory=memory, charts=charts
-    )
-    return outcome, time.thread_time() - began
-
-
 def _decide_contained(
     declared: DeclaredWorkload,
     fetched: FetchResult,
@@ -250,19 +232,23 @@ def _decide_contained(
     now_s: float,
     memory: WorkloadMemory | None,
     charts: bool,
-) -> WorkloadOutcome:
-    """``decide_workload``; a ``ConfigError`` (a bad quantity, at its file and line) fails the
-    repository, any other exception only this workload (status ``error``, the others still
-    decided). Called in a worker process with ``run.processes`` above 1 (``bot.worker_pool``)."""
+) -> tuple[WorkloadOutcome, float]:
+    """``decide_workload`` and the CPU seconds its thread spent on it (the engine with its
+    replay, wherever the pool runs it: ``PlanTimings``); a ``ConfigError`` (a bad quantity, at
+    its file and line) fails the repository, any other exception only this workload (status
+    ``error``, the others still decided). Called in a worker process with ``run.processes``
+    above 1 (``bot.worker_pool``)."""
+    began = time.thread_time()
     try:
-        return decide_workload(
+        outcome = decide_workload(
             declared, fetched, settings, now_s=now_s, memory=memory, charts=charts
         )
     except ConfigError:
         raise
     except Exception as exc:
         log.error("workload %s failed", declared.ref, exc_info=exc)
-        return WorkloadOutcome(declared, "error", (failure_message(exc),))
+        outcome = WorkloadOutcome(declared, "error", (failure_message(exc),))
+    return outcome, time.thread_time() - began
 
 
 def _mark_failed_edits(
@@ -392,7 +378,7 @@ def repository_outcome(
             w = inventory.workloads[index]
             pool.submit(
                 index,
-                _decide_timed,
+                _decide_contained,
                 w,
                 _only(fetched, w.ref) if pool.processes > 1 else fetched,
                 repository,
