@@ -19,6 +19,12 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from bot.config.base import ConfigModel
+from bot.config.replay_rules import (
+    ForecastSettings,
+    ReplaySettings,
+    ReplicaRules,
+    RightSizingSettings,
+)
 from bot.model import GIB, MIB
 
 
@@ -368,95 +374,6 @@ class HvpaSettings(ConfigModel):
     )
 
 
-class RightSizingSettings(ConfigModel):
-    """How the bot reads "at the bound" from history where upstream looks at one instant."""
-
-    bound_time_fraction: float = Field(
-        0.9,
-        gt=0,
-        le=1,
-        description="A workload counts as at minimum / near preferred max replicas when it was "
-        "there for at least this fraction of the observed time.",
-    )
-
-
-class ReplicaRules(ConfigModel):
-    """How the HPA's minReplicas and maxReplicas become one manifest value each."""
-
-    min_replicas: Literal["replay", "slots"] = Field(
-        "replay",
-        description="replay: the lowest minReplicas whose replayed capacity shortfall is no "
-        "worse than the current floor's (bot rule tortoise.replicas.min_by_replay); slots: the "
-        "maximum over Tortoise's hourly slots (upstream values, folded by their maximum).",
-    )
-    max_replicas: Literal["replay", "slots"] = Field(
-        "replay",
-        description="replay: the replayed peak × max_replicas_headroom (bot rule "
-        "tortoise.replicas.max_by_replay); slots: the maximum over the hourly slots.",
-    )
-    target: Literal["replay", "upstream"] = Field(
-        "replay",
-        description="replay: the highest HPA target at which the replayed pods run above their "
-        "requests at most replay.max_extra_over_request of the time, in one step (bot rule "
-        "tortoise.target.by_replay); upstream: 100 − (usage % − current), +5 points a day.",
-    )
-    skip_targets_without_effect: bool = Field(
-        True,
-        description="A raised HPA target that changes no replica in the replay (its metric does "
-        "not drive the HPA) is not proposed (bot rule replay.target_no_effect); false: "
-        "raised as upstream.",
-    )
-    max_replicas_headroom: float = Field(
-        1.5, ge=1, description="maxReplicas = ceil(replayed peak replicas × this)."
-    )
-    max_replicas_keep_fraction: float = Field(
-        0.25,
-        ge=0,
-        description="maxReplicas stays as it is while the replayed value is within this "
-        "fraction of it and the current maxReplicas adds no capacity shortfall.",
-    )
-
-
-class ReplaySettings(ConfigModel):
-    """The replay of every proposal on the recorded history, and the gate it drives
-    (``bot/recommend/replay``, ``docs/recommendations.md`` §9)."""
-
-    gate: Literal["on", "report-only", "off"] = Field(
-        "on",
-        description="on: a proposal whose replay is worse than the current values' (more OOM "
-        "kills, CPU minutes over request beyond the allowance, more capacity shortfall) is "
-        "backed off field by field; report-only: shown, not backed off; off: the replay is "
-        "shown without findings.",
-    )
-    max_extra_over_request: float = Field(
-        0.01,
-        ge=0,
-        le=1,
-        description="Share of container-minutes with CPU above the request a proposal may add "
-        "to the current values' (also minutes above a memory request without a limit).",
-    )
-    max_extra_shortfall: float = Field(
-        0.001,
-        ge=0,
-        le=1,
-        description="Capacity shortfall a proposal may have where the current HPA has less, as "
-        "a fraction of the window's minutes (0.1 %: 20 minutes in 14 days); a proposal never "
-        "has more than the current HPA's or this, whichever is more.",
-    )
-    hpa_model: Literal["fast", "exact"] = Field(
-        "fast",
-        description="fast: the HPA controller vectorised, the tolerance judged on the path "
-        "without it; exact: the controller walked step by step, one Python step per sample "
-        "step (for checking the fast model; much slower).",
-    )
-    pod_startup_s: float = Field(
-        60.0,
-        ge=0,
-        description="Seconds before a pod the HPA adds serves load (capacity shortfall while "
-        "the serving pods run above their requests).",
-    )
-
-
 class RecommendSettings(ConfigModel):
     """Everything the engine needs besides the data; see ``docs/recommendations.md``."""
 
@@ -468,6 +385,7 @@ class RecommendSettings(ConfigModel):
     right_sizing: RightSizingSettings = RightSizingSettings()
     replay: ReplaySettings = ReplaySettings()
     replicas: ReplicaRules = ReplicaRules()
+    forecast: ForecastSettings = ForecastSettings()
     strategy: Literal["tortoise", "hvpa"] = Field(
         "tortoise", description="tortoise: Tortoise rules; hvpa: HVPA weight-based blending."
     )

@@ -16,7 +16,8 @@ import pytest
 
 from bot.config.bot import BotSettings
 from bot.config.metrics import PrometheusConfig
-from bot.config.recommend import AdminSettings, RecommendSettings, ReplicaRules
+from bot.config.recommend import AdminSettings, RecommendSettings
+from bot.config.replay_rules import ReplicaRules
 from bot.metrics import FetchResult, HistorySource, PrometheusSource
 from bot.metrics.restarts import CRASH_LOOP_PAD_S
 from bot.metrics.snapshot import SnapshotSource, record_snapshot
