@@ -134,6 +134,7 @@ def build_input(
                 memory_policy=resolved.policies["memory"],
                 min_allocated=resolved.min_allocated or ResourceValues(),
                 max_allocated=resolved.max_allocated or ResourceValues(),
+                max_allocatable=resolved.max_allocatable or ResourceValues(),
             )
         )
     return WorkloadInput(
