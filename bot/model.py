@@ -239,6 +239,8 @@ class ContainerSettings:
     policies: Mapping[Resource, Policy] = field(default_factory=dict)
     min_allocated: ResourceValues | None = None
     max_allocated: ResourceValues | None = None
+    max_allocatable: ResourceValues | None = None
+    """The largest request its environment's nodes can hold (None: no bound)."""
 
 
 @dataclass(frozen=True, slots=True)

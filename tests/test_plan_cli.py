@@ -59,9 +59,10 @@ def test_demo_json_matches_the_published_schema(cli):
     assert "changes" in statuses.values()
     redis = next(w for w in doc["workloads"] if w["name"] == "redis")
     memory = redis["containers"][0]["memory"]
-    # OOM-killed as its working set grew in each life: the limit holds the growth (oom.leak)
+    # OOM-killed as its working set grew in each life: the limit holds the growth until a
+    # restart (oom.leak_cadence)
     assert memory["limit"]["proposed"] > memory["limit"]["current"]
-    assert memory["limit"]["rule"] == "oom.leak"
+    assert memory["limit"]["rule"] == "oom.leak_cadence"
     assert memory["vpa"]["confidence"] > 0
     assert doc["diff"].startswith("--- a/")
     # Each workload with changes carries its replay; the cost is the demo's prices times the

@@ -251,3 +251,60 @@ def test_the_dashboard_only_reason_reads_update_mode_and_the_schedule(repository
     )
     off = RepositorySettings(RepoConfig(update_mode="off"), BotSettings())
     assert off.dashboard_only_reason(now_s=monday_noon) == "update_mode is off"
+
+
+NODES = """\
+environments:
+  - name: prod
+    nodes:
+      - {cpu: 7910m, memory: 29Gi}
+      - {cpu: 3920m, memory: 60Gi}
+  - name: staging
+    nodes:
+      - {cpu: 4, memory: 16Gi}
+    max_allocatable: {cpu: 3500m}
+  - name: broken
+    nodes:
+      - {cpu: lots}
+"""
+
+
+def _nodes(tmp_path) -> RepositoryRules:
+    (tmp_path / ".tortoise-bot.yaml").write_text(NODES)
+    config = parse_model(NODES, RepoConfig, file=".tortoise-bot.yaml")
+    return RepositoryRules.of_checkout(tmp_path, config, RecommendSettings())
+
+
+@pytest.mark.parametrize(
+    ("environment", "expected"),
+    [
+        # each resource's largest node: 7.91 cores of the first, 60 GiB of the second
+        ("prod", ResourceValues(7.91, 60 * 1024 * MIB)),
+        # max_allocatable wins where it sets a resource; memory from the nodes
+        ("staging", ResourceValues(3.5, 16 * 1024 * MIB)),
+        # no node sizes declared: no bound
+        ("default", ResourceValues()),
+    ],
+)
+def test_an_environments_largest_node_bounds_its_containers(tmp_path, environment, expected):
+    rules = _nodes(tmp_path)
+    workload = DeclaredWorkload(
+        WorkloadRef("Deployment", "shop", "web", environment),
+        1,
+        (DeclaredContainer("app", ResourceValues(0.1, 64 * MIB)),),
+    )
+    resolved = rules.for_workload(workload)
+    assert resolved.containers["app"].max_allocatable == expected
+    [container] = build_input(workload, _history(), containers=resolved.containers).containers
+    assert container.max_allocatable == expected
+    if environment == "prod":
+        assert (
+            str(resolved.origins["max_allocatable"])
+            == ".tortoise-bot.yaml:4: environments.0.nodes.0.cpu"
+        )
+
+
+def test_a_node_size_that_does_not_parse_names_its_line(tmp_path):
+    rules = _nodes(tmp_path)
+    [problem] = rules.problems()
+    assert (problem.line, problem.key) == (12, "environments.2.nodes.0.cpu")

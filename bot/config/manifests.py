@@ -74,6 +74,14 @@ class PathsConfig(ConfigModel):
     )
 
 
+class NodeSize(ConfigModel):
+    """A node's allocatable CPU and memory (``kubectl get node -o jsonpath='{.status.allocatable}'``),
+    as Kubernetes quantities."""
+
+    cpu: str | int | float | None = Field(None, description="CPU, e.g. ``7910m`` or ``8``.")
+    memory: str | int | float | None = Field(None, description="Memory, e.g. ``29Gi``.")
+
+
 class EnvironmentConfig(ConfigModel):
     """One environment: a Kustomize overlay directory, a Helm values file or a plain directory of
     YAML (``name: default`` without ``path``: the raw YAML), and its selector."""
@@ -98,6 +106,17 @@ class EnvironmentConfig(ConfigModel):
         description="``off``: this environment's workloads are read and shown, never edited "
         "(its renders still keep shared files from changing); ``auto`` or unset: as the "
         "repository's ``update_mode``.",
+    )
+    nodes: tuple[NodeSize, ...] = Field(
+        (),
+        description="The sizes of the environment's nodes (their allocatable): no request is "
+        "proposed above the largest one's CPU or memory (bot rule node.max_allocatable); "
+        "empty: no bound.",
+    )
+    max_allocatable: NodeSize | None = Field(
+        None,
+        description="The largest request the environment's nodes can hold, per resource; "
+        "unset: the largest of ``nodes``.",
     )
 
     @model_validator(mode="after")

@@ -262,11 +262,20 @@ class NoiseSettings(ConfigModel):
         description="An HPA target move smaller than this many points is not proposed (bot "
         "rule noise.target_min_points; 0: upstream, any move).",
     )
-    leak_hold_days: float = Field(
-        7.0,
+    leak_hold_days: float | None = Field(
+        None,
         gt=0,
-        description="A leaking container (its working set climbs to each OOM kill) keeps its "
-        "request; its limit holds this many days of growth (bot rule oom.leak).",
+        description="null (default): a leaking container's limit holds its growth until the "
+        "pods' observed restart cadence (bot rule oom.leak_cadence); a number: the limit holds "
+        "this many days of growth and is never lowered (the former rule oom.leak, 7 before).",
+    )
+    leak_over_request_share: float | None = Field(
+        0.03,
+        ge=0,
+        lt=1,
+        description="A leaking container's memory request is the (1 − this) quantile of the "
+        "window's working-set samples, so the working set is above it in at most this share "
+        "of the minutes (bot rule oom.leak_quantile); null: the request is kept (oom.leak).",
     )
     vertical_from: Literal["vpa_target", "tortoise_rec"] = Field(
         "vpa_target",
@@ -300,13 +309,15 @@ class NoiseSettings(ConfigModel):
         "request above the current one although usage does not need it (upstream); false: "
         "such a floor keeps the current request (bot rule floor.kept).",
     )
-    oom_response: Literal["bounded", "stacked"] = Field(
-        "bounded",
-        description="bounded: after an OOM kill, the VPA OOM bump goes once into the limit of a "
-        "container whose limit is above its request, else into the request (max(VPA target, "
-        "bump) × (1 + buffer)); a leak is not chased (bot rules oom.bounded, oom.leak); "
-        "stacked: Tortoise's sticky maximum, its scale-up buffer and the limit ratio on top of "
-        "each other (upstream).",
+    oom_response: Literal["raise", "bounded", "stacked"] = Field(
+        "raise",
+        description="raise: after an OOM kill the memory request rises to at least the VPA OOM "
+        "bump and is never lowered in that proposal, the limit with it (bot rule oom.raise); "
+        "bounded: the bump goes once into the limit of a container whose limit is above its "
+        "request, else into the request (max(VPA target, bump) × (1 + buffer)) (bot rules "
+        "oom.bounded, oom.limit_bump); under both a leak is not chased (oom.leak_*); stacked: "
+        "Tortoise's sticky maximum, its scale-up buffer and the limit ratio on top of each "
+        "other (upstream).",
     )
     cpu_step_cores: float = Field(
         0.001, gt=0, description="Proposed CPU requests are rounded up to this step (cores)."
@@ -339,6 +350,14 @@ class LimitsSettings(ConfigModel):
     )
     peak_margin: float = Field(
         1.2, ge=1, description="Margin on the observed peak that a limit may always reach."
+    )
+    memory_peak_headroom: float = Field(
+        0.1,
+        ge=0,
+        description="A proposed memory limit is never below the observed working-set peak × "
+        "(1 + this) (bot rule limits.peak_headroom; a limit equal to its request raises the "
+        "request with it); 0: no margin (upstream). 0.1 is two buckets of the VPA memory "
+        "histogram (5 % each, the resolution a peak is known to) and half of peak_margin.",
     )
 
 
@@ -436,7 +455,7 @@ UPSTREAM_RULES: Mapping[str, Any] = {
         "oom_response": "stacked",
         "risk_minutes": float("inf"),
     },
-    "limits": {"max_ratio": {"cpu": None, "memory": None}},
+    "limits": {"max_ratio": {"cpu": None, "memory": None}, "memory_peak_headroom": 0.0},
     "admin": {"minimum_cpu_request_cores": 0.05},
     "replicas": {
         "min_replicas": "slots",

@@ -100,7 +100,14 @@ def estimate_container(
         return vpa
     mem = vpa.memory
     leak = (
-        find_leak(mem.times_s, mem.pods, mem.used_bytes, mem.oom_times_s, mem.oom_pods)
+        find_leak(
+            mem.times_s,
+            mem.pods,
+            mem.used_bytes,
+            mem.oom_times_s,
+            mem.oom_pods,
+            over_request_share=settings.noise.leak_over_request_share,
+        )
         if mem.oom_times_s.size
         else None
     )

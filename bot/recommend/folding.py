@@ -5,10 +5,12 @@
   response, a leak), ``horizontal`` is right-sized (``tortoise.requests``);
 - ``floors``: a value set by a floor (the VPA per-pod minimum, Tortoise's minimum request) says
   so and, with ``noise.floors_raise`` false, raises a request no further than usage needs;
-- ``noise_control``: memory floor at the peak, OOM increase, rounding to the manifest grid,
-  minChange, then the step limit;
+- ``noise_control``: the largest node's allocatable, memory floor at the peak, OOM increase,
+  rounding to the manifest grid, minChange, then the step limit;
 - ``limit``: the limit that goes with the new request (``vpa.limits``, HVPA's gap, the OOM bump
-  and peak of a burstable container, a leak's days of growth).
+  and the peak with its margin, a leak's growth until a restart).
+
+The memory rules (OOM kills, leaks, the peak margin) are ``bot.recommend.memory``.
 
 ``docs/recommendations.md`` §2-§7 has every rule with its setting and its upstream value.
 """
@@ -23,7 +25,7 @@ from bot.model import (
     Number,
     Resource,
 )
-from bot.recommend import hvpa, noise, units
+from bot.recommend import hvpa, memory, noise, units
 from bot.recommend.estimate import (
     ResourceEstimate,
 )
@@ -108,21 +110,15 @@ def request_move(
             if ns.vertical_buffer or ns.vertical_hysteresis
             else 0.0
         )
-        bounded_oom = resource == "memory" and est.oom_floor > 0 and ns.oom_response == "bounded"
+        bounded_oom = resource == "memory" and est.oom_floor > 0 and ns.oom_response != "stacked"
+        burstable = memory.is_burstable(container)
         if bounded_oom and est.leak is not None:
-            leak = est.leak
-            return Explained(
-                current,
-                current,
-                Rule.OOM_LEAK,
-                f"memory leak: the working set grew about "
-                f"{units.amount(leak.bytes_per_day, resource)} a day until each OOM kill "
-                f"({leak.grew} of {leak.lives} pod lives, {leak.kills} kills); the request is "
-                "kept and the limit holds a set number of days of growth (fix the leak)",
-                inputs | {"leak_bytes_per_day": leak.bytes_per_day, "oom_kills": leak.kills},
-            )
-        burstable = is_burstable(container)
-        if bounded_oom and burstable:
+            new, rule, reason, extra = memory.leak_request(float(current), est.leak, settings)
+            inputs |= extra
+        elif bounded_oom and ns.oom_response == "raise":
+            new, rule, reason = memory.oom_raise(float(current), est, buffer)
+            inputs |= {"oom_bump": est.oom_floor}
+        elif bounded_oom and burstable:
             # The limit takes the OOM bump (``limit``); the request follows usage.
             new, rule, reason = vertical_ideal(req_m, rec_m, buffer, resource=resource)
         elif bounded_oom:
@@ -138,15 +134,17 @@ def request_move(
             new, rule, reason = vertical_request(req_m, rec_m, buffer, resource=resource)
         else:
             new, rule, reason = vertical_ideal(req_m, rec_m, buffer, resource=resource)
-        if new is None:
+        if new is None or (new == req_m and rule == Rule.OOM_RAISE):
             return Explained(current, current, rule, reason, inputs)
         value_m, clamp_rule = bounds.justify(req_m, new)
         if clamp_rule and value_m != new:
             rule, reason = clamp_rule, f"{reason}; clamped ({clamp_rule})"
+        if rule in memory.LEAK_RULES:  # a quantile of usage: no floor to name
+            return Explained(current, from_milli(value_m, resource), rule, reason, inputs)
         usage = (est.rec_unfloored or est.rec) * (1 + buffer)
         if ns.vertical_from == "vpa_target":
             usage = (est.target_unfloored or est.vpa.target) * (1 + buffer)
-        if bounded_oom and not burstable:
+        if bounded_oom and (not burstable or ns.oom_response == "raise"):
             usage = max(usage, est.oom_floor)
         result = Explained(current, from_milli(value_m, resource), rule, reason, inputs)
         return floors(result, est, container, resource, settings, usage=usage)
@@ -162,12 +160,6 @@ def request_move(
     unfloored = est.rec_unfloored or est.rec
     usage = unfloored * 100 / current_target if current_target else unfloored
     return floors(result, est, container, resource, settings, usage=usage)
-
-
-def is_burstable(container: ContainerInput) -> bool:
-    """A memory limit above the request: the limit, not the request, absorbs the peaks."""
-    request, limit = container.requests.memory_bytes, container.limits.memory_bytes
-    return bool(request and limit and limit > request)
 
 
 def floors(
@@ -258,35 +250,49 @@ def noise_control(
         return raw
     rule, reason = raw.rule, raw.reason
     inputs = dict(raw.inputs)
-    cap = container.max_allocated.get(resource)
+    allocatable = container.max_allocatable.get(resource)
+    caps = [float(c) for c in (container.max_allocated.get(resource), allocatable) if c]
+    cap = min(caps) if caps else None
     forced = False
-    if (
-        resource == "memory"
-        and est.usage is not None
-        and ns.memory_floor_at_peak
-        and proposed < est.usage.max
-        and not (is_burstable(container) and ns.oom_response == "bounded")
-    ):
-        proposed, rule = est.usage.max, Rule.NOISE_MEMORY_PEAK_FLOOR
+    wanted = float(proposed)  # before any cap: what the rules below ask for
+    floor_at_peak = (
+        memory.request_peak_floor(container, est, settings)
+        if resource == "memory" and raw.rule not in memory.LEAK_RULES
+        else None
+    )
+    if floor_at_peak is not None and proposed < floor_at_peak[0]:
+        floor_value, rule, why = floor_at_peak
+        wanted = floor_value
         proposed = min(
-            proposed, float(cap or math.inf), float(settings.admin.maximum_memory_request_bytes)
+            floor_value, float(cap or math.inf), float(settings.admin.maximum_memory_request_bytes)
         )
-        reason = f"raised to the observed working-set peak ({raw.reason})"
-    bump_in_limit = is_burstable(container) and ns.oom_response == "bounded"
+        forced = rule != Rule.NOISE_MEMORY_PEAK_FLOOR and proposed > current
+        reason = f"{why} ({raw.reason})"
+    bump_in_limit = memory.is_burstable(container) and ns.oom_response == "bounded"
     if (
         resource == "memory"
         and ns.oom_immediate_increase
         and est.oom_floor > 0
         and not bump_in_limit
-        and raw.rule != Rule.OOM_LEAK  # a leak is not chased with the request (``oom.leak``)
+        and raw.rule not in memory.LEAK_RULES  # a leak is not chased with the request
     ):
-        floor = est.oom_floor if not cap else min(est.oom_floor, float(cap))
+        floor = est.oom_floor if not cap else min(est.oom_floor, cap)
         if proposed < floor and floor > current:
             proposed, rule, forced = floor, Rule.OOM_BUMP, True
+            wanted = max(wanted, est.oom_floor)
             reason = "OOM kill in the window: max(request + 100 MiB, request × 1.2)"
         elif proposed > current:
             forced = True
-    if at_risk is not None and proposed > current and not forced:
+    wanted = max(wanted, float(proposed))
+    if allocatable and proposed >= allocatable and wanted > allocatable:
+        proposed, rule = allocatable, Rule.NODE_MAX_ALLOCATABLE
+        forced = forced or proposed < current
+        reason = (
+            f"{reason}; wants {units.amount(wanted, resource)}, clamped to the largest node's "
+            f"allocatable {units.amount(allocatable, resource)}"
+        )
+        inputs |= {"unclamped": wanted, "max_allocatable": allocatable}
+    if at_risk is not None and proposed > current and not forced and rule not in memory.LEAK_RULES:
         forced = True
         reason = f"{reason}; {at_risk}"
     admin = settings.admin
@@ -295,7 +301,7 @@ def noise_control(
         if resource == "cpu"
         else float(admin.maximum_memory_request_bytes)
     )
-    ceiling = min(float(cap) if cap else math.inf, global_max)
+    ceiling = min(cap or math.inf, global_max)
     rounded = noise.round_up_to_step(float(proposed), resource, ns)
     if rounded > ceiling >= float(proposed):
         rounded = ceiling
@@ -350,27 +356,15 @@ def limit(
     leak: Leak | None = None,
 ) -> Explained:
     """The limit of ``container``'s ``resource`` that goes with the folded ``request``: kept
-    where the request is; a leak's ``noise.leak_hold_days`` of growth; HVPA's gap scaling; else
-    ``vpa.limits.propose_limit`` (``limits`` settings), then for a burstable container's memory
-    (``noise.oom_response: bounded``) at least the OOM bump and the observed ``peak`` (bytes)."""
+    where the request is; a leak's (``memory.leak_limit``); HVPA's gap scaling; else
+    ``vpa.limits.propose_limit`` (``limits`` settings), then for memory the floors of
+    ``memory.limit_floors`` (the OOM bump, the observed ``peak`` in bytes and its margin)."""
     current = container.limits.get(resource)
     orig_request = container.requests.get(resource)
     if request.rule in (Rule.POLICY_OFF, Rule.TORTOISE_EMERGENCY_FROZEN):
         return Explained(current, current, request.rule, "limit untouched")
-    if request.rule == Rule.OOM_LEAK and leak is not None:
-        days = settings.noise.leak_hold_days
-        held = math.ceil(leak.start_bytes + leak.bytes_per_day * days)
-        if current is not None and held <= current:
-            return Explained(current, current, Rule.OOM_LEAK, "memory leak: the limit is kept")
-        return Explained(
-            current,
-            held,
-            Rule.OOM_LEAK,
-            f"memory leak: the limit holds {days:g} days of growth, the working set at a "
-            f"restart {units.amount(leak.start_bytes, resource)} + {days:g} × "
-            f"{units.amount(leak.bytes_per_day, resource)}",
-            {"leak_bytes_per_day": leak.bytes_per_day, "start_bytes": leak.start_bytes},
-        )
+    if leak is not None and resource == "memory" and settings.noise.oom_response != "stacked":
+        return memory.leak_limit(current, request, leak, settings)
     new_request = request.proposed
     if (
         settings.strategy == "hvpa"
@@ -397,23 +391,10 @@ def limit(
     )
     value: Number | None = proposal.value
     rule, reason = proposal.rule, proposal.reason
-    if (
-        value is not None
-        and resource == "memory"
-        and is_burstable(container)
-        and settings.noise.oom_response == "bounded"
-    ):
-        # The limit absorbs the peaks of a burstable container: never below the observed
-        # peak, and after an OOM kill at least the VPA OOM bump.
-        if oom_bump > value:
-            value, rule = oom_bump, Rule.OOM_LIMIT_BUMP
-            reason = (
-                f"OOM kill in the window: limit raised to the VPA OOM bump, max(used + 100Mi, "
-                f"used × 1.2) = {units.amount(oom_bump, resource)}"
-            )
-        if peak is not None and settings.noise.memory_floor_at_peak and value < peak:
-            value, rule = peak, Rule.NOISE_MEMORY_PEAK_FLOOR
-            reason = f"not below the observed working-set peak {units.amount(peak, resource)}"
+    if value is not None and resource == "memory":
+        value, rule, reason = memory.limit_floors(
+            value, rule, reason, container, settings, peak=peak, oom_bump=oom_bump
+        )
     if value is not None and resource == "memory":
         value = math.ceil(value)
     if value is not None and current is not None and math.isclose(value, current, rel_tol=1e-9):

@@ -44,6 +44,9 @@ class ContainerInput:
     """Tortoise ``minAllocatedResources`` (also the VPA ``minAllowed``)."""
     max_allocated: ResourceValues = field(default_factory=ResourceValues)
     """Tortoise ``maxAllocatedResources`` (also the VPA ``maxAllowed``)."""
+    max_allocatable: ResourceValues = field(default_factory=ResourceValues)
+    """The largest node's allocatable CPU and memory of the workload's environment: no request
+    is proposed above it (``node.max_allocatable``; unset: no bound)."""
 
     def policy(self, resource: Resource) -> Policy:
         return self.cpu_policy if resource == "cpu" else self.memory_policy
@@ -131,6 +134,7 @@ def build_input(
                 memory_policy=resolved.policies["memory"],
                 min_allocated=resolved.min_allocated or ResourceValues(),
                 max_allocated=resolved.max_allocated or ResourceValues(),
+                max_allocatable=resolved.max_allocatable or ResourceValues(),
             )
         )
     return WorkloadInput(

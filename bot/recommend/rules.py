@@ -42,13 +42,18 @@ class Rule(StrEnum):
     OOM_BOUNDED = "oom.bounded"
     OOM_BUMP = "oom.bump"
     OOM_LEAK = "oom.leak"
+    OOM_LEAK_CADENCE = "oom.leak_cadence"
+    OOM_LEAK_QUANTILE = "oom.leak_quantile"
     OOM_LIMIT_BUMP = "oom.limit_bump"
+    OOM_RAISE = "oom.raise"
     POLICY_HORIZONTAL_WITHOUT_HPA = "policy.horizontal_without_hpa"
     POLICY_OFF = "policy.off"
     TORTOISE_BACK_TO_NORMAL_DONE = "tortoise.back_to_normal.done"
     TORTOISE_BACK_TO_NORMAL_STEP = "tortoise.back_to_normal.step"
     TORTOISE_EMERGENCY = "tortoise.emergency"
     TORTOISE_EMERGENCY_FROZEN = "tortoise.emergency.frozen"
+    # Node capacity
+    NODE_MAX_ALLOCATABLE = "node.max_allocatable"
     # Noise control
     NOISE_MEMORY_PEAK_FLOOR = "noise.memory_peak_floor"
     NOISE_MIN_CHANGE = "noise.min_change"

@@ -17,6 +17,8 @@ order, later entries winning. For one workload ``RepositoryRules.for_workload`` 
   declared VPA's ``minAllowed`` / ``maxAllowed`` for the container (or ``*``), else none;
 - ``emergency``: an entry asks for emergency mode;
 - ``update_mode``: its environment's (``environments[].update_mode``; None: unset);
+- each container's ``max_allocatable``: its environment's largest node (``environments[].nodes``
+  or ``max_allocatable``, ``bot.settings.environment``; ``ResourceValues()``: no bound);
 - ``origins``: for each of these values, where (``Origin``: file, 1-based line, key; a VPA bound
   at its manifest line; ``default`` when nobody set it).
 
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -161,12 +163,21 @@ class RepositoryRules:
         policies = self._policies(rules, names, origins)
         low = self._bounds(rules, "min_allocated", names, origins)
         high = self._bounds(rules, "max_allocated", names, origins)
+        allocatable = environment.max_allocatable
+        if allocatable.value != ResourceValues():
+            origins["max_allocatable"] = allocatable.origin
+        containers = {
+            name: replace(settings, max_allocatable=allocatable.value)
+            for name, settings in effective_containers(
+                declared, policies, low, high, origins
+            ).items()
+        }
         return WorkloadSettings(
             ref,
             indexes,
             self._recommend(rules, origins),
             emergency=bool(emergency),
-            containers=effective_containers(declared, policies, low, high, origins),
+            containers=containers,
             update_mode=environment.update_mode.value,
             origins=origins,
         )
@@ -217,6 +228,8 @@ class RepositoryRules:
 
         repository: Layer = (("recommend",), self.config.recommend)
         collect(partial(self._resolve, [repository]))
+        for env in self.config.environments:
+            collect(partial(environment_settings, self.config, self.source, env.name))
         for i, rule in enumerate(self.config.workloads):
             entry: Layer = (("workloads", i, "recommend"), rule.recommend)
             collect(partial(self._resolve, [repository, entry]))

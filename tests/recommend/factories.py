@@ -91,6 +91,7 @@ def container(
     memory_policy: str = "vertical",
     min_allocated: ResourceValues | None = None,
     max_allocated: ResourceValues | None = None,
+    max_allocatable: ResourceValues | None = None,
 ) -> ContainerInput:
     return ContainerInput(
         name,
@@ -100,6 +101,7 @@ def container(
         memory_policy,  # type: ignore[arg-type]
         min_allocated or ResourceValues(),
         max_allocated or ResourceValues(),
+        max_allocatable or ResourceValues(),
     )
 
 
@@ -114,3 +116,37 @@ def hpa(min_replicas: int, max_replicas: int, *targets: tuple[str | None, str, i
 
 def workload(*containers: ContainerInput, hist: WorkloadHistory, **kwargs) -> WorkloadInput:
     return WorkloadInput(REF, tuple(containers), hist, **kwargs)
+
+
+def sawtooth_history(
+    name: str,
+    *,
+    lives: int,
+    life_days: float,
+    start_bytes: float,
+    bytes_per_day: float,
+    killed: int,
+    request_bytes: float,
+    step_s: float = 60.0,
+) -> ContainerHistory:
+    """A leak: ``lives`` pods one after the other, each ``life_days`` long, its working set
+    ``start + rate × age``; the first ``killed`` pods end in an OOM kill one step after their
+    last sample (at ``request_bytes`` requested), the others are replaced (a restart), the last
+    one runs to now. CPU a constant 0.1 core."""
+    per = round(life_days * DAY_S / step_s)
+    t = series(lives * life_days, step_s)[: lives * per]
+    age = (np.arange(t.size) % per) * step_s
+    pod = (np.arange(t.size) // per).astype(np.int32)
+    ends = t[per - 1 :: per][:killed] + step_s
+    return ContainerHistory(
+        name,
+        cpu_t=t,
+        cpu_pod=pod,
+        cpu_cores=np.full(t.size, 0.1),
+        mem_t=t.copy(),
+        mem_pod=pod.copy(),
+        mem_bytes=(start_bytes + bytes_per_day * age / DAY_S).astype(np.float64),
+        oom_t=ends.astype(np.float64),
+        oom_pod=np.arange(killed, dtype=np.int32),
+        oom_request_bytes=np.full(killed, float(request_bytes)),
+    )

@@ -28,6 +28,8 @@ from tests.recommend.factories import (
 )
 
 DEFAULT = RecommendSettings()
+BOUNDED = resolve(DEFAULT, {"noise": {"oom_response": "bounded"}})
+"""The former OOM response: a burstable container's bump goes into its limit only."""
 
 
 def _rec(inp: WorkloadInput, settings: RecommendSettings = DEFAULT):
@@ -190,7 +192,7 @@ def _oom_killed(request_mib: int, limit_mib: int) -> WorkloadInput:
 
 
 def test_the_oom_response_is_bounded_where_limit_equals_request():
-    memory = _rec(_oom_killed(1024, 1024)).containers[0].memory
+    memory = _rec(_oom_killed(1024, 1024), BOUNDED).containers[0].memory
     assert memory.request.rule == "oom.bounded"
     bump, target = memory.request.inputs["oom_bump"], memory.request.inputs["vpa_target"]
     assert isinstance(bump, float) and isinstance(target, float)
@@ -202,15 +204,15 @@ def test_the_oom_response_is_bounded_where_limit_equals_request():
 
 
 def test_an_oom_kill_raises_the_limit_of_a_burstable_container_not_its_request():
-    memory = _rec(_oom_killed(640, 1024)).containers[0].memory
-    bump = _rec(_oom_killed(1024, 1024)).containers[0].memory.request.inputs["oom_bump"]
+    memory = _rec(_oom_killed(640, 1024), BOUNDED).containers[0].memory
+    bump = _rec(_oom_killed(1024, 1024), BOUNDED).containers[0].memory.request.inputs["oom_bump"]
     assert isinstance(bump, float)
     assert memory.limit.proposed is not None and memory.limit.proposed >= bump
     assert memory.request.rule != "oom.bounded"
     assert memory.request.proposed is not None and memory.request.proposed < memory.limit.proposed
 
 
-def test_a_leak_is_not_chased():
+def test_a_leak_is_not_chased_with_the_former_constant_days():
     # 250 MiB a day from 400 MiB: OOM-killed at its 1 GiB limit every ~2.5 days.
     t = series(8)
     age = (t - t[0]) % (2.5 * DAY_S)
@@ -220,11 +222,12 @@ def test_a_leak_is_not_chased():
         container("app", 0.2, 768 * MIB, mem_limit=1024 * MIB),
         hist=history(container_history("app", 0.1, mem, oom=kills)),
     )
-    memory = _rec(inp).containers[0].memory
+    former = resolve(DEFAULT, {"noise": {"leak_hold_days": 7, "leak_over_request_share": None}})
+    memory = _rec(inp, former).containers[0].memory
     assert memory.request.rule == "oom.leak"
     assert memory.request.proposed == 768 * MIB
     assert memory.limit.rule == "oom.leak"
-    days = DEFAULT.noise.leak_hold_days
+    days = 7
     assert memory.limit.proposed == pytest.approx(400 * MIB + 250 * MIB * days, rel=0.05)
     assert "250" in memory.request.reason or "leak" in memory.request.reason
 

@@ -17,3 +17,4 @@ class LimitRule(StrEnum):
     LIMITS_KEEP_RATIO_CAPPED = "limits.keep_ratio_capped"
     LIMITS_LEAVE = "limits.leave"
     LIMITS_NONE = "limits.none"
+    LIMITS_PEAK_HEADROOM = "limits.peak_headroom"
