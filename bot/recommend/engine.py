@@ -24,6 +24,8 @@ Order, per workload (``docs/recommendations.md`` has the formulas), each step in
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from bot.clock import hour_of_week
 from bot.config.recommend import RecommendSettings
 from bot.model import (
@@ -37,9 +39,14 @@ from bot.model import (
     Status,
 )
 from bot.recommend.changes import field_changes
-from bot.recommend.estimate import ContainerEstimate, TooLittleData, estimate_container
+from bot.recommend.estimate import (
+    ContainerEstimate,
+    ResourceEstimate,
+    TooLittleData,
+    estimate_container,
+)
 from bot.recommend.folding import limit, noise_control, request_move
-from bot.recommend.inputs import WorkloadInput
+from bot.recommend.inputs import ContainerInput, WorkloadInput
 from bot.recommend.replay.gate import ReplayContext, gate
 from bot.recommend.replay.replica_bounds import replayed_bounds, replays_bounds
 from bot.recommend.replay.risk import at_risk
@@ -157,15 +164,7 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
                 resource,
                 container.policy(resource),
                 request,
-                limit(
-                    container,
-                    resource,
-                    request,
-                    settings,
-                    peak=est.usage.max if est.usage else None,
-                    oom_bump=est.oom_floor,
-                    leak=est.leak,
-                ),
+                _limit(container, resource, request, est, settings),
                 est.usage,
                 est.vpa,
             )
@@ -191,7 +190,7 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
         draft = replayed_bounds(inp, draft, settings, context)
     changes = field_changes(draft)
     if context is not None and changes:
-        gated = _gated(inp, draft, settings, context)
+        gated = _gated(inp, draft, settings, context, estimates)
         if not _same_fields(gated, draft):  # something held back: the changes that are left
             changes = field_changes(gated)
         draft = gated
@@ -222,14 +221,40 @@ def _same_fields(a: Recommendation, b: Recommendation) -> bool:
     )
 
 
+def _limit(
+    container: ContainerInput,
+    resource: Resource,
+    request: Explained,
+    est: ResourceEstimate,
+    settings: RecommendSettings,
+) -> Explained:
+    """The limit that goes with ``request``, with the estimate's peak, OOM bump and leak: the
+    same rules for a proposed request and for one the gate held back."""
+    return limit(
+        container,
+        resource,
+        request,
+        settings,
+        peak=est.usage.max if est.usage else None,
+        oom_bump=est.oom_floor,
+        leak=est.leak,
+    )
+
+
 def _gated(
-    inp: WorkloadInput, draft: Recommendation, settings: RecommendSettings, context: ReplayContext
+    inp: WorkloadInput,
+    draft: Recommendation,
+    settings: RecommendSettings,
+    context: ReplayContext,
+    estimates: Mapping[str, ContainerEstimate],
 ) -> Recommendation:
     """``draft`` replayed on the history and, with ``replay.gate: on``, backed off where the
-    replay shows it worse than the current values (``bot.recommend.replay.gate``)."""
+    replay shows it worse than the current values (``bot.recommend.replay.gate``); a held
+    request's limit follows it by the same rules as a proposed one (``_limit``)."""
     by_name = {c.name: c for c in inp.containers}
 
     def limit_of(container: str, resource: Resource, request: Explained) -> Explained:
-        return limit(by_name[container], resource, request, settings)
+        est = estimates[container][resource]
+        return _limit(by_name[container], resource, request, est, settings)
 
     return gate(inp, draft, settings, context=context, limit_of=limit_of)

@@ -246,3 +246,6 @@ def test_a_request_already_above_the_node_comes_down_to_it():
     rec = recommend(_busy(3.0, 2.0, allocatable=ResourceValues(2.0, None)), no_gate, now_s=NOW_S)
     cpu = rec.containers[0].cpu.request
     assert (cpu.current, cpu.proposed, cpu.rule) == (3.0, 2.0, "node.max_allocatable")
+    # the gate may hold the cut back, but never above what the node holds
+    gated = recommend(_busy(3.0, 2.0, allocatable=ResourceValues(2.0, None)), DEFAULT, now_s=NOW_S)
+    assert gated.containers[0].cpu.request.proposed <= 2.0

@@ -112,7 +112,10 @@ class _Draft:
     def __init__(self, rec: Recommendation, inp: WorkloadInput) -> None:
         self.rec = rec
         ceilings = {
-            (c.name, resource): float(c.max_allocated.get(resource) or math.inf)
+            (c.name, resource): min(
+                float(c.max_allocated.get(resource) or math.inf),
+                float(c.max_allocatable.get(resource) or math.inf),
+            )
             for c in inp.containers
             for resource in ("cpu", "memory")
         }
