@@ -248,4 +248,5 @@ def test_a_request_already_above_the_node_comes_down_to_it():
     assert (cpu.current, cpu.proposed, cpu.rule) == (3.0, 2.0, "node.max_allocatable")
     # the gate may hold the cut back, but never above what the node holds
     gated = recommend(_busy(3.0, 2.0, allocatable=ResourceValues(2.0, None)), DEFAULT, now_s=NOW_S)
-    assert gated.containers[0].cpu.request.proposed <= 2.0
+    proposed = gated.containers[0].cpu.request.proposed
+    assert proposed is not None and proposed <= 2.0
