@@ -41,7 +41,16 @@ INPUT_NAMES: Mapping[str, str] = {
 HIDDEN_INPUTS = frozenset({"wanted_rule", "unfiltered_rule", "metric"})
 """Inputs the rule id list shows (rule names) or the reason already says (the metric kind)."""
 
-PLAIN_SUFFIXES = ("_ratio", "_factor", "_weight", "_count", "_steps", "confidence", "phase")
+PLAIN_SUFFIXES = (
+    "_ratio",
+    "_factor",
+    "_weight",
+    "_count",
+    "_steps",
+    "_minutes",
+    "confidence",
+    "phase",
+)
 """Keys whose numbers are plain factors or counts, whatever the value measures."""
 
 

@@ -81,9 +81,9 @@ def replayed_bounds(
             fraction = rules.max_replicas_cut_fraction
             rule = Rule.REPLAY_MAX_REPLICAS_STEP
             reason = (
-                f"step toward {bounds.wanted_max} ({cur_max} → {bounds.max_replicas} = "
-                f"ceil({cur_max} × {1 - fraction:g}), a cut of at most {fraction:.0%} per pull "
-                f"request; the next run continues): {bounds.wanted_max} is the {reason}"
+                f"step toward {bounds.wanted_max} = {reason}: {cur_max} → {bounds.max_replicas} "
+                f"= ceil({cur_max} × {1 - fraction:g}), at most {fraction:.0%} less a pull "
+                "request"
             )
             inputs |= {"wanted": bounds.wanted_max, "cut_fraction": fraction}
         high = Explained(cur_max, bounds.max_replicas, rule, reason, inputs)

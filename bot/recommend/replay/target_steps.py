@@ -48,34 +48,29 @@ class TargetStep:
         return self.held_minutes is not None
 
     def inputs(self) -> dict[str, int | float | None]:
-        """The numbers the reason names, for ``Explained.inputs``."""
-        out: dict[str, int | float | None] = {
-            "replayed_target": self.wanted,
-            "target_step_points": self.points,
-            "steps": self.steps,
-        }
+        """The numbers the reason names, for ``Explained.inputs`` (the step count is
+        ``ceil(|replayed_target − current| / step)``)."""
+        out: dict[str, int | float | None] = {"replayed_target": self.wanted, "step": self.points}
         if self.held:
             out |= {
-                "stepped": self.stepped,
-                "stepped_shortfall_minutes": self.held_minutes,
-                "shortfall_limit_minutes": self.limit_minutes,
+                "step_shortfall_minutes": self.held_minutes,
+                "allowed_minutes": self.limit_minutes,
             }
         return out
 
-    def reason(self, replayed: str) -> str:
-        """Words for the step; ``replayed`` describes how ``wanted`` was found."""
-        rise = f"{self.start} → {self.value}%"
+    def reason(self) -> str:
+        """Words for the step, the replayed target ``wanted`` named (its rule:
+        ``tortoise.target.by_replay``)."""
         if self.held:
-            where = f"kept at {self.start}%" if self.value == self.start else f"held at {rise}"
+            where = "kept" if self.value == self.start else f"held at {self.value}%"
             return (
-                f"{where}: the step to {self.stepped}% shows {self.held_minutes:g} min of "
-                f"capacity shortfall in the replay, more than {self.limit_minutes:g} min "
-                f"(today's, or at the current target with the other proposed values); toward "
-                f"{self.wanted}%, {replayed}"
+                f"{where}: {self.stepped}% shows {self.held_minutes:g} min of replayed "
+                f"shortfall, over the {self.limit_minutes:g} min allowed; toward the replay's "
+                f"{self.wanted}%"
             )
         return (
-            f"step 1 of {self.steps} toward {self.wanted}% ({rise}, at most {self.points} "
-            f"points per pull request; the next run continues): {self.wanted}% is {replayed}"
+            f"step 1 of {self.steps} toward the replay's {self.wanted}%: {self.start} → "
+            f"{self.value}%, at most {self.points} points a pull request; the next run continues"
         )
 
 

@@ -174,7 +174,7 @@ def replayed_targets(
                         start,
                         step.value,
                         Rule.REPLAY_TARGET_STEP,
-                        prefix + step.reason(replayed) + suffix,
+                        prefix + step.reason() + suffix,
                         {**inputs, **step.inputs()},
                     )
                 if value.proposed is not None and stepped.hpa is not None:

@@ -46,10 +46,11 @@ def test_next_step_moves_at_most_the_step_toward_the_replayed_target(
 def test_a_target_at_60_wanting_90_proposes_70_as_step_1_of_3():
     step = step_target(60, 90, 10, shortfall=_flat(2.0), today_minutes=2.0)
     assert (step.value, step.steps, step.held) == (70, 3, False)
-    reason = step.reason("the replay's target")
-    assert "step 1 of 3 toward 90% (60 → 70%" in reason
-    assert "the next run continues" in reason
-    assert step.inputs() == {"replayed_target": 90, "target_step_points": 10, "steps": 3}
+    assert step.reason() == (
+        "step 1 of 3 toward the replay's 90%: 60 → 70%, at most 10 points a pull request; the "
+        "next run continues"
+    )
+    assert step.inputs() == {"replayed_target": 90, "step": 10}
 
 
 def test_the_next_run_continues_from_the_merged_value():
@@ -63,7 +64,7 @@ def test_the_next_run_continues_from_the_merged_value():
 def test_decreases_step_too():
     step = step_target(90, 65, 10, shortfall=_flat(0.0), today_minutes=0.0)
     assert (step.value, step.steps) == (80, 3)
-    assert "step 1 of 3 toward 65% (90 → 80%" in step.reason("x")
+    assert step.reason().startswith("step 1 of 3 toward the replay's 65%: 90 → 80%")
 
 
 def test_a_stepped_target_with_more_shortfall_than_today_is_held_lower():
@@ -75,8 +76,11 @@ def test_a_stepped_target_with_more_shortfall_than_today_is_held_lower():
     step = step_target(60, 90, 10, shortfall=shortfall, today_minutes=0.0)
     assert (step.value, step.stepped, step.held) == (64, 70, True)
     assert step.held_minutes == 6.0 and step.limit_minutes == 0.0
-    assert step.reason("x").startswith("held at 60 → 64%: the step to 70% shows 6 min")
-    assert step.inputs()["stepped_shortfall_minutes"] == 6.0
+    assert step.reason() == (
+        "held at 64%: 70% shows 6 min of replayed shortfall, over the 0 min allowed; toward "
+        "the replay's 90%"
+    )
+    assert step.inputs()["step_shortfall_minutes"] == 6.0
 
 
 def test_a_hold_to_less_than_the_noise_threshold_keeps_the_current_target():
@@ -85,7 +89,7 @@ def test_a_hold_to_less_than_the_noise_threshold_keeps_the_current_target():
 
     step = step_target(60, 90, 10, shortfall=shortfall, today_minutes=0.0, min_points=2)
     assert (step.value, step.held) == (60, True)
-    assert step.reason("x").startswith("kept at 60%: the step to 70% shows 9 min")
+    assert step.reason().startswith("kept: 70% shows 9 min")
 
 
 def test_shortfall_the_other_values_bring_is_not_the_targets():
@@ -139,7 +143,8 @@ def test_max_replicas_20_wanting_2_proposes_15_then_steps_on():
     high = rec.hpa.max_replicas
     assert high.rule == Rule.REPLAY_MAX_REPLICAS_STEP
     assert (high.current, high.proposed, high.inputs["wanted"]) == (20, 15, 2)
-    assert high.reason.startswith("step toward 2 (20 → 15 = ceil(20 × 0.75)")
+    assert high.reason.startswith("step toward 2 = replayed peak 1 pods")
+    assert high.reason.endswith(": 20 → 15 = ceil(20 × 0.75), at most 25% less a pull request")
     after = recommend(_one_pod_service(15, 70), DEFAULT, now_s=NOW_S).hpa
     assert after is not None and after.max_replicas.proposed == 12
     one = recommend(_one_pod_service(20, 70), ONE_STEP, now_s=NOW_S).hpa
@@ -157,4 +162,4 @@ def test_an_engine_target_steps_and_0_restores_the_jump():
     assert (jump.value.rule, jump.value.proposed) == (Rule.TORTOISE_TARGET_BY_REPLAY, 90)
     assert (target.value.rule, target.value.proposed) == (Rule.REPLAY_TARGET_STEP, 75)
     assert target.value.inputs["replayed_target"] == 90
-    assert "step 1 of 3 toward 90% (65 → 75%" in target.value.reason
+    assert "step 1 of 3 toward the replay's 90%: 65 → 75%" in target.value.reason
