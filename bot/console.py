@@ -104,12 +104,14 @@ def column_widths(
     then a flex column, then any other breakable column loses one cell at a time (the one with
     the most to spare first), never below its longest unbreakable part; a column without
     ``breaks`` never shrinks, so an identifier is never broken (the table is then wider than
-    asked). Width a column no longer uses goes to the flex column.
+    asked); a header breaks between its words whatever its column's ``breaks``. Width a column no longer uses goes to the flex column.
     """
     cells = [[c.header, *(row[i] for row in rows)] for i, c in enumerate(columns)]
     widths = [_longest(col, None) for col in cells]
     least = [
-        min(cell_len(c.header), 12) if c.truncate else _longest(col, c.breaks)
+        min(cell_len(c.header), 12)
+        if c.truncate
+        else max(_longest([*col[1:], ""], c.breaks), _longest(col[:1], WORDS))  # header: words
         for c, col in zip(columns, cells, strict=True)
     ]
     room = width - COLUMN_GAP * (len(columns) - 1)
@@ -124,7 +126,11 @@ def column_widths(
     used = [
         w
         if c.truncate
-        else max(cell_len(line) for cell in col for line in wrap_cell(cell, c.breaks, w))
+        else max(
+            cell_len(line)
+            for k, cell in enumerate(col)
+            for line in wrap_cell(cell, WORDS if k == 0 else c.breaks, w)
+        )
         for c, col, w in zip(columns, cells, widths, strict=True)
     ]
     natural = [_longest(col, None) for col in cells]
@@ -155,7 +161,7 @@ def print_table(
     )
     for column, cell_width in zip(columns, widths, strict=True):
         table.add_column(
-            "\n".join(wrap_cell(column.header, column.breaks, cell_width)),
+            "\n".join(wrap_cell(column.header, WORDS, cell_width)),
             width=cell_width,
             no_wrap=True,
             overflow="ellipsis" if column.truncate else "fold",

@@ -176,14 +176,32 @@ def test_explain_unknown_workload(cli, demo_copy, spec, fragment):
     assert result.returncode == 2 and fragment in result.stderr
 
 
-def test_a_second_plan_after_write_proposes_nothing_more(cli, demo_copy):
-    # Applied, then planned again on the same history (docs/recommendations.md §6): a fixed
-    # point, the HPA'd frontend (whose rebalanced requests the gate holds back) included.
+def test_plans_after_write_continue_the_hpa_steps_then_propose_nothing_more(cli, demo_copy):
+    # Applied, then planned again on the same history (docs/recommendations.md §6): the HPA
+    # targets and maxReplicas cuts move in bounded steps, so the next plans continue them (the
+    # steps' own rules, or the rule that reaches the value) until a fixed point.
     first = json.loads(cli("plan", *_demo_args(demo_copy), "--format", "json").stdout)
     assert {w["status"] for w in first["workloads"]} == {"changes"}
-    assert cli("plan", *_demo_args(demo_copy), "--write").returncode == 0
-    again = json.loads(cli("plan", *_demo_args(demo_copy), "--format", "json").stdout)
-    assert {w["name"]: w["status"] for w in again["workloads"]} == {
-        w["name"]: "no-change" for w in first["workloads"]
-    }
-    assert again["diff"] == ""
+    steps = {"replay.target_step", "replay.max_replicas_step"}
+    assert steps <= {v["rule"] for w in first["workloads"] for v in _hpa_values(w)}
+    for _ in range(6):  # the demo settles after 5 writes (frontend's app target last)
+        assert cli("plan", *_demo_args(demo_copy), "--write").returncode == 0
+        again = json.loads(cli("plan", *_demo_args(demo_copy), "--format", "json").stdout)
+        if all(w["status"] == "no-change" for w in again["workloads"]):
+            assert again["diff"] == ""
+            return
+        for w in again["workloads"]:
+            for v in _hpa_values(w):
+                if v["proposed"] != v["current"] and v["current"] is not None:
+                    assert v["rule"] in steps | {
+                        "tortoise.target.by_replay",
+                        "tortoise.replicas.max_by_replay",
+                        "tortoise.replicas.min_by_replay",
+                    }, v
+    raise AssertionError("the demo's HPA steps did not settle within 6 plans")
+
+
+def _hpa_values(workload: dict) -> list[dict]:
+    hpa = workload.get("hpa") or {}
+    values = (hpa.get("min_replicas"), hpa.get("max_replicas"), *hpa.get("targets", []))
+    return [v for v in values if v]

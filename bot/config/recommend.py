@@ -462,6 +462,8 @@ UPSTREAM_RULES: Mapping[str, Any] = {
         "max_replicas": "slots",
         "target": "upstream",
         "skip_targets_without_effect": False,
+        "target_step_points": 0,
+        "max_replicas_cut_fraction": 1.0,
     },
     "replay": {"gate": "off"},
 }

@@ -55,8 +55,18 @@ class ReplicaRules(ConfigModel):
     target: Literal["replay", "upstream"] = Field(
         "replay",
         description="replay: the highest HPA target at which the replayed pods run above their "
-        "requests at most replay.max_extra_over_request of the time, in one step (bot rule "
-        "tortoise.target.by_replay); upstream: 100 − (usage % − current), +5 points a day.",
+        "requests at most replay.max_extra_over_request of the time, reached in steps of "
+        "target_step_points (bot rule tortoise.target.by_replay); upstream: 100 − (usage % − "
+        "current), +5 points a day.",
+    )
+    target_step_points: int = Field(
+        10,
+        ge=0,
+        le=100,
+        description="With target: replay, an HPA target moves at most this many points per "
+        "pull request toward the replayed target, up or down, and never to a value whose "
+        "replay shows more capacity shortfall than today's (bot rule replay.target_step); the "
+        "next run continues from the merged value. 0: the replayed target in one step.",
     )
     skip_targets_without_effect: bool = Field(
         True,
@@ -72,6 +82,15 @@ class ReplicaRules(ConfigModel):
         ge=0,
         description="maxReplicas stays as it is while the replayed value is within this "
         "fraction of it and the current maxReplicas adds no capacity shortfall.",
+    )
+    max_replicas_cut_fraction: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        description="With max_replicas: replay, a maxReplicas cut per pull request is at most "
+        "this fraction of the current value: new ≥ ceil(current × (1 − this)) (bot rule "
+        "replay.max_replicas_step); the next run continues. Increases are not bounded. "
+        "1 (or 0, read as off): the replayed value in one step.",
     )
 
 

@@ -86,7 +86,9 @@ class Rule(StrEnum):
     TORTOISE_TARGET_REMOVE_METRIC = REMOVE_METRIC
     # The replay and its gate
     REPLAY_GATE = "replay.gate"
+    REPLAY_MAX_REPLICAS_STEP = "replay.max_replicas_step"
     REPLAY_TARGET_NO_EFFECT = "replay.target_no_effect"
+    REPLAY_TARGET_STEP = "replay.target_step"
     # The values of a workload the engine did not run for (skipped, or an error first)
     NOT_COMPUTED = "not-computed"
 

@@ -51,6 +51,7 @@ PLAIN_SUFFIXES = (
     "_weight",
     "_count",
     "_steps",
+    "_minutes",
     "confidence",
     "phase",
 )

@@ -99,7 +99,8 @@ def test_upstream_folds_the_slots_by_their_maximum():
 
 
 def test_max_replicas_from_the_replayed_peak_with_headroom():
-    rec = _rec(_hpa_service(3))
+    unbounded = resolve(DEFAULT, {"replicas": {"max_replicas_cut_fraction": 1.0}})
+    rec = _rec(_hpa_service(3), unbounded)
     assert rec.hpa is not None
     high = rec.hpa.max_replicas
     assert high.rule == "tortoise.replicas.max_by_replay"
@@ -108,6 +109,11 @@ def test_max_replicas_from_the_replayed_peak_with_headroom():
     assert isinstance(peak, int) and 5 <= peak <= 9
     assert high.proposed == math.ceil(peak * 1.5)
     assert "Asia/Tokyo" in high.reason
+    # By default the cut from 30 is at most 25 % a pull request: ceil(30 × 0.75) = 23.
+    stepped = _rec(_hpa_service(3)).hpa
+    assert stepped is not None
+    assert stepped.max_replicas.rule == "replay.max_replicas_step"
+    assert stepped.max_replicas.proposed == 23
 
 
 def test_noise_control_in_proportion():
@@ -255,15 +261,14 @@ def test_decreases_move_in_full_and_upstream_steps_by_20_percent():
     assert stepped.cpu.request.rule == "tortoise.request.step_down"
 
 
-def test_an_hpa_proposal_once_applied_proposes_nothing_but_time_gated_targets():
-    inp = _hpa_service(8, bursts=True)
-    first = _rec(inp)
-    assert field_changes(first)
-    assert first.hpa is not None and inp.hpa is not None
+def _applied(inp: WorkloadInput, rec) -> WorkloadInput:
+    """``inp`` with ``rec``'s requests, limits and replica bounds written (targets as they were:
+    a target change is time-gated)."""
+    assert rec.hpa is not None and inp.hpa is not None
     applied_hpa = type(inp.hpa)(
         inp.hpa.name,
-        first.hpa.min_replicas.proposed,
-        int(first.hpa.max_replicas.proposed or inp.hpa.max_replicas),
+        rec.hpa.min_replicas.proposed,
+        int(rec.hpa.max_replicas.proposed or inp.hpa.max_replicas),
         inp.hpa.targets,
     )
     containers = tuple(
@@ -274,8 +279,26 @@ def test_an_hpa_proposal_once_applied_proposes_nothing_but_time_gated_targets():
             c.cpu_policy,
             c.memory_policy,
         )
-        for c, r in zip(inp.containers, first.containers, strict=True)
+        for c, r in zip(inp.containers, rec.containers, strict=True)
     )
-    applied = workload(*containers, hist=inp.history, hpa=applied_hpa)
-    again = field_changes(_rec(applied))
-    assert all(c.field.startswith("hpa.target.") for c in again), again
+    return workload(*containers, hist=inp.history, hpa=applied_hpa)
+
+
+def test_an_hpa_proposal_once_applied_proposes_nothing_but_time_gated_targets():
+    inp = _hpa_service(8, bursts=True)
+    rec = _rec(inp)
+    assert field_changes(rec)
+    # maxReplicas 30 comes down at most 25 % a pull request (replay.max_replicas_step): the
+    # runs after continue the cut, and nothing else, until it is reached.
+    for _ in range(5):
+        inp = _applied(inp, rec)
+        rec = _rec(inp)
+        again = [c for c in field_changes(rec) if not c.field.startswith("hpa.target.")]
+        if not again:
+            return
+        assert inp.hpa is not None and rec.hpa is not None
+        assert [c.field for c in again] == ["hpa.maxReplicas"], again
+        high = rec.hpa.max_replicas.proposed
+        assert high is not None
+        assert math.ceil(inp.hpa.max_replicas * 0.75) <= high < inp.hpa.max_replicas
+    raise AssertionError("maxReplicas did not settle within 5 pull requests")

@@ -9,7 +9,10 @@ maximum over the slots stays available as ``replicas.min_replicas: slots``):
   ``replicas.max_replicas_headroom``, rounded up, at least minReplicas, capped by the workload's
   ``max_replicas`` and ``admin.maximum_max_replicas``. The current value stays while the
   replayed one is within ``replicas.max_replicas_keep_fraction`` of it and the current value is
-  at least ``P``.
+  at least ``P``. A cut is bounded (``replay.max_replicas_step``): at least
+  ``ceil(current × (1 − f))``, ``f = replicas.max_replicas_cut_fraction`` (0 or 1: unbounded;
+  never above the ceiling), since peaks outside the window (month end, holidays) are not in the
+  history; the next run continues from the merged value. Increases are not bounded.
 * ``minReplicas`` (``tortoise.replicas.min_by_replay``): the lowest value, from
   ``min(current, admin.minimum_min_replicas)`` up to the current one, whose replayed capacity
   shortfall (``figures.replica_path``) is no worse than the current floor's, under the proposed
@@ -44,7 +47,9 @@ class Bounds:
     ``peak``: replayed peak replicas without a ceiling; ``peak_hours`` / ``floor_hours``: the
     hours of the week (``Tue 14``) at the peak, and where one pod less on the floor adds
     shortfall; ``shortfall_minutes``: at the chosen floor; ``baseline_minutes``: at the current
-    floor; ``at_minimum``: the floor is the lowest allowed value (a floor, not usage).
+    floor; ``at_minimum``: the floor is the lowest allowed value (a floor, not usage);
+    ``wanted_max``: the replayed maxReplicas before the bound on a cut (``max_replicas``
+    differs from it when the cut was bounded).
     """
 
     min_replicas: int
@@ -58,6 +63,12 @@ class Bounds:
     at_minimum: bool
     max_kept: bool
     time_zone: str = "UTC"
+    wanted_max: int | None = None
+
+    @property
+    def max_stepped(self) -> bool:
+        """Whether the cut of maxReplicas was bounded (a step toward ``wanted_max``)."""
+        return self.wanted_max is not None and self.wanted_max != self.max_replicas
 
 
 def hour_label(hour_of_week: int) -> str:
@@ -74,6 +85,16 @@ def _hours(mask: np.ndarray, slots: np.ndarray | None) -> tuple[str, ...]:
     return tuple(hour_label(int(h)) for h, _ in ranked[:DRIVING_HOURS])
 
 
+def bounded_cut(current: int, wanted: int, fraction: float, ceiling: int) -> int:
+    """maxReplicas after a cut of at most ``fraction`` of ``current``: ``max(wanted,
+    min(ceil(current × (1 − fraction)), ceiling))``; ``wanted`` itself for an increase or with
+    ``fraction`` 0 or 1 (off). ``bounded_cut(20, 9, 0.25, 100) == 15``."""
+    if wanted >= current or not 0 < fraction < 1:
+        return wanted
+    step = math.ceil(current * (1 - fraction) - 1e-9)  # 10 × 0.7 is 7.000000000000001
+    return max(wanted, min(step, ceiling))
+
+
 def choose(
     series: ReplaySeries,
     proposal: Values,
@@ -85,6 +106,7 @@ def choose(
     headroom: float,
     keep_fraction: float,
     options: Options,
+    cut_fraction: float = 0.0,
 ) -> Bounds | None:
     """minReplicas and maxReplicas for ``proposal`` (module doc); None without an HPA to replay."""
     hpa = proposal.hpa
@@ -103,7 +125,9 @@ def choose(
     peak = int(free.replicas.max()) if free.replicas.size else current_max
     wanted_max = min(max(math.ceil(peak * headroom), current_min, 1), ceiling)
     kept = peak <= current_max and abs(wanted_max - current_max) <= keep_fraction * current_max
-    max_replicas = current_max if kept else wanted_max
+    max_replicas = (
+        current_max if kept else bounded_cut(current_max, wanted_max, cut_fraction, ceiling)
+    )
     baseline = walk(current_min, max_replicas)
     low, high = lowest, max(current_min, lowest)
     chosen = baseline
@@ -133,4 +157,5 @@ def choose(
         at_minimum=high == lowest,
         max_kept=kept,
         time_zone=options.time_zone,
+        wanted_max=max(max_replicas if kept else wanted_max, high),
     )

@@ -53,6 +53,7 @@ def replayed_bounds(
         headroom=rules.max_replicas_headroom,
         keep_fraction=rules.max_replicas_keep_fraction,
         options=context.options,
+        cut_fraction=rules.max_replicas_cut_fraction,
     )
     if bounds is None:
         return draft
@@ -72,15 +73,20 @@ def replayed_bounds(
                 f"replayed peak {bounds.peak} pods{at} × {rules.max_replicas_headroom:g}, "
                 "rounded up"
             )
-            if bounds.max_replicas == ceiling:
+            if bounds.wanted_max == ceiling:
                 reason += f", capped at {ceiling}"
-        high = Explained(
-            cur_max,
-            bounds.max_replicas,
-            Rule.TORTOISE_REPLICAS_MAX_BY_REPLAY,
-            reason,
-            {**high.inputs, "peak": bounds.peak, "hours": hours or None},
-        )
+        inputs = {**high.inputs, "peak": bounds.peak, "hours": hours or None}
+        rule = Rule.TORTOISE_REPLICAS_MAX_BY_REPLAY
+        if bounds.max_stepped:
+            fraction = rules.max_replicas_cut_fraction
+            rule = Rule.REPLAY_MAX_REPLICAS_STEP
+            reason = (
+                f"step toward {bounds.wanted_max} = {reason}: {cur_max} → {bounds.max_replicas} "
+                f"= ceil({cur_max} × {1 - fraction:g}), at most {fraction:.0%} less a pull "
+                "request"
+            )
+            inputs |= {"wanted": bounds.wanted_max, "cut_fraction": fraction}
+        high = Explained(cur_max, bounds.max_replicas, rule, reason, inputs)
     if rules.min_replicas == "replay":
         floor_hours = ", ".join(bounds.floor_hours)
         shortfall = (

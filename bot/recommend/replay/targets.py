@@ -30,6 +30,7 @@ from bot.recommend.replay.compare import allowed_shortfall, proposed_values
 from bot.recommend.replay.figures import Values, hpa_metrics, over_request_share, replica_path
 from bot.recommend.replay.gate import ReplayContext
 from bot.recommend.replay.series import ReplaySeries
+from bot.recommend.replay.target_steps import step_target
 from bot.recommend.rules import Rule
 from bot.recommend.tortoise.hpa_targets import NOT_EXPRESSIBLE
 
@@ -58,9 +59,13 @@ def replayed_targets(
     ``replicas.target: replay``): the highest target in [minimum, maximum target utilisation]
     at which the replayed pods of the container (all containers for a pod-level metric) run
     above their requests in at most ``replay.max_extra_over_request`` of their minutes, with no
-    more capacity shortfall than the gate allows, the other values as proposed. Tortoise's formula (``100 − (usage − current)``, +5 points a
-    day) moves toward that point one proposal at a time and overshoots when the metrics
-    interact; the replay finds it in one, and the same history finds it again. A move below
+    more capacity shortfall than the gate allows, the other values as proposed. Tortoise's
+    formula (``100 − (usage − current)``, +5 points a day) moves toward that point one proposal
+    at a time and overshoots when the metrics interact; the replay finds it in one, and the
+    same history finds it again. The target then moves toward it at most
+    ``replicas.target_step_points`` per pull request, never to a value with more replayed
+    capacity shortfall than today's (``replay.target_step``, ``replay.target_steps``; each
+    step checked with the targets decided before it). A move below
     ``noise.target_min_points`` is not proposed; one change per
     ``admin.hpa_target_utilization_update_interval_s`` as upstream. A raised target that
     changes no replica in the replay is not proposed (``replay.target_no_effect``)."""
@@ -78,6 +83,7 @@ def replayed_targets(
         context.series.window_s,
         settings.replay.max_extra_shortfall,
     )
+    stepped = today_bounds(proposal, context.now)  # and the targets decided so far
     out = []
     for t in draft.hpa.targets:
         value = t.value
@@ -134,15 +140,45 @@ def replayed_targets(
             else:
                 prefix = value.reason.split(";")[0] + "; " if value.inputs.get("replaces") else ""
                 suffix = f"; {NOT_EXPRESSIBLE}" if NOT_EXPRESSIBLE in value.reason else ""
-                value = Explained(
+                replayed = (
+                    f"the highest target at which the replayed pods run above their "
+                    f"request at most {allowance:.0%} of the time, with no more capacity "
+                    f"shortfall than the gate allows (range {lo}–{hi}%)"
+                )
+
+                def shortfall(
+                    percent: int, t: HpaTargetRecommendation = t, others: Values = stepped
+                ) -> float:
+                    trial = with_target(others, t.container, t.resource, percent)
+                    walk = replica_path(context.series, trial, plain)
+                    return walk.shortfall_steps * context.series.step_s / 60.0
+
+                step = step_target(
                     start,
                     chosen,
-                    Rule.TORTOISE_TARGET_BY_REPLAY,
-                    f"{prefix}the highest target at which the replayed pods run above their "
-                    f"request at most {allowance:.0%} of the time, with no more capacity "
-                    f"shortfall than the gate allows (range {lo}–{hi}%){suffix}",
-                    inputs,
+                    rules.target_step_points,
+                    shortfall=shortfall,
+                    today_minutes=context.before.replicas.shortfall_minutes or 0.0,
+                    min_points=settings.noise.target_min_points,
                 )
+                if step.value == chosen and not step.held:
+                    value = Explained(
+                        start,
+                        chosen,
+                        Rule.TORTOISE_TARGET_BY_REPLAY,
+                        prefix + replayed + suffix,
+                        inputs,
+                    )
+                else:
+                    value = Explained(
+                        start,
+                        step.value,
+                        Rule.REPLAY_TARGET_STEP,
+                        prefix + step.reason() + suffix,
+                        {**inputs, **step.inputs()},
+                    )
+                if value.proposed is not None and stepped.hpa is not None:
+                    stepped = with_target(stepped, t.container, t.resource, int(value.proposed))
         if (
             rules.skip_targets_without_effect
             and (t.container, t.resource) not in drives
@@ -167,6 +203,18 @@ def replayed_targets(
                 )
         out.append(HpaTargetRecommendation(t.container, t.resource, value))
     return replace(draft, hpa=replace(draft.hpa, targets=tuple(out)))
+
+
+def today_bounds(values: Values, now: Values) -> Values:
+    """``values`` with today's minReplicas and maxReplicas: a target step is judged before the
+    replica rules choose theirs (they keep the floor's shortfall and move the cap by the
+    replayed peak), not against the slots' values of the draft."""
+    if values.hpa is None or now.hpa is None:
+        return values
+    bounds = replace(
+        values.hpa, min_replicas=now.hpa.min_replicas, max_replicas=now.hpa.max_replicas
+    )
+    return replace(values, hpa=bounds)
 
 
 def driving_metrics(series: ReplaySeries, values: Values) -> set[tuple[str, str]]:
