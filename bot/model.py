@@ -598,11 +598,30 @@ class ReplayComparison:
 
 
 @dataclass(frozen=True, slots=True)
+class Backtest:
+    """Out-of-sample evidence: the engine with the same settings on the history as it stood
+    ``trained_until_s`` (one ``forecast.horizon_days`` ago), its values replayed on the days since.
+
+    ``proposed``: the figures of what it would have proposed then (its current values where it
+    proposed nothing), ``current``: the figures of the current values, both over the scored days
+    only (``window_s``); ``status``: that earlier run's status. ``unavailable``: why there is no
+    backtest (a history too short, nothing to replay); the figures are then None.
+    """
+
+    trained_until_s: float
+    proposed: ReplayFigures | None = None
+    current: ReplayFigures | None = None
+    status: str | None = None
+    unavailable: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Recommendation:
     """What the engine proposes for one workload.
 
     ``replay``: the current and proposed values replayed on the history (None when there was
-    nothing to replay: no change, too little data, an error).
+    nothing to replay: no change, too little data, an error). ``backtest``: the same engine one
+    horizon ago scored on the days since (None with ``replay.backtest: off`` or too little data).
     """
 
     ref: WorkloadRef
@@ -612,6 +631,7 @@ class Recommendation:
     hpa: HpaRecommendation | None = None
     notes: tuple[Note, ...] = ()
     replay: ReplayComparison | None = None
+    backtest: Backtest | None = None
 
 
 # --------------------------------------------------------------------------- changes and edits

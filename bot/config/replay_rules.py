@@ -126,6 +126,26 @@ class ReplaySettings(ConfigModel):
         "without it; exact: the controller walked step by step, one Python step per sample "
         "step (for checking the fast model; much slower).",
     )
+    max_over_request: float = Field(
+        0.01,
+        gt=0,
+        le=1,
+        description="Absolute budget: share of a vertical container's minutes with CPU above its "
+        "request that neither the replay of the proposal nor its backtest may exceed; a request "
+        "over it is raised until it does not, even above the current value, whatever minChange "
+        "says (bot rules replay.budget, replay.backtest_raise; 1: no budget, upstream).",
+    )
+    backtest: Literal["on", "off"] = Field(
+        "on",
+        description="on: every workload is also decided on its history as it stood "
+        "forecast.horizon_days ago and scored on the days since (shown in every pull request; "
+        "its over-request share drives replay.backtest_raise); off: no backtest.",
+    )
+    max_backtest_raise: float = Field(
+        2.0,
+        ge=1,
+        description="Largest factor replay.backtest_raise multiplies a request by.",
+    )
     pod_startup_s: float = Field(
         60.0,
         ge=0,

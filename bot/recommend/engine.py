@@ -18,7 +18,10 @@ Order, per workload (``docs/recommendations.md`` has the formulas), each step in
 5. noise control (memory floor at the peak, OOM increase, rounding, minChange), then limits
    (``folding``; a measured risk lets an increase pass, ``replay.risk``);
 6. the replay: targets and replica bounds chosen by replay where the settings say so
-   (``replay.targets``, ``replay.replica_bounds``), then the gate (``replay.gate``);
+   (``replay.targets``, ``replay.replica_bounds``), then the gate (``replay.gate``); the
+   backtest, this engine one horizon ago scored on the days since (``backtest``), and the
+   absolute budget on CPU minutes over request, in the replay and in the backtest
+   (``replay.budget``);
 7. status: ``changes`` exactly when ``changes.field_changes`` is non-empty.
 """
 
@@ -38,6 +41,7 @@ from bot.model import (
     ResourceRecommendation,
     Status,
 )
+from bot.recommend.backtest import run_backtest
 from bot.recommend.changes import field_changes
 from bot.recommend.estimate import (
     ContainerEstimate,
@@ -47,7 +51,8 @@ from bot.recommend.estimate import (
 )
 from bot.recommend.folding import limit, noise_control, request_move
 from bot.recommend.inputs import ContainerInput, WorkloadInput
-from bot.recommend.replay.gate import ReplayContext, gate
+from bot.recommend.replay.budget import apply_budget
+from bot.recommend.replay.gate import LimitOf, ReplayContext, gate
 from bot.recommend.replay.replica_bounds import replayed_bounds, replays_bounds
 from bot.recommend.replay.risk import at_risk
 from bot.recommend.replay.targets import replayed_targets
@@ -189,11 +194,31 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
         draft = replayed_targets(inp, draft, settings, context, now_s=now_s)
         draft = replayed_bounds(inp, draft, settings, context)
     changes = field_changes(draft)
+    limit_of = _limits_of(inp, settings, estimates)
     if context is not None and changes:
-        gated = _gated(inp, draft, settings, context, estimates)
+        gated = gate(inp, draft, settings, context=context, limit_of=limit_of)
         if not _same_fields(gated, draft):  # something held back: the changes that are left
             changes = field_changes(gated)
         draft = gated
+    backtest = None
+    if context is not None:
+        run = (
+            run_backtest(inp, settings, now_s=now_s, decide=_without_backtest)
+            if settings.replay.backtest == "on"
+            else None
+        )
+        backtest = run.backtest if run is not None else None
+        budgeted = apply_budget(
+            inp,
+            draft,
+            settings,
+            context=context,
+            backtest=backtest,
+            limit_of=limit_of,
+            backtest_series=run.series if run is not None else None,
+        )
+        if budgeted is not draft:  # a request raised to the budget: a change of its own
+            draft, changes = budgeted, field_changes(budgeted)
     reasons = [f"{c.field}{'/' + c.container if c.container else ''}: {c.reason}" for c in changes]
     status: Status
     if changes:
@@ -210,7 +235,15 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
         draft.hpa,
         draft.notes,
         draft.replay if changes else None,
+        backtest,
     )
+
+
+def _without_backtest(
+    inp: WorkloadInput, settings: RecommendSettings, now_s: float
+) -> Recommendation:
+    """The engine for the backtest (its settings say ``replay.backtest: off``)."""
+    return recommend(inp, settings, now_s=now_s)
 
 
 def _same_fields(a: Recommendation, b: Recommendation) -> bool:
@@ -241,20 +274,15 @@ def _limit(
     )
 
 
-def _gated(
-    inp: WorkloadInput,
-    draft: Recommendation,
-    settings: RecommendSettings,
-    context: ReplayContext,
-    estimates: Mapping[str, ContainerEstimate],
-) -> Recommendation:
-    """``draft`` replayed on the history and, with ``replay.gate: on``, backed off where the
-    replay shows it worse than the current values (``bot.recommend.replay.gate``); a held
-    request's limit follows it by the same rules as a proposed one (``_limit``)."""
+def _limits_of(
+    inp: WorkloadInput, settings: RecommendSettings, estimates: Mapping[str, ContainerEstimate]
+) -> LimitOf:
+    """The limit that follows a request the gate held back or the budget raised, by the same
+    rules as a proposed one (``_limit``)."""
     by_name = {c.name: c for c in inp.containers}
 
     def limit_of(container: str, resource: Resource, request: Explained) -> Explained:
         est = estimates[container][resource]
         return _limit(by_name[container], resource, request, est, settings)
 
-    return gate(inp, draft, settings, context=context, limit_of=limit_of)
+    return limit_of

@@ -85,6 +85,8 @@ class Rule(StrEnum):
     TORTOISE_TARGET_NEW_METRIC = "tortoise.target.new_metric"
     TORTOISE_TARGET_REMOVE_METRIC = REMOVE_METRIC
     # The replay and its gate
+    REPLAY_BUDGET = "replay.budget"
+    REPLAY_BACKTEST_RAISE = "replay.backtest_raise"
     REPLAY_GATE = "replay.gate"
     REPLAY_MAX_REPLICAS_STEP = "replay.max_replicas_step"
     REPLAY_TARGET_NO_EFFECT = "replay.target_no_effect"

@@ -10,6 +10,7 @@ to manifest quantities. ``replay`` holds the current and proposed values replaye
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from bot.model import (
@@ -177,6 +178,20 @@ def replay_json(rec: Recommendation, prices: Prices) -> dict[str, Any] | None:
     }
 
 
+def backtest_json(rec: Recommendation, prices: Prices) -> dict[str, Any] | None:
+    """``{trained_until, status, unavailable, current, proposed}``; None without a backtest."""
+    bt = rec.backtest
+    if bt is None:
+        return None
+    return {
+        "trained_until": datetime.fromtimestamp(bt.trained_until_s, UTC).isoformat(),
+        "status": bt.status,
+        "unavailable": bt.unavailable,
+        "current": figures_json(bt.current, prices) if bt.current is not None else None,
+        "proposed": figures_json(bt.proposed, prices) if bt.proposed is not None else None,
+    }
+
+
 def workload_json(
     rec: Recommendation, *, files: Sequence[str] = (), prices: Prices | None = None
 ) -> dict[str, Any]:
@@ -195,6 +210,7 @@ def workload_json(
             {"code": n.code, "message": n.message, "container": n.container} for n in rec.notes
         ],
         "replay": replay_json(rec, prices or Prices()),
+        "backtest": backtest_json(rec, prices or Prices()),
     }
 
 

@@ -419,7 +419,7 @@ def _unexplained_kills(cs: ContainerSeries, hit: np.ndarray) -> int:
     return int(np.count_nonzero(found == 0))
 
 
-def _per_pod(
+def per_pod_load(
     series: ReplaySeries, walk: ReplicaPath
 ) -> tuple[FloatArray | None, FloatArray | None]:
     """How the replayed replicas change each step's load of one pod (recorded / replayed; 0
@@ -447,7 +447,7 @@ def over_request_share(
     (None: every container) under ``values``: what the target rule and the gate read, without
     the other figures."""
     walk = replica_path(series, values, options)
-    scale, pods = _per_pod(series, walk)
+    scale, pods = per_pod_load(series, walk)
     shares = [0.0]
     for cv in values.containers:
         cs = series.containers.get(cv.name)
@@ -474,7 +474,7 @@ def replay(
     walk = replica_path(series, values, options)
     replicas = _replica_figures(series, walk, options)
     minutes_per_step = series.step_s / 60.0
-    scale, pods = _per_pod(series, walk)
+    scale, pods = per_pod_load(series, walk)
     cpu, memory = [], []
     core_per_pod = gib_per_pod = 0.0
     for cv in values.containers:

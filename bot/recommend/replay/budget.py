@@ -1,0 +1,206 @@
+"""The absolute budget: CPU minutes over request a vertical container may have, in the replay
+and in the backtest (``replay.max_over_request``, default 1 % of its minutes).
+
+The gate (``replay.gate``) compares a proposal with the current values; a current value that
+was itself far over its request let a proposal pass that is still far over. ``apply_budget``
+raises, per container whose CPU policy is ``vertical``, the proposed request (or the current
+one where nothing was proposed) to the larger of:
+
+* ``replay.budget``: the least request whose replayed minutes over request are within the
+  budget on the window: the weighted ``1 − budget`` quantile of one pod's usage on the replayed
+  replicas (``least_request``);
+* ``replay.backtest_raise``: the request × ``k``, ``k`` the least factor by which the backtest's
+  request (decided one horizon ago, ``bot.recommend.backtest``) would have stayed within the
+  budget on the days since: ``k = q_(1 − budget)(usage / backtest request)``, at most
+  ``replay.max_backtest_raise``; applied when the backtest was over the budget.
+
+A raise is a risk fix: it passes minChange, it may go above the current value, never above a
+ceiling (the container's max allocated, the node's allocatable, Tortoise's maximum request).
+HPA-scaled (``horizontal``) requests are reported, not raised: the HPA sizes their pods.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from bot.config.recommend import RecommendSettings
+from bot.model import (
+    Backtest,
+    ContainerRecommendation,
+    Explained,
+    FloatArray,
+    Recommendation,
+    ReplayComparison,
+)
+from bot.recommend import noise, units
+from bot.recommend.inputs import ContainerInput, WorkloadInput
+from bot.recommend.replay.compare import proposed_values
+from bot.recommend.replay.figures import (
+    Options,
+    Values,
+    over_request_share,
+    per_pod_load,
+    replay,
+    replica_path,
+)
+from bot.recommend.replay.gate import LimitOf, ReplayContext
+from bot.recommend.replay.series import ReplaySeries
+from bot.recommend.rules import Rule
+
+
+def weighted_upper_quantile(values: FloatArray, weights: FloatArray | None, share: float) -> float:
+    """The least ``v`` among ``values`` with the weight of ``values > v`` at most ``share`` of the
+    total weight (ties counted above: never less than the exact quantile)."""
+    order = np.argsort(values, kind="stable")
+    ranked = values[order]
+    w = np.ones(ranked.size) if weights is None else weights[order]
+    above = float(w.sum()) - np.cumsum(w)
+    first = int(np.searchsorted(-above, -share * float(w.sum()) - 1e-12, side="left"))
+    return float(ranked[min(first, ranked.size - 1)])
+
+
+def least_request(
+    series: ReplaySeries, values: Values, container: str, share: float, options: Options
+) -> float | None:
+    """The least CPU request (cores) of ``container`` whose replayed minutes over request under
+    ``values`` (its replicas as replayed) are at most ``share`` of its minutes; None without
+    samples."""
+    cs = series.containers.get(container)
+    if cs is None or not cs.cpu_cores.size:
+        return None
+    scale, pods = per_pod_load(series, replica_path(series, values, options))
+    usage = cs.cpu_cores if scale is None else cs.cpu_cores * scale[cs.cpu_step]
+    weight = None if pods is None else pods[cs.cpu_step]
+    return weighted_upper_quantile(usage, weight, share)
+
+
+def usage_factor(series: ReplaySeries, container: str, request: float, share: float) -> float:
+    """The least factor ``k`` with one pod's recorded usage above ``k × request`` in at most
+    ``share`` of ``container``'s samples of ``series`` (1.0 without samples)."""
+    cs = series.containers.get(container)
+    if cs is None or not cs.cpu_cores.size or request <= 0:
+        return 1.0
+    return weighted_upper_quantile(cs.cpu_cores / request, None, share)
+
+
+def _share(figures_cpu: tuple[float, float] | None) -> float:
+    if figures_cpu is None or figures_cpu[1] <= 0:
+        return 0.0
+    return figures_cpu[0] / figures_cpu[1]
+
+
+def _ceiling(container: ContainerInput, settings: RecommendSettings) -> float:
+    return min(
+        float(container.max_allocated.get("cpu") or math.inf),
+        float(container.max_allocatable.get("cpu") or math.inf),
+        settings.admin.maximum_cpu_request_cores,
+    )
+
+
+def _pct(share: float) -> str:
+    return f"{share * 100:.2f} %"
+
+
+def apply_budget(
+    inp: WorkloadInput,
+    rec: Recommendation,
+    settings: RecommendSettings,
+    *,
+    context: ReplayContext,
+    backtest: Backtest | None,
+    limit_of: LimitOf,
+    backtest_series: ReplaySeries | None = None,
+) -> Recommendation:
+    """``rec`` with every vertical CPU request raised to the budget (module doc), its replay
+    recomputed when one moved; ``rec`` itself when none did."""
+    budget = settings.replay.max_over_request
+    if budget >= 1.0:
+        return rec
+    series, options = context.series, replace(context.options, slots=None)
+    by_name = {c.name: c for c in inp.containers}
+    values = proposed_values(context.now, rec)
+    raised: dict[str, Explained] = {}
+    for cr in rec.containers:
+        container = by_name.get(cr.name)
+        request = cr.cpu.request
+        start = request.proposed if request.proposed is not None else request.current
+        if container is None or container.policy("cpu") != "vertical" or start is None:
+            continue
+        if request.rule in (Rule.POLICY_OFF, Rule.TORTOISE_EMERGENCY_FROZEN):
+            continue
+        wanted = float(start)
+        value, rule, why, inputs = wanted, None, "", {}
+        least = least_request(series, values, cr.name, budget, options)
+        if least is not None and least > value * (1 + 1e-9):
+            over = over_request_share(series, values, cr.name, options)
+            value, rule = least, Rule.REPLAY_BUDGET
+            why = (
+                f"raised to {units.amount(least, 'cpu')}: at {units.amount(wanted, 'cpu')} the "
+                f"replay has CPU above the request in {_pct(over)} of the container's minutes, "
+                f"over the budget of {_pct(budget)}; {units.amount(least, 'cpu')} is the least "
+                "request within it"
+            )
+            inputs = {"over_request_share": over, "budget_share": budget}
+        past = backtest.proposed.container_cpu(cr.name) if backtest and backtest.proposed else None
+        if past is not None and past.request_cores and backtest_series is not None:
+            past_share = _share((past.over_request_minutes, past.container_minutes))
+            if past_share > budget:
+                k = min(
+                    usage_factor(backtest_series, cr.name, past.request_cores, budget),
+                    settings.replay.max_backtest_raise,
+                )
+                if wanted * k > value * (1 + 1e-9):
+                    value, rule = wanted * k, Rule.REPLAY_BACKTEST_RAISE
+                    why = (
+                        f"raised ×{k:.3f} from {units.amount(wanted, 'cpu')}: the backtest's "
+                        f"request {units.amount(past.request_cores, 'cpu')} (decided on the "
+                        f"history as it stood {settings.forecast.horizon_days:g} days ago) was "
+                        f"exceeded in {_pct(past_share)} of the minutes since, over the budget "
+                        f"of {_pct(budget)}; ×{k:.3f} would have kept it within"
+                    )
+                    inputs = {
+                        "backtest_request": past.request_cores,
+                        "backtest_over_request_share": past_share,
+                        "raise_factor": k,
+                        "budget_share": budget,
+                    }
+        if rule is None:
+            continue
+        value = min(
+            noise.round_up_to_step(value, "cpu", settings.noise), _ceiling(container, settings)
+        )
+        if value <= wanted:
+            continue
+        current = request.current
+        if current is not None and noise.same_on_grid(float(current), value, "cpu", settings.noise):
+            continue
+        raised[cr.name] = Explained(
+            current,
+            round(value, 6),
+            rule,
+            why,
+            {**request.inputs, **inputs, "wanted": wanted, "wanted_rule": request.rule},
+        )
+    if not raised:
+        return rec
+    containers = []
+    for cr in rec.containers:
+        new = raised.get(cr.name)
+        if new is None:
+            containers.append(cr)
+            continue
+        cpu = replace(cr.cpu, request=new, limit=limit_of(cr.name, "cpu", new))
+        containers.append(ContainerRecommendation(cr.name, cpu, cr.memory))
+    out = replace(rec, containers=tuple(containers))
+    after = replay(
+        series, proposed_values(context.now, out), recorded=context.now, options=context.options
+    )
+    comparison = (
+        replace(rec.replay, proposed=after)
+        if rec.replay is not None
+        else ReplayComparison(context.before, after, settings.replay.gate)
+    )
+    return replace(out, replay=comparison)

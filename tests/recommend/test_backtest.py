@@ -1,0 +1,153 @@
+"""The backtest (the engine one horizon ago, scored on the days since) and the absolute budget
+on CPU minutes over request (``replay.budget``, ``replay.backtest_raise``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.config.recommend import RecommendSettings, resolve
+from bot.model import MIB
+from bot.recommend.engine import recommend
+from bot.recommend.replay.budget import weighted_upper_quantile
+from tests.recommend.factories import (
+    DAY_S,
+    NOW_S,
+    container,
+    container_history,
+    history,
+    series,
+    workload,
+)
+
+DEFAULT = RecommendSettings()
+NO_BACKTEST = resolve(DEFAULT, {"replay": {"backtest": "off"}})
+STEP_S = 300.0
+
+
+def _single(cpu: np.ndarray, request: float, days: float = 14.0):
+    hist = history(container_history("app", cpu, 200 * MIB, days=days, step_s=STEP_S), days=days)
+    return workload(container("app", request, 256 * MIB, mem_limit=256 * MIB), hist=hist)
+
+
+def _growing(days: float = 14.0, per_day: float = 0.05) -> np.ndarray:
+    t = series(days, STEP_S)
+    age_days = (t - t[0]) / DAY_S
+    daily = 0.5 + 0.5 * np.sin(2 * np.pi * age_days)  # a daily cycle, 0 … 1
+    return 0.1 * (1 + per_day * age_days) * (0.6 + 0.8 * daily)
+
+
+def test_the_backtest_is_the_engine_a_horizon_ago_scored_on_the_days_since():
+    cpu = _growing()
+    inp = _single(cpu, 0.3)
+    rec = recommend(inp, DEFAULT, now_s=NOW_S)
+    bt = rec.backtest
+    assert bt is not None and bt.unavailable is None
+    cut = NOW_S - 7 * DAY_S
+    assert bt.trained_until_s == cut
+    then = recommend(inp, NO_BACKTEST, now_s=cut)
+    then_request = then.containers[0].cpu.request.proposed
+    assert bt.proposed is not None and bt.current is not None
+    past = bt.proposed.container_cpu("app")
+    assert past is not None and past.request_cores == then_request
+    scored = cpu[series(14.0, STEP_S) > cut]
+    expected = np.count_nonzero(scored > then_request) / scored.size
+    assert past.over_request_minutes / past.container_minutes == pytest.approx(expected)
+    assert bt.current.container_cpu("app").request_cores == 0.3  # type: ignore[union-attr]
+
+
+def test_a_growing_service_is_raised_by_what_the_backtest_missed():
+    cpu = _growing(per_day=0.08)
+    inp = _single(cpu, 0.3)
+    wanted = recommend(inp, resolve(DEFAULT, {"replay": {"max_over_request": 1.0}}), now_s=NOW_S)
+    rec = recommend(inp, DEFAULT, now_s=NOW_S)
+    request = rec.containers[0].cpu.request
+    bt = rec.backtest
+    assert bt is not None and bt.proposed is not None
+    past = bt.proposed.container_cpu("app")
+    assert past is not None and past.request_cores is not None
+    share = past.over_request_minutes / past.container_minutes
+    assert share > 0.01  # last week's value was exceeded more than the budget allows
+    scored = cpu[series(14.0, STEP_S) > NOW_S - 7 * DAY_S]
+    k = float(np.quantile(scored / past.request_cores, 0.99, method="higher"))
+    assert request.rule == "replay.backtest_raise"
+    assert request.inputs["raise_factor"] == pytest.approx(k, rel=1e-6)
+    before = wanted.containers[0].cpu.request.proposed
+    assert before is not None and request.proposed is not None
+    assert request.proposed == pytest.approx(before * k, abs=0.001)
+    assert "backtest" in request.reason and "1.00 %" in request.reason
+
+
+def test_a_proposal_over_the_budget_in_the_replay_is_raised_even_above_the_current_value():
+    t = series(14.0, STEP_S)
+    cpu = np.full(t.size, 0.2)
+    cpu[(np.arange(t.size) % 20) == 0] = 0.5  # 5 % of the minutes at 0.5 core
+    inp = _single(cpu, 0.3)
+    rec = recommend(inp, NO_BACKTEST, now_s=NOW_S)
+    request = rec.containers[0].cpu.request
+    assert request.rule == "replay.budget"
+    assert request.proposed == 0.5 > 0.3
+    assert request.inputs["over_request_share"] == pytest.approx(0.05, abs=0.002)
+    assert rec.status == "changes"
+    assert rec.replay is not None
+    after = rec.replay.proposed.container_cpu("app")
+    assert after is not None and after.over_request_minutes == 0.0
+
+
+def test_within_the_budget_nothing_is_raised_and_without_it_the_old_engine_returns():
+    t = series(14.0, STEP_S)
+    inp = _single(0.2 + 0.01 * np.sin(t / 3600.0), 0.5)
+    rec = recommend(inp, DEFAULT, now_s=NOW_S)
+    assert rec.containers[0].cpu.request.rule not in ("replay.budget", "replay.backtest_raise")
+    off = resolve(DEFAULT, {"replay": {"max_over_request": 1.0, "backtest": "off"}})
+    spiky = np.full(t.size, 0.2)
+    spiky[::20] = 0.5
+    plain = recommend(_single(spiky, 0.3), off, now_s=NOW_S)
+    assert plain.containers[0].cpu.request.rule not in ("replay.budget", "replay.backtest_raise")
+    assert plain.backtest is None
+
+
+def test_too_short_a_history_has_no_backtest_and_says_why():
+    inp = _single(np.full(int(6 * DAY_S / STEP_S), 0.2), 0.3, days=6.0)
+    bt = recommend(inp, DEFAULT, now_s=NOW_S).backtest
+    assert bt is not None and bt.proposed is None
+    assert bt.unavailable == "history of 6.0 days: a backtest needs more than the horizon of 7 days"
+    short = _single(np.full(int(7.5 * DAY_S / STEP_S), 0.2), 0.3, days=7.5)
+    bt = recommend(short, DEFAULT, now_s=NOW_S).backtest
+    assert bt is not None and bt.unavailable is not None
+    assert "gathering-data" in bt.unavailable and "24 h needed" in bt.unavailable
+
+
+def test_the_upper_quantile_leaves_at_most_the_share_above_it():
+    values = np.array([5.0, 1.0, 3.0, 2.0, 4.0])
+    assert weighted_upper_quantile(values, None, 0.2) == 4.0
+    assert weighted_upper_quantile(values, None, 0.0) == 5.0
+    assert weighted_upper_quantile(values, np.array([1.0, 1, 1, 1, 6]), 0.5) == 4.0
+    assert weighted_upper_quantile(values, np.array([1.0, 1, 6, 1, 1]), 0.5) == 3.0
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    base=st.floats(0.05, 1.0),
+    spike=st.floats(1.5, 6.0),
+    every=st.integers(5, 200),
+    request=st.floats(0.05, 2.0),
+)
+def test_the_final_request_is_over_budget_only_when_a_named_rule_says_why(
+    base, spike, every, request
+):
+    t = series(10.0, STEP_S)
+    cpu = np.full(t.size, base)
+    cpu[::every] = base * spike
+    rec = recommend(_single(cpu, request, days=10.0), NO_BACKTEST, now_s=NOW_S)
+    r = rec.containers[0].cpu.request
+    final = r.proposed if r.proposed is not None else r.current
+    assert final is not None
+    share = np.count_nonzero(cpu > final + 1e-12) / cpu.size
+    assert share <= 0.01 or r.rule in ("tortoise.request.max", "node.max_allocatable"), (
+        r.rule,
+        r.reason,
+        share,
+    )
