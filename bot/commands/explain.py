@@ -23,6 +23,7 @@ from bot.metrics.errors import MetricsError
 from bot.model import Explained, Recommendation, Resource
 from bot.outcome_view import outcome_json, short_names, workload_spec_matches
 from bot.pipeline.plan import WorkloadOutcome, repository_outcome
+from bot.report import backtest as backtest_view
 from bot.report import replay as replay_view
 from bot.report.numbers import amount, target
 from bot.report.proposal import Prices
@@ -105,6 +106,7 @@ def describe(outcome: WorkloadOutcome, prices: Prices | None = None) -> str:
                 slots = ", ".join(f"{k}: {lo}-{hi}" for k, (lo, hi) in rec.hpa.slots.items())
                 lines.append(f"  per-slot (min-max)     {slots}")
         lines += _replay(rec, prices or Prices())
+        lines += backtest_view.text(rec)
         for note in rec.notes:
             lines.append(f"note [{note.code}] {note.message}")
     if outcome.summary is not None:

@@ -31,6 +31,7 @@ from bot.model import (
     Resource,
     WorkloadRef,
 )
+from bot.report import backtest as backtest_view
 from bot.report import numbers, summary
 from bot.report import replay as replay_view
 from bot.report.build import chart_subject
@@ -175,6 +176,9 @@ def workload_summary(
         cost = replay_view.cost_line(replay, prices)
         risk = replay_view.risk_figures(replay)
         parts.append(escape(f"{cost[0].upper()}{cost[1:]}; replayed on the last {days}: {risk}."))
+    tested = backtest_view.brief(rec)
+    if tested:
+        parts.append(escape(f"{tested[0].upper()}{tested[1:]}."))
     parts += oom_stories(proposal, rec)
     held = replay_view.held_values(rec)
     if held:
@@ -397,6 +401,7 @@ def context(proposal: Proposal, prices: Prices) -> dict[str, Any]:
                 "replay": replay_view.markdown(
                     rec, prices, heading=heading, column=rec.ref.environment, brief=True
                 ),
+                "backtest": backtest_view.markdown(rec),
                 "rules": rule_lines(rec, mine),
                 "usage": usage_rows(rec),
                 "per_container": [

@@ -1,0 +1,120 @@
+"""The backtest as a reviewer reads it: what this method proposed one horizon ago and what
+happened on the days since, beside the current values (``bot.model.Backtest``,
+``docs/recommendations.md`` §9).
+
+CPU over request is the share of a container's minutes on the scored days with one pod's CPU
+above the request; OOM kills are predicted episodes at the limit; capacity shortfall as in the
+replay. The same lines in the pull request (Markdown) and in ``explain``/``plan`` (text).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from bot.model import Backtest, CpuReplay, Recommendation, ReplayFigures
+from bot.report import numbers
+from bot.report.markdown import escape
+from bot.report.replay import window_days
+
+
+def _when(unix_s: float) -> str:
+    return datetime.fromtimestamp(unix_s, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _share(cpu: CpuReplay | None) -> str:
+    if cpu is None or not cpu.container_minutes:
+        return "–"
+    return f"{cpu.over_request_minutes / cpu.container_minutes * 100:.2f} %"
+
+
+def _shortfall(figures: ReplayFigures) -> str:
+    minutes = figures.replicas.shortfall_minutes
+    return "–" if minutes is None else f"{minutes:.0f} min"
+
+
+def heading(bt: Backtest) -> str:
+    """``decided on the history up to …, replayed on the N days since``, or why there is none."""
+    if bt.unavailable is not None or bt.proposed is None:
+        return f"no backtest: {bt.unavailable or 'nothing to replay'}"
+    return (
+        f"decided by the same method on the history up to {_when(bt.trained_until_s)}, "
+        f"replayed on the {window_days(bt.proposed.window_s)} since"
+    )
+
+
+def rows(bt: Backtest) -> list[tuple[str, str, str]]:
+    """``(label, that proposal, current values)`` per container's CPU request and its minutes
+    over request, then OOM kills and capacity shortfall; empty without a backtest."""
+    then, now = bt.proposed, bt.current
+    if then is None or now is None:
+        return []
+    out = []
+    for cpu in then.cpu:
+        current = now.container_cpu(cpu.container)
+        out.append(
+            (
+                f"{cpu.container}: CPU request",
+                numbers.cores(cpu.request_cores),
+                numbers.cores(current.request_cores if current else None),
+            )
+        )
+        out.append((f"{cpu.container}: CPU minutes over request", _share(cpu), _share(current)))
+    out.append(("OOM kills", str(then.oom_kills), str(now.oom_kills)))
+    if then.replicas.shortfall_minutes is not None:
+        out.append(("capacity shortfall", _shortfall(then), _shortfall(now)))
+    return out
+
+
+def brief(rec: Recommendation) -> str | None:
+    """The backtest in a few words for the summary line: the largest CPU over request of that
+    proposal and of the current values, OOM kills; None without one (why there is none is in
+    the details)."""
+    bt = rec.backtest
+    if bt is None or bt.proposed is None or bt.current is None:
+        return None
+    then, now = bt.proposed, bt.current
+
+    def worst(figures: ReplayFigures) -> str:
+        shares = [
+            c.over_request_minutes / c.container_minutes for c in figures.cpu if c.container_minutes
+        ]
+        return f"{max(shares, default=0.0) * 100:.1f} %"
+
+    return (
+        f"backtest (this method {window_days(then.window_s)} ago, on the days since): CPU over "
+        f"request {worst(then)} of the minutes (current values {worst(now)}), "
+        f"{then.oom_kills} OOM kills"
+    )
+
+
+def markdown(rec: Recommendation) -> str:
+    """The backtest section of one workload's details; empty without a backtest."""
+    bt = rec.backtest
+    if bt is None:
+        return ""
+    said = escape(heading(bt)[0].upper() + heading(bt)[1:])
+    table = rows(bt)
+    if not table:
+        return f"{said}.\n"
+    lines = [
+        f"{said}: out-of-sample evidence beside the replay (fitted on the days it replays).",
+        "",
+        "| backtest | that proposal | current values |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {escape(a)} | {escape(b)} | {escape(c)} |" for a, b, c in table]
+    return "\n".join(lines) + "\n"
+
+
+def text(rec: Recommendation, *, indent: str = "  ") -> list[str]:
+    """The backtest as plain lines (terminal): ``label  that proposal → current``."""
+    bt = rec.backtest
+    if bt is None:
+        return []
+    table = rows(bt)
+    if not table:
+        return [heading(bt)]
+    width = max(len(a) for a, _, _ in table)
+    lines = [f"backtest, {heading(bt)}: that proposal | current values"]
+    lines += [f"{indent}{a:<{width}}  {b} | {c}" for a, b, c in table]
+    return lines
