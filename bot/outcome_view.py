@@ -25,7 +25,7 @@ from bot.model import (
 )
 from bot.pipeline.plan import RepositoryOutcome, WorkloadOutcome
 from bot.recommend.rules import Rule
-from bot.report import replay
+from bot.report import backtest, replay
 from bot.report.markdown import escape
 from bot.report.numbers import amount, field_change, target
 from bot.report.outcome_json import workload_json
@@ -261,7 +261,9 @@ def value_rows(outcome: WorkloadOutcome) -> list[tuple[str, str, str, str, str]]
 
 def replay_markdown(rec: Recommendation, plan: RepositoryOutcome) -> str:
     """The replay section of one workload with changes (``bot.report.replay.markdown``)."""
-    return replay.markdown(rec, plan.prices, heading=f"### {escape(str(rec.ref))}", column="")
+    shown = replay.markdown(rec, plan.prices, heading=f"### {escape(str(rec.ref))}", column="")
+    tested = backtest.markdown(rec)
+    return f"{shown}\n{tested}" if tested else shown
 
 
 def replay_rows(outcome: WorkloadOutcome, prices: Prices) -> list[tuple[str, str, str]]:
@@ -285,9 +287,16 @@ def replay_notes(outcome: WorkloadOutcome, prices: Prices) -> list[str]:
     rec = outcome.recommendation
     if outcome.status != "changes" or rec is None:
         return []
+    tested = (
+        [backtest.brief(rec) or backtest.heading(rec.backtest)] if rec.backtest is not None else []
+    )
     if rec.replay is None:
-        return ["no replay: cost and risk not estimated"]
-    return [replay.cost_formula(rec.replay, prices) or NOT_PRICED, *replay.gate_lines(rec)]
+        return ["no replay: cost and risk not estimated", *tested]
+    return [
+        replay.cost_formula(rec.replay, prices) or NOT_PRICED,
+        *replay.gate_lines(rec),
+        *tested,
+    ]
 
 
 NOT_PRICED = (
