@@ -22,6 +22,7 @@ import zlib
 from dataclasses import replace
 
 import numpy as np
+import numpy.typing as npt
 
 from bot.model import SECONDS_PER_DAY, FloatArray, IntArray
 from bot.sim.cluster import (
@@ -49,12 +50,13 @@ def _stream(spec: ClusterSpec, service: ServiceSpec, *parts: int) -> np.random.G
     return np.random.default_rng([spec.seed, key, *parts])
 
 
-def _rollouts(spec: ClusterSpec, service: ServiceSpec, n: int) -> IntArray:
+def _rollouts(spec: ClusterSpec, service: ServiceSpec, n: int) -> npt.NDArray[np.int64]:
     """Rollout samples: a Poisson process of ``rollouts_per_week``, drawn gap by gap."""
     rate = service.rollouts_per_week / 7 / SECONDS_PER_DAY * spec.step_s  # per sample
     if rate <= 0:
         return np.zeros(0, np.int64)
-    rng, out, at = _stream(spec, service, ROLLOUT_STREAM), [], 0.0
+    rng, at = _stream(spec, service, ROLLOUT_STREAM), 0.0
+    out: list[float] = []
     while True:
         at += float(rng.exponential(1 / rate))
         if at >= n:
