@@ -25,6 +25,7 @@ from benchmarks.quality.options import CANDIDATES, TORTOISE
 from benchmarks.quality.report import Proposals, figures, pct
 from benchmarks.quality.run import Pair
 from benchmarks.quality.scores import AIM_ROUNDS, Results, pool
+from benchmarks.quality.sets import WEEKDAYS
 from bot.config.recommend import RecommendSettings
 from bot.model import FieldId
 
@@ -57,7 +58,7 @@ def _pair_holds(pair: Pair) -> bool:
 
 def _big_steps(proposals: Proposals, services: Sequence[str], step: int, first: bool) -> list[str]:
     out = []
-    for (seed, _), per in proposals.items():
+    for (seed, day), per in proposals.items():
         for service, rounds in per.items():
             if service not in services:
                 continue
@@ -66,7 +67,7 @@ def _big_steps(proposals: Proposals, services: Sequence[str], step: int, first: 
                     if c.field == FieldId.HPA_TARGET_CPU and None not in (c.current, c.proposed):
                         moved = abs(float(c.proposed) - float(c.current))  # type: ignore[arg-type]
                         if moved > step:
-                            out.append(f"{service} seed {seed} {moved:g} pts")
+                            out.append(f"{service} seed {seed} {WEEKDAYS[day]} {moved:g} pts")
     return out
 
 
@@ -121,7 +122,8 @@ def aims(
         ]
         out[name]["memory"] = (", ".join(above) or "none", not above)
         big = _big_steps(proposals, services, step, first=name == TORTOISE[0])
-        out[name]["step"] = (", ".join(big[:4]) or "none", not big)
+        shown = f"{len(big)} changes, e.g. {', '.join(big[:2])}" if big else "none"
+        out[name]["step"] = (shown, not big)
     held = [p for p in chosen if _pair_holds(p)]
     out[TORTOISE[0]]["backtest"] = (
         f"{len(held)}/{len(chosen)}" if chosen else "no backtest in the recommendations: skipped",
