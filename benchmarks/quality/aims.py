@@ -67,7 +67,8 @@ def _big_steps(proposals: Proposals, services: Sequence[str], step: int, first: 
                     if c.field == FieldId.HPA_TARGET_CPU and None not in (c.current, c.proposed):
                         moved = abs(float(c.proposed) - float(c.current))  # type: ignore[arg-type]
                         if moved > step:
-                            out.append(f"{service} seed {seed} {WEEKDAYS[day]} {moved:g} pts")
+                            where = f"{service}/{c.container}" if c.container else service
+                            out.append(f"{where} seed {seed} {WEEKDAYS[day]} {moved:g} pts")
     return out
 
 

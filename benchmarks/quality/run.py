@@ -8,8 +8,9 @@ the split, then each candidate's, the pods alive at the split keeping their work
 The product and the baselines read the training days under the current values (the prefix of
 that run; a later round of the merge loop reads them re-simulated under its merged values);
 every candidate is scored on the days after the split (``scores.score``). The budget-matched
-oracle is a candidate row; the risk-matched oracle's core-hours are filled in per candidate
-(``oracles``).
+oracle is a candidate row; the risk-matched oracle's core-hours are filled in per candidate,
+matched on its pooled share over the services of each set (``oracles``), so a set's figures are
+the same whether it runs alone or with the other.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ import numpy as np
 
 from benchmarks.quality.candidates import decide, krr_simple, tortoise_rounds, vpa_defaults
 from benchmarks.quality.options import CANDIDATES, ORACLE, Options
-from benchmarks.quality.oracles import budget, budget_matched, curves, risk_matched
+from benchmarks.quality.oracles import Curve, budget, budget_matched, curves, risk_matched
 from benchmarks.quality.scores import HOUR_S, Key, Score, score
-from benchmarks.quality.sets import build, split_start
+from benchmarks.quality.sets import build, set_of, split_start
 from bot.config.bot import BotSettings
 from bot.config.recommend import RecommendSettings
 from bot.model import SECONDS_PER_DAY, FieldChange, Recommendation, WorkloadHistory
@@ -134,12 +135,15 @@ def run_key(options: Options, settings: RecommendSettings, key: Key) -> Run:
         if predicted is not None and product.proposals:
             truth = scores["tortoise-bot, one PR"].figures()["cpu_over_request"]
             pairs.append(Pair(service.name, key, predicted, float(truth or 0.0)))
-    _risk_matched(out, curves(current_runs, switch, spec.step_s), spec.step_s / HOUR_S)
+    for members in _by_set(out):  # matched over the services of each set
+        chosen = {name: out[name] for name in members}
+        runs = {name: current_runs[name] for name in members}
+        _risk_matched(chosen, curves(runs, switch, spec.step_s), spec.step_s / HOUR_S)
     leaking = [s.name for s in services if any(c.memory_growth_bytes_per_day for c in s.containers)]
     return Run({key: out}, leaking, {key: proposals}, pairs)
 
 
-def _risk_matched(out: dict[str, dict[str, Score]], found: list, step_hours: float) -> None:
+def _risk_matched(out: dict[str, dict[str, Score]], found: list[Curve], step_hours: float) -> None:
     """Fill in each candidate's risk-matched core-hours, matched on its pooled share."""
     for name in CANDIDATES:
         over = sum(per[name].over_request_minutes for per in out.values())
@@ -147,6 +151,14 @@ def _risk_matched(out: dict[str, dict[str, Score]], found: list, step_hours: flo
         per_service = risk_matched(found, over / max(minutes, 1.0), step_hours)
         for service, core_hours in per_service.items():
             out[service][name].risk_core_hours = core_hours
+
+
+def _by_set(services: dict[str, dict[str, Score]]) -> list[list[str]]:
+    """The services grouped by set (design, test), each set's in order."""
+    groups: dict[str, list[str]] = {}
+    for name in services:
+        groups.setdefault(set_of(name), []).append(name)
+    return list(groups.values())
 
 
 def _one(args: tuple[Options, RecommendSettings, Key]) -> Run:
