@@ -13,10 +13,7 @@
 - ``krr_simple``: robusta-dev/krr ``simple`` with its defaults: CPU request the largest per-pod
   p95, no CPU limit; memory request and limit the peak × 1.15; with ``allow_hpa`` false a
   resource an HPA scales on keeps its values.
-- ``oracle``: known only in hindsight of the held-out week under the current values: per
-  container the p98 of CPU usage (exceeded in at most 2 % of the container-minutes) and the peak
-  working set as requests; limits kept unless below them; HPA targets rescaled by the old/new
-  request ratio so the replicas replay as they were (per pod under the replayed replicas).
+The hindsight oracles are in ``benchmarks.quality.oracles``.
 """
 
 from __future__ import annotations
@@ -37,15 +34,11 @@ from bot.pipeline.plan import decide_workload
 from bot.recommend.changes import next_emergency_phase
 from bot.recommend.vpa.limits import proportional_limit
 from bot.settings import RepositorySettings
-from bot.sim.cluster import SimulatedService
-from bot.sim.spec import ContainerSpec, HpaMetric, ServiceSpec
+from bot.sim.spec import ServiceSpec
 from bot.sim.values import apply_changes, declared_workload, service_ref
 
 MAX_ROUNDS = 6
 """Most pull requests merged in a row; still proposing after them counts ``MAX_ROUNDS + 1``."""
-
-ORACLE_CPU_PERCENTILE = 98.0
-"""The oracle's CPU request: exceeded in at most 2 % of the held-out container-minutes."""
 
 KRR_CPU_PERCENTILE = 95.0
 """KRR ``simple``: ``cpu_percentile`` default."""
@@ -189,42 +182,3 @@ def krr_simple(service: ServiceSpec, history: WorkloadHistory) -> ServiceSpec:
             c = replace(c, memory_request_bytes=memory, memory_limit_bytes=memory)
         out.append(c)
     return replace(service, containers=tuple(out))
-
-
-def oracle(service: ServiceSpec, scored: SimulatedService) -> ServiceSpec:
-    """The best static values in hindsight of ``scored``, the held-out week under the current
-    values (module doc)."""
-    usage: dict[str, list[np.ndarray]] = {c.name: [] for c in service.containers}
-    peak: dict[str, float] = dict.fromkeys(usage, 0.0)
-    for pod in scored.pods:
-        for run in pod.containers:
-            usage[run.name].append(run.cpu_cores)
-            peak[run.name] = max(peak[run.name], float(run.memory_bytes.max(initial=0.0)))
-    out: list[ContainerSpec] = []
-    for c in service.containers:
-        cpu = float(np.percentile(np.concatenate(usage[c.name]), ORACLE_CPU_PERCENTILE))
-        mem = math.ceil(peak[c.name])
-        out.append(
-            replace(
-                c,
-                cpu_request_cores=cpu,
-                memory_request_bytes=mem,
-                cpu_limit_cores=None if c.cpu_limit_cores is None else max(c.cpu_limit_cores, cpu),
-                memory_limit_bytes=(
-                    None if c.memory_limit_bytes is None else max(c.memory_limit_bytes, mem)
-                ),
-            )
-        )
-    hpa = service.hpa
-    if hpa is not None:
-        old = {c.name: c.cpu_request_cores for c in service.containers}
-        new = {c.name: c.cpu_request_cores for c in out}
-
-        def rescaled(metric: HpaMetric) -> HpaMetric:
-            names = list(old) if metric.container is None else [metric.container]
-            factor = sum(old[n] for n in names) / sum(new[n] for n in names)
-            return replace(metric, target_percent=max(1, round(metric.target_percent * factor)))
-
-        metrics = hpa.targets(service.containers[0].name)
-        hpa = replace(hpa, metrics=tuple(rescaled(m) for m in metrics))
-    return replace(service, containers=tuple(out), hpa=hpa)

@@ -1,53 +1,43 @@
-"""The benchmark's output: a table per service and pooled, the aims checked, and JSON.
+"""The benchmark's output: tables per service and pooled, the worst split weekday, and JSON.
 
-The aims are those the recommendations are tuned towards (``docs/quality.md``), checked for the
-two tortoise-bot candidates on the pooled figures (per service where an aim says so):
-
-- CPU slack within 10 points of the oracle's, and below the current settings' and VPA's;
-- memory slack within 10 points of the oracle's;
-- OOM kills per week at most the lower of VPA's and KRR's, and none on a service that does not
-  leak memory;
-- CPU minutes over request at most 2 % of the container-minutes;
-- requested core-hours below the current settings' on every over-provisioned service (one whose
-  current core-hours exceed the oracle's), and converged within 3 merged pull requests.
+Every figure is of the scored days, per run (seed and split weekday) and per week; ``×budget``
+is a candidate's requested core-hours over the budget-matched oracle's on the same services and
+runs, ``×risk`` over its own risk-matched oracle's (``benchmarks.quality.oracles``). ``worst
+day`` is the split weekday with the highest CPU over request and that figure (pooled over the
+seeds and services of the table). The aims are in ``benchmarks.quality.aims``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
-from benchmarks.quality.scores import AIM_ROUNDS, Results, Score, pool
+from benchmarks.quality.options import CANDIDATES, ORACLE
+from benchmarks.quality.scores import AIM_ROUNDS, Results, pool, worst_weekday
+from benchmarks.quality.sets import WEEKDAYS
 from bot.model import FieldChange
 from bot.recommend.units import amount
 
-CANDIDATES = (
-    "current",
-    "tortoise-bot, one PR",
-    "tortoise-bot, merged",
-    "VPA defaults",
-    "KRR simple",
-    "oracle",
-)
-"""Candidates in the order printed."""
 
-TORTOISE = ("tortoise-bot, one PR", "tortoise-bot, merged")
-
-SLACK_POINTS = 0.10
-OVER_REQUEST_AIM = 0.02
+def pct(value: object, digits: int = 1) -> str:
+    """``0.0134`` as ``1.3 %``."""
+    return f"{100 * float(value):.{digits}f} %"  # type: ignore[arg-type]
 
 
-def _pct(value: object) -> str:
-    return f"{100 * float(value):.1f} %"  # type: ignore[arg-type]
+def _ratio(value: object) -> str:
+    return "" if value is None else f"{float(value):.2f}"  # type: ignore[arg-type]
 
 
 COLUMNS: tuple[tuple[str, str, Callable[[object], str]], ...] = (
     ("requested_cores", "CPU cores", lambda v: f"{v:.2f}"),
     ("core_hours", "core-h", lambda v: f"{v:,.0f}"),
+    ("budget_ratio", "×budget", _ratio),
+    ("risk_ratio", "×risk", _ratio),
+    ("cpu_slack", "CPU slack", pct),
+    ("cpu_over_request", "CPU>req", lambda v: pct(v, 2)),
+    ("worst_day", "worst day", str),
     ("gib_hours", "GiB-h", lambda v: f"{v:,.0f}"),
-    ("cpu_slack", "CPU slack", _pct),
-    ("cpu_over_request", "CPU>req", lambda v: f"{100 * float(v):.2f} %"),  # type: ignore[arg-type]
-    ("memory_slack", "mem slack", _pct),
+    ("memory_slack", "mem slack", pct),
+    ("memory_over_request", "mem>req", lambda v: pct(v, 2)),
     ("oom_per_week", "OOM/wk", lambda v: f"{v:.1f}"),
     ("shortfall_minutes", "short min", lambda v: f"{v:.0f}"),
     ("replicas_mean", "pods", lambda v: f"{v:.1f}"),
@@ -56,28 +46,45 @@ COLUMNS: tuple[tuple[str, str, Callable[[object], str]], ...] = (
 
 
 def service_names(results: Results) -> list[str]:
-    """The services scored, in the order of the first seed."""
+    """The services scored, in the order of the first run."""
     return list(next(iter(results.values()), {}))
 
 
-def _rounds(figures: Mapping[str, float | int | None], max_rounds: int) -> str:
-    worst = figures["rounds_max"]
+def figures(
+    results: Results, services: Sequence[str] | None = None
+) -> dict[str, dict[str, object]]:
+    """Per candidate, the pooled figures over ``services`` (default all) with ``budget_ratio``
+    and ``worst_day`` (``mon 3.27 %``) and ``worst_weekday`` / ``worst_cpu_over_request``."""
+    pooled = pool(results, CANDIDATES, services)
+    worst = worst_weekday(results, CANDIDATES, services)
+    oracle = pooled[ORACLE].core_hours
+    out: dict[str, dict[str, object]] = {}
+    for name in CANDIDATES:
+        f: dict[str, object] = dict(pooled[name].figures())
+        f["budget_ratio"] = pooled[name].core_hours / oracle if oracle else None
+        day, score = worst[name]
+        over = score.figures()["cpu_over_request"]
+        f["worst_weekday"], f["worst_cpu_over_request"] = WEEKDAYS[day], over
+        f["worst_day"] = f"{WEEKDAYS[day]} {pct(over, 2)}"
+        out[name] = f
+    return out
+
+
+def _rounds(f: Mapping[str, object], max_rounds: int) -> str:
+    worst = f["rounds_max"]
     if worst is None:
         return ""
-    text = f">{max_rounds}" if worst > max_rounds else str(worst)
-    return (
-        f"{figures['rounds_mean']:.1f}, max {text}, "
-        f"{figures['rounds_within_aim']}/{figures['decisions']} ≤ {AIM_ROUNDS}"
-    )
+    text = f">{max_rounds}" if int(worst) > max_rounds else str(worst)  # type: ignore[call-overload]
+    return f"{f['rounds_mean']:.1f}, max {text}, {f['rounds_within_aim']}/{f['decisions']} ≤ {AIM_ROUNDS}"
 
 
-def table(pooled: Mapping[str, Score], max_rounds: int) -> list[str]:
+def table(found: Mapping[str, Mapping[str, object]], max_rounds: int) -> list[str]:
     """Text lines: a header, then one row per candidate."""
     rows = [["candidate", *(title for _, title, _ in COLUMNS), "PRs to converge"]]
     for name in CANDIDATES:
-        figures = pooled[name].figures()
-        cells = [fmt(figures[key]) for key, _, fmt in COLUMNS]
-        rows.append([name, *cells, _rounds(figures, max_rounds)])
+        f = found[name]
+        cells = [fmt(f[key]) if f[key] is not None else "" for key, _, fmt in COLUMNS]
+        rows.append([name, *cells, _rounds(f, max_rounds)])
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for row in rows:
@@ -88,112 +95,22 @@ def table(pooled: Mapping[str, Score], max_rounds: int) -> list[str]:
     return lines
 
 
-@dataclass(frozen=True)
-class Aim:
-    """One aim: what it asks, and per tortoise-bot candidate the figure and whether it holds."""
-
-    text: str
-    results: Mapping[str, tuple[str, bool]]
-
-
-def aims(results: Results, leaking: Sequence[str]) -> list[Aim]:
-    """The aims of the module doc, checked."""
-    pooled = {n: s.figures() for n, s in pool(results, CANDIDATES).items()}
-    services = service_names(results)
-    per_service = {svc: pool(results, CANDIDATES, [svc]) for svc in services}
-    oracle, current, vpa, krr = (
-        pooled[n] for n in ("oracle", "current", "VPA defaults", "KRR simple")
-    )
-    over_provisioned = [
-        svc for svc, s in per_service.items() if s["current"].core_hours > s["oracle"].core_hours
-    ]
-    oom_bound = min(float(vpa["oom_per_week"] or 0), float(krr["oom_per_week"] or 0))
-    out: dict[str, dict[str, tuple[str, bool]]] = {}
-    for name in TORTOISE:
-        f = pooled[name]
-        cpu, mem = float(f["cpu_slack"] or 0), float(f["memory_slack"] or 0)
-        cpu_ok = (
-            cpu <= float(oracle["cpu_slack"] or 0) + SLACK_POINTS
-            and cpu < float(current["cpu_slack"] or 0)
-            and cpu < float(vpa["cpu_slack"] or 0)
-        )
-        ooming = [
-            f"{svc} {s[name].figures()['oom_per_week']:.1f}"
-            for svc, s in per_service.items()
-            if svc not in leaking and s[name].oom_kills
-        ]
-        costlier = [
-            svc
-            for svc in over_provisioned
-            if per_service[svc][name].core_hours >= per_service[svc]["current"].core_hours
-        ]
-        over = float(f["cpu_over_request"] or 0)
-        oom = float(f["oom_per_week"] or 0)
-        checks = {
-            "cpu": (_pct(cpu), cpu_ok),
-            "memory": (_pct(mem), abs(mem - float(oracle["memory_slack"] or 0)) <= SLACK_POINTS),
-            "oom": (f"{oom:.1f}", oom <= oom_bound),
-            "oom0": (", ".join(ooming) or "none", not ooming),
-            "over": (f"{100 * over:.2f} %", over <= OVER_REQUEST_AIM),
-            "cost": (", ".join(costlier) or "none costlier", not costlier),
-        }
-        if name == "tortoise-bot, merged":
-            within, decisions = f["rounds_within_aim"], f["decisions"]
-            checks["rounds"] = (f"{within}/{decisions}", within == decisions)
-        out[name] = checks
-    texts = {
-        "cpu": f"CPU slack ≤ oracle + 10 pts ({_pct(oracle['cpu_slack'])}), "
-        f"< current ({_pct(current['cpu_slack'])}) and < VPA ({_pct(vpa['cpu_slack'])})",
-        "memory": f"memory slack within 10 pts of the oracle's ({_pct(oracle['memory_slack'])})",
-        "oom": f"OOM kills/week ≤ min(VPA, KRR) ({oom_bound:.1f})",
-        "oom0": f"no OOM kill on services that do not leak (all but {', '.join(leaking)})",
-        "over": "CPU minutes over request ≤ 2 %",
-        "cost": "core-hours < current on over-provisioned services "
-        f"({', '.join(over_provisioned) or 'none'})",
-        "rounds": f"converged within {AIM_ROUNDS} merged PRs (services × seeds)",
-    }
-    return [
-        Aim(text, {n: out[n][key] for n in TORTOISE if key in out[n]})
-        for key, text in texts.items()
-    ]
-
-
-def aim_lines(found: Sequence[Aim]) -> list[str]:
-    """Text lines: one per aim, each tortoise-bot candidate's figure and verdict."""
-    lines = []
-    for aim in found:
-        parts = [
-            f"{name.removeprefix('tortoise-bot, ')}: {figure} {'✓' if held else '✗'}"
-            for name, (figure, held) in aim.results.items()
-        ]
-        lines.append(f"  {aim.text}\n      {' | '.join(parts)}")
-    return lines
-
-
-def as_json(results: Results, leaking: Sequence[str]) -> dict[str, object]:
-    """Pooled, per-service and per-seed figures, and the aims."""
-    services = service_names(results)
+def as_json(results: Results, sets: Mapping[str, Sequence[str]]) -> dict[str, object]:
+    """Pooled figures per set, per service, per run."""
     return {
-        "pooled": {n: s.figures() for n, s in pool(results, CANDIDATES).items()},
-        "services": {
-            svc: {n: s.figures() for n, s in pool(results, CANDIDATES, [svc]).items()}
-            for svc in services
-        },
-        "seeds": {
-            str(seed): {
-                svc: {n: s.figures() for n, s in scores.items()} for svc, scores in per_seed.items()
+        "sets": {name: figures(results, services) for name, services in sets.items()},
+        "services": {svc: figures(results, [svc]) for svc in service_names(results)},
+        "runs": {
+            f"{seed}/{WEEKDAYS[day]}": {
+                svc: {n: s.figures() for n, s in scores.items()} for svc, scores in per.items()
             }
-            for seed, per_seed in results.items()
+            for (seed, day), per in results.items()
         },
-        "aims": [
-            {"aim": a.text, **{n: {"figure": f, "held": h} for n, (f, h) in a.results.items()}}
-            for a in aims(results, leaking)
-        ],
     }
 
 
-Proposals = Mapping[int, Mapping[str, Sequence[Sequence[FieldChange]]]]
-"""Seed -> service -> the changes of each pull request, in order."""
+Proposals = Mapping[tuple[int, int], Mapping[str, Sequence[Sequence[FieldChange]]]]
+"""Run -> service -> the changes of each pull request, in order."""
 
 
 def _value(change: FieldChange, value: float | int | None) -> str:
@@ -214,9 +131,10 @@ def _rule(change: FieldChange) -> str:
 def proposal_lines(proposals: Proposals) -> list[str]:
     """Per service and seed, each pull request's changes: field, current → proposed, rule."""
     lines = []
-    for seed, per_service in proposals.items():
+    for (seed, day), per_service in proposals.items():
         for service, rounds in per_service.items():
-            lines.append(f"-- {service}, seed {seed}: {len(rounds)} pull request(s)")
+            where = f"seed {seed}, split {WEEKDAYS[day]}"
+            lines.append(f"-- {service}, {where}: {len(rounds)} pull request(s)")
             for k, changes in enumerate(rounds, 1):
                 for change in changes:
                     where = f"{change.container} " if change.container else ""
@@ -230,7 +148,7 @@ def proposal_lines(proposals: Proposals) -> list[str]:
 def proposals_json(proposals: Proposals) -> dict[str, dict[str, list[list[dict[str, object]]]]]:
     """``proposal_lines`` as data: field, container, current, proposed and rule per change."""
     return {
-        str(seed): {
+        f"{seed}/{WEEKDAYS[day]}": {
             service: [
                 [
                     {
@@ -246,5 +164,5 @@ def proposals_json(proposals: Proposals) -> dict[str, dict[str, list[list[dict[s
             ]
             for service, rounds in per_service.items()
         }
-        for seed, per_service in proposals.items()
+        for (seed, day), per_service in proposals.items()
     }

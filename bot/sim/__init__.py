@@ -20,6 +20,8 @@ from bot.sim.spec import (
     ContainerSpec,
     CrashLoopSpec,
     HpaSpec,
+    LevelChange,
+    PeriodicBurst,
     ServiceSpec,
 )
 
@@ -31,6 +33,8 @@ __all__ = [
     "CrashLoopSpec",
     "HpaSpec",
     "KsmScrape",
+    "LevelChange",
+    "PeriodicBurst",
     "PodLife",
     "ServiceSpec",
     "SimError",

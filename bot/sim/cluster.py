@@ -179,7 +179,12 @@ def _runs(alive: npt.NDArray[np.bool_], cuts: npt.NDArray[np.int64]) -> list[tup
 
 
 def _memory_and_ooms(
-    spec: ContainerSpec, base: FloatArray, *, start: int, step_s: int
+    spec: ContainerSpec,
+    base: FloatArray,
+    *,
+    start: int,
+    step_s: int,
+    limits: FloatArray | None = None,
 ) -> tuple[FloatArray, IntArray, list[int]]:
     """Working set, restart count and OOM-kill samples (relative to ``start``) of one container run.
 
@@ -189,10 +194,13 @@ def _memory_and_ooms(
     limit is killed at its first sample). No sample exceeds the limit: the kernel reclaims or
     kills there. After a restart the container is killed again only once its working set has
     been at or below the limit and passes it again: one kill per episode, however long the load
-    keeps the fresh container at its limit.
+    keeps the fresh container at its limit. ``limits``: the limit per sample instead (``inf``
+    for none), for a limit that changes during the run.
     """
     n = len(base)
-    limit = spec.memory_limit_bytes
+    limit: FloatArray | None = limits
+    if limit is None and spec.memory_limit_bytes is not None:
+        limit = np.full(n, float(spec.memory_limit_bytes))
     growth = spec.memory_growth_bytes_per_day * step_s / SECONDS_PER_DAY
     bursts = sorted(
         {
@@ -208,7 +216,7 @@ def _memory_and_ooms(
         stop = next((b for b in bursts if b > at), n)
         seg = base[at:stop] + growth * np.arange(stop - at, dtype=np.float64)
         if limit is not None:
-            over = seg > limit
+            over = seg > limit[at:stop]
             # a fresh container still at its limit after a restart is not killed again
             first = 0 if armed else (int(np.argmin(over)) if not over.all() else len(seg))
             hits = np.flatnonzero(over[first:])

@@ -94,10 +94,31 @@ def simulate_replicas(
     signals: Sequence[HpaSignal], min_replicas: int, max_replicas: int, step_s: int
 ) -> IntArray:
     """Replicas per sample under ``signals`` (module doc), starting at ``min_replicas``."""
+    return continue_replicas(signals, min_replicas, max_replicas, step_s, HpaState(min_replicas))[0]
+
+
+@dataclass(frozen=True, slots=True)
+class HpaState:
+    """What the controller carries from one sample to the next: the replicas it runs and the
+    recommendations of the scale-down stabilisation window (oldest first)."""
+
+    replicas: int
+    recent: tuple[int, ...] = ()
+
+
+def continue_replicas(
+    signals: Sequence[HpaSignal],
+    min_replicas: int,
+    max_replicas: int,
+    step_s: int,
+    state: HpaState,
+) -> tuple[IntArray, HpaState]:
+    """Replicas per sample under ``signals`` (module doc) from ``state``, and the state after
+    the last sample (to continue under other signals, e.g. new requests or targets)."""
     n = len(signals[0].shared_cores) if signals else 0
     window = max(1, DOWNSCALE_STABILIZATION_S // step_s)
-    recent: deque[int] = deque(maxlen=window)
-    current = min_replicas
+    recent: deque[int] = deque(state.recent, maxlen=window)
+    current = state.replicas
     out = np.empty(n, dtype=np.int32)
     rows = [
         (s.shared_cores.tolist(), s.per_pod_cores, s.request_cores, s.target_percent)
@@ -116,7 +137,7 @@ def simulate_replicas(
             current = min(desired, _scale_up_limit(current, step_s))
         else:
             current = min(current, max(recent))
-    return out
+    return out, HpaState(current, tuple(recent))
 
 
 def simulate_hpa(

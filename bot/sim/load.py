@@ -1,10 +1,13 @@
 """Load shapes: the CPU demand of one service over time, in cores, from a seeded generator.
 
 ``demand_cores(t) = peak * (night + (1 - night) * diurnal(t)) * weekly(t) * slow(t) * trend(t)
-* bursts(t)`` with ``diurnal`` a raised cosine peaking at 15:00 UTC and lowest at 03:00, ``weekly`` equal to
-``weekend_fraction`` on Saturdays and Sundays, ``slow`` an hourly random walk of relative size
-``noise_fraction``, ``trend`` equal to ``1 + growth_per_day * days since the first sample``, and
-``bursts`` a few short multiplicative spikes (overlapping ones do not compound).
+* levels(t) * periodic(t) * bursts(t)`` with ``diurnal`` a raised cosine peaking at 15:00 UTC and
+lowest at 03:00 (0 all day on a holiday: the night level), ``weekly`` the weekday's factor
+(``weekday_factors``, else ``weekend_fraction`` on Saturdays and Sundays), ``slow`` an hourly
+random walk of relative size ``noise_fraction``, ``trend`` equal to ``1 + growth_per_day * days
+since the first sample``, ``levels`` the product of the level changes passed, ``periodic`` the
+factor of a periodic job while it runs, and ``bursts`` a few short multiplicative spikes
+(overlapping ones do not compound).
 """
 
 from __future__ import annotations
@@ -35,10 +38,38 @@ def weekday(t_s: FloatArray) -> FloatArray:
     return (np.floor(t_s / SECONDS_PER_DAY) + UNIX_EPOCH_WEEKDAY) % 7
 
 
+def _levels(spec: ServiceSpec, t_s: FloatArray) -> FloatArray:
+    """Product of the level changes passed at each timestamp (1 before the first)."""
+    out = np.ones(len(t_s))
+    for change in spec.level_changes:
+        if len(t_s):
+            out[t_s >= t_s[0] + change.day * SECONDS_PER_DAY] *= change.factor
+    return out
+
+
+def _periodic(spec: ServiceSpec, t_s: FloatArray) -> FloatArray:
+    """``periodic_burst.factor`` while its job runs, else 1."""
+    burst = spec.periodic_burst
+    if burst is None:
+        return np.ones(len(t_s))
+    period_s = burst.period_hours * SECONDS_PER_HOUR
+    into = (t_s - burst.phase_hours * SECONDS_PER_HOUR) % period_s
+    return np.where(into < burst.minutes * 60.0, burst.factor, 1.0)
+
+
 def demand_cores(spec: ServiceSpec, t_s: FloatArray, rng: np.random.Generator) -> FloatArray:
     """CPU demand of the whole service at each timestamp, in cores (formula in the module doc)."""
-    level = spec.night_fraction + (1 - spec.night_fraction) * diurnal_fraction(t_s)
-    weekly = np.where(weekday(t_s) >= 5, spec.weekend_fraction, 1.0)
+    cycle = diurnal_fraction(t_s)
+    if len(t_s) and spec.holidays:
+        calendar_day = np.floor(t_s / SECONDS_PER_DAY)
+        off = np.floor((t_s[0] + np.asarray(spec.holidays) * SECONDS_PER_DAY) / SECONDS_PER_DAY)
+        cycle = np.where(np.isin(calendar_day, off), 0.0, cycle)
+    level = spec.night_fraction + (1 - spec.night_fraction) * cycle
+    if spec.weekday_factors:
+        weekly = np.asarray(spec.weekday_factors)[weekday(t_s).astype(np.int64)]
+    else:
+        weekly = np.where(weekday(t_s) >= 5, spec.weekend_fraction, 1.0)
+    level = level * _levels(spec, t_s) * _periodic(spec, t_s)
     hours = int(np.ceil((t_s[-1] - t_s[0]) / SECONDS_PER_HOUR)) + 2 if len(t_s) else 2
     walk = 1.0 + spec.noise_fraction * rng.standard_normal(hours)
     slow = np.interp((t_s - t_s[0]) / SECONDS_PER_HOUR, np.arange(hours), walk) if len(t_s) else t_s

@@ -100,13 +100,38 @@ class CrashLoopSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class PeriodicBurst:
+    """A job that runs every ``period_hours`` (from 00:00 UTC plus ``phase_hours``) for
+    ``minutes``, multiplying the demand by ``factor`` meanwhile."""
+
+    period_hours: float
+    minutes: float
+    factor: float
+    phase_hours: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class LevelChange:
+    """From ``day`` (days after the first sample) on, the demand is ``factor`` times what it
+    would be (changes compound)."""
+
+    day: float
+    factor: float
+
+
+@dataclass(frozen=True, slots=True)
 class ServiceSpec:
     """One workload and its traffic.
 
     The CPU demand of the whole service, in cores, is
     ``peak_cores * (night_fraction + (1 - night_fraction) * diurnal(t)) * weekly(t) * noise``
-    ``* (1 + growth_per_day * days since the first sample)`` plus rare bursts (``burst_per_day``
-    on average, ``burst_factor`` times the level, a few minutes).
+    ``* (1 + growth_per_day * days since the first sample) * levels(t) * periodic(t)`` plus rare
+    bursts (``burst_per_day`` on average, ``burst_factor`` times the level, a few minutes).
+    ``weekly`` is ``weekday_factors[weekday]`` (Monday first) when given, else
+    ``weekend_fraction`` on Saturdays and Sundays and 1 otherwise; ``levels`` the product of the
+    ``level_changes`` already passed; on the UTC days that contain ``holidays`` (days after the
+    first sample) the daily cycle stays at its night level; ``periodic`` is
+    ``periodic_burst.factor`` while its job runs, else 1 (``bot.sim.load``).
     """
 
     name: str
@@ -124,6 +149,10 @@ class ServiceSpec:
     rollouts_per_week: float = 1.0
     crash_loop: CrashLoopSpec | None = None
     growth_per_day: float = 0.0
+    weekday_factors: tuple[float, ...] = ()
+    level_changes: tuple[LevelChange, ...] = ()
+    holidays: tuple[float, ...] = ()
+    periodic_burst: PeriodicBurst | None = None
 
 
 def _check_hpa(service: ServiceSpec) -> None:
@@ -166,6 +195,11 @@ class ClusterSpec:
                 raise SimError(f"service {service.namespace}/{service.name} has no container")
             if service.hpa:
                 _check_hpa(service)
+            if service.weekday_factors and len(service.weekday_factors) != 7:
+                raise SimError(f"service {service.name}: weekday_factors needs 7 values")
+            burst = service.periodic_burst
+            if burst is not None and not 0 < burst.minutes < burst.period_hours * 60:
+                raise SimError(f"service {service.name}: a periodic burst must fit its period")
 
     @property
     def steps(self) -> int:

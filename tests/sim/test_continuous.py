@@ -1,0 +1,110 @@
+"""A service simulated without a break while its values switch (``bot.sim.continuous``)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from bot.model import MIB
+from bot.sim import ClusterSpec, ContainerSpec, HpaSpec, ServiceSpec, SimError
+from bot.sim.cluster import draw_demand
+from bot.sim.continuous import prefix, simulate_switched
+from bot.sim.profiles import archetype_cluster
+from bot.sim.values import service_ref
+
+DAY = 1440
+
+
+def _leaky(limit_mib: int) -> ServiceSpec:
+    """One pod, flat load, 100 MiB growing 100 MiB a day."""
+    app = ContainerSpec(
+        "app",
+        0.5,
+        256 * MIB,
+        1.0,
+        0.0,
+        100 * MIB,
+        0,
+        memory_growth_bytes_per_day=100 * MIB,
+        memory_limit_bytes=limit_mib * MIB,
+    )
+    return ServiceSpec(
+        "s",
+        "ns",
+        "Deployment",
+        (app,),
+        1,
+        noise_fraction=0.0,
+        burst_per_day=0.0,
+        rollouts_per_week=0.0,
+    )
+
+
+def test_the_pod_alive_at_the_switch_keeps_its_working_set_and_age():
+    before, after = _leaky(1024), _leaky(250)
+    spec = ClusterSpec(seed=1, services=(before,), days=4)
+    sim = simulate_switched(spec, np.ones(4 * DAY), before, after, 2 * DAY)
+    (pod,) = sim.pods  # not restarted at the switch
+    (run,) = pod.containers
+    # 300 MiB at the switch, above the new 250 MiB limit: killed there, not before
+    assert run.oom_steps.tolist()[0] == 2 * DAY
+    assert run.memory_bytes[2 * DAY - 1] == pytest.approx(300 * MIB, rel=0.05)
+    assert run.memory_request_bytes == after.containers[0].memory_request_bytes
+    fresh = simulate_switched(spec, np.ones(4 * DAY), after, after, 0)
+    assert fresh.pods[0].containers[0].oom_steps.tolist()[0] == pytest.approx(1.5 * DAY, abs=30)
+
+
+def test_the_prefix_is_what_a_shorter_run_gives_whatever_comes_after():
+    spec = archetype_cluster(2, days=6, names=("frontend-hpa",))
+    (frontend,) = spec.services
+    demand = draw_demand(spec)["quality/frontend-hpa"]
+    app, sidecar = frontend.containers
+    cheaper = dataclasses.replace(
+        frontend, containers=(dataclasses.replace(app, cpu_request_cores=0.2), sidecar)
+    )
+    full = simulate_switched(spec, demand, frontend, cheaper, 3 * DAY)
+    short = simulate_switched(spec, demand, frontend, frontend, 3 * DAY, steps=3 * DAY)
+    ref = service_ref(frontend)
+    a = prefix(spec, full, 3 * DAY).expected_history(ref)
+    b = prefix(spec, short, 3 * DAY).expected_history(ref)
+    assert a.pods == b.pods
+    for name in a.containers:
+        assert np.array_equal(a.containers[name].cpu_cores, b.containers[name].cpu_cores)
+        assert np.array_equal(a.containers[name].mem_bytes, b.containers[name].mem_bytes)
+    # after the switch the HPA reads the lower request: more pods for the same demand
+    assert full.replicas[3 * DAY :].mean() > short.replicas.mean()
+    assert a.end_s == spec.times_s()[3 * DAY - 1]
+
+
+def test_the_hpa_carries_its_replicas_over_the_switch():
+    app = ContainerSpec("app", 1.0, 256 * MIB, 1.0, 0.0)
+    hpa = ServiceSpec(
+        "s",
+        "ns",
+        "Deployment",
+        (app,),
+        1,
+        hpa=HpaSpec(1, 10, 50),
+        noise_fraction=0.0,
+        burst_per_day=0.0,
+        rollouts_per_week=0.0,
+    )
+    spec = ClusterSpec(seed=1, services=(hpa,), days=1)
+    wider = dataclasses.replace(hpa, hpa=HpaSpec(2, 10, 50))
+    sim = simulate_switched(spec, np.full(DAY, 2.0), hpa, wider, DAY // 2)
+    assert sim.replicas[DAY // 2 - 1] == 4  # 2 cores at 50 % of 1 core
+    assert set(sim.replicas[DAY // 2 :].tolist()) == {4}  # not back to minReplicas
+
+
+def test_a_switch_between_different_services_is_refused():
+    before = _leaky(1024)
+    other = dataclasses.replace(
+        before, containers=(dataclasses.replace(before.containers[0], name="x"),)
+    )
+    spec = ClusterSpec(seed=1, services=(before,), days=1)
+    with pytest.raises(SimError, match="other containers"):
+        simulate_switched(spec, np.ones(DAY), before, other, 10)
+    with pytest.raises(SimError, match="outside"):
+        simulate_switched(spec, np.ones(DAY), before, before, DAY + 1)
