@@ -65,6 +65,23 @@ def rows(bt: Backtest) -> list[tuple[str, str, str]]:
     return out
 
 
+def _worst(figures: ReplayFigures) -> str:
+    """The largest share of a container's minutes over its CPU request, in percent."""
+    shares = [
+        c.over_request_minutes / c.container_minutes for c in figures.cpu if c.container_minutes
+    ]
+    return f"{max(shares, default=0.0) * 100:.1f} %"
+
+
+def short(rec: Recommendation) -> str | None:
+    """``backtest: CPU over request 1.2 % (current values 6.2 %)`` for the dashboard; None
+    without a backtest with figures."""
+    bt = rec.backtest
+    if bt is None or bt.proposed is None or bt.current is None:
+        return None
+    return f"backtest: CPU over request {_worst(bt.proposed)} (current values {_worst(bt.current)})"
+
+
 def brief(rec: Recommendation) -> str | None:
     """The backtest in a few words for the summary line: the largest CPU over request of that
     proposal and of the current values, OOM kills; None without one (why there is none is in
@@ -82,7 +99,7 @@ def brief(rec: Recommendation) -> str | None:
 
     return (
         f"backtest (this method {window_days(then.window_s)} ago, on the days since): CPU over "
-        f"request {worst(then)} of the minutes (current values {worst(now)}), "
+        f"request {_worst(then)} of the minutes (current values {_worst(now)}), "
         f"{then.oom_kills} OOM kills"
     )
 

@@ -18,6 +18,7 @@ from typing import Any
 import jinja2
 
 from bot.clock import zone
+from bot.report import backtest as backtest_view
 from bot.report import body as body_view
 from bot.report import numbers
 from bot.report import replay as replay_view
@@ -190,7 +191,16 @@ def render_dashboard(
                         "key": r.key or "",
                         "name": escape(f"{r.ref.kind}/{r.ref.namespace}/{r.ref.name}"),
                         "environment": escape(r.ref.environment),
-                        "figures": escape(replay_view.summary(r.proposal.replay, prices))
+                        "figures": escape(
+                            "; ".join(
+                                x
+                                for x in (
+                                    replay_view.summary(r.proposal.replay, prices),
+                                    backtest_view.short(r.proposal),
+                                )
+                                if x
+                            )
+                        )
                         if r.proposal is not None
                         else "",
                         "message": escape(_shorten(r.message, MAX_MESSAGE_CHARS)),

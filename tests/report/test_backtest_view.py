@@ -22,6 +22,7 @@ def test_the_backtest_table_shows_that_proposal_beside_the_current_values():
     assert f"| app\\: CPU minutes over request | {share:.2f} % |" in md
     brief = view.brief(rec)
     assert brief is not None and f"CPU over request {share:.1f} % of the minutes" in brief
+    assert view.short(rec) == f"backtest: CPU over request {share:.1f} % (current values 0.0 %)"
     lines = view.text(rec)
     assert lines[0].startswith("backtest, decided by the same method")
     assert any("app: CPU minutes over request" in line for line in lines)
@@ -35,7 +36,7 @@ def test_without_a_backtest_the_details_say_why_and_the_summary_is_silent():
     rec = recommend(
         _single(np.full(int(6 * DAY_S / 300), 0.2), 0.3, days=6.0), RecommendSettings(), now_s=NOW_S
     )
-    assert view.brief(rec) is None
+    assert view.brief(rec) is None and view.short(rec) is None
     assert view.markdown(rec).startswith("No backtest\\: history of 6.0 days")
     assert view.text(rec) == [
         "no backtest: history of 6.0 days: a backtest needs more than the horizon of 7 days"
