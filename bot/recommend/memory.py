@@ -88,14 +88,46 @@ def leak_request(
     share = settings.noise.leak_over_request_share
     if share is None or leak.covering_bytes is None:
         return None, Rule.OOM_LEAK, f"{told}; the request is kept (fix the leak)", inputs
-    inputs |= {"over_request_share": share, "covering_bytes": leak.covering_bytes}
+    life, _, _ = leak_life_days(leak, settings)
+    ahead = leak.start_bytes + leak.bytes_per_day * life * (1 - share)
+    covering = max(leak.covering_bytes, ahead)
+    inputs |= {
+        "over_request_share": share,
+        "covering_bytes": leak.covering_bytes,
+        "life_days": life,
+        "start_bytes": leak.start_bytes,
+    }
     return (
-        math.ceil(round(leak.covering_bytes * 1000, 6)),
+        math.ceil(round(covering * 1000, 6)),
         Rule.OOM_LEAK_QUANTILE,
-        f"{told}; the request covers the working set in all but {share:.0%} of the minutes "
-        f"(its {1 - share:.0%} quantile, {units.amount(leak.covering_bytes, 'memory')}; fix "
-        "the leak)",
+        f"{told}; the request covers the working set in all but {share:.0%} of the minutes: "
+        f"max(its {1 - share:.0%} quantile in the window "
+        f"{units.amount(leak.covering_bytes, 'memory')}, the growth of a pod life under the "
+        f"new limit, {units.amount(leak.start_bytes, 'memory')} + "
+        f"{units.amount(leak.bytes_per_day, 'memory')}/day × {life:.1f} days × {1 - share:g}) "
+        f"= {units.amount(covering, 'memory')} (fix the leak)",
         inputs,
+    )
+
+
+def leak_life_days(leak: Leak, settings: RecommendSettings) -> tuple[float, float, str]:
+    """How long a leaking pod lives under the proposed limit (days), the margin on it, and why:
+    the longest observed life that ended in a restart other than a kill, with
+    ``limits.memory_peak_headroom``; where only kills restart the pods (their spacing is set by
+    the limit itself, a margin on it would raise the limit every proposal),
+    ``forecast.horizon_days``, how long a merged value is expected to live, without one."""
+    if leak.restart_cadence_s is not None:
+        return (
+            leak.restart_cadence_s / SECONDS_PER_DAY,
+            settings.limits.memory_peak_headroom,
+            "the longest pod life that ended in a restart",
+        )
+    spacing = (leak.kill_spacing_s or 0.0) / SECONDS_PER_DAY
+    return (
+        settings.forecast.horizon_days,
+        0.0,
+        f"the pods restart only when killed, every {spacing:.1f} days at the limit: "
+        "forecast.horizon_days",
     )
 
 
@@ -119,23 +151,11 @@ def leak_limit(
             f"{units.amount(rate, 'memory')}",
             inputs,
         )
-    margin = settings.limits.memory_peak_headroom
-    if leak.restart_cadence_s is not None:
-        cadence = leak.restart_cadence_s / SECONDS_PER_DAY
-        why = "the longest pod life that ended in a restart"
-        held = math.ceil(start + rate * cadence * (1 + margin))
-        formula = f"× {cadence:.1f} × (1 + {margin:g})"
-    else:
-        # Only the kills restart the pods: their spacing is set by the limit itself (a margin on
-        # it would raise the limit every proposal). The limit holds the growth for as long as
-        # a merged value is expected to live, and is never lowered.
-        cadence = settings.forecast.horizon_days
-        why = (
-            f"the pods restart only when killed, every {leak.kill_spacing_s / SECONDS_PER_DAY:.1f}"
-            " days at the limit: forecast.horizon_days"
-        )
-        held = max(math.ceil(start + rate * cadence), math.ceil(float(current or 0)))
-        formula = f"× {cadence:g}"
+    cadence, margin, why = leak_life_days(leak, settings)
+    held = math.ceil(start + rate * cadence * (1 + margin))
+    formula = f"× {cadence:.1f} × (1 + {margin:g})" if margin else f"× {cadence:g}"
+    if leak.restart_cadence_s is None:  # never lowered: the kills' spacing follows the limit
+        held = max(held, math.ceil(float(current or 0)))
     value = max(held, math.ceil(float(request.proposed or 0)))
     inputs |= {"cadence_days": cadence, "margin_fraction": margin}
     if current is not None and value == current:

@@ -151,3 +151,18 @@ def test_the_final_request_is_over_budget_only_when_a_named_rule_says_why(
         r.reason,
         share,
     )
+
+
+def test_a_raise_still_below_the_current_request_is_a_cut_and_passes_min_change_as_one():
+    t = series(14.0, STEP_S)
+    cpu = np.full(t.size, 0.2)
+    cpu[(np.arange(t.size) % 50) == 0] = 0.5  # 2 % of the minutes at 0.5 core
+    # (the gate off: with it, the gate holds this cut back first, judged against the current)
+    no_gate = resolve(NO_BACKTEST, {"replay": {"gate": "off"}})
+    rec = recommend(_single(cpu, 0.52), no_gate, now_s=NOW_S)
+    request = rec.containers[0].cpu.request
+    assert request.rule == "replay.budget"
+    assert request.proposed == request.current == 0.52  # 0.5 would be a cut below minChange
+    assert "below minChange" in request.reason
+    wanted = request.inputs["wanted"]
+    assert isinstance(wanted, float) and wanted < 0.3  # what the VPA alone asked for

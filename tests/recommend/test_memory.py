@@ -169,7 +169,12 @@ def test_a_leak_restarted_only_by_its_kills_holds_the_forecast_horizon():
     assert memory.limit.inputs["cadence_days"] == DEFAULT.forecast.horizon_days == 7
     assert memory.limit.proposed == pytest.approx(1000 * MIB, rel=2e-3)
     assert "every 3.0 days at the limit" in memory.limit.reason
-    assert memory.request.proposed == 591 * MIB
+    # The request covers a pod life under that limit in all but 3 % of its minutes:
+    # 300 MiB + 100 MiB/day × 7 days × 0.97 = 979 MiB, not the window's 591 MiB (capped by
+    # the old limit's kills).
+    assert memory.request.rule == "oom.leak_quantile"
+    assert memory.request.proposed == pytest.approx(979 * MIB, rel=2e-3)
+    assert memory.request.inputs["life_days"] == 7
 
 
 def test_the_former_leak_rule_keeps_the_request_and_holds_constant_days():

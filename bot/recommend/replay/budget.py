@@ -14,7 +14,8 @@ one where nothing was proposed) to the larger of:
   budget on the days since: ``k = q_(1 − budget)(usage / backtest request)``, at most
   ``replay.max_backtest_raise``; applied when the backtest was over the budget.
 
-A raise is a risk fix: it passes minChange, it may go above the current value, never above a
+A raise is a risk fix: it passes minChange and may go above the current value (a raised value
+still below the current one is a cut, and passes minChange as any cut), never above a
 ceiling (the container's max allocated, the node's allocatable, Tortoise's maximum request).
 HPA-scaled (``horizontal``) requests are reported, not raised: the HPA sizes their pods.
 """
@@ -176,7 +177,19 @@ def apply_budget(
             continue
         current = request.current
         if current is not None and noise.same_on_grid(float(current), value, "cpu", settings.noise):
-            continue
+            value = float(current)
+        elif current is not None and value < float(current):
+            # still a cut of the current request: as any cut, it must pass minChange
+            allowed, threshold = noise.passes_min_change(
+                float(current), value, "cpu", settings.noise
+            )
+            if not allowed:
+                why = (
+                    f"{why}; the current request is kept: the cut left, to "
+                    f"{units.amount(value, 'cpu')}, is below minChange "
+                    f"{units.amount(threshold, 'cpu')}"
+                )
+                value = float(current)
         raised[cr.name] = Explained(
             current,
             round(value, 6),
