@@ -613,6 +613,10 @@ class Backtest:
     current: ReplayFigures | None = None
     status: str | None = None
     unavailable: str | None = None
+    expected: tuple[tuple[str, float], ...] = ()
+    """Per container, what the backtest predicts for the proposal: the share of the scored
+    minutes over the backtest's request × the factor the proposal was raised by for it
+    (``replay.backtest_raise``; 1 where it was not)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,6 +66,9 @@ def backtest_share(rec: Recommendation | None) -> float | None:
     found = getattr(rec, "backtest", None)
     if found is None:
         return None
+    expected = dict(getattr(found, "expected", ()) or ())
+    if expected:  # what the backtest predicts for the proposal itself
+        return max(float(v) for v in expected.values())
     for name in ("cpu_over_request", "over_request_share", "over_request_fraction"):
         value = getattr(found, name, None)
         if isinstance(value, float | int) and not isinstance(value, bool):

@@ -51,7 +51,7 @@ from bot.recommend.estimate import (
 )
 from bot.recommend.folding import limit, noise_control, request_move
 from bot.recommend.inputs import ContainerInput, WorkloadInput
-from bot.recommend.replay.budget import apply_budget
+from bot.recommend.replay.budget import apply_budget, expected
 from bot.recommend.replay.gate import LimitOf, ReplayContext, gate
 from bot.recommend.replay.replica_bounds import replayed_bounds, replays_bounds
 from bot.recommend.replay.risk import at_risk
@@ -219,6 +219,8 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
         )
         if budgeted is not draft:  # a request raised to the budget: a change of its own
             draft, changes = budgeted, field_changes(budgeted)
+        if run is not None:
+            backtest = expected(run.backtest, run.series, draft)
     reasons = [f"{c.field}{'/' + c.container if c.container else ''}: {c.reason}" for c in changes]
     status: Status
     if changes:

@@ -3,7 +3,9 @@ happened on the days since, beside the current values (``bot.model.Backtest``,
 ``docs/recommendations.md`` §9).
 
 CPU over request is the share of a container's minutes on the scored days with one pod's CPU
-above the request; OOM kills are predicted episodes at the limit; capacity shortfall as in the
+above the request; "at this proposal's margin" is the same with that request × the factor
+``replay.backtest_raise`` raised this proposal by (×1 where it did not): what the backtest
+predicts for the proposal; OOM kills are predicted episodes at the limit; capacity shortfall as in the
 replay. The same lines in the pull request (Markdown) and in ``explain``/``plan`` (text).
 """
 
@@ -59,6 +61,15 @@ def rows(bt: Backtest) -> list[tuple[str, str, str]]:
             )
         )
         out.append((f"{cpu.container}: CPU minutes over request", _share(cpu), _share(current)))
+        expected = dict(bt.expected).get(cpu.container)
+        if expected is not None:
+            out.append(
+                (
+                    f"{cpu.container}: the same at this proposal's margin",
+                    f"{expected * 100:.2f} %",
+                    "",
+                )
+            )
     out.append(("OOM kills", str(then.oom_kills), str(now.oom_kills)))
     if then.replicas.shortfall_minutes is not None:
         out.append(("capacity shortfall", _shortfall(then), _shortfall(now)))

@@ -187,6 +187,7 @@ def backtest_json(rec: Recommendation, prices: Prices) -> dict[str, Any] | None:
         "trained_until": datetime.fromtimestamp(bt.trained_until_s, UTC).isoformat(),
         "status": bt.status,
         "unavailable": bt.unavailable,
+        "expected_over_request": dict(bt.expected),
         "current": figures_json(bt.current, prices) if bt.current is not None else None,
         "proposed": figures_json(bt.proposed, prices) if bt.proposed is not None else None,
     }

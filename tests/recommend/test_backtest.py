@@ -78,6 +78,9 @@ def test_a_growing_service_is_raised_by_what_the_backtest_missed():
     assert before is not None and request.proposed is not None
     assert request.proposed == pytest.approx(before * k, abs=0.001)
     assert "backtest" in request.reason and "1.00 %" in request.reason
+    # what the backtest predicts for this proposal: last week's request × k, within the budget
+    expected = dict(bt.expected)["app"]
+    assert expected == np.count_nonzero(scored > past.request_cores * k) / scored.size <= 0.01
 
 
 def test_a_proposal_over_the_budget_in_the_replay_is_raised_even_above_the_current_value():

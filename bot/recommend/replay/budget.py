@@ -9,10 +9,15 @@ one where nothing was proposed) to the larger of:
 * ``replay.budget``: the least request whose replayed minutes over request are within the
   budget on the window: the weighted ``1 − budget`` quantile of one pod's usage on the replayed
   replicas (``least_request``);
-* ``replay.backtest_raise``: the request × ``k``, ``k`` the least factor by which the backtest's
-  request (decided one horizon ago, ``bot.recommend.backtest``) would have stayed within the
-  budget on the days since: ``k = q_(1 − budget)(usage / backtest request)``, at most
-  ``replay.max_backtest_raise``; applied when the backtest was over the budget.
+* ``replay.backtest_raise``: that request × ``k``, ``k`` the least factor by which the
+  backtest's request (decided one horizon ago by the same method, ``bot.recommend.backtest``)
+  would have stayed within the budget on the days since: ``k = q_(1 − budget)(usage /
+  backtest request)``, at most ``replay.max_backtest_raise``; applied when the backtest was
+  over the budget: the method fell short by ``k`` a horizon ago, and is corrected by it now.
+
+``expected`` then gives, per container, what the backtest predicts for the proposal: the share
+of the days since with usage above the backtest's request × the same ``k`` (1 where it was not
+raised), out of sample.
 
 A raise is a risk fix: it passes minChange and may go above the current value (a raised value
 still below the current one is a cut, and passes minChange as any cut), never above a
@@ -153,16 +158,19 @@ def apply_budget(
                     usage_factor(backtest_series, cr.name, past.request_cores, budget),
                     settings.replay.max_backtest_raise,
                 )
-                if wanted * k > value * (1 + 1e-9):
-                    value, rule = wanted * k, Rule.REPLAY_BACKTEST_RAISE
+                base = value
+                if base * k > value * (1 + 1e-9):
+                    value, rule = base * k, Rule.REPLAY_BACKTEST_RAISE
                     why = (
-                        f"raised ×{k:.3f} from {units.amount(wanted, 'cpu')}: the backtest's "
+                        f"raised ×{k:.3f} from {units.amount(base, 'cpu')}: the backtest's "
                         f"request {units.amount(past.request_cores, 'cpu')} (decided on the "
                         f"history as it stood {settings.forecast.horizon_days:g} days ago) was "
                         f"exceeded in {_pct(past_share)} of the minutes since, over the budget "
                         f"of {_pct(budget)}; ×{k:.3f} would have kept it within"
                     )
                     inputs = {
+                        **inputs,
+                        "raised_from": base,
                         "backtest_request": past.request_cores,
                         "backtest_over_request_share": past_share,
                         "raise_factor": k,
@@ -217,3 +225,29 @@ def apply_budget(
         else ReplayComparison(context.before, after, settings.replay.gate)
     )
     return replace(out, replay=comparison)
+
+
+def expected(
+    backtest: Backtest, backtest_series: ReplaySeries | None, rec: Recommendation
+) -> Backtest:
+    """``backtest`` with ``expected``: per container of its figures, the share of the scored
+    samples with one pod's CPU above its request × the factor ``rec`` raised that container by
+    (``replay.backtest_raise``'s ``raise_factor``, else 1)."""
+    if backtest.proposed is None or backtest_series is None:
+        return backtest
+    factors = {
+        cr.name: float(cr.cpu.request.inputs.get("raise_factor") or 1.0)
+        if cr.cpu.request.rule == Rule.REPLAY_BACKTEST_RAISE
+        else 1.0
+        for cr in rec.containers
+    }
+    shares = []
+    for cpu in backtest.proposed.cpu:
+        cs = backtest_series.containers.get(cpu.container)
+        if cs is None or not cs.cpu_cores.size or not cpu.request_cores:
+            continue
+        threshold = cpu.request_cores * factors.get(cpu.container, 1.0)
+        shares.append(
+            (cpu.container, float(np.count_nonzero(cs.cpu_cores > threshold) / cs.cpu_cores.size))
+        )
+    return replace(backtest, expected=tuple(shares))
