@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from bot.config.recommend import RecommendSettings, resolve
 from bot.model import MIB
 from bot.recommend.engine import recommend
-from bot.recommend.replay.budget import weighted_upper_quantile
+from bot.recommend.replay.recent import weighted_upper_quantile
 from tests.recommend.factories import (
     DAY_S,
     NOW_S,
@@ -148,7 +148,8 @@ def test_the_final_request_is_over_budget_only_when_a_named_rule_says_why(
     r = rec.containers[0].cpu.request
     final = r.proposed if r.proposed is not None else r.current
     assert final is not None
-    share = np.count_nonzero(cpu > final + 1e-12) / cpu.size
+    last = cpu[t >= NOW_S - 7 * DAY_S]  # the budget's cycle: the last horizon of 7 days
+    share = np.count_nonzero(last > final + 1e-12) / last.size
     assert share <= 0.01 or r.rule in ("tortoise.request.max", "node.max_allocatable"), (
         r.rule,
         r.reason,
@@ -169,3 +170,23 @@ def test_a_raise_still_below_the_current_request_is_a_cut_and_passes_min_change_
     assert "below minChange" in request.reason
     wanted = request.inputs["wanted"]
     assert isinstance(wanted, float) and wanted < 0.3  # what the VPA alone asked for
+
+
+def test_the_gate_and_the_budget_judge_the_last_cycle_not_a_load_that_ended():
+    t = series(14.0, STEP_S)
+    cpu = np.where(t < NOW_S - 7 * DAY_S, 0.6, 0.3)  # the load halved a week ago
+    recent = t >= NOW_S - 7 * DAY_S
+    cpu[recent & (np.arange(t.size) % 25 == 0)] = 0.45  # 4 % of the last week at 0.45
+    # the gate holds the cut back to the last week's 99th percentile (its search, to 1/32 of
+    # the move), not to the old load's 0.6
+    rec = recommend(_single(cpu, 0.7), NO_BACKTEST, now_s=NOW_S)
+    request = rec.containers[0].cpu.request
+    assert request.rule == "replay.gate"
+    assert request.proposed is not None and 0.45 <= request.proposed < 0.47
+    assert "of the last 7 days" in request.reason
+    # without the gate, the budget raises the VPA's cut to exactly that percentile
+    no_gate = resolve(NO_BACKTEST, {"replay": {"gate": "off"}})
+    request = recommend(_single(cpu, 0.7), no_gate, now_s=NOW_S).containers[0].cpu.request
+    assert request.rule == "replay.budget"
+    assert request.proposed == 0.45
+    assert "replay of the last 7 days" in request.reason

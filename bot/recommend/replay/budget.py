@@ -7,8 +7,9 @@ raises, per container whose CPU policy is ``vertical``, the proposed request (or
 one where nothing was proposed) to the larger of:
 
 * ``replay.budget``: the least request whose replayed minutes over request are within the
-  budget on the window: the weighted ``1 − budget`` quantile of one pod's usage on the replayed
-  replicas (``least_request``);
+  budget on the last ``forecast.horizon_days`` of the window (the last cycle, the one most like
+  the coming one): the weighted ``1 − budget`` quantile of one pod's usage on the replayed
+  replicas (``recent_usage``);
 * ``replay.backtest_raise``: that request × ``k``, ``k`` the least factor by which the
   backtest's request (decided one horizon ago by the same method, ``bot.recommend.backtest``)
   would have stayed within the budget on the days since: ``k = q_(1 − budget)(usage /
@@ -37,7 +38,6 @@ from bot.model import (
     Backtest,
     ContainerRecommendation,
     Explained,
-    FloatArray,
     Recommendation,
     ReplayComparison,
 )
@@ -45,42 +45,12 @@ from bot.recommend import noise, units
 from bot.recommend.inputs import ContainerInput, WorkloadInput
 from bot.recommend.replay.compare import proposed_values
 from bot.recommend.replay.figures import (
-    Options,
-    Values,
-    over_request_share,
-    per_pod_load,
     replay,
-    replica_path,
 )
 from bot.recommend.replay.gate import LimitOf, ReplayContext
+from bot.recommend.replay.recent import recent_usage, weighted_upper_quantile
 from bot.recommend.replay.series import ReplaySeries
 from bot.recommend.rules import Rule
-
-
-def weighted_upper_quantile(values: FloatArray, weights: FloatArray | None, share: float) -> float:
-    """The least ``v`` among ``values`` with the weight of ``values > v`` at most ``share`` of the
-    total weight (ties counted above: never less than the exact quantile)."""
-    order = np.argsort(values, kind="stable")
-    ranked = values[order]
-    w = np.ones(ranked.size) if weights is None else weights[order]
-    above = float(w.sum()) - np.cumsum(w)
-    first = int(np.searchsorted(-above, -share * float(w.sum()) - 1e-12, side="left"))
-    return float(ranked[min(first, ranked.size - 1)])
-
-
-def least_request(
-    series: ReplaySeries, values: Values, container: str, share: float, options: Options
-) -> float | None:
-    """The least CPU request (cores) of ``container`` whose replayed minutes over request under
-    ``values`` (its replicas as replayed) are at most ``share`` of its minutes; None without
-    samples."""
-    cs = series.containers.get(container)
-    if cs is None or not cs.cpu_cores.size:
-        return None
-    scale, pods = per_pod_load(series, replica_path(series, values, options))
-    usage = cs.cpu_cores if scale is None else cs.cpu_cores * scale[cs.cpu_step]
-    weight = None if pods is None else pods[cs.cpu_step]
-    return weighted_upper_quantile(usage, weight, share)
 
 
 def usage_factor(series: ReplaySeries, container: str, request: float, share: float) -> float:
@@ -139,17 +109,18 @@ def apply_budget(
             continue
         wanted = float(start)
         value, rule, why, inputs = wanted, None, "", {}
-        least = least_request(series, values, cr.name, budget, options)
-        if least is not None and least > value * (1 + 1e-9):
-            over = over_request_share(series, values, cr.name, options)
+        recent = recent_usage(series, values, cr.name, options, days=settings.forecast.horizon_days)
+        least = recent.least_request(budget) if recent is not None else None
+        if recent is not None and least is not None and least > value * (1 + 1e-9):
+            over = recent.over_share(wanted)
             value, rule = least, Rule.REPLAY_BUDGET
             why = (
                 f"raised to {units.amount(least, 'cpu')}: at {units.amount(wanted, 'cpu')} the "
-                f"replay has CPU above the request in {_pct(over)} of the container's minutes, "
-                f"over the budget of {_pct(budget)}; {units.amount(least, 'cpu')} is the least "
-                "request within it"
+                f"replay of the last {recent.days:.3g} days has CPU above the request in "
+                f"{_pct(over)} of the container's minutes, over the budget of {_pct(budget)}; "
+                f"{units.amount(least, 'cpu')} is the least request within it"
             )
-            inputs = {"over_request_share": over, "budget_share": budget}
+            inputs = {"over_request_share": over, "budget_share": budget, "days": recent.days}
         past = backtest.proposed.container_cpu(cr.name) if backtest and backtest.proposed else None
         if past is not None and past.request_cores and backtest_series is not None:
             past_share = _share((past.over_request_minutes, past.container_minutes))

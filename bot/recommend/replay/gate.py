@@ -53,6 +53,7 @@ from bot.recommend.replay.figures import (
     replay,
     replica_path,
 )
+from bot.recommend.replay.recent import recent_usage
 from bot.recommend.replay.series import ReplaySeries
 from bot.recommend.rules import Rule
 
@@ -338,13 +339,45 @@ def gate(
             scored[key] = replay(series, values, recorded=now, options=options if detail else plain)
         return scored[key]
 
+    days = settings.forecast.horizon_days
+
+    def recent_share(values: Values, container: str) -> float | None:
+        """Share of ``container``'s minutes over its CPU request in the last cycle."""
+        cv = values.container(container)
+        found = recent_usage(series, values, container, plain, days=days)
+        if found is None or cv is None or not cv.requests.cpu_cores:
+            return None
+        return found.over_share(cv.requests.cpu_cores)
+
+    def judged(values: Values, figures: ReplayFigures) -> tuple[GateFinding, ...]:
+        """``findings``, the CPU ones judged on the last cycle (``recent``)."""
+        out = []
+        for f in findings(
+            before, figures, allowance=allowance, shortfall_allowance=short_allowance
+        ):
+            name = f.container
+            was = recent_share(now, name) if f.kind == "cpu" and name is not None else None
+            share = recent_share(values, name) if was is not None and name is not None else None
+            if was is None or share is None:
+                out.append(f)
+            elif share > was + allowance:
+                out.append(
+                    GateFinding(
+                        "cpu",
+                        name,
+                        was,
+                        share,
+                        was + allowance,
+                        f"{name}: CPU above the proposed request {share:.1%} of the "
+                        f"container-minutes of the last {days:g} days (current {was:.1%}, "
+                        f"allowed {was + allowance:.1%})",
+                    )
+                )
+        return tuple(out)
+
     wanted_values = proposed_values(now, draft)
     first = score(wanted_values, detail=True)  # most proposals pass: the figures they show
-    found = (
-        ()
-        if mode == "off"
-        else findings(before, first, allowance=allowance, shortfall_allowance=short_allowance)
-    )
+    found = () if mode == "off" else judged(wanted_values, first)
     if mode != "on" or not found:
         proposed = score(wanted_values, detail=True)
         return replace(draft, replay=ReplayComparison(before, proposed, mode, found))
@@ -366,28 +399,21 @@ def gate(
     def clears(finding: GateFinding, rec: Recommendation) -> bool:
         """Whether ``rec`` no longer has ``finding``, computing only the figure it is about."""
         values = proposed_values(now, rec)
-        if finding.kind == "cpu":
-            share = over_request_share(series, values, finding.container, plain)
+        if finding.kind == "cpu" and finding.container is not None:
+            share = recent_share(values, finding.container)
+            if share is None:
+                share = over_request_share(series, values, finding.container, plain)
             return share <= finding.allowed
         if finding.kind == "shortfall":
             walk = replica_path(series, values, plain)
             return walk.shortfall_steps * series.step_s / 60.0 <= finding.allowed
-        result = findings(
-            before,
-            score(values),
-            allowance=allowance,
-            shortfall_allowance=short_allowance,
-        )
+        result = judged(values, score(values))
         return not any(f.kind == finding.kind and f.container == finding.container for f in result)
 
     for _ in range(len(found) + len(work.knobs) + 1):
         current_rec = _apply(draft, values, {}, limit_of)
-        remaining = findings(
-            before,
-            score(proposed_values(now, current_rec)),
-            allowance=allowance,
-            shortfall_allowance=short_allowance,
-        )
+        trying = proposed_values(now, current_rec)
+        remaining = judged(trying, score(trying))
         if not remaining:
             break
         finding = remaining[0]
