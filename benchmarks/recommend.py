@@ -140,7 +140,8 @@ class _ReplayClock:
         for name, step in (
             ("replayed_targets", "HPA targets"),
             ("replayed_bounds", "replica bounds"),
-            ("_gated", "proposed values and gate"),
+            ("gate", "proposed values and gate"),
+            ("apply_budget", "budget"),
         ):
             setattr(engine, name, self.wrap(getattr(engine, name), step))
 

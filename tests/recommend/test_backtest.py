@@ -190,3 +190,15 @@ def test_the_gate_and_the_budget_judge_the_last_cycle_not_a_load_that_ended():
     assert request.rule == "replay.budget"
     assert request.proposed == 0.45
     assert "replay of the last 7 days" in request.reason
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    values=st.lists(st.floats(0, 10), min_size=1, max_size=60),
+    share=st.floats(0, 1),
+)
+def test_the_unweighted_quantile_is_the_weighted_one_with_equal_weights(values, share):
+    v = np.array(values)
+    plain = weighted_upper_quantile(v, None, share)
+    assert plain == weighted_upper_quantile(v, np.ones(v.size), share)
+    assert np.count_nonzero(v > plain) <= share * v.size + 1e-9
