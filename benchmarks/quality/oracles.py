@@ -5,8 +5,8 @@ without a break, ``from_step`` its first scored sample); neither could be known 
 
 - **budget-matched** (``budget_matched``, a candidate row of its own): per container the least
   static CPU request whose scored container-minutes over request stay within the budget the
-  replay gate allows, ``recommend.replay.max_over_request`` (``budget(settings)``, 0.01 when the
-  setting is absent): with per-pod usage ``u`` of ``N`` container-minutes, the least sample value
+  gate allows by default, ``recommend.replay.max_over_request`` (``budget(settings)`` of the
+  default settings, whatever ``--set`` changes for tortoise-bot): with per-pod usage ``u`` of ``N`` container-minutes, the least sample value
   ``r`` with ``#(u > r) ≤ ⌊budget · N⌋`` (for 1 %, the p99 of per-pod usage). Memory: the scored
   peak working set as the request, limits raised to it where below. For an HPA'd service the
   replicas depend on the requests and targets, so a grid is re-simulated: each HPA metric's

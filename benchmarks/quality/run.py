@@ -96,7 +96,8 @@ def run_key(options: Options, settings: RecommendSettings, key: Key) -> Run:
     spec = ClusterSpec(seed, services, days=options.days + options.score_days, start_s=start_s)
     t_s = spec.times_s()
     switch = round(options.days * SECONDS_PER_DAY / spec.step_s)
-    share, defaults = budget(settings), BotSettings().recommend
+    defaults = BotSettings().recommend
+    share = budget(defaults)  # the yardstick stays put whatever --set changes
     out: dict[str, dict[str, Score]] = {}
     proposals, pairs, current_runs = {}, [], {}
     for service in services:
