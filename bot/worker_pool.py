@@ -20,6 +20,7 @@ import logging
 import math
 import multiprocessing
 import os
+import tempfile
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor, Future, ProcessPoolExecutor
@@ -57,6 +58,19 @@ def _log_like(json_lines: bool, level: int) -> None:
     setup_logging("json" if json_lines else "text", logging.getLevelName(level))
 
 
+UNIX_PATH_MAX = 107
+"""Bytes an AF_UNIX socket path may hold (``sun_path``, 108 with its terminating NUL)."""
+
+SOCKET_SUFFIX = len("/pymp-xxxxxxxx/listener-xxxxxxxx")
+"""What multiprocessing's forkserver adds to the temporary directory for its socket."""
+
+
+def forkserver_socket_fits() -> bool:
+    """Whether the forkserver's socket path fits under the temporary directory (a long TMPDIR
+    would fail the pool with ``AF_UNIX path too long``)."""
+    return len(os.fsencode(tempfile.gettempdir())) + SOCKET_SUFFIX <= UNIX_PATH_MAX
+
+
 class OrderedPool(Generic[R]):
     """See the module doc. Use as a context manager: leaving it stops the workers."""
 
@@ -69,6 +83,16 @@ class OrderedPool(Generic[R]):
         in_flight: int | None = None,
     ) -> None:
         self.processes = max(1, processes)
+        if self.processes > 1 and not forkserver_socket_fits():
+            logging.getLogger(__name__).warning(
+                "the temporary directory %s is too long a path for the worker processes' "
+                "socket (AF_UNIX paths hold %d bytes): running in this process (set TMPDIR "
+                "to a shorter path to use %d processes)",
+                tempfile.gettempdir(),
+                UNIX_PATH_MAX,
+                self.processes,
+            )
+            self.processes = 1
         self._done = done
         self._lost = lost
         self._limit = max(1, in_flight if in_flight is not None else 2 * self.processes)

@@ -4,8 +4,10 @@ order, and a worker that dies loses only the calls it held."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 from bot.config.bot import BotSettings, RunConfig, load_bot_settings
@@ -14,7 +16,7 @@ from bot.outcome_view import plan_document
 from bot.pipeline.plan import repository_outcome
 from bot.pipeline.proposals import build_proposals
 from bot.report import render_pull_request
-from bot.worker_pool import OrderedPool, usable_cores
+from bot.worker_pool import OrderedPool, forkserver_socket_fits, usable_cores
 from tests.test_pipeline import DEMO, OneBrokenWorkload
 
 
@@ -77,3 +79,25 @@ def test_a_cgroup_cpu_quota_bounds_the_cores(tmp_path):
     cpu_max.write_text("max 100000\n")
     assert usable_cores(cpu_max) == len(os.sched_getaffinity(0))
     assert usable_cores(tmp_path / "absent") == len(os.sched_getaffinity(0))
+
+
+def test_a_temporary_directory_too_long_for_a_socket_runs_the_work_in_this_process(
+    tmp_path, monkeypatch, caplog
+):
+    long = tmp_path / ("d" * 90)
+    long.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(long))
+    assert not forkserver_socket_fits()
+    done: list[tuple[int, int]] = []
+    with caplog.at_level(logging.WARNING, logger="bot.worker_pool"):
+        pool: OrderedPool[int] = OrderedPool(2, done=lambda k, r: done.append((k, r)), lost=_no)
+    assert pool.processes == 1
+    assert "too long a path" in caplog.text and "TMPDIR" in caplog.text
+    pool.submit(0, abs, -3)
+    assert done == [(0, 3)]
+    monkeypatch.setattr(tempfile, "tempdir", "/tmp")
+    assert forkserver_socket_fits()
+
+
+def _no(key: int, exc: Exception) -> int:
+    raise AssertionError((key, exc))
