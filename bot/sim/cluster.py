@@ -264,17 +264,15 @@ def _container_run(
     ]
     for at in crashes:
         restarts[at:] += 1
-    counter = np.empty(n, dtype=np.float64)
-    segments = [0, *sorted(set(ooms) | set(crashes)), n]
-    for a, b in itertools.pairwise(segments):
-        counter[a:b] = np.cumsum(cpu[a:b] * step_s)
-    return ContainerRun(
-        name=spec.name,
-        cpu_cores=cpu,
-        memory_bytes=np.round(np.clip(memory, 1.0, None)).astype(np.float64),
-        cpu_counter_s=counter,
-        restarts=restarts,
-        oom_steps=(np.asarray(sorted(ooms), dtype=np.int32) + start).astype(np.int32),
+    return run_of(
+        spec.name,
+        cpu,
+        memory,
+        restarts,
+        ooms=sorted(ooms),
+        breaks=sorted(set(ooms) | set(crashes)),
+        start=start,
+        step_s=step_s,
         memory_request_bytes=spec.memory_request_bytes,
     )
 
@@ -416,3 +414,32 @@ def simulate_window(
 
 def _key(service: ServiceSpec) -> str:
     return f"{service.namespace}/{service.name}"
+
+
+def run_of(
+    name: str,
+    cpu: FloatArray,
+    memory: FloatArray,
+    restarts: IntArray,
+    *,
+    ooms: list[int],
+    breaks: list[int],
+    start: int,
+    step_s: float,
+    memory_request_bytes: int,
+) -> ContainerRun:
+    """A container's run from its per-step CPU (cores) and working set (bytes): the CPU counter
+    (core-seconds) restarting at each of ``breaks`` (steps from ``start``: OOM kills, crashes),
+    the working set rounded to whole bytes (at least 1), the OOM steps made absolute."""
+    counter = np.empty(cpu.size, dtype=np.float64)
+    for a, b in itertools.pairwise([0, *breaks, cpu.size]):
+        counter[a:b] = np.cumsum(cpu[a:b] * step_s)
+    return ContainerRun(
+        name=name,
+        cpu_cores=cpu,
+        memory_bytes=np.round(np.clip(memory, 1.0, None)).astype(np.float64),
+        cpu_counter_s=counter,
+        restarts=restarts,
+        oom_steps=(np.asarray(ooms, dtype=np.int32) + start).astype(np.int32),
+        memory_request_bytes=memory_request_bytes,
+    )

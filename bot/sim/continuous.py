@@ -36,6 +36,7 @@ from bot.sim.cluster import (
     SimulatedService,
     _memory_and_ooms,
     _runs,
+    run_of,
 )
 from bot.sim.errors import SimError
 from bot.sim.hpa import HpaState, continue_replicas, hpa_signals
@@ -192,16 +193,15 @@ def _run(
     memory, restarts, ooms = _memory_and_ooms(
         old, base, start=start, step_s=spec.step_s, limits=limits
     )
-    counter = np.empty(stop - start, dtype=np.float64)
-    for a, b in zip([0, *ooms], [*ooms, stop - start], strict=True):
-        counter[a:b] = np.cumsum(cpu[a:b] * spec.step_s)
-    return ContainerRun(
-        name=new.name,
-        cpu_cores=cpu,
-        memory_bytes=np.round(np.clip(memory, 1.0, None)).astype(np.float64),
-        cpu_counter_s=counter,
-        restarts=restarts,
-        oom_steps=(np.asarray(ooms, dtype=np.int32) + start).astype(np.int32),
+    return run_of(
+        new.name,
+        cpu,
+        memory,
+        restarts,
+        ooms=list(ooms),
+        breaks=list(ooms),
+        start=start,
+        step_s=spec.step_s,
         memory_request_bytes=new.memory_request_bytes,
     )
 
