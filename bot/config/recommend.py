@@ -445,6 +445,7 @@ UPSTREAM_RULES: Mapping[str, Any] = {
         "skip_targets_without_effect": False,
     },
     "replay": {"gate": "off"},
+    "forecast": {"seasonality": "off", "trend": "off"},
 }
 """The overrides that turn every bot rule of ``docs/recommendations.md`` §7 back into the
 upstream Tortoise/VPA behaviour (the replay is still shown, without findings)."""
