@@ -466,6 +466,7 @@ UPSTREAM_RULES: Mapping[str, Any] = {
         "max_replicas_cut_fraction": 1.0,
     },
     "replay": {"gate": "off", "max_over_request": 1.0},
+    "forecast": {"seasonality": "off", "trend": "off"},
 }
 """The overrides that turn every bot rule of ``docs/recommendations.md`` §7 back into the
 upstream Tortoise/VPA behaviour (the replay is still shown, without findings)."""

@@ -24,6 +24,32 @@ class ForecastSettings(ConfigModel):
         description="How long a merged value is expected to live (days): requests are sized "
         "for this many days ahead and the backtest scores the last this many days.",
     )
+    seasonality: Literal["weekly", "off"] = Field(
+        "weekly",
+        description="weekly: a vertical CPU request is at least the VPA target percentile of "
+        "the last 7 days' samples, every day weighing the same, × (1 + vpa.margin_fraction), "
+        "so it covers the busiest days of the week whatever weekday the history ends on (bot "
+        "rule forecast.cycle); off: the VPA target alone (upstream).",
+    )
+    trend: Literal["theil_sen", "off"] = Field(
+        "theil_sen",
+        description="theil_sen: a vertical CPU request grows with the Theil–Sen slope of the "
+        "daily target percentile (pairs of equal weekday from 14 days of history), projected "
+        "to horizon_days ahead when Sen's confidence interval lies above zero (bot rule "
+        "forecast.trend); off: no projection (upstream).",
+    )
+    trend_confidence: float = Field(
+        0.9,
+        gt=0,
+        lt=1,
+        description="Two-sided confidence of Sen's interval: growth is projected only when "
+        "the interval's lower bound is above zero.",
+    )
+    max_growth_factor: float = Field(
+        2.0,
+        ge=1,
+        description="The projected growth multiplies a request by at most this factor.",
+    )
 
 
 class RightSizingSettings(ConfigModel):

@@ -4,7 +4,8 @@
 keeps its final estimate and Tortoise's sticky maximum of the target over the replay steps
 (``rec``, ``pkg/tortoise/tortoise.go``, ``UpdateContainerRecommendationFromVPA``), with and
 without the VPA per-pod minimum; for memory also the largest OOM bump and a leak between OOM
-kills (``bot.recommend.leak``). Too little data is a ``TooLittleData`` with the reason.
+kills (``bot.recommend.leak``); for the CPU of a vertical container the coming cycle's forecast
+(``bot.recommend.forecast``). Too little data is a ``TooLittleData`` with the reason.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 
 from bot.config.recommend import RecommendSettings
 from bot.model import ContainerHistory, Resource, Usage, VpaEstimate
+from bot.recommend.forecast import Forecast, forecast_of
 from bot.recommend.inputs import ContainerInput
 from bot.recommend.leak import Leak, find_leak
 from bot.recommend.tortoise.requests import sticky_max
@@ -49,6 +51,9 @@ class ResourceEstimate:
     """The VPA per-pod minimum of this container (cores or bytes)."""
     leak: Leak | None = None
     """Memory: a leak found between OOM kills (``bot.recommend.leak``)."""
+    forecast: Forecast | None = None
+    """CPU of a vertical container: the weekly cycle and the trend (``bot.recommend.forecast``;
+    None when both are off)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +117,19 @@ def estimate_container(
         else None
     )
 
+    forecast = None
+    if container.policy("cpu") == "vertical" and settings.strategy == "tortoise":
+        cpu = vpa.cpu
+        forecast = forecast_of(
+            cpu.times_s,
+            cpu.pods,
+            cpu.cores,
+            now_s=window.now_s,
+            settings=settings,
+            percentile=settings.vpa.cpu_target_percentile,
+            half_life_s=settings.vpa.cpu_half_life_s,
+        )
+
     def of(res: Resource) -> ResourceEstimate:
         est = vpa.rows[res]
         raw = est.unfloored_target
@@ -127,6 +145,7 @@ def estimate_container(
             capped_by=est.capped_by,
             oom_floor=vpa.oom_bump_bytes if res == "memory" else 0.0,
             leak=leak if res == "memory" else None,
+            forecast=forecast if res == "cpu" else None,
         )
 
     return ContainerEstimate(cpu=of("cpu"), memory=of("memory"))

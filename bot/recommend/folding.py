@@ -29,6 +29,7 @@ from bot.recommend import hvpa, memory, noise, units
 from bot.recommend.estimate import (
     ResourceEstimate,
 )
+from bot.recommend.forecast import explain
 from bot.recommend.inputs import ContainerInput, WorkloadInput
 from bot.recommend.leak import Leak
 from bot.recommend.rules import Rule
@@ -103,8 +104,14 @@ def request_move(
         )
     if policy == "vertical":
         ns = settings.noise
+        base = est.rec
         if ns.vertical_from == "vpa_target":
-            rec_m = milli(est.vpa.target, resource)
+            base = est.vpa.target
+            rec_m = milli(base, resource)
+        forecast = est.forecast
+        lift = forecast.lift(base) if forecast is not None else None
+        if lift is not None:
+            rec_m = math.ceil(round(lift.value * 1000, 6))  # the coming cycle (``forecast``)
         buffer = (
             admin.buffer_ratio_on_vertical_resource
             if ns.vertical_buffer or ns.vertical_hysteresis
@@ -134,6 +141,15 @@ def request_move(
             new, rule, reason = vertical_request(req_m, rec_m, buffer, resource=resource)
         else:
             new, rule, reason = vertical_ideal(req_m, rec_m, buffer, resource=resource)
+        if lift is not None and forecast is not None:
+            label = "VPA target" if ns.vertical_from == "vpa_target" else "Tortoise rec"
+            text, more = explain(forecast, lift, base_label=label, resource=resource)
+            inputs |= more
+            if rule == Rule.VERTICAL_IDEAL and new is not None:
+                rule = Rule.FORECAST_TREND if lift.growth > 1 else Rule.FORECAST_CYCLE
+                reason = f"{text} × (1 + {buffer:g})" if buffer else text
+            else:
+                reason = f"{reason}; VPA = {text}"
         if new is None or (new == req_m and rule == Rule.OOM_RAISE):
             return Explained(current, current, rule, reason, inputs)
         value_m, clamp_rule = bounds.justify(req_m, new)
@@ -141,9 +157,11 @@ def request_move(
             rule, reason = clamp_rule, f"{reason}; clamped ({clamp_rule})"
         if rule in memory.LEAK_RULES:  # a quantile of usage: no floor to name
             return Explained(current, from_milli(value_m, resource), rule, reason, inputs)
-        usage = (est.rec_unfloored or est.rec) * (1 + buffer)
+        usage = est.rec_unfloored or est.rec
         if ns.vertical_from == "vpa_target":
-            usage = (est.target_unfloored or est.vpa.target) * (1 + buffer)
+            usage = est.target_unfloored or est.vpa.target
+        usage_lift = forecast.lift(usage) if forecast is not None else None
+        usage = (usage_lift.value if usage_lift is not None else usage) * (1 + buffer)
         if bounded_oom and (not burstable or ns.oom_response == "raise"):
             usage = max(usage, est.oom_floor)
         result = Explained(current, from_milli(value_m, resource), rule, reason, inputs)

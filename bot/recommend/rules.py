@@ -34,6 +34,9 @@ class Rule(StrEnum):
     TORTOISE_VERTICAL_KEEP = "tortoise.vertical.keep"
     TORTOISE_VERTICAL_UP = "tortoise.vertical.up"
     VERTICAL_IDEAL = "vertical.ideal"
+    # The coming cycle: the vertical CPU value lifted for the weekly cycle and a trend
+    FORECAST_CYCLE = "forecast.cycle"
+    FORECAST_TREND = "forecast.trend"
     # Folding: policy, emergency, HVPA blend, OOM response, floors
     FLOOR_KEPT = "floor.kept"
     FLOOR_USAGE = "floor.usage"

@@ -35,9 +35,10 @@ def container_history(
     pods: int = 1,
     step_s: float = 60.0,
     oom: list[tuple[float, int, float]] | None = None,
+    now_s: float = NOW_S,
 ) -> ContainerHistory:
     """Constant (or given per-sample) usage for ``pods`` pods over ``days`` days."""
-    t1 = series(days, step_s)
+    t1 = series(days, step_s, now_s=now_s)
     t = np.tile(t1, pods)
     pod = np.repeat(np.arange(pods, dtype=np.int32), t1.size)
     cpu = np.broadcast_to(np.asarray(cpu_cores, dtype=np.float64), t.shape).copy()
@@ -62,8 +63,9 @@ def history(
     replicas: float | np.ndarray | None = None,
     days: float = 8.0,
     replica_step_s: float = 300.0,
+    now_s: float = NOW_S,
 ) -> WorkloadHistory:
-    rt = series(days, replica_step_s) if replicas is not None else np.zeros(0)
+    rt = series(days, replica_step_s, now_s=now_s) if replicas is not None else np.zeros(0)
     rv = (
         np.broadcast_to(np.asarray(replicas, dtype=np.float64), rt.shape).copy()
         if replicas is not None
@@ -71,13 +73,32 @@ def history(
     )
     return WorkloadHistory(
         REF,
-        NOW_S - days * DAY_S,
-        NOW_S,
+        now_s - days * DAY_S,
+        now_s,
         pods=tuple(f"pod-{i}" for i in range(4)),
         containers={c.name: c for c in containers},
         replicas_t=rt,
         replicas=rv,
     )
+
+
+def weekly_load(
+    days: float,
+    *,
+    now_s: float = NOW_S,
+    step_s: float = 300.0,
+    weekend: float = 0.3,
+    growth_per_day: float = 0.0,
+) -> np.ndarray:
+    """A CPU load (cores) per sample of ``series(days, step_s, now_s=now_s)``: each day a ramp
+    from 0.5 to 1.5 × its level (its p90 is 1.4 × the level), the level 1 on weekdays and
+    ``weekend`` on Saturdays and Sundays (UTC), × ``(1 + growth_per_day × days since the
+    first sample)``."""
+    t = series(days, step_s, now_s=now_s)
+    ramp = 0.5 + (t % DAY_S) / DAY_S
+    weekday = (np.floor(t / DAY_S).astype(np.int64) + 4) % 7  # 0 = Sunday (1970-01-01: Thu)
+    level = np.where((weekday == 0) | (weekday == 6), weekend, 1.0)
+    return ramp * level * (1 + growth_per_day * (t - t[0]) / DAY_S)
 
 
 def container(

@@ -53,6 +53,7 @@ from bot.recommend.window import Window, select
 
 __all__ = [
     "ContainerVpa",
+    "CpuSamples",
     "MemorySamples",
     "ReplayGrid",
     "TooLittleData",
@@ -79,6 +80,15 @@ class MemorySamples:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class CpuSamples:
+    """The window's CPU samples of one container that the VPA accepts (unix s, cores)."""
+
+    times_s: FloatArray
+    pods: IntArray
+    cores: FloatArray
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class ContainerVpa:
     """What the VPA recommender says of one container, per resource."""
 
@@ -91,6 +101,7 @@ class ContainerVpa:
     oom_bump_bytes: float
     """The largest OOM bump in the window (0 without OOM kills)."""
     memory: MemorySamples
+    cpu: CpuSamples
 
 
 def recommend_container(
@@ -192,6 +203,7 @@ def recommend_container(
         pod_minimum={res: pod_minimum_amount(res, settings, n_containers) for res in RESOURCES},
         oom_bump_bytes=float(peaks.oom_bumps.max()) if peaks.oom_bumps.size else 0.0,
         memory=MemorySamples(mem_t, mem_pod, mem_used, oom_t, oom_pod),
+        cpu=CpuSamples(cpu_t, cpu_pods, cpu_v),
     )
 
 
