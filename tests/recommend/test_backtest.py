@@ -59,10 +59,12 @@ def test_the_backtest_is_the_engine_a_horizon_ago_scored_on_the_days_since():
 
 
 def test_a_growing_service_is_raised_by_what_the_backtest_missed():
+    # (the forecast's own trend off: the raise is what is tested)
+    base = resolve(DEFAULT, {"forecast": {"trend": "off", "seasonality": "off"}})
     cpu = _growing(per_day=0.08)
     inp = _single(cpu, 0.3)
-    wanted = recommend(inp, resolve(DEFAULT, {"replay": {"max_over_request": 1.0}}), now_s=NOW_S)
-    rec = recommend(inp, DEFAULT, now_s=NOW_S)
+    wanted = recommend(inp, resolve(base, {"replay": {"max_over_request": 1.0}}), now_s=NOW_S)
+    rec = recommend(inp, base, now_s=NOW_S)
     request = rec.containers[0].cpu.request
     bt = rec.backtest
     assert bt is not None and bt.proposed is not None

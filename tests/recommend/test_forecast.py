@@ -24,7 +24,14 @@ from tests.recommend.factories import (
 )
 
 DEFAULT = RecommendSettings()
-OFF = resolve(DEFAULT, {"forecast": {"seasonality": "off", "trend": "off"}})
+OFF = resolve(
+    DEFAULT,
+    {
+        "forecast": {"seasonality": "off", "trend": "off"},
+        # the budget and the backtest off too: the VPA target alone is what is compared
+        "replay": {"max_over_request": 1.0, "backtest": "off"},
+    },
+)
 MONDAY_S = NOW_S - 2 * DAY_S
 """2023-11-13T00:00:00Z, a Monday: the history ends after a weekend."""
 THURSDAY_S = NOW_S + DAY_S
@@ -144,10 +151,10 @@ def test_a_leak_is_not_projected():
         hist=history(container_history("app", grow, mem, oom=kills)),
     )
     app = recommend(inp, DEFAULT, now_s=NOW_S).containers[0]
-    assert app.memory.request.rule == "oom.leak"
-    assert app.memory.request.proposed == 768 * MIB
+    assert app.memory.request.rule == "oom.leak_quantile"  # sized on the leak, not projected
     assert "forecast_growth" not in app.memory.request.inputs
-    assert app.cpu.request.rule == "forecast.trend"  # the CPU's own growth is projected
+    cpu = app.cpu.request  # the CPU's own growth is projected (and may be raised by the budget)
+    assert "forecast.trend" in (cpu.rule, cpu.inputs.get("wanted_rule"))
 
 
 @pytest.mark.parametrize(("now_s", "growth"), [(MONDAY_S, 0.0), (THURSDAY_S, 0.0), (NOW_S, 0.03)])
