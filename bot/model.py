@@ -485,6 +485,11 @@ class CpuReplay:
     over_limit_minutes: float | None
     p95_percent: float | None
 
+    @property
+    def over_request_share(self) -> float:
+        """``over_request_minutes / container_minutes`` (0 without minutes)."""
+        return self.over_request_minutes / self.container_minutes if self.container_minutes else 0.0
+
 
 @dataclass(frozen=True, slots=True)
 class MemoryReplay:

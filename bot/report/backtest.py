@@ -26,7 +26,7 @@ def _when(unix_s: float) -> str:
 def _share(cpu: CpuReplay | None) -> str:
     if cpu is None or not cpu.container_minutes:
         return "–"
-    return f"{cpu.over_request_minutes / cpu.container_minutes * 100:.2f} %"
+    return f"{cpu.over_request_share * 100:.2f} %"
 
 
 def _shortfall(figures: ReplayFigures) -> str:
@@ -78,10 +78,7 @@ def rows(bt: Backtest) -> list[tuple[str, str, str]]:
 
 def _worst(figures: ReplayFigures) -> str:
     """The largest share of a container's minutes over its CPU request, in percent."""
-    shares = [
-        c.over_request_minutes / c.container_minutes for c in figures.cpu if c.container_minutes
-    ]
-    return f"{max(shares, default=0.0) * 100:.1f} %"
+    return f"{max((c.over_request_share for c in figures.cpu), default=0.0) * 100:.1f} %"
 
 
 def short(rec: Recommendation) -> str | None:
@@ -101,12 +98,6 @@ def brief(rec: Recommendation) -> str | None:
     if bt is None or bt.proposed is None or bt.current is None:
         return None
     then, now = bt.proposed, bt.current
-
-    def worst(figures: ReplayFigures) -> str:
-        shares = [
-            c.over_request_minutes / c.container_minutes for c in figures.cpu if c.container_minutes
-        ]
-        return f"{max(shares, default=0.0) * 100:.1f} %"
 
     return (
         f"backtest (this method {window_days(then.window_s)} ago, on the days since): CPU over "

@@ -62,12 +62,6 @@ def usage_factor(series: ReplaySeries, container: str, request: float, share: fl
     return weighted_upper_quantile(cs.cpu_cores / request, None, share)
 
 
-def _share(figures_cpu: tuple[float, float] | None) -> float:
-    if figures_cpu is None or figures_cpu[1] <= 0:
-        return 0.0
-    return figures_cpu[0] / figures_cpu[1]
-
-
 def _ceiling(container: ContainerInput, settings: RecommendSettings) -> float:
     return min(
         float(container.max_allocated.get("cpu") or math.inf),
@@ -123,7 +117,7 @@ def apply_budget(
             inputs = {"over_request_share": over, "budget_share": budget, "days": recent.days}
         past = backtest.proposed.container_cpu(cr.name) if backtest and backtest.proposed else None
         if past is not None and past.request_cores and backtest_series is not None:
-            past_share = _share((past.over_request_minutes, past.container_minutes))
+            past_share = past.over_request_share
             if past_share > budget:
                 k = min(
                     usage_factor(backtest_series, cr.name, past.request_cores, budget),
