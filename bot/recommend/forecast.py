@@ -45,6 +45,7 @@ import numpy as np
 
 from bot.config.recommend import RecommendSettings
 from bot.model import SECONDS_PER_DAY, FloatArray, IntArray, Number, Resource
+from bot.recommend.quantiles import group_quantiles, weighted_upper_quantile
 from bot.recommend.units import amount
 
 CYCLE_DAYS = 7
@@ -195,27 +196,16 @@ def _weighted_quantile(values: FloatArray, groups: np.ndarray, p: float) -> floa
     value whose cumulative weight reaches ``p ×`` the total, each sample weighing ``1 / size of
     its group``."""
     _, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
-    weights = 1.0 / counts[inverse]
-    order = np.argsort(values, kind="stable")
-    cumulative = np.cumsum(weights[order])
-    at = int(np.searchsorted(cumulative, p * cumulative[-1] * (1 - 1e-12), side="left"))
-    return float(values[order][min(at, values.size - 1)])
+    return weighted_upper_quantile(values, 1.0 / counts[inverse], 1.0 - p)
 
 
 def daily_values(day: np.ndarray, values: FloatArray, p: float) -> tuple[FloatArray, FloatArray]:
     """Per whole day (``day`` = days back from now), its centre ``x = −(day + 0.5)`` and the
     ``p`` quantile of its samples (``inverted_cdf``: an observed sample); days with fewer than
     half the median day's samples are left out."""
-    days, counts = np.unique(day, return_counts=True)
-    full = counts >= 0.5 * float(np.median(counts))
-    x = np.array([-(float(d) + 0.5) for d in days[full].tolist()])
-    y = np.array(
-        [
-            float(np.quantile(values[day == d], p, method="inverted_cdf"))
-            for d in days[full].tolist()
-        ]
-    )
-    return x, y
+    days, counts, quantiles = group_quantiles(day, values, p)
+    full = counts >= 0.5 * float(np.median(counts)) if counts.size else counts.astype(bool)
+    return -(days[full].astype(np.float64) + 0.5), quantiles[full].astype(np.float64)
 
 
 def _trend(day: np.ndarray, values: FloatArray, p: float, confidence: float) -> Trend | None:

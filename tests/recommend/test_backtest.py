@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from bot.config.recommend import RecommendSettings, resolve
 from bot.model import MIB
 from bot.recommend.engine import recommend
-from bot.recommend.replay.recent import weighted_upper_quantile
+from bot.recommend.quantiles import weighted_upper_quantile
 from tests.recommend.factories import (
     DAY_S,
     NOW_S,

@@ -43,12 +43,13 @@ from bot.model import (
 )
 from bot.recommend import noise, units
 from bot.recommend.inputs import ContainerInput, WorkloadInput
+from bot.recommend.quantiles import weighted_upper_quantile
 from bot.recommend.replay.compare import proposed_values
 from bot.recommend.replay.figures import (
     replay,
 )
 from bot.recommend.replay.gate import LimitOf, ReplayContext
-from bot.recommend.replay.recent import recent_usage, weighted_upper_quantile
+from bot.recommend.replay.recent import recent_usage
 from bot.recommend.replay.series import ReplaySeries
 from bot.recommend.rules import Rule
 

@@ -8,30 +8,14 @@ cut back nor raises a request; the backtest checks what the last cycle misses.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from bot.model import SECONDS_PER_DAY, FloatArray
+from bot.recommend.quantiles import weighted_upper_quantile
 from bot.recommend.replay.figures import Options, Values, per_pod_load, replica_path
 from bot.recommend.replay.series import ReplaySeries
-
-
-def weighted_upper_quantile(values: FloatArray, weights: FloatArray | None, share: float) -> float:
-    """The least ``v`` among ``values`` with the weight of ``values > v`` at most ``share`` of the
-    total weight (ties counted above: never less than the exact quantile). Unweighted: the
-    order statistic of rank ``⌈n − 1 − share × n⌉`` (a partition, no sort)."""
-    n = values.size
-    if weights is None:
-        rank = min(max(math.ceil(n - 1 - share * n - 1e-9), 0), n - 1)
-        return float(np.partition(values, rank)[rank])
-    order = np.argsort(values, kind="stable")
-    ranked = values[order]
-    w = weights[order]
-    above = float(w.sum()) - np.cumsum(w)
-    first = int(np.searchsorted(-above, -share * float(w.sum()) - 1e-12, side="left"))
-    return float(ranked[min(first, n - 1)])
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,70 @@
+"""Quantiles the rules share: the weighted upper quantile (the budget, the backtest's raise, the
+weekly cycle) and per-group quantiles (the trend's daily values).
+
+Both are exact order statistics, computed with a partition where a full sort is not needed: an
+upper quantile with ``share`` of the weight above it lies among the ``⌊share × W / w_min⌋ + 1``
+largest values (``W`` the total weight, ``w_min`` the least weight), so only those are sorted.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from bot.model import FloatArray
+
+TOLERANCE = 1e-12
+"""Relative slack on the weight comparison (cumulative sums round)."""
+
+
+def weighted_upper_quantile(values: FloatArray, weights: FloatArray | None, share: float) -> float:
+    """The least ``v`` among ``values`` with the weight of the values after ``v`` in ascending
+    order at most ``share`` of the total weight ``W`` (ties counted above: never less than the
+    exact quantile; ``1 − p`` gives the ``p`` quantile whose cumulative weight reaches ``p × W``).
+
+    Unweighted: the order statistic of rank ``⌈n − 1 − share × n⌉``. Weighted: only the
+    ``⌊share × W / w_min⌋ + 1`` largest values can hold it; they are partitioned off and sorted,
+    and the first with weight above it ``≤ share × W`` is taken."""
+    n = values.size
+    if weights is None:
+        rank = min(max(math.ceil(n - 1 - share * n - 1e-9), 0), n - 1)
+        return float(np.partition(values, rank)[rank])
+    total = float(weights.sum())
+    allowed = share * total + TOLERANCE * max(total, 1.0)
+    least = float(weights.min())
+    top = n if least <= 0 else min(n, int(allowed / least) + 2)
+    if top < n:
+        keep = np.argpartition(values, n - top)[n - top :]
+        values, weights = values[keep], weights[keep]
+    order = np.argsort(values, kind="stable")
+    ranked = values[order]
+    above = np.cumsum(weights[order][::-1])[::-1] - weights[order]
+    first = int(np.argmax(above <= allowed)) if bool((above <= allowed).any()) else ranked.size - 1
+    return float(ranked[first])
+
+
+def group_quantiles(
+    groups: np.ndarray, values: FloatArray, p: float
+) -> tuple[np.ndarray, np.ndarray, FloatArray]:
+    """Per distinct value of ``groups`` (ascending): the group, its sample count and the ``p``
+    quantile of its ``values`` by numpy's ``inverted_cdf`` (the sample of 0-based rank
+    ``⌈p × n⌉ − 1`` in ascending order: an observed sample), with one sort of the values and one radix sort of the groups."""
+    if values.size == 0:
+        empty = np.zeros(0)
+        return empty.astype(groups.dtype), empty.astype(np.int64), empty
+    order = np.argsort(values)
+    narrow = groups[order].astype(np.int16) if _fits_int16(groups) else groups[order]
+    order = order[np.argsort(narrow, kind="stable")]  # a radix sort: groups are small integers
+    ranked, ordered_groups = values[order], groups[order]
+    names, starts, counts = np.unique(ordered_groups, return_index=True, return_counts=True)
+    rank = np.clip(np.ceil(p * counts.astype(np.float64)).astype(np.int64) - 1, 0, counts - 1)
+    return names, counts, ranked[starts + rank]
+
+
+def _fits_int16(groups: np.ndarray) -> bool:
+    return bool(
+        np.issubdtype(groups.dtype, np.integer)
+        and int(groups.min()) >= np.iinfo(np.int16).min
+        and int(groups.max()) <= np.iinfo(np.int16).max
+    )

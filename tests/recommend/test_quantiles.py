@@ -1,0 +1,51 @@
+"""The shared quantiles against their definitions, computed the slow way."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bot.recommend.quantiles import group_quantiles, weighted_upper_quantile
+
+
+def _by_definition(values: np.ndarray, weights: np.ndarray, share: float) -> float:
+    """The least value whose weight after it, in a full stable sort, is ≤ share × total."""
+    order = np.argsort(values, kind="stable")
+    total = float(weights.sum())
+    after = total - np.cumsum(weights[order])
+    for i in range(values.size):
+        if after[i] <= share * total * (1 + 1e-9):
+            return float(values[order][i])
+    return float(values[order][-1])
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_weighted_upper_quantile_matches_the_full_sort(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 3000))
+    values = np.round(rng.gamma(2.0, 1.0, n), int(rng.integers(0, 3)))  # ties when rounded
+    weights = rng.integers(1, 12, n).astype(np.float64)
+    if seed % 3 == 0:
+        weights = 1.0 / weights  # fractional weights, as the weekly cycle's
+    share = float(rng.choice([0.0, 0.001, 0.01, 0.05, 0.1, 0.5, 0.99]))
+    assert weighted_upper_quantile(values, weights, share) == _by_definition(values, weights, share)
+
+
+def test_weighted_upper_quantile_counts_heavy_samples_above() -> None:
+    values = np.array([5.0, 1.0, 4.0, 2.0, 3.0])
+    # 3.0 weighs 6 of 10: at most half the weight above 3.0 is 4.0 and 5.0 (2 of 10)
+    assert weighted_upper_quantile(values, np.array([1.0, 1, 1, 1, 6]), 0.5) == 3.0
+    assert weighted_upper_quantile(values, np.array([6.0, 1, 1, 1, 1]), 0.5) == 5.0
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5, 0.9, 0.95, 1.0])
+def test_group_quantiles_are_numpys_inverted_cdf_per_group(p: float) -> None:
+    rng = np.random.default_rng(7)
+    groups = rng.integers(0, 14, 5000)
+    values = rng.random(5000)
+    names, counts, quantiles = group_quantiles(groups, values, p)
+    assert names.tolist() == sorted(set(groups.tolist()))
+    for name, count, q in zip(names.tolist(), counts.tolist(), quantiles.tolist(), strict=True):
+        mine = values[groups == name]
+        assert count == mine.size
+        assert q == float(np.quantile(mine, p, method="inverted_cdf"))
