@@ -161,6 +161,13 @@ class ReplaySettings(ConfigModel):
         "over it is raised until it does not, even above the current value, whatever minChange "
         "says (bot rules replay.budget, replay.backtest_raise; 1: no budget, upstream).",
     )
+    budget_scope: Literal["container", "workload"] = Field(
+        "container",
+        description="What replay.max_over_request is a share of: container: each vertical "
+        "container's own minutes; workload: the minutes of the workload's vertical containers "
+        "pooled, the requests raised where it costs least (a Lagrangian allocation; with one "
+        "container the same).",
+    )
     backtest: Literal["on", "off"] = Field(
         "on",
         description="on: every workload is also decided on its history as it stood "

@@ -29,7 +29,7 @@ HPA-scaled (``horizontal``) requests are reported, not raised: the HPA sizes the
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -49,7 +49,8 @@ from bot.recommend.replay.figures import (
     replay,
 )
 from bot.recommend.replay.gate import LimitOf, ReplayContext
-from bot.recommend.replay.recent import recent_usage
+from bot.recommend.replay.pooled import pooled_factor, pooled_requests, pooled_share
+from bot.recommend.replay.recent import RecentUsage, recent_usage
 from bot.recommend.replay.series import ReplaySeries
 from bot.recommend.rules import Rule
 
@@ -93,7 +94,9 @@ def apply_budget(
     series, options = context.series, replace(context.options, slots=None)
     by_name = {c.name: c for c in inp.containers}
     values = proposed_values(context.now, rec)
-    raised: dict[str, Explained] = {}
+    days = settings.forecast.horizon_days
+    wanted: dict[str, float] = {}
+    recents: dict[str, RecentUsage] = {}
     for cr in rec.containers:
         container = by_name.get(cr.name)
         request = cr.cpu.request
@@ -102,52 +105,68 @@ def apply_budget(
             continue
         if request.rule in (Rule.POLICY_OFF, Rule.TORTOISE_EMERGENCY_FROZEN):
             continue
-        wanted = float(start)
-        value, rule, why, inputs = wanted, None, "", {}
-        recent = recent_usage(series, values, cr.name, options, days=settings.forecast.horizon_days)
-        least = recent.least_request(budget) if recent is not None else None
-        if recent is not None and least is not None and least > value * (1 + 1e-9):
-            over = recent.over_share(wanted)
-            value, rule = least, Rule.REPLAY_BUDGET
+        wanted[cr.name] = float(start)
+        recent = recent_usage(series, values, cr.name, options, days=days)
+        if recent is not None:
+            recents[cr.name] = recent
+    pooled = settings.replay.budget_scope == "workload" and len(recents) > 1
+    least = (
+        pooled_requests(recents, {n: wanted[n] for n in recents}, budget)
+        if pooled
+        else {n: r.least_request(budget) for n, r in recents.items()}
+    )
+    factors = _backtest_factors(backtest, backtest_series, wanted, settings, pooled=pooled)
+    raised: dict[str, Explained] = {}
+    for cr in rec.containers:
+        container = by_name.get(cr.name)
+        if container is None or cr.name not in wanted:
+            continue
+        request = cr.cpu.request
+        value, rule, why, inputs = wanted[cr.name], None, "", {}
+        recent = recents.get(cr.name)
+        target = least.get(cr.name)
+        if recent is not None and target is not None and target > value * (1 + 1e-9):
+            over = pooled_share(recents, wanted) if pooled else recent.over_share(value)
+            whose = "the workload's containers' minutes" if pooled else "the container's minutes"
+            least_of = (
+                "this container's part of the least total request within it"
+                if pooled
+                else "the least request within it"
+            )
             why = (
-                f"raised to {units.amount(least, 'cpu')}: at {units.amount(wanted, 'cpu')} the "
+                f"raised to {units.amount(target, 'cpu')}: at {units.amount(value, 'cpu')} the "
                 f"replay of the last {recent.days:.3g} days has CPU above the request in "
-                f"{_pct(over)} of the container's minutes, over the budget of {_pct(budget)}; "
-                f"{units.amount(least, 'cpu')} is the least request within it"
+                f"{_pct(over)} of {whose}, over the budget of {_pct(budget)}; "
+                f"{units.amount(target, 'cpu')} is {least_of}"
             )
             inputs = {"over_request_share": over, "budget_share": budget, "days": recent.days}
-        past = backtest.proposed.container_cpu(cr.name) if backtest and backtest.proposed else None
-        if past is not None and past.request_cores and backtest_series is not None:
-            past_share = past.over_request_share
-            if past_share > budget:
-                k = min(
-                    usage_factor(backtest_series, cr.name, past.request_cores, budget),
-                    settings.replay.max_backtest_raise,
-                )
-                base = value
-                if base * k > value * (1 + 1e-9):
-                    value, rule = base * k, Rule.REPLAY_BACKTEST_RAISE
-                    why = (
-                        f"raised ×{k:.3f} from {units.amount(base, 'cpu')}: the backtest's "
-                        f"request {units.amount(past.request_cores, 'cpu')} (decided on the "
-                        f"history as it stood {settings.forecast.horizon_days:g} days ago) was "
-                        f"exceeded in {_pct(past_share)} of the minutes since, over the budget "
-                        f"of {_pct(budget)}; ×{k:.3f} would have kept it within"
-                    )
-                    inputs = {
-                        **inputs,
-                        "raised_from": base,
-                        "backtest_request": past.request_cores,
-                        "backtest_over_request_share": past_share,
-                        "raise_factor": k,
-                        "budget_share": budget,
-                    }
+            value, rule = target, Rule.REPLAY_BUDGET
+        raise_ = factors.get(cr.name)
+        if raise_ is not None and value * raise_.factor > value * (1 + 1e-9):
+            base, k = value, raise_.factor
+            value, rule = base * k, Rule.REPLAY_BACKTEST_RAISE
+            why = (
+                f"raised ×{k:.3f} from {units.amount(base, 'cpu')}: the backtest's "
+                f"request {units.amount(raise_.request, 'cpu')} (decided on the "
+                f"history as it stood {days:g} days ago) was exceeded in "
+                f"{_pct(raise_.share)} of the minutes since"
+                f"{' (pooled over the workload)' if pooled else ''}, over the budget "
+                f"of {_pct(budget)}; ×{k:.3f} would have kept it within"
+            )
+            inputs = {
+                **inputs,
+                "raised_from": base,
+                "backtest_request": raise_.request,
+                "backtest_over_request_share": raise_.share,
+                "raise_factor": k,
+                "budget_share": budget,
+            }
         if rule is None:
             continue
         value = min(
             noise.round_up_to_step(value, "cpu", settings.noise), _ceiling(container, settings)
         )
-        if value <= wanted:
+        if value <= wanted[cr.name]:
             continue
         current = request.current
         if current is not None and noise.same_on_grid(float(current), value, "cpu", settings.noise):
@@ -169,7 +188,7 @@ def apply_budget(
             round(value, 6),
             rule,
             why,
-            {**request.inputs, **inputs, "wanted": wanted, "wanted_rule": request.rule},
+            {**request.inputs, **inputs, "wanted": wanted[cr.name], "wanted_rule": request.rule},
         )
     if not raised:
         return rec
@@ -191,6 +210,53 @@ def apply_budget(
         else ReplayComparison(context.before, after, settings.replay.gate)
     )
     return replace(out, replay=comparison)
+
+
+@dataclass(frozen=True, slots=True)
+class _Raise:
+    """A backtest raise: its factor, the backtest's request and its share over it."""
+
+    factor: float
+    request: float
+    share: float
+
+
+def _backtest_factors(
+    backtest: Backtest | None,
+    series: ReplaySeries | None,
+    wanted: dict[str, float],
+    settings: RecommendSettings,
+    *,
+    pooled: bool,
+) -> dict[str, _Raise]:
+    """Per container of ``wanted`` whose backtest was over the budget, its raise (module doc);
+    ``pooled``: one factor for all, when the backtest's pooled share was over it."""
+    if backtest is None or backtest.proposed is None or series is None:
+        return {}
+    budget, cap = settings.replay.max_over_request, settings.replay.max_backtest_raise
+    past = {
+        name: cpu
+        for name in wanted
+        if (cpu := backtest.proposed.container_cpu(name)) is not None and cpu.request_cores
+    }
+    if pooled and len(past) > 1:
+        sizes = {
+            n: float(series.containers[n].cpu_cores.size) for n in past if n in series.containers
+        }
+        total = sum(sizes.values())
+        share = sum(past[n].over_request_share * w for n, w in sizes.items()) / max(total, 1e-12)
+        if share <= budget:
+            return {}
+        requests = {n: float(c.request_cores or 0) for n, c in past.items()}
+        k = min(pooled_factor(series, requests, budget), cap)
+        return {n: _Raise(k, requests[n], share) for n in past}
+    out = {}
+    for name, cpu in past.items():
+        if cpu.over_request_share > budget:
+            request = float(cpu.request_cores or 0)
+            k = min(usage_factor(series, name, request, budget), cap)
+            out[name] = _Raise(k, request, cpu.over_request_share)
+    return out
 
 
 def expected(
