@@ -34,8 +34,10 @@ from typing import Any
 from bot.config.manifests import EnvironmentConfig
 from bot.config.repo import REPO_CONFIG_FILES, RepoConfig, repo_config_line
 from bot.manifests import helm
+from bot.manifests.deployments import merge, place
 from bot.manifests.errors import KustomizeError, ManifestError
 from bot.manifests.files import RepoFiles, join, normalize
+from bot.manifests.gitops import GitOps, checkout_urls, normalize_url, read_gitops
 from bot.manifests.kustomize import (
     KUSTOMIZATION_FILES,
     Kustomizer,
@@ -483,6 +485,11 @@ def _discover_index(
     repo = files or RepoFiles(root, config.paths)
     discoverer = _Discoverer(root, config, repo)
     envs, errors = discoverer.run(only)
+    gitops = GitOps()
+    if config.gitops.read:
+        urls = {normalize_url(u) for u in config.gitops.repository_urls} | checkout_urls(root)
+        gitops = read_gitops(repo, urls)
+    placed = place(envs, gitops.targets, discoverer.renders, config)
     builder = WorkloadBuilder(config, repo)
     for env in envs:
         if env.kind == "helm":
@@ -547,7 +554,15 @@ def _discover_index(
     all_errors = sorted(
         set(errors) | set(builder.errors) | broken, key=lambda e: (e.file, e.line, e.message)
     )
-    inventory = Inventory(tuple(sorted({e.name for e in envs})), workloads, tuple(all_errors))
+    deployments, not_proposed = merge(placed.deployments, workloads, config)
+    inventory = Inventory(
+        tuple(sorted({e.name for e in envs})),
+        workloads,
+        tuple(all_errors),
+        deployments,
+        not_proposed,
+        tuple(gitops.notes),
+    )
     return Discovery(
         inventory, entries, {e.name: e for e in envs}, file_users, repo, discoverer.renders
     )
