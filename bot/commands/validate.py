@@ -37,10 +37,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def deployment_lines(inventory: Inventory) -> list[str]:
-    """Per environment: where it is deployed (GitOps), what was merged into it, or why it is
-    not proposed for; nothing for an environment without any of these."""
+    """Per environment with workloads: where it is deployed (GitOps), what was merged into it,
+    or why it is not proposed for; nothing for an environment without any of these."""
     lines = []
+    holding = {w.ref.environment for w in inventory.workloads}
     for d in inventory.deployments:
+        if d.environment not in holding:
+            continue  # nothing to propose for either way
         parts = []
         if d.deployed_by:
             cluster = d.cluster or "in-cluster"

@@ -256,8 +256,11 @@ class _Reader:
 
     def source_ours(self, obj: _Found, ref: dict[str, Any], path: str) -> bool:
         kind, name = _str(ref.get("kind")), _str(ref.get("name"))
+        if not kind:
+            self.note(obj, "no sourceRef (a patch of another object?); not read")
+            return False
         if kind != "GitRepository":
-            self.note(obj, f"source {kind or '?'} {name}; not read")
+            self.note(obj, f"source {kind} {name} is not a git repository; not read")
             return False
         url = self.git_repos.get(name)
         if url is None:

@@ -4,12 +4,16 @@ pods are proposed for once (``bot.manifests.gitops``, ``bot.manifests.deployment
 
 from __future__ import annotations
 
+import json
 import subprocess
 
+from bot.config.bot import BotSettings
 from bot.config.repo import RepoConfig
 from bot.manifests import discover
 from bot.manifests.gitops import normalize_url
 from bot.model import Inventory
+from bot.pipeline.plan import history_requests
+from bot.settings import RepositorySettings
 from tests.manifests.conftest import workload
 
 URL = "https://github.com/example/bank.git"
@@ -404,3 +408,71 @@ def test_the_opt_in_file_overrides_the_merge_and_the_selector(repo):
         "propose is false"
         in inventory.not_proposed[workload(inventory, "ledger", "overlays/staging").ref]
     )
+
+
+# ------------------------------------------------------------------------ the commands
+
+
+def test_validate_says_where_each_environment_is_deployed_and_what_was_merged(cli, repo):
+    root = _argo_bank(
+        repo,
+        {
+            "overlays/production-fwi/kustomization.yaml": _overlay("bank", "350m"),
+            "argocd/apps/fwi.yaml": _application(
+                "bank-fwi", "overlays/production-fwi", "prod-eu", "bank"
+            ),
+            ".tortoise-bot.yaml": f"gitops:\n  repository_urls: [{URL}]\n",
+        },
+    )
+    done = cli("validate", str(root))
+    assert done.returncode == 0, done.stdout + done.stderr  # notes are not problems
+    lines = done.stdout.splitlines()
+    assert (
+        "  overlays/production: deployed to cluster prod-eu, namespace bank by Application "
+        "bank-production (argocd/apps/production.yaml:2); also proposes for "
+        "overlays/production-fwi (same pods)"
+    ) in lines
+    assert (
+        "  overlays/production-fwi: deployed to cluster prod-eu, namespace bank by Application "
+        "bank-fwi (argocd/apps/fwi.yaml:2); not proposed for: merged into overlays/production"
+    ) in lines
+    assert any(
+        line.startswith("  overlays/dev: not proposed for: no Argo CD or Flux object")
+        for line in lines
+    )
+    assert any(
+        line.startswith("note: argocd/apps/other.yaml:2: Application payments") for line in lines
+    )
+
+
+def test_plan_skips_the_merged_copies_and_reads_no_history_for_them(cli, repo, tmp_path):
+    root = _two_overlays(repo)
+    history = tmp_path / "history.zip"
+    assert (
+        cli("simulate", "--repo", str(root), "--out", str(history), "--seed", "1").returncode == 0
+    )
+    done = cli("plan", "--repo", str(root), "--snapshot", str(history), "--format", "json")
+    data = json.loads(done.stdout)
+    outcomes = {(o["name"], o["environment"]): o for o in data["workloads"]}
+    merged = outcomes[("ledger", "overlays/production-fwi")]
+    assert merged["status"] == "skipped"
+    assert merged["reasons"] == [
+        "not proposed for: reads the same pods as environment 'overlays/production' "
+        "(selector {}, namespace bank), proposed for there"
+    ]
+    assert outcomes[("ledger", "overlays/production")]["status"] != "skipped"
+
+
+def test_history_is_asked_only_for_what_is_proposed_with_the_cluster_selector(repo):
+    config = _config()
+    inventory = discover(_argo_bank(repo), config).inventory
+    requests = {
+        (r.ref.name, r.ref.environment): dict(r.selector)
+        for r in history_requests(inventory, RepositorySettings(config, BotSettings()))
+    }
+    assert requests == {
+        ("ledger", "overlays/production"): {"cluster": "prod-eu"},
+        ("teller", "overlays/production"): {"cluster": "prod-eu"},
+        ("ledger", "overlays/staging"): {"cluster": "staging"},
+        ("teller", "overlays/staging"): {"cluster": "staging"},
+    }
