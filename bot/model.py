@@ -335,6 +335,8 @@ class EnvironmentDeployment:
     """The cluster's name ('' the unnamed cluster an Argo CD runs in); None: no object says."""
     namespace: str | None = None
     """The destination namespace of its objects that declare none; None: unset."""
+    clusters: tuple[str, ...] = ()
+    """Every cluster its objects deploy it to, ``cluster`` first (its history is read there)."""
     selector: Mapping[str, str] = field(default_factory=dict)
     """Prometheus label matchers the deployment implies (``{cluster: name}``)."""
     proposed: bool = True

@@ -46,8 +46,8 @@ def deployment_lines(inventory: Inventory) -> list[str]:
             continue  # nothing to propose for either way
         parts = []
         if d.deployed_by:
-            cluster = d.cluster or "in-cluster"
-            where = f"cluster {cluster}" + (f", namespace {d.namespace}" if d.namespace else "")
+            clusters = ", ".join(c or "in-cluster" for c in d.clusters)
+            where = f"cluster {clusters}" + (f", namespace {d.namespace}" if d.namespace else "")
             parts.append(f"deployed to {where} by {'; '.join(d.deployed_by)}")
         if d.merged:
             parts.append(f"also proposes for {', '.join(d.merged)} (same pods)")

@@ -101,6 +101,7 @@ def place(
             tuple(dict.fromkeys(t.by for t in mine)),
             first.cluster if first is not None else None,
             namespace,
+            tuple(dict.fromkeys(t.cluster for t in mine)),
             selector,
             proposed,
             reason,

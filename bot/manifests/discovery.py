@@ -488,7 +488,8 @@ def _discover_index(
     gitops = GitOps()
     if config.gitops.read:
         urls = {normalize_url(u) for u in config.gitops.repository_urls} | checkout_urls(root)
-        gitops = read_gitops(repo, urls)
+        renders = {r.directory: r.files for r in discoverer.renders.roots}
+        gitops = read_gitops(repo, urls, lambda d: renders.get(d, frozenset()))
     placed = place(envs, gitops.targets, discoverer.renders, config)
     builder = WorkloadBuilder(config, repo)
     for env in envs:

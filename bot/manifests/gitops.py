@@ -26,13 +26,16 @@ exists here counts and a note says it was assumed. Every object that is skipped 
 The cluster an object deploys to: Argo CD ``destination.name``, else ``destination.server``
 (``in-cluster`` and ``https://kubernetes.default.svc`` are the cluster Argo CD runs in, unnamed);
 Flux ``kubeConfig.secretRef.name``, else the cluster whose Flux applies the file holding the
-object: the path of the outermost Flux ``Kustomization`` that applies it (``clusters/production``),
-named by its last segment; an object no other one applies is in its own directory's cluster.
+object: the path of each outermost Flux ``Kustomization`` that applies it (its path holds the
+file, or its render reads it: a base several clusters' overlays include), named by its last
+segment (``clusters/production``: ``production``); an object no other one applies is in its
+own directory's cluster.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -99,6 +102,11 @@ def checkout_urls(root: Path) -> set[str]:
     return {normalize_url(m) for m in re.findall(r"(?m)^\s*url\s*=\s*(\S+)\s*$", text)}
 
 
+def _holds(directory: str, path: str) -> bool:
+    """Whether ``path`` lies below ``directory`` ('' is the root)."""
+    return not directory or path.startswith(directory + "/")
+
+
 def _str(value: Any) -> str:
     return str(value) if isinstance(value, str | int | float) and value is not None else ""
 
@@ -125,9 +133,13 @@ class _Found:
 
 
 class _Reader:
-    def __init__(self, files: RepoFiles, urls: set[str]) -> None:
+    def __init__(
+        self, files: RepoFiles, urls: set[str], reads: Callable[[str], frozenset[str]]
+    ) -> None:
         self.files = files
         self.urls = urls
+        self.reads = reads
+        """The files the render of a directory reads (``bot.manifests.renders``)."""
         self.out = GitOps()
         self.git_repos: dict[str, str] = {}
         """Flux ``GitRepository`` name -> normalized URL."""
@@ -271,30 +283,38 @@ class _Reader:
             return False
         return self.ours(obj, url, path)
 
-    def cluster_of(
+    def clusters_of(
         self, file: str, kube: dict[str, Any], seen: frozenset[str] = frozenset()
-    ) -> str:
-        """The cluster a Flux object of ``file`` deploys to (module doc)."""
+    ) -> list[str]:
+        """The clusters a Flux object of ``file`` deploys to (module doc): one per outermost
+        Flux ``Kustomization`` whose path holds ``file`` or whose render reads it (a base
+        several clusters' overlays include)."""
         secret = _str(_map(kube.get("secretRef")).get("name"))
         if secret:
-            return secret
+            return [secret]
+        found: dict[str, None] = {}
         for parent in self.flux:
             path = normalize(_str(parent.data.get("path")))
             key = f"{parent.file}:{parent.line}"
-            if key in seen or not (not path or file.startswith(path + "/")):
+            if key in seen or not (_holds(path, file) or file in self.reads(path)):
                 continue
-            if parent.file.startswith(path + "/") or not path:
-                return PurePosixPath(path).name if path else ""  # the bootstrap's own path
-            return self.cluster_of(parent.file, _map(parent.data.get("kubeConfig")), seen | {key})
-        directory = str(PurePosixPath(file).parent)
-        return "" if directory == "." else PurePosixPath(directory).name
+            if _holds(path, parent.file):  # the bootstrap sync: the cluster's own path
+                found[PurePosixPath(path).name if path else ""] = None
+                continue
+            kube = _map(parent.data.get("kubeConfig"))
+            found.update(dict.fromkeys(self.clusters_of(parent.file, kube, seen | {key})))
+        if not found:
+            directory = str(PurePosixPath(file).parent)
+            found[PurePosixPath(directory).name if directory != "." else ""] = None
+        return sorted(found)
 
     def kustomization(self, obj: _Found, spec: dict[str, Any]) -> None:
         path = normalize(_str(spec.get("path")))
         if path.startswith("../") or not self.source_ours(obj, _map(spec.get("sourceRef")), path):
             return
-        cluster = self.cluster_of(obj.file, _map(spec.get("kubeConfig")))
-        self.target(obj, path, [], cluster, _str(spec.get("targetNamespace")) or None)
+        namespace = _str(spec.get("targetNamespace")) or None
+        for cluster in self.clusters_of(obj.file, _map(spec.get("kubeConfig"))):
+            self.target(obj, path, [], cluster, namespace)
 
     def helm_release(self, obj: _Found, spec: dict[str, Any]) -> None:
         chart = _map(_map(spec.get("chart")).get("spec"))
@@ -307,9 +327,9 @@ class _Reader:
         if spec.get("valuesFrom"):
             self.note(obj, "valuesFrom (ConfigMaps, Secrets) is not read")
         values = [normalize(_str(v)) for v in _list(chart.get("valuesFiles"))]
-        cluster = self.cluster_of(obj.file, _map(spec.get("kubeConfig")))
         namespace = _str(spec.get("targetNamespace")) or None
-        self.target(obj, path, values, cluster, namespace)
+        for cluster in self.clusters_of(obj.file, _map(spec.get("kubeConfig"))):
+            self.target(obj, path, values, cluster, namespace)
 
     def target(
         self, obj: _Found, path: str, values: list[str], cluster: str, namespace: str | None
@@ -320,10 +340,15 @@ class _Reader:
         self.out.targets.append(Target(path, tuple(values), cluster, namespace, obj.where))
 
 
-def read_gitops(files: RepoFiles, urls: set[str]) -> GitOps:
+def read_gitops(
+    files: RepoFiles,
+    urls: set[str],
+    reads: Callable[[str], frozenset[str]] = lambda _: frozenset(),
+) -> GitOps:
     """Every GitOps object of the checkout and what it deploys (module doc); ``urls``: this
-    repository's URLs, normalized (``normalize_url``)."""
-    reader = _Reader(files, urls)
+    repository's URLs, normalized (``normalize_url``); ``reads``: the files the render of a
+    directory reads, to tell which Flux ``Kustomization`` applies a file outside its path."""
+    reader = _Reader(files, urls, reads)
     found: list[_Found] = []
     for path in files.everything():
         if PurePosixPath(path).suffix not in (".yaml", ".yml"):

@@ -476,3 +476,27 @@ def test_history_is_asked_only_for_what_is_proposed_with_the_cluster_selector(re
         ("ledger", "overlays/staging"): {"cluster": "staging"},
         ("teller", "overlays/staging"): {"cluster": "staging"},
     }
+
+
+def test_gitops_read_false_keeps_every_overlay_proposed(repo):
+    inventory = discover(_argo_bank(repo), _config(read=False)).inventory
+    assert not inventory.notes
+    assert all(d.proposed and not d.deployed_by for d in inventory.deployments)
+    assert workload(inventory, "ledger", "overlays/dev").ref not in inventory.not_proposed
+    assert workload(inventory, "ledger", "overlays/production").ref.namespace == "bank"
+
+
+def test_a_helm_release_in_a_base_two_clusters_include_deploys_to_both(repo):
+    root = _flux_bank(repo)
+    (root / "clusters/production/vault.yaml").unlink()
+    (root / "base/vault.yaml").write_text(HELM_RELEASE)
+    (root / "base/kustomization.yaml").write_text(
+        "resources: [ledger.yaml, teller.yaml, vault.yaml]\n"
+    )
+    inventory = discover(root, RepoConfig()).inventory
+    chart = _deployment(inventory, "charts/vault/values-production.yaml")
+    assert chart.deployed_by == ("HelmRelease vault (base/vault.yaml:2)",)
+    # deployed to production and staging (the first gives the selector)
+    assert chart.clusters == ("production", "staging")
+    assert (chart.cluster, dict(chart.selector)) == ("production", {"cluster": "production"})
+    assert not _deployment(inventory, "charts/vault/values-staging.yaml").proposed
