@@ -1,7 +1,8 @@
 """Which environments are deployed where, and which ones the bot proposes changes for.
 
-``place`` runs after the environments are read and before their workloads are built: each
-environment learns the GitOps targets (``bot.manifests.gitops``) that deploy it: a Kustomize
+``place`` reads the repository's GitOps objects (``bot.manifests.gitops``) after the
+environments are read and before their workloads are built: each environment learns the
+targets that deploy it: a Kustomize
 environment the target's directory is or includes, a Helm environment whose chart and own values
 file the target names, a plain-YAML environment with a file below the target's directory. Its
 cluster, namespace and Prometheus selector (``{cluster: NAME}``; none for the unnamed cluster an
@@ -14,39 +15,41 @@ proposes it).
 namespace in the same cluster (in environments without GitOps targets: the same Prometheus
 selector, since they query the same series; one with neither a cluster nor a selector reads
 every cluster's pods of that name, so it joins the first cluster that deploys them). The
-environment kept is the one a GitOps object
-deploys, then the one whose workload is written in the fewest files, then the first by name;
-the others are listed with the environment they were merged into. An opt-in entry's
-``propose`` wins over both rules.
+environment kept is the one a GitOps object deploys, then the one whose workload is written in
+the fewest files, then the first by name; the others are listed with the environment they were
+merged into. An opt-in entry's ``propose`` wins over both rules.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from bot.config.manifests import EnvironmentConfig
 from bot.config.repo import RepoConfig
-from bot.manifests.gitops import Target
+from bot.manifests.files import RepoFiles
+from bot.manifests.gitops import Target, checkout_urls, normalize_url, read_gitops
 from bot.manifests.renders import Renders
 from bot.manifests.workloads import Environment
-from bot.model import DeclaredWorkload, EnvironmentDeployment, WorkloadRef
+from bot.model import DeclaredWorkload, EnvironmentDeployment, SourceError, WorkloadRef
 
 
 @dataclass(frozen=True, slots=True)
 class Placed:
-    """Every environment's deployment, and whether any GitOps target exists at all."""
+    """Every environment's deployment, and the notes of the GitOps objects read."""
 
     deployments: dict[str, EnvironmentDeployment]
-    gitops: bool
+    notes: tuple[SourceError, ...] = ()
 
 
 def _under(path: str, directory: str) -> bool:
     return not directory or path == directory or path.startswith(directory + "/")
 
 
-def deploys(target: Target, env: Environment, renders: Renders) -> bool:
-    """Whether ``target`` deploys the environment ``env`` (see the module doc)."""
+def deploys(target: Target, env: Environment, includes: Mapping[str, frozenset[str]]) -> bool:
+    """Whether ``target`` deploys the environment ``env`` (see the module doc); ``includes``:
+    the kustomization directories each render root includes."""
     if env.kind == "helm":
         if env.directory != target.directory:
             return False
@@ -56,8 +59,7 @@ def deploys(target: Target, env: Environment, renders: Renders) -> bool:
     if env.kind == "kustomize":
         if env.directory == target.directory:
             return True
-        root = next((r for r in renders.roots if r.directory == target.directory), None)
-        return root is not None and env.directory in root.includes
+        return env.directory in includes.get(target.directory, frozenset())
     return any(_under(f, target.directory) for f in env.files)
 
 
@@ -66,14 +68,27 @@ def _entry(config: RepoConfig, name: str) -> EnvironmentConfig | None:
 
 
 def place(
-    envs: Sequence[Environment], targets: Sequence[Target], renders: Renders, config: RepoConfig
+    root: Path,
+    envs: Sequence[Environment],
+    files: RepoFiles,
+    renders: Renders,
+    config: RepoConfig,
 ) -> Placed:
-    """Each environment's deployment (module doc); sets ``namespace`` of the environments whose
+    """Each environment's deployment (module doc), from the GitOps objects of the checkout at
+    ``root`` (unless ``gitops.read`` is false); sets ``namespace`` of the environments whose
     opt-in entry sets none to their destination namespace."""
+    targets: list[Target] = []
+    notes: tuple[SourceError, ...] = ()
+    if config.gitops.read:
+        urls = {normalize_url(u) for u in config.gitops.repository_urls} | checkout_urls(root)
+        reads = {r.directory: r.files for r in renders.roots}
+        found = read_gitops(files, urls, lambda d: reads.get(d, frozenset()))
+        targets, notes = found.targets, tuple(found.notes)
+    includes = {r.directory: r.includes for r in renders.roots}
     out: dict[str, EnvironmentDeployment] = {}
     for env in envs:
         mine = sorted(
-            (t for t in targets if deploys(t, env, renders)),
+            (t for t in targets if deploys(t, env, includes)),
             key=lambda t: (t.cluster, t.namespace or "", t.by),
         )
         entry = _entry(config, env.name)
@@ -106,16 +121,15 @@ def place(
             proposed,
             reason,
         )
-    return Placed(out, bool(targets))
+    return Placed(out, notes)
 
 
 def merge(
-    deployments: Mapping[str, EnvironmentDeployment],
-    workloads: Sequence[DeclaredWorkload],
-    config: RepoConfig,
-) -> tuple[tuple[EnvironmentDeployment, ...], dict[WorkloadRef, str]]:
-    """The deployments with what was merged into each, and every workload not proposed for
-    with why (module doc)."""
+    placed: Placed, workloads: Sequence[DeclaredWorkload], config: RepoConfig
+) -> tuple[tuple[EnvironmentDeployment, ...], dict[WorkloadRef, str], tuple[SourceError, ...]]:
+    """The deployments with what was merged into each, every workload not proposed for with
+    why (module doc), and the GitOps notes: ``Inventory``'s last three fields."""
+    deployments = placed.deployments
     not_proposed: dict[WorkloadRef, str] = {}
     groups: dict[tuple[object, ...], list[DeclaredWorkload]] = {}
     for w in workloads:
@@ -135,9 +149,9 @@ def merge(
     for key in sorted((k for k in groups if k[3:] == unplaced), key=str):
         # no cluster known and no selector: its queries read every cluster's pods of that
         # name, so it reads the pods of the first cluster that deploys them
-        placed = sorted((k for k in groups if k[:3] == key[:3] and k[3] == "cluster"), key=str)
-        if placed:
-            groups[placed[0]].extend(groups.pop(key))
+        clustered = sorted((k for k in groups if k[:3] == key[:3] and k[3] == "cluster"), key=str)
+        if clustered:
+            groups[clustered[0]].extend(groups.pop(key))
     merged: dict[str, dict[str, None]] = {}
     into: dict[str, dict[str, None]] = {}
     for group in groups.values():
@@ -172,7 +186,7 @@ def merge(
         if dep.proposed and own and all(w.ref in not_proposed for w in own):
             reason = f"merged into {', '.join(into.get(name, {}))}"
         out.append(replace(dep, reason=reason, merged=tuple(merged.get(name, {}))))
-    return tuple(out), not_proposed
+    return tuple(out), not_proposed, placed.notes
 
 
 def _where(dep: EnvironmentDeployment, namespace: str) -> str:

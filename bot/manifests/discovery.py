@@ -17,7 +17,8 @@ opt-in file, never dropped silently. The namespace an entry sets applies to the 
 environment that declare none, as ``kubectl apply -n`` would.
 
 Flux ``HelmRelease`` and Argo CD ``Application`` objects found in any environment add the
-workloads their inline values describe. A bad file, kustomization or object becomes an
+workloads their inline values describe; the repository's Argo CD and Flux objects decide where
+each environment is deployed and which ones are proposed for (``bot.manifests.deployments``). A bad file, kustomization or object becomes an
 ``Inventory.errors`` entry; discovery itself never raises for repository content.
 """
 
@@ -37,7 +38,6 @@ from bot.manifests import helm
 from bot.manifests.deployments import merge, place
 from bot.manifests.errors import KustomizeError, ManifestError
 from bot.manifests.files import RepoFiles, join, normalize
-from bot.manifests.gitops import GitOps, checkout_urls, normalize_url, read_gitops
 from bot.manifests.kustomize import (
     KUSTOMIZATION_FILES,
     Kustomizer,
@@ -485,12 +485,7 @@ def _discover_index(
     repo = files or RepoFiles(root, config.paths)
     discoverer = _Discoverer(root, config, repo)
     envs, errors = discoverer.run(only)
-    gitops = GitOps()
-    if config.gitops.read:
-        urls = {normalize_url(u) for u in config.gitops.repository_urls} | checkout_urls(root)
-        renders = {r.directory: r.files for r in discoverer.renders.roots}
-        gitops = read_gitops(repo, urls, lambda d: renders.get(d, frozenset()))
-    placed = place(envs, gitops.targets, discoverer.renders, config)
+    placed = place(root, envs, repo, discoverer.renders, config)  # sets GitOps namespaces
     builder = WorkloadBuilder(config, repo)
     for env in envs:
         if env.kind == "helm":
@@ -555,15 +550,8 @@ def _discover_index(
     all_errors = sorted(
         set(errors) | set(builder.errors) | broken, key=lambda e: (e.file, e.line, e.message)
     )
-    deployments, not_proposed = merge(placed.deployments, workloads, config)
-    inventory = Inventory(
-        tuple(sorted({e.name for e in envs})),
-        workloads,
-        tuple(all_errors),
-        deployments,
-        not_proposed,
-        tuple(gitops.notes),
-    )
+    names = tuple(sorted({e.name for e in envs}))
+    inventory = Inventory(names, workloads, tuple(all_errors), *merge(placed, workloads, config))
     return Discovery(
         inventory, entries, {e.name: e for e in envs}, file_users, repo, discoverer.renders
     )

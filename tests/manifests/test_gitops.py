@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+import jsonschema  # type: ignore[import-untyped]
+
 from bot.config.bot import BotSettings
 from bot.config.repo import RepoConfig
 from bot.manifests import discover
@@ -15,6 +17,7 @@ from bot.model import Inventory
 from bot.pipeline.plan import history_requests
 from bot.settings import RepositorySettings
 from tests.manifests.conftest import workload
+from tests.manifests.test_commands import SCHEMA
 
 URL = "https://github.com/example/bank.git"
 
@@ -500,3 +503,83 @@ def test_a_helm_release_in_a_base_two_clusters_include_deploys_to_both(repo):
     assert chart.clusters == ("production", "staging")
     assert (chart.cluster, dict(chart.selector)) == ("production", {"cluster": "production"})
     assert not _deployment(inventory, "charts/vault/values-staging.yaml").proposed
+
+
+def test_a_list_generator_fills_the_template_and_helm_value_files_come_through_a_ref(repo):
+    appset = f"""\
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: bank
+spec:
+  generators:
+    - list:
+        elements:
+          - env: staging
+            cluster: staging-eu
+  template:
+    metadata:
+      name: 'bank-{{{{env}}}}'
+    spec:
+      source:
+        repoURL: {URL}
+        path: 'overlays/{{{{env}}}}'
+      destination:
+        name: '{{{{cluster}}}}'
+        namespace: 'bank-{{{{env}}}}'
+"""
+    vault = f"""\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: vault
+spec:
+  sources:
+    - repoURL: {URL}
+      path: charts/vault
+      helm:
+        valueFiles: [$values/charts/vault/values-production.yaml]
+    - repoURL: {URL}
+      ref: values
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: vault
+"""
+    root = repo(
+        {
+            **BASE,
+            **CHART,
+            "overlays/staging/kustomization.yaml": _overlay("bank-staging"),
+            "overlays/production/kustomization.yaml": _overlay("bank"),
+            "argocd/bank.yaml": appset,
+            "argocd/vault.yaml": vault,
+        }
+    )
+    inventory = discover(root, _config()).inventory
+    staging = _deployment(inventory, "overlays/staging")
+    assert staging.deployed_by == (
+        "Application bank-staging of ApplicationSet bank (argocd/bank.yaml:2)",
+    )
+    assert (staging.cluster, staging.namespace) == ("staging-eu", "bank-staging")
+    assert not _deployment(inventory, "overlays/production").proposed
+    chart = _deployment(inventory, "charts/vault/values-production.yaml")
+    # the cluster Argo CD runs in: no selector
+    assert (chart.cluster, chart.namespace, dict(chart.selector)) == ("", "vault", {})
+    assert workload(inventory, "vault", "charts/vault/values-production.yaml").ref.namespace == (
+        "vault"
+    )
+    assert not _deployment(inventory, "charts/vault/values-staging.yaml").proposed
+
+
+def test_validate_json_carries_the_deployments_and_matches_the_schema(cli, repo):
+    root = _two_overlays(repo)
+    done = cli("validate", str(root), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    jsonschema.validate(data, SCHEMA)
+    fwi = next(d for d in data["deployments"] if d["environment"] == "overlays/production-fwi")
+    assert fwi["reason"] == "merged into overlays/production"
+    assert {(n["name"], n["environment"]) for n in data["not_proposed"]} == {
+        ("ledger", "overlays/production-fwi"),
+        ("teller", "overlays/production-fwi"),
+    }
