@@ -145,13 +145,14 @@ def merge(
             else ("selector", tuple(sorted(dep.selector.items())))
         )
         groups.setdefault((w.ref.namespace, w.ref.kind, w.ref.name, *where), []).append(w)
-    unplaced = ("selector", ())
-    for key in sorted((k for k in groups if k[3:] == unplaced), key=str):
+    clustered: dict[tuple[object, ...], list[tuple[object, ...]]] = {}
+    for key in groups:
+        if key[3] == "cluster":
+            clustered.setdefault(key[:3], []).append(key)
+    for key in [k for k in groups if k[3:] == ("selector", ()) and k[:3] in clustered]:
         # no cluster known and no selector: its queries read every cluster's pods of that
         # name, so it reads the pods of the first cluster that deploys them
-        clustered = sorted((k for k in groups if k[:3] == key[:3] and k[3] == "cluster"), key=str)
-        if clustered:
-            groups[clustered[0]].extend(groups.pop(key))
+        groups[min(clustered[key[:3]], key=str)].extend(groups.pop(key))
     merged: dict[str, dict[str, None]] = {}
     into: dict[str, dict[str, None]] = {}
     for group in groups.values():
@@ -180,8 +181,11 @@ def merge(
             merged.setdefault(keeper.ref.environment, {})[w.ref.environment] = None
             into.setdefault(w.ref.environment, {})[keeper.ref.environment] = None
     out = []
+    by_environment: dict[str, list[DeclaredWorkload]] = {}
+    for w in workloads:
+        by_environment.setdefault(w.ref.environment, []).append(w)
     for name, dep in sorted(deployments.items()):
-        own = [w for w in workloads if w.ref.environment == name]
+        own = by_environment.get(name, [])
         reason = dep.reason
         if dep.proposed and own and all(w.ref in not_proposed for w in own):
             reason = f"merged into {', '.join(into.get(name, {}))}"
