@@ -324,12 +324,47 @@ class DeclaredWorkload:
 
 
 @dataclass(frozen=True, slots=True)
+class EnvironmentDeployment:
+    """Where one environment is deployed, as the repository's Argo CD / Flux objects say, and
+    whether the bot proposes changes for it (``docs/manifests.md``, GitOps)."""
+
+    environment: str
+    deployed_by: tuple[str, ...] = ()
+    """The objects that deploy it (``Application shop (argocd/shop.yaml:3)``); empty: none."""
+    cluster: str | None = None
+    """The cluster's name ('' the unnamed cluster an Argo CD runs in); None: no object says."""
+    namespace: str | None = None
+    """The destination namespace of its objects that declare none; None: unset."""
+    clusters: tuple[str, ...] = ()
+    """Every cluster its objects deploy it to, ``cluster`` first (its history is read there)."""
+    selector: Mapping[str, str] = field(default_factory=dict)
+    """Prometheus label matchers the deployment implies (``{cluster: name}``)."""
+    proposed: bool = True
+    """False: read and shown, never proposed for (``reason``)."""
+    reason: str = ""
+    """Why it is not proposed for."""
+    merged: tuple[str, ...] = ()
+    """Environments whose workloads read the same pods and are proposed for here instead."""
+
+
+@dataclass(frozen=True, slots=True)
 class Inventory:
     """Everything a repository declares, per environment, plus every problem found."""
 
     environments: tuple[str, ...]
     workloads: tuple[DeclaredWorkload, ...]
     errors: tuple[SourceError, ...] = ()
+    deployments: tuple[EnvironmentDeployment, ...] = ()
+    """Per environment, where it is deployed and whether it is proposed for (GitOps)."""
+    not_proposed: Mapping[WorkloadRef, str] = field(default_factory=dict)
+    """Workloads listed but never proposed for, with why (an environment no GitOps object
+    deploys, a copy of the same pods proposed for in another environment)."""
+    notes: tuple[SourceError, ...] = ()
+    """GitOps objects not read or read on an assumption, with why; not problems."""
+
+    def deployment(self, environment: str) -> EnvironmentDeployment | None:
+        """The deployment of ``environment``, None when none is known."""
+        return next((d for d in self.deployments if d.environment == environment), None)
 
 
 # --------------------------------------------------------------------------- history

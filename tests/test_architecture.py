@@ -526,3 +526,15 @@ def test_the_state_check_sees_a_store(tmp_path):
         "def h(_KEPT):\n    _KEPT.append(1)\n"
     )
     assert process_state(module) == {"_KEPT", "_SEEN", "_LOCAL", "_N", "g"}
+
+
+def test_gitops_objects_are_read_from_the_checkout_only():
+    """What the repository's Argo CD / Flux objects deploy is learnt from its files: no network,
+    no process (a ``repoURL`` is compared, never fetched)."""
+    for module in ("gitops", "deployments"):
+        path = BOT / "manifests" / f"{module}.py"
+        for name in _imports(path):
+            top = name.split(".")[0]
+            assert top not in {"subprocess", "socket", "urllib", "http", "requests"}, (
+                f"manifests/{module}.py imports {name}"
+            )

@@ -36,12 +36,37 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def deployment_lines(inventory: Inventory) -> list[str]:
+    """Per environment with workloads: where it is deployed (GitOps), what was merged into it,
+    or why it is not proposed for; nothing for an environment without any of these."""
+    lines = []
+    holding = {w.ref.environment for w in inventory.workloads}
+    for d in inventory.deployments:
+        if d.environment not in holding:
+            continue  # nothing to propose for either way
+        parts = []
+        if d.deployed_by:
+            clusters = ", ".join(c or "in-cluster" for c in d.clusters)
+            where = f"cluster {clusters}" + (f", namespace {d.namespace}" if d.namespace else "")
+            parts.append(f"deployed to {where} by {'; '.join(d.deployed_by)}")
+        if d.merged:
+            parts.append(f"also proposes for {', '.join(d.merged)} (same pods)")
+        if not d.proposed or d.reason:
+            parts.append(f"not proposed for: {d.reason}")
+        if parts:
+            lines.append(f"  {d.environment}: {'; '.join(parts)}")
+    return lines
+
+
 def _table(inventory: Inventory, errors: list[SourceError], settings: RepositorySettings) -> str:
     envs = []
     for name in inventory.environments:
-        namespace = settings.environment(name).namespace.value
+        deployment = inventory.deployment(name)
+        namespace = settings.environment(name).namespace.value or (
+            deployment.namespace if deployment is not None else None
+        )
         envs.append(f"{name} (namespace {namespace})" if namespace else name)
-    lines = [f"environments: {', '.join(envs) or '(none)'}"]
+    lines = [f"environments: {', '.join(envs) or '(none)'}", *deployment_lines(inventory)]
     for w in inventory.workloads:
         replicas = f"replicas={w.replicas}" if w.replicas is not None else "replicas=-"
         hpa = ""
@@ -58,6 +83,8 @@ def _table(inventory: Inventory, errors: list[SourceError], settings: Repository
             )
     for e in errors:
         lines.append(f"error: {e.file}:{e.line}: {e.message}")
+    for n in inventory.notes:
+        lines.append(f"note: {n.file}:{n.line}: {n.message}")
     return "\n".join(lines)
 
 

@@ -118,12 +118,41 @@ class EnvironmentConfig(ConfigModel):
         description="The largest request the environment's nodes can hold, per resource; "
         "unset: the largest of ``nodes``.",
     )
+    propose: bool | None = Field(
+        None,
+        description="``true``: propose changes for this environment even when no GitOps "
+        "object deploys it or another environment reads the same pods; ``false``: never "
+        "(listed only); unset: as ``gitops`` decides.",
+    )
 
     @model_validator(mode="after")
     def _name_inside(self) -> EnvironmentConfig:
         if self.path is None:
             _inside(self.name)  # the name is the path
         return self
+
+
+class GitOpsConfig(ConfigModel):
+    """How the repository's Argo CD and Flux objects decide the environments (``docs/manifests.md``)."""
+
+    read: bool = Field(
+        True,
+        description="Read Argo CD ``Application``/``ApplicationSet`` and Flux "
+        "``Kustomization``/``HelmRelease`` objects to learn which overlays and values files are "
+        "deployed, to which cluster and namespace.",
+    )
+    undeployed: bool = Field(
+        False,
+        description="Also propose changes for environments no GitOps object of this repository "
+        "deploys (they are listed either way); only matters when the repository has such "
+        "objects.",
+    )
+    repository_urls: tuple[str, ...] = Field(
+        (),
+        max_length=16,
+        description="This repository's URLs as the GitOps objects write them (``repoURL``, a "
+        "``GitRepository`` ``url``), besides the checkout's git remotes.",
+    )
 
 
 class HelmWorkloadMapping(ConfigModel):

@@ -17,7 +17,7 @@ from bot.config.base import ConfigModel
 from bot.config.errors import ConfigError, ConfigProblem
 from bot.config.forge import PullRequestConfig
 from bot.config.load import KeyLines, load_model
-from bot.config.manifests import EnvironmentConfig, HelmChartConfig, PathsConfig
+from bot.config.manifests import EnvironmentConfig, GitOpsConfig, HelmChartConfig, PathsConfig
 from bot.model import Policy
 
 REPO_CONFIG_FILES = (".tortoise-bot.yaml", ".github/tortoise-bot.yaml")
@@ -83,6 +83,7 @@ class RepoConfig(ConfigModel):
     environments: tuple[EnvironmentConfig, ...] = Field(
         (), description="Overlays / values files and their Prometheus selectors."
     )
+    gitops: GitOpsConfig = GitOpsConfig()
     helm: tuple[HelmChartConfig, ...] = Field(
         (), description="Helm values layouts that ``helm create`` conventions do not cover."
     )

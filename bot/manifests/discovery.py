@@ -17,7 +17,8 @@ opt-in file, never dropped silently. The namespace an entry sets applies to the 
 environment that declare none, as ``kubectl apply -n`` would.
 
 Flux ``HelmRelease`` and Argo CD ``Application`` objects found in any environment add the
-workloads their inline values describe. A bad file, kustomization or object becomes an
+workloads their inline values describe; the repository's Argo CD and Flux objects decide where
+each environment is deployed and which ones are proposed for (``bot.manifests.deployments``). A bad file, kustomization or object becomes an
 ``Inventory.errors`` entry; discovery itself never raises for repository content.
 """
 
@@ -34,6 +35,7 @@ from typing import Any
 from bot.config.manifests import EnvironmentConfig
 from bot.config.repo import REPO_CONFIG_FILES, RepoConfig, repo_config_line
 from bot.manifests import helm
+from bot.manifests.deployments import merge, place
 from bot.manifests.errors import KustomizeError, ManifestError
 from bot.manifests.files import RepoFiles, join, normalize
 from bot.manifests.kustomize import (
@@ -483,6 +485,7 @@ def _discover_index(
     repo = files or RepoFiles(root, config.paths)
     discoverer = _Discoverer(root, config, repo)
     envs, errors = discoverer.run(only)
+    placed = place(root, envs, repo, discoverer.renders, config)  # sets GitOps namespaces
     builder = WorkloadBuilder(config, repo)
     for env in envs:
         if env.kind == "helm":
@@ -547,7 +550,8 @@ def _discover_index(
     all_errors = sorted(
         set(errors) | set(builder.errors) | broken, key=lambda e: (e.file, e.line, e.message)
     )
-    inventory = Inventory(tuple(sorted({e.name for e in envs})), workloads, tuple(all_errors))
+    names = tuple(sorted({e.name for e in envs}))
+    inventory = Inventory(names, workloads, tuple(all_errors), *merge(placed, workloads, config))
     return Discovery(
         inventory, entries, {e.name: e for e in envs}, file_users, repo, discoverer.renders
     )

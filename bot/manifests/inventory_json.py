@@ -17,6 +17,7 @@ from bot.model import (
     Location,
     ResourceValues,
     SourceError,
+    WorkloadRef,
 )
 
 
@@ -110,4 +111,31 @@ def inventory_json(
         "environments": list(inventory.environments),
         "workloads": [workload_json(w) for w in inventory.workloads],
         "errors": errors_json([*extra_errors, *inventory.errors]),
+        "deployments": [
+            {
+                "environment": d.environment,
+                "deployed_by": list(d.deployed_by),
+                "cluster": d.cluster,
+                "clusters": list(d.clusters),
+                "namespace": d.namespace,
+                "selector": dict(d.selector),
+                "proposed": d.proposed,
+                "reason": d.reason,
+                "merged": list(d.merged),
+            }
+            for d in inventory.deployments
+        ],
+        "not_proposed": [
+            {**_ref(ref), "reason": reason} for ref, reason in inventory.not_proposed.items()
+        ],
+        "notes": errors_json(inventory.notes),
+    }
+
+
+def _ref(ref: WorkloadRef) -> dict[str, str]:
+    return {
+        "kind": ref.kind,
+        "namespace": ref.namespace,
+        "name": ref.name,
+        "environment": ref.environment,
     }

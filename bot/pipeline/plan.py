@@ -125,15 +125,26 @@ class RepositoryOutcome:
 
 
 def history_requests(inventory: Inventory, settings: RepositorySettings) -> list[HistoryRequest]:
-    """One request per workload, with its environment's Prometheus selector."""
-    return [
-        HistoryRequest(
-            ref=w.ref,
-            containers=tuple(c.name for c in w.containers if not c.init),
-            selector=settings.selector(w.ref.environment),
+    """One request per workload proposed for, with its environment's Prometheus selector (the
+    one its deployment implies or the opt-in file sets, ``Inventory.deployments``)."""
+    out = []
+    for w in inventory.workloads:
+        if w.ref in inventory.not_proposed:
+            continue
+        deployment = inventory.deployment(w.ref.environment)
+        selector = (
+            dict(deployment.selector)
+            if deployment is not None
+            else settings.selector(w.ref.environment)
         )
-        for w in inventory.workloads
-    ]
+        out.append(
+            HistoryRequest(
+                ref=w.ref,
+                containers=tuple(c.name for c in w.containers if not c.init),
+                selector=selector,
+            )
+        )
+    return out
 
 
 def decide_workload(
@@ -356,9 +367,13 @@ def repository_outcome(
     start_s, end_s = now_s - window_s, now_s
     requests = history_requests(inventory, repository)
     waiting: dict[WorkloadRef, list[int]] = defaultdict(list)
-    for index, w in enumerate(inventory.workloads):
-        waiting[w.ref].append(index)
     decided: dict[int, WorkloadOutcome] = {}
+    for index, w in enumerate(inventory.workloads):
+        reason = inventory.not_proposed.get(w.ref)
+        if reason is not None:
+            decided[index] = WorkloadOutcome(w, "skipped", (f"not proposed for: {reason}",))
+        else:
+            waiting[w.ref].append(index)
 
     def done(index: int, timed: tuple[WorkloadOutcome, float]) -> None:
         decided[index] = timed[0]
