@@ -526,3 +526,13 @@ def test_the_state_check_sees_a_store(tmp_path):
         "def h(_KEPT):\n    _KEPT.append(1)\n"
     )
     assert process_state(module) == {"_KEPT", "_SEEN", "_LOCAL", "_N", "g"}
+
+
+def test_the_preview_forge_reaches_no_network():
+    """``run --dry-run --out`` promises no forge and no token: its forge (``forge/preview.py``)
+    imports no network client, no process runner and nothing of a real forge's session."""
+    names = _imports(FORGE / "preview.py")
+    network = {"socket", "requests", "urllib", "http", "subprocess", "github"}
+    bad = [n for n in names if n.split(".")[0] in network]
+    bad += [n for n in names if n.startswith("bot.forge.github") or n == "bot.forge.checkout"]
+    assert not bad, bad
