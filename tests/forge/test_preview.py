@@ -136,3 +136,27 @@ def test_preview_arguments_are_checked(args, message, tmp_path, monkeypatch, cap
     assert main(["run", *args]) == EXIT_USAGE
     assert message in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_below_the_money_threshold_only_risk_fixes_and_larger_changes_open(
+    tmp_path, no_token, capsys
+):
+    """The demo's replayed monthly changes: cart -$9.60, checkout -$6.63, frontend -$14.08,
+    and redis -$1.49, whose memory is raised for its OOM kills. At 10 a month, cart and
+    checkout are held back; redis, a risk fix, opens however small."""
+    repo = tmp_path / "shop"
+    shutil.copytree(DEMO_DIR / "repo", repo)
+    opt_in = repo / ".tortoise-bot.yaml"
+    opt_in.write_text(opt_in.read_text() + "  min_monthly_change: 10\n")
+    out = tmp_path / "out"
+    args = ["--config", str(DEMO_DIR / "bot.yaml"), "--snapshot", str(DEMO_DIR / "snapshot.zip")]
+    assert main(["run", "--dry-run", *args, "--repo", str(repo), "--out", str(out)]) == EXIT_OK
+    opened = sorted(p.stem.rsplit("-", 1)[1] for p in (out / "shop").glob("*.patch"))
+    assert opened == ["frontend", "redis"]
+    dashboard = (out / "shop" / DASHBOARD_FILE).read_text()
+    for name, change in (("cart", "-\\$9.60"), ("checkout", "-\\$6.63")):
+        line = next(row for row in dashboard.splitlines() if f"/{name}" in row and "[ ]" in row)
+        assert f"monthly cost change {change} is below" in line, line
+    printed = capsys.readouterr().out
+    assert "opened 2" in printed
+    assert "2 held back below pull_requests.min_monthly_change" in printed.replace("\n", "")
