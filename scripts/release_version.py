@@ -42,11 +42,27 @@ def problems(tag: str, version: str) -> list[str]:
         out.append(f"bot.__version__ {version!r} is not MAJOR.MINOR.PATCH[-PRERELEASE]")
     if tag != f"v{version}":
         out.append(f"tag {tag!r} is not v + bot.__version__ (v{version})")
-    for path in sorted((PROJECT / "config" / "deploy").rglob("*.yaml")):
-        for named in re.findall(re.escape(IMAGE) + r":(\S+)", path.read_text()):
-            if named != version:
-                out.append(f"{path.relative_to(PROJECT)} runs {IMAGE}:{named}, not {version}")
+    named = example_tags()
+    if not named:
+        out.append(f"no example in config/deploy names {IMAGE}")
+    for path, named_tag in named:
+        if named_tag != version:
+            out.append(f"{path} runs {IMAGE}:{named_tag}, not {version}")
     return out
+
+
+def example_tags() -> list[tuple[str, str]]:
+    """``(file, tag)`` of every version of the image the examples name: as ``IMAGE:TAG``, or
+    as a Kustomize ``images:`` entry (``newName: IMAGE`` then ``newTag: TAG``)."""
+    image = re.escape(IMAGE)
+    pattern = re.compile(
+        image + r":([^\s\"']+)|newName: " + image + r"\s+newTag: [\"']?([^\s\"']+)"
+    )
+    found = []
+    for path in sorted((PROJECT / "config" / "deploy").rglob("*.yaml")):
+        for whole, entry in pattern.findall(path.read_text()):
+            found.append((str(path.relative_to(PROJECT)), whole or entry))
+    return found
 
 
 def main(argv: list[str]) -> int:

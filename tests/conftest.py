@@ -92,6 +92,7 @@ SLOW = (
     "test_plan_cli.py",
     "test_try_it.py",
     "test_packaging.py",  # a wheel built and installed, actionlint
+    "test_deploy_examples.py",  # kubectl kustomize on every Kubernetes example
 )
 """Test folders and modules whose every test is ``slow``: whole commands in subprocesses,
 servers, kubectl renders, killed processes, wheel builds. ``bash scripts/test -m "not slow"``

@@ -538,3 +538,13 @@ def test_gitops_objects_are_read_from_the_checkout_only():
             assert top not in {"subprocess", "socket", "urllib", "http", "requests"}, (
                 f"manifests/{module}.py imports {name}"
             )
+
+
+def test_the_preview_forge_reaches_no_network():
+    """``run --dry-run --out`` promises no forge and no token: its forge (``forge/preview.py``)
+    imports no network client, no process runner and nothing of a real forge's session."""
+    names = _imports(FORGE / "preview.py")
+    network = {"socket", "requests", "urllib", "http", "subprocess", "github"}
+    bad = [n for n in names if n.split(".")[0] in network]
+    bad += [n for n in names if n.startswith("bot.forge.github") or n == "bot.forge.checkout"]
+    assert not bad, bad

@@ -91,7 +91,7 @@ def test_action_declares_every_input_it_uses():
 
 
 DEPLOY = PROJECT / "config" / "deploy"
-WAYS_OF_RUNNING = {"serve": "Deployment", "cronjob": "CronJob", "sharded": "Job"}
+WAYS_OF_RUNNING = {"serve": "Deployment", "cronjob": "CronJob", "sharded": "CronJob"}
 """``config/deploy/<directory>`` -> the one workload ``kubectl apply -k`` on it creates."""
 
 
@@ -109,13 +109,15 @@ def test_each_kustomization_gives_one_way_of_running(way):
     out = _kustomize(DEPLOY / way)
     assert out.returncode == 0, out.stderr
     docs = list(YAML(typ="safe").load_all(out.stdout))
-    assert sorted(d["kind"] for d in docs) == sorted(["Namespace", WAYS_OF_RUNNING[way]])
+    kinds = ["Namespace", "ConfigMap", "Secret", WAYS_OF_RUNNING[way]]
+    assert sorted(d["kind"] for d in docs) == sorted(kinds)
     assert {d["metadata"].get("namespace", "tortoise-bot") for d in docs} == {"tortoise-bot"}
-    if way == "sharded":
-        (job,) = (d for d in docs if d["kind"] == "Job")
-        assert job["spec"]["completionMode"] == "Indexed"
+    if way == "sharded":  # more in tests/test_deploy_examples.py
+        (cronjob,) = (d for d in docs if d["kind"] == "CronJob")
+        job = cronjob["spec"]["jobTemplate"]["spec"]
+        assert job["completionMode"] == "Indexed"
         assert "JOB_COMPLETION_INDEX" in " ".join(
-            job["spec"]["template"]["spec"]["containers"][0]["command"]
+            job["template"]["spec"]["containers"][0]["command"]
         )
 
 
@@ -126,10 +128,13 @@ def test_every_deploy_example_belongs_to_one_kustomization():
     listed = set()
     for directory in DEPLOY.iterdir():
         data = YAML(typ="safe").load((directory / "kustomization.yaml").read_text())
-        listed |= {(directory / r).resolve() for r in data["resources"]}
+        listed |= {(directory / r).resolve() for r in data.get("resources", [])}
+        for generator in data.get("configMapGenerator", []) + data.get("secretGenerator", []):
+            files = [f.split("=", 1)[-1] for f in generator["files"]]
+            listed |= {(directory / f).resolve() for f in files}
     manifests = {p.resolve() for p in DEPLOY.rglob("*.yaml") if p.name != "kustomization.yaml"}
     assert manifests <= listed
-    assert set(WAYS_OF_RUNNING) == {d.name for d in DEPLOY.iterdir()} - {"base"}
+    assert set(WAYS_OF_RUNNING) == {d.name for d in DEPLOY.iterdir()} - {"base", "image"}
 
 
 def test_wheel_carries_the_demo_and_templates(tmp_path):

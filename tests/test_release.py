@@ -62,13 +62,13 @@ def test_the_version_check_refuses_another_tag(tag):
 
 
 def test_the_examples_run_this_version():
-    images = {
-        str(p.relative_to(PROJECT)): re.findall(
-            r"ghcr\.io/tortoise-bot/tortoise-bot:(\S+)", p.read_text()
-        )
+    named = re.compile(r'newName: ghcr\.io/tortoise-bot/tortoise-bot\s+newTag: "([^"]+)"')
+    tags = {
+        tag
         for p in (PROJECT / "config" / "deploy").rglob("*.yaml")
+        for tag in named.findall(p.read_text())
     }
-    assert {tag for tags in images.values() for tag in tags} == {__version__}
+    assert tags == {__version__}
     uses = re.findall(
         r"tortoise-bot/tortoise-bot@([\w.]+)",
         (PROJECT / "config" / "github-actions" / "tortoise-bot.yml").read_text()

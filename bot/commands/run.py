@@ -16,9 +16,17 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
-from bot.commands.common import PROMETHEUS_URL_ENV, open_snapshot, parse_now, register_secrets
+from bot.commands.common import (
+    DEMO_DIR,
+    DEMO_NAME,
+    PROMETHEUS_URL_ENV,
+    open_snapshot,
+    parse_now,
+    register_secrets,
+)
 from bot.config.bot import BotSettings, load_bot_settings
 from bot.console import make_console, progress
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
@@ -26,6 +34,7 @@ from bot.forge.errors import AuthError, ForgeError
 from bot.forge.github import GitHubForge
 from bot.forge.github.auth import credentials_from_env
 from bot.forge.messages import public
+from bot.forge.preview import PreviewForge
 from bot.metrics.prometheus import PrometheusSource
 from bot.metrics.source import HistorySource
 from bot.pipeline.serve import RepositoryReport, RunSummary, run_repositories, serve_repository
@@ -50,6 +59,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE",
         help="Read the history from a snapshot (tortoise-bot snapshot or simulate), not Prometheus.",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="With --dry-run: write every pull request and dashboard the run would publish as "
+        "files under DIR (index.md lists them); no forge, no token.",
+    )
+    parser.add_argument(
+        "--repo",
+        type=Path,
+        action="append",
+        metavar="PATH",
+        help="With --out: preview this local checkout (repeatable) instead of the configured "
+        "repositories.",
+    )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="With --out: preview the embedded demo shop (its settings and recorded history).",
     )
 
 
@@ -99,11 +128,14 @@ def execute(
     now_s: float | None = None,
     env: Mapping[str, str] | None = None,
     snapshot: Path | None = None,
+    preview: Preview | None = None,
 ) -> int:
     """One run over every repository; the exit code of ``tortoise-bot run``.
 
     ``snapshot`` replaces Prometheus: every repository's history comes from that file, and the
-    window ends where the snapshot ends unless ``now_s`` is given.
+    window ends where the snapshot ends unless ``now_s`` is given. ``preview`` replaces the
+    forge: its local checkouts are served and what would be published is written as files
+    (``bot.forge.preview``), with no credentials.
     """
     env = os.environ if env is None else env
     if env.get(PROMETHEUS_URL_ENV):
@@ -119,10 +151,12 @@ def execute(
             f"prometheus.url is not set (bot settings or {PROMETHEUS_URL_ENV}; "
             "or read a recorded history with --snapshot FILE)"
         )
-    try:
-        credentials = credentials_from_env(settings.github, env)
-    except AuthError as exc:
-        raise UsageError(f"GitHub credentials: {exc}") from exc
+    credentials = None
+    if preview is None:
+        try:
+            credentials = credentials_from_env(settings.github, env)
+        except AuthError as exc:
+            raise UsageError(f"GitHub credentials: {exc}") from exc
     register_secrets(settings, env)
     source: HistorySource
     if snapshot is not None:
@@ -133,9 +167,16 @@ def execute(
         now = now_s if now_s is not None else time.time()
     console = make_console(sys.stdout)
     with tempfile.TemporaryDirectory(prefix="tortoise-bot-") as workdir:
-        forge = GitHubForge(settings.github, credentials, workdir=Path(workdir))
+        forge: GitHubForge | PreviewForge
+        if preview is not None:
+            forge = PreviewForge(preview.out, preview.checkouts, workdir=Path(workdir))
+        else:
+            assert credentials is not None
+            forge = GitHubForge(settings.github, credentials, workdir=Path(workdir))
+        publish = dry_run is False or preview is not None
         try:
-            repositories = list(settings.repositories) or forge.repositories()
+            configured = list(settings.repositories) if preview is None else []
+            repositories = configured or forge.repositories()
         except ForgeError as exc:
             print(f"tortoise-bot: cannot list the repositories to serve: {exc}", file=sys.stderr)
             return EXIT_FAILED
@@ -149,7 +190,7 @@ def execute(
             def serve_one(name: str) -> RepositoryReport:
                 try:
                     return serve_repository(
-                        name, forge, source, settings, now_s=now, dry_run=dry_run
+                        name, forge, source, settings, now_s=now, dry_run=not publish
                     )
                 finally:
                     advance(REPOSITORIES, label=name)
@@ -157,6 +198,8 @@ def execute(
             summary = run_repositories(repositories, serve_one)
         if state is not None and not dry_run:
             save(state, summary.not_reached, stopped=summary.stopped)
+        if isinstance(forge, PreviewForge):
+            index = forge.write_index({r.repository: r.message for r in summary.reports})
     if isinstance(source, PrometheusSource):
         source.close()  # a long-running serve keeps no connection between runs
     for report in summary.reports:
@@ -170,6 +213,8 @@ def execute(
     stop_line = summary.stop_line()
     if stop_line is not None:
         console.print(public(stop_line), markup=False, soft_wrap=True)
+    if preview is not None:
+        console.print(f"preview written: {index}", markup=False, soft_wrap=True)
     step_summary = env.get("GITHUB_STEP_SUMMARY")
     if step_summary:
         with open(step_summary, "a", encoding="utf-8") as out:
@@ -177,7 +222,47 @@ def execute(
     return EXIT_OK if summary.ok else EXIT_FAILED
 
 
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """Where ``run --dry-run --out`` writes, and the local checkouts it serves (name -> path)."""
+
+    out: Path
+    checkouts: Mapping[str, Path]
+
+    @classmethod
+    def of_args(cls, args: argparse.Namespace) -> Preview | None:
+        """The preview the arguments ask for (None: a run on the forge); ``--demo`` also
+        brings the demo's settings and recorded history unless others are given."""
+        repos: list[Path] = args.repo or []
+        if args.out is None:
+            if repos or args.demo:
+                raise UsageError("--repo and --demo preview into files: add --dry-run --out DIR")
+            return None
+        if not args.dry_run:
+            raise UsageError("--out writes a preview of the run: add --dry-run")
+        if not repos and not args.demo:
+            raise UsageError("--out previews local checkouts: pass --repo PATH or --demo")
+        checkouts: dict[str, Path] = {}
+        if args.demo:
+            checkouts[DEMO_NAME] = DEMO_DIR / "repo"
+            if args.config is None:
+                args.config = DEMO_DIR / "bot.yaml"
+            if args.snapshot is None and not os.environ.get(PROMETHEUS_URL_ENV):
+                args.snapshot = DEMO_DIR / "snapshot.zip"
+        for path in repos:
+            if not path.is_dir():
+                raise UsageError(f"--repo {path}: not a directory")
+            name = path.resolve().name
+            if name in checkouts:
+                raise UsageError(f"--repo {path}: a second repository named {name}")
+            checkouts[name] = path
+        if args.out.exists() and not args.out.is_dir():
+            raise UsageError(f"--out {args.out}: not a directory")
+        return cls(args.out, checkouts)
+
+
 def run(args: argparse.Namespace) -> int:
+    preview = Preview.of_args(args)
     shard = None
     if args.shard:
         try:
@@ -190,4 +275,5 @@ def run(args: argparse.Namespace) -> int:
         shard=shard,
         now_s=parse_now(args.now),
         snapshot=args.snapshot,
+        preview=preview,
     )

@@ -81,6 +81,14 @@ class PullRequestConfig(ConfigModel):
     draft: bool = Field(False, description="Open pull requests as drafts.")
     max_open: int = Field(10, ge=0, description="Open bot pull requests per repository at most.")
     max_new_per_run: int = Field(5, ge=0, description="New pull requests per run at most.")
+    min_monthly_change: float = Field(
+        5.0,
+        ge=0,
+        description="A new pull request whose replayed monthly cost changes by less than this "
+        "(in the currency of ``cost``) is held back (listed on the dashboard, tick it to open "
+        "it anyway); a risk fix (OOM, CPU budget, emergency) always opens. 0: no threshold; "
+        "without prices, or with a workload not replayed, it does not apply.",
+    )
     dashboard_title: str = Field(
         "tortoise-bot dashboard", min_length=1, description="Title of the dashboard issue."
     )

@@ -83,6 +83,7 @@ def publish(
     *,
     within_thresholds: ThresholdCheck = same_proposal,
     in_error: Collection[str] = (),
+    held: Mapping[str, str] | None = None,
 ) -> PublishReport:
     """Bring the repository's bot pull requests in line with ``proposals`` (lifecycle table).
 
@@ -91,7 +92,9 @@ def publish(
     ``max_new_per_run`` were opened in this run (requests ignore both limits;
     ``bot.forge.schedule``). A rate limit stops the run; every key not handled is listed in
     ``not_done``. ``in_error``: keys with a workload in error in this run; without a
-    proposal they are left as they are.
+    proposal they are left as they are. ``held``: keys whose new pull request is held back,
+    with why (below ``pull_requests.min_monthly_change``): such a key is not opened (``held``,
+    pending on the dashboard) unless a human ticked it; an open one is still updated.
     """
     config = platform.config
     names = BranchNames.of_settings(config)
@@ -145,6 +148,10 @@ def publish(
     for step in ordered(steps):
         if stopped:
             not_done.append(step.key)
+            continue
+        hold = (held or {}).get(step.key)
+        if hold is not None and step.action.kind == "create" and not step.observed.requested:
+            results.append(KeyResult(step.key, "held", "pending", hold))
             continue
         wait = slots.wait_reason(step)
         if wait is not None:

@@ -54,6 +54,11 @@ class PublishReport:
         return self.keys("close")
 
     @property
+    def held(self) -> tuple[str, ...]:
+        """Keys whose new pull request was held back below the money threshold."""
+        return self.keys("held")
+
+    @property
     def errors(self) -> tuple[KeyResult, ...]:
         return tuple(r for r in self.results if r.status == "error")
 

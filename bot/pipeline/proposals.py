@@ -13,9 +13,11 @@ from bot.forge.results import WorkloadStatus
 from bot.manifests.edit_planner import SKIPPED_NOTE
 from bot.model import ChangeSet, EmergencyPhase, FieldId
 from bot.pipeline.plan import RepositoryOutcome
-from bot.recommend.changes import next_emergency_phase
+from bot.recommend.changes import next_emergency_phase, risk_fix
 from bot.recommend.noise import passes_min_change
+from bot.report import Prices
 from bot.report.build import make_proposal
+from bot.report.numbers import money, unsigned_money
 from bot.report.proposal import Proposal
 from bot.report.replay import CostTotals, cost_totals
 
@@ -23,6 +25,7 @@ __all__ = [
     "build_proposals",
     "changes_cost",
     "emergency_phases",
+    "held_below_threshold",
     "proposals_within_thresholds",
     "workload_statuses",
 ]
@@ -102,3 +105,31 @@ def changes_cost(plan: RepositoryOutcome) -> CostTotals:
     """The replays of the workloads with changes, summed, at the repository's prices."""
     recs = [o.recommendation for o in plan.outcomes if o.status == "changes" and o.recommendation]
     return cost_totals(recs, plan.prices)
+
+
+def held_below_threshold(
+    proposals: list[Proposal], prices: Prices, threshold: float, risk_minutes: float
+) -> dict[str, str]:
+    """Per key of a proposal too small to open as a new pull request, why
+    (``pull_requests.min_monthly_change``): its workloads' replayed monthly cost changes by
+    less than ``threshold``. Never held: a risk fix of any of its workloads
+    (``bot.recommend.changes.risk_fix``), and a proposal whose change is unknown (no prices, a
+    workload without a replay), or with a threshold of 0."""
+    if threshold <= 0:
+        return {}
+    held: dict[str, str] = {}
+    for proposal in proposals:
+        recs = proposal.change_set.recommendations
+        if any(risk_fix(rec, risk_minutes) for rec in recs):
+            continue
+        totals = cost_totals(recs, prices)
+        if not totals.priced or not totals.replayed or totals.unreplayed:
+            continue
+        change = totals.delta_month
+        if abs(change) < threshold:
+            held[proposal.key] = (
+                f"monthly cost change {money(change, prices.currency)} is below "
+                f"pull_requests.min_monthly_change ({unsigned_money(threshold, prices.currency)}); "
+                "tick the box to open it anyway"
+            )
+    return held

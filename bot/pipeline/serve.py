@@ -25,6 +25,7 @@ from bot.pipeline.proposals import (
     build_proposals,
     changes_cost,
     emergency_phases,
+    held_below_threshold,
     proposals_within_thresholds,
     workload_statuses,
 )
@@ -54,6 +55,8 @@ class RepositoryReport:
     """The replays of the workloads with changes, summed (``bot.report.replay.cost_totals``)."""
     stopped: str | None = None
     """Why the run stopped in this repository (GitHub's API budget is gone), None otherwise."""
+    held: tuple[str, ...] = ()
+    """Keys whose new pull request was held back below ``pull_requests.min_monthly_change``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,17 +219,29 @@ def _serve_configured(
         )
     else:
         grouping = repository.pull_requests.grouping
+        noise = settings.recommend.noise
         report = publish(
             session,
             proposals,
-            within_thresholds=proposals_within_thresholds(settings.recommend.noise),
+            within_thresholds=proposals_within_thresholds(noise),
             in_error={group_key(o.ref, grouping) for o in plan.outcomes if o.status == "error"},
+            held=held_below_threshold(
+                proposals,
+                plan.prices,
+                repository.pull_requests.min_monthly_change,
+                noise.risk_minutes,
+            ),
         )
     update_dashboard(session, workload_statuses(plan), report)
     failed = [r.message for r in report.errors]
     if counts.get("error"):
         failed.append(f"{counts['error']} workload(s) in error (listed on the dashboard)")
     message = "; ".join(failed) or (report.stopped or "")
+    if report.held and not message:
+        message = (
+            f"{len(report.held)} held back below pull_requests.min_monthly_change: "
+            + ", ".join(report.held)
+        )
     return RepositoryReport(
         full_name,
         ok=not failed and report.stopped is None,
@@ -237,6 +252,7 @@ def _serve_configured(
         closed=_links(report, report.closed),
         counts=dict(counts),
         cost=cost,
+        held=report.held,
     )
 
 

@@ -23,6 +23,24 @@ from bot.model import (
     FieldId,
     Recommendation,
 )
+from bot.recommend.rules import Rule
+
+RISK_RULES: frozenset[str] = frozenset(
+    (
+        Rule.OOM_BOUNDED,
+        Rule.OOM_BUMP,
+        Rule.OOM_LEAK,
+        Rule.OOM_LEAK_CADENCE,
+        Rule.OOM_LEAK_QUANTILE,
+        Rule.OOM_LIMIT_BUMP,
+        Rule.OOM_RAISE,
+        Rule.REPLAY_BUDGET,
+        Rule.REPLAY_BACKTEST_RAISE,
+        Rule.TORTOISE_EMERGENCY,
+    )
+)
+"""Rules whose raise answers a measured risk: an OOM kill, the CPU budget over request
+(``replay.budget``, ``replay.backtest_raise``), emergency mode."""
 
 
 def next_emergency_phase(rec: Recommendation) -> EmergencyPhase:
@@ -101,3 +119,46 @@ def field_changes(rec: Recommendation) -> tuple[FieldChange, ...]:
                     )
                 )
     return tuple(out)
+
+
+def _raised(value: Explained) -> bool:
+    return (
+        value.rule != "gathering-data"
+        and isinstance(value.proposed, int | float)
+        and isinstance(value.current, int | float)
+        and value.proposed > value.current
+    )
+
+
+def risk_fix(rec: Recommendation, risk_minutes: float) -> str | None:
+    """Why ``rec``'s proposal fixes a measured risk, or None: emergency mode (minReplicas
+    raised, ``next_emergency_phase``), or a raised request or limit whose rule is in
+    ``RISK_RULES``, or one of a container whose current value the replay shows at risk (OOM
+    kills, or usage above the current request for more than ``risk_minutes`` container-minutes:
+    ``noise.risk_minutes``, the rule that lets such a raise through minChange). A risk fix is
+    never held back for its small cost."""
+    if next_emergency_phase(rec) == "emergency":
+        return "emergency mode"
+    before = rec.replay.current if rec.replay is not None else None
+    for container in rec.containers:
+        for resource in RESOURCES:
+            rr = container.resource(resource)
+            for value in (rr.request, rr.limit):
+                if not _raised(value):
+                    continue
+                if value.rule in RISK_RULES:
+                    return f"{container.name} {resource} raised [{value.rule}]"
+                if before is None:
+                    continue
+                if resource == "cpu":
+                    cpu = before.container_cpu(container.name)
+                    if cpu is not None and cpu.over_request_minutes > risk_minutes:
+                        return f"{container.name} cpu raised: usage above its request"
+                    continue
+                memory = before.container_memory(container.name)
+                if memory is not None and memory.oom_kills:
+                    return f"{container.name} memory raised: OOM kills"
+                over = memory.over_request_minutes if memory is not None else None
+                if over is not None and over > risk_minutes:
+                    return f"{container.name} memory raised: working set above its request"
+    return None

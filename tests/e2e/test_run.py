@@ -11,7 +11,9 @@ list every workload, and an unchanged second run must not write anything.
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,6 +21,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from bot.demo.spec import DEMO_LABELS, demo_spec
+from bot.report.markdown import escape
 from bot.sim.cluster import simulate
 from tests.support.prometheus import prometheus_from_cluster
 
@@ -205,3 +208,56 @@ def test_outside_the_schedule_window_only_the_dashboard_changes(
     assert gh.pulls("octo/shop") == []
     (dashboard,) = gh.issues("octo/shop")
     assert "outside the pull-request schedule window" in (dashboard.body or "")
+
+
+def _headless(body: str) -> str:
+    """``body`` without the head commit its hidden state records (a preview has no commit)."""
+    return re.sub(r'"head":"[0-9a-f]{40}"', '"head":"-"', body)
+
+
+def test_the_preview_writes_what_github_receives(cli, tmp_path, demo_prometheus, github_emulator):
+    """``run --dry-run --out`` on a local copy, from the same Prometheus and settings, writes
+    the titles, labels, bodies, commits and dashboard a real run sends to GitHub, and sends
+    nothing to GitHub itself."""
+    gh = github_emulator
+    gh.create_repository("octo", "shop", _files(DEMO_REPO))
+    gh.add_token(TOKEN, "tortoise-bot")
+    config = _bot_config(tmp_path / "bot.yaml", demo_prometheus.url, gh.api_url)
+    now = demo_prometheus.extra["now"]
+    assert _run(cli, config, now).returncode == 0
+    gh.reset_calls()
+
+    local = tmp_path / "shop"
+    shutil.copytree(DEMO_REPO, local)
+    out = tmp_path / "preview"
+    args = ("--config", str(config), "--now", now, "--repo", str(local), "--out", str(out))
+    preview = cli("run", "--dry-run", *args, env={"GITHUB_TOKEN": ""})
+    assert preview.returncode == 0, preview.stdout + preview.stderr
+    assert gh.rest_calls() == [] and gh.git_calls() == []
+
+    pulls = sorted(gh.pulls("octo/shop", state="open"), key=lambda p: p.number)
+    files = sorted((out / "shop").glob("*.md"))
+    assert [f.name for f in files][-1] == "dashboard.md"
+    assert len(files) - 1 == len(pulls) >= 3
+    dashboard = gh.issues("octo/shop")[0].body or ""
+    bare = gh.repository("octo/shop").git
+    for pull, written in zip(pulls, files, strict=False):
+        head, _, body = written.read_text().partition("\n---\n\n")
+        assert _headless(body) == _headless(pull.body or "")
+        assert f"# {escape(pull.title)}\n" in head and "- labels: `right-sizing`" in head
+        assert pull.pull is not None and f"- branch: `{pull.pull.head}`" in head
+        assert pull.labels == ["right-sizing"]
+        # the patch, applied to the base, gives the files on the bot's branch
+        patch = written.with_suffix(".patch")
+        base = tmp_path / f"applied-{pull.number}"
+        shutil.copytree(DEMO_REPO, base)
+        subprocess.run(["git", "init", "-q", str(base)], check=True)
+        subprocess.run(["git", "-C", str(base), "apply", str(patch)], check=True)
+        for path in re.findall(r"^\+\+\+ b/(\S+)$", patch.read_text(), re.M):
+            assert bare.read_file(pull.pull.head, path) == (base / path).read_bytes(), path
+        link = re.search(rf"\[#{pull.number}\]\(([^)]+)\)", dashboard)
+        assert link is not None, dashboard
+        dashboard = dashboard.replace(link.group(0), f"[#{pull.number}]({written.name})")
+    assert (out / "shop" / "dashboard.md").read_text() == dashboard
+    index = (out / "index.md").read_text()
+    assert all(f"(shop/{f.name})" in index for f in files)

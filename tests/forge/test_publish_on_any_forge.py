@@ -298,3 +298,24 @@ def test_without_a_dashboard_nothing_is_read_or_written():
     assert report.result(web.key).status == "suppressed"  # type: ignore[union-attr]
     assert update_dashboard(platform(forge), [], report) == set()
     assert forge.log == []
+
+
+def test_a_new_pull_request_below_the_money_threshold_is_held_until_ticked():
+    forge = MemoryForge()
+    small, open_one = proposal("small", 250), proposal("web", 250)
+    with_pull(forge, proposal("web", 300))  # opened before: a held proposal still updates it
+    held = {small.key: "below the threshold", open_one.key: "below the threshold"}
+    report = publish(platform(forge), [small, open_one], held=held)
+    result = report.result(small.key)
+    assert result is not None and (result.action, result.status) == ("held", "pending")
+    assert report.held == (small.key,) and report.opened == ()
+    assert report.updated == (open_one.key,)
+    assert "push tortoise-bot/prod/shop/small" not in forge.log
+    statuses = [WorkloadStatus(ref(n), "changes", key=f"prod/shop/{n}") for n in ("small", "web")]
+    update_dashboard(platform(forge), statuses, report)
+    assert forge.dashboard is not None and "below the threshold" in forge.dashboard
+    box = f"- [ ] <!-- tortoise-bot-request: {small.key} -->"
+    assert box in forge.dashboard
+    forge.dashboard = forge.dashboard.replace(box, box.replace("[ ]", "[x]"))
+    again = publish(platform(forge), [small, open_one], held=held)
+    assert again.opened == (small.key,) and again.held == ()

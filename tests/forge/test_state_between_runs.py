@@ -123,6 +123,9 @@ def test_a_merged_state_without_phases_means_normal_and_unmentioned_workloads_kn
 def _files(emergency: bool) -> dict[str, bytes]:
     root = DEMO / "repo"
     files = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    # what waits between runs is under test here, not the money threshold: small steps open too
+    assert files[".tortoise-bot.yaml"].rstrip().endswith(b"labels: [right-sizing]")
+    files[".tortoise-bot.yaml"] += b"  min_monthly_change: 0\n"
     if emergency:
         files[".tortoise-bot.yaml"] = _with_emergency(files[".tortoise-bot.yaml"], True)
     return files
