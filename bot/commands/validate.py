@@ -18,11 +18,13 @@ from bot.commands.common import DEMO_DIR, print_json
 from bot.config.bot import BotSettings
 from bot.config.errors import ConfigError, ConfigProblem
 from bot.config.repo import RepoConfig, find_repo_config, load_repo_config
+from bot.console import LIST, WORDS, make_console, wrap_cell
 from bot.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError
 from bot.manifests import discover
 from bot.manifests.inventory_json import inventory_json
 from bot.manifests.quantities import describe_cpu, describe_memory
 from bot.model import Inventory, SourceError
+from bot.outcome_view import error_lines
 from bot.settings import RepositorySettings
 
 
@@ -36,12 +38,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _table(inventory: Inventory, errors: list[SourceError], settings: RepositorySettings) -> str:
+def _table(
+    inventory: Inventory, errors: list[SourceError], settings: RepositorySettings, width: int
+) -> str:
+    """The environments (wrapped between names), one line per workload and container, and
+    each distinct error once (``bot.outcome_view.error_lines``), at ``width``."""
     envs = []
     for name in inventory.environments:
         namespace = settings.environment(name).namespace.value
         envs.append(f"{name} (namespace {namespace})" if namespace else name)
-    lines = [f"environments: {', '.join(envs) or '(none)'}"]
+    lines = wrap_cell(f"environments: {', '.join(envs) or '(none)'}", LIST, width)
+    if len(lines) > 1:
+        lines[1:] = [f"  {line}" for line in wrap_cell(" ".join(lines[1:]), LIST, width - 2)]
     for w in inventory.workloads:
         replicas = f"replicas={w.replicas}" if w.replicas is not None else "replicas=-"
         hpa = ""
@@ -56,8 +64,9 @@ def _table(inventory: Inventory, errors: list[SourceError], settings: Repository
                 f"  limits cpu={describe_cpu(c.limits.cpu_cores)}"
                 f" memory={describe_memory(c.limits.memory_bytes)}"
             )
-    for e in errors:
-        lines.append(f"error: {e.file}:{e.line}: {e.message}")
+    for error in error_lines(errors):
+        first, *rest = wrap_cell(f"error: {error}", WORDS, width)
+        lines += [first, *(f"  {line}" for line in wrap_cell(" ".join(rest), WORDS, width - 2))]
     return "\n".join(lines)
 
 
@@ -85,7 +94,12 @@ def run(args: argparse.Namespace) -> int:
         print_json(inventory_json(inventory, config_errors))
     else:
         print(
-            _table(inventory, errors, RepositorySettings.of_checkout(root, config, BotSettings()))
+            _table(
+                inventory,
+                errors,
+                RepositorySettings.of_checkout(root, config, BotSettings()),
+                make_console(color=args.color).width,
+            )
         )
     if config_errors:
         return EXIT_USAGE
