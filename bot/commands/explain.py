@@ -13,11 +13,13 @@ import re
 import sys
 
 from bot.commands.common import (
+    add_selector_options,
     add_settings_option,
     add_source_options,
     add_target_options,
     planning_target,
     print_json,
+    selector_of,
 )
 from bot.console import WORDS, make_console, wrap_cell
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
@@ -37,6 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("workload", metavar="WORKLOAD", help="kind/namespace/name[@environment]")
     add_source_options(parser)
     add_settings_option(parser)
+    add_selector_options(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -170,7 +173,12 @@ def run(args: argparse.Namespace) -> int:
         choice = target.choice
         try:
             plan = repository_outcome(
-                target.root, choice.source, target.settings, now_s=choice.now_s, charts=False
+                target.root,
+                choice.source,
+                target.settings,
+                now_s=choice.now_s,
+                charts=False,
+                selected=selector_of(args),
             )
         except MetricsError as exc:
             print(

@@ -17,11 +17,13 @@ from rich.console import Console
 
 from bot.commands.common import (
     SourceChoice,
+    add_selector_options,
     add_settings_option,
     add_source_options,
     add_target_options,
     planning_target,
     print_json,
+    selector_of,
 )
 from bot.commands.tracking import NAMESPACES, WORKLOADS, TrackedSource
 from bot.config.bot import BotSettings
@@ -56,6 +58,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_target_options(parser)
     add_source_options(parser)
     add_settings_option(parser)
+    add_selector_options(parser)
     parser.add_argument(
         "--format", choices=("table", "json", "markdown"), default="table", help="Output format."
     )
@@ -92,6 +95,7 @@ def _plan_and_print(
                 write=args.write,
                 on_workload=lambda ref: advance(WORKLOADS, label=ref.name),
                 charts=False,
+                selected=selector_of(args),
             )
     except MetricsError as exc:
         print(

@@ -1,4 +1,4 @@
-"""`tortoise-bot validate PATH`: check a repository's opt-in file and manifests, print the inventory.
+"""`tortoise-bot validate --repo PATH` (or ``validate PATH``): check a repository's opt-in file and manifests, print the inventory.
 
 ``validate --demo`` checks the embedded demo shop.
 
@@ -29,9 +29,14 @@ from bot.settings import RepositorySettings
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", type=Path, nargs="?", help="Repository checkout to read.")
     parser.add_argument(
-        "--demo", action="store_true", help="Check the embedded demo shop instead of PATH."
+        "--repo", type=Path, metavar="PATH", help="Repository checkout to read (as every command)."
+    )
+    parser.add_argument(
+        "path", type=Path, nargs="?", metavar="PATH", help="The same as --repo PATH."
+    )
+    parser.add_argument(
+        "--demo", action="store_true", help="Check the embedded demo shop instead of --repo."
     )
     parser.add_argument(
         "--format", choices=("table", "json"), default="table", help="Output format on stdout."
@@ -71,8 +76,11 @@ def _table(
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.repo is not None and args.path is not None:
+        raise UsageError("give the repository once: --repo PATH (or PATH alone)")
+    args.path = args.repo or args.path
     if args.demo == (args.path is not None):
-        raise UsageError("give a repository PATH or --demo (one of them)")
+        raise UsageError("give --repo PATH or --demo (one of them)")
     root: Path = DEMO_DIR / "repo" if args.demo else args.path
     if not root.is_dir():
         raise UsageError(f"{root}: not a directory")
