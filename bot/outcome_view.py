@@ -359,3 +359,21 @@ def error_lines(errors: Sequence[SourceError]) -> list[str]:
             else f"{message} ({len(found)} files; first {first})"
         )
     return lines
+
+
+def nothing_found(plan: RepositoryOutcome) -> str:
+    """What an empty plan read: ``no workloads found in 12 files (paths.include **/*.yaml,
+    **/*.yml; paths.exclude none) over 2 environments (default, prod)``; a plan whose
+    workloads are all left out by a selection says so."""
+    files = plan.discovery.files
+    paths = files.paths
+    read = len(files.listing())
+    envs = plan.inventory.environments
+    if plan.inventory.workloads:
+        return f"no workload selected of the {len(plan.inventory.workloads)} found"
+    return (
+        f"no workloads found in {read} file{'s' if read != 1 else ''} "
+        f"(paths.include {', '.join(paths.include) or 'none'}; "
+        f"paths.exclude {', '.join(paths.exclude) or 'none'}) over {len(envs)} "
+        f"environment{'s' if len(envs) != 1 else ''} ({', '.join(envs) or 'none'})"
+    )

@@ -230,3 +230,16 @@ def test_validate_takes_repo_as_every_command(capsys):
     by_option = capsys.readouterr().out
     assert main(["validate", str(DEMO_DIR / "repo")]) == 0  # the positional PATH still works
     assert capsys.readouterr().out == by_option and "cart" in by_option
+
+
+def test_an_empty_plan_says_what_it_read(tmp_path, capsys):
+    from bot.commands.common import DEMO_DIR
+
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / "k8s" / "settings.yaml").write_text("a: 1\n")
+    snapshot = str(DEMO_DIR / "snapshot.zip")
+    assert main(["plan", "--repo", str(tmp_path), "--snapshot", snapshot]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "no workloads found in 1 file (paths.include **/*.yaml, **/*.yml;" in out
+    assert main(["plan", "--demo", "--namespace", "nope"]) == 0
+    assert "no workload selected of the 4 found" in capsys.readouterr().out

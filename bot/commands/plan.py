@@ -44,6 +44,7 @@ from bot.model import SECONDS_PER_DAY
 from bot.outcome_view import (
     change_summary,
     error_lines,
+    nothing_found,
     plan_document,
     plan_markdown,
     replay_notes,
@@ -196,5 +197,7 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
             console.print(Syntax(plan.edit.diff, "diff", theme="ansi_dark"))
         else:
             console.print(plan.edit.diff, markup=False, highlight=False, end="", soft_wrap=True)
+    elif not plan.outcomes:
+        print_wrapped(console, nothing_found(plan), indent="  ")
     else:
         console.print("\nno changes to propose")
