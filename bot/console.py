@@ -7,7 +7,9 @@ tables have no box drawing in either mode, so the layout (and a test of it) is t
 Tables (``print_table``): a ``Column`` never breaks its cells (identifiers: the table makes
 room for them) or breaks them only where its ``breaks`` pattern allows; a ``flex`` column (free
 text such as reasons) gives up its width first. Widths come from ``column_widths``; a table is
-as wide as the console (``COLUMNS``, else the terminal, else 80).
+as wide as the console (``COLUMNS``, else the terminal, else 80). A table whose identifiers and
+unbreakable values cannot fit side by side is shown one row at a time (``stacked_lines``): no
+value is ever cut, whatever the width.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from typing import Literal, TextIO
 
 from rich.cells import cell_len
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 ColorMode = Literal["auto", "always", "never"]
@@ -55,22 +56,37 @@ AFTER_ARROWS = r"(?<=[→/,;]) "
 ``512 MiB → 410 MiB`` break between the values, never inside one)."""
 
 
+LIST = r"(?<=[,;]) "
+"""``Column.breaks``: a cell may break only after ``,`` or ``;`` (a list such as ``cpu 0.5 →
+0.325, memory 1 GiB → 489 MiB`` breaks between its items, never inside one)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Column:
     """A table column. ``breaks`` is the pattern of the spaces where a cell may break onto the
-    next line (``WORDS``, ``AFTER_ARROWS``); None: a cell never breaks (identifiers) and the
-    table makes room for it. A ``flex`` column (free text) gives up width first; a ``truncate``
-    column stays on one line, cut with ``…`` when the table is too wide."""
+    next line (``WORDS``, ``AFTER_ARROWS``, ``LIST``); None: a cell never breaks (identifiers)
+    and the table makes room for it. A ``flex`` column (free text) gives up width first."""
 
     header: str
     breaks: str | None = None
     flex: bool = False
-    truncate: bool = False
+
+
+class Prose(str):
+    """A cell of running text in a column of another kind (a reason where the column lists
+    changes): it breaks between its words whatever the column's ``breaks``."""
+
+    __slots__ = ()
+
+
+def _breaks_of(text: str, breaks: str | None) -> str | None:
+    return WORDS if isinstance(text, Prose) else breaks
 
 
 def wrap_cell(text: str, breaks: str | None, width: int) -> list[str]:
     """``text`` in lines of at most ``width`` cells, broken only where ``breaks`` allows (a part
-    longer than ``width`` keeps its own line)."""
+    longer than ``width`` keeps its own line; ``Prose`` breaks between words)."""
+    breaks = _breaks_of(text, breaks)
     lines: list[str] = []
     for paragraph in text.splitlines() or [""]:
         parts = re.split(breaks, paragraph) if breaks else [paragraph]
@@ -79,9 +95,9 @@ def wrap_cell(text: str, breaks: str | None, width: int) -> list[str]:
             if cell_len(line) + 1 + cell_len(part) <= width:
                 line += " " + part
             else:
-                lines.append(line)
+                lines.append(line.rstrip(" "))
                 line = part
-        lines.append(line)
+        lines.append(line.rstrip(" "))
     return lines
 
 
@@ -91,8 +107,12 @@ def _longest(cells: Sequence[str], breaks: str | None) -> int:
         cell_len(part)
         for cell in cells
         for line in cell.splitlines() or [""]
-        for part in (re.split(breaks, line) if breaks else [line])
+        for part in _parts(line, _breaks_of(cell, breaks))
     )
+
+
+def _parts(line: str, breaks: str | None) -> list[str]:
+    return re.split(breaks, line) if breaks else [line]
 
 
 def column_widths(
@@ -100,22 +120,21 @@ def column_widths(
 ) -> list[int]:
     """Cell widths that fit ``width`` (columns ``COLUMN_GAP`` apart) when the columns allow.
 
-    Every column starts at its widest line. While the table is too wide, a truncated column,
-    then a flex column, then any other breakable column loses one cell at a time (the one with
-    the most to spare first), never below its longest unbreakable part; a column without
-    ``breaks`` never shrinks, so an identifier is never broken (the table is then wider than
-    asked); a header breaks between its words whatever its column's ``breaks``. Width a column no longer uses goes to the flex column.
+    Every column starts at its widest line. While the table is too wide, a flex column, then
+    any other breakable column loses one cell at a time (the one with the most to spare
+    first), never below its longest unbreakable part; a column without ``breaks`` never
+    shrinks, so an identifier is never broken (the widths then add up to more than asked:
+    ``print_table`` shows such a table one row at a time); a header breaks between its words
+    whatever its column's ``breaks``. Width a column no longer uses goes to the flex column.
     """
     cells = [[c.header, *(row[i] for row in rows)] for i, c in enumerate(columns)]
     widths = [_longest(col, None) for col in cells]
     least = [
-        min(cell_len(c.header), 12)
-        if c.truncate
-        else max(_longest([*col[1:], ""], c.breaks), _longest(col[:1], WORDS))  # header: words
+        max(_longest([*col[1:], ""], c.breaks), _longest(col[:1], WORDS))  # header: words
         for c, col in zip(columns, cells, strict=True)
     ]
     room = width - COLUMN_GAP * (len(columns) - 1)
-    for kind in ("truncate", "flex", "breaks"):
+    for kind in ("flex", "breaks"):
         while sum(widths) > room:
             candidates = [
                 i for i, c in enumerate(columns) if getattr(c, kind) and widths[i] > least[i]
@@ -124,9 +143,7 @@ def column_widths(
                 break
             widths[max(candidates, key=lambda i: widths[i] - least[i])] -= 1
     used = [
-        w
-        if c.truncate
-        else max(
+        max(
             cell_len(line)
             for k, cell in enumerate(col)
             for line in wrap_cell(cell, WORDS if k == 0 else c.breaks, w)
@@ -140,6 +157,70 @@ def column_widths(
     return used
 
 
+def table_lines(
+    columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int
+) -> list[tuple[int, str]]:
+    """The lines of a table at ``width``, each with the index of its row (-1: the header).
+
+    Side by side when the columns fit; otherwise one row at a time (``stacked_lines``), so no
+    value is ever cut: a line is longer than ``width`` only for a token that cannot break."""
+    widths = column_widths(columns, rows, width)
+    if sum(widths) + COLUMN_GAP * (len(widths) - 1) > width:
+        return stacked_lines(columns, rows, width)
+    out: list[tuple[int, str]] = []
+    gap = " " * COLUMN_GAP
+    for index, cells in enumerate([[c.header for c in columns], *rows], start=-1):
+        wrapped = [
+            wrap_cell(cell, WORDS if index < 0 else c.breaks, w)
+            for c, cell, w in zip(columns, cells, widths, strict=True)
+        ]
+        height = max(len(lines) for lines in wrapped)
+        if index < 0:  # headers sit on their last line, above the values
+            wrapped = [[""] * (height - len(lines)) + lines for lines in wrapped]
+        for k in range(height):
+            parts = [(lines[k] if k < len(lines) else "") for lines in wrapped]
+            text = gap.join(p + " " * (w - cell_len(p)) for p, w in zip(parts, widths, strict=True))
+            out.append((index, text.rstrip(" ")))
+    return out
+
+
+INDENT = "  "
+"""How far a stacked row's values sit under its identifiers."""
+
+
+def stacked_lines(
+    columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int
+) -> list[tuple[int, str]]:
+    """A table too wide for ``width``, one row at a time: the row's identifiers (the columns
+    without ``breaks``) on one line, then each other non-empty cell under its header, wrapped
+    where its column allows (on the next line when the header leaves too little room)."""
+    names = [i for i, c in enumerate(columns) if c.breaks is None] or [0]
+    others = [i for i in range(len(columns)) if i not in names]
+    label_width = max((cell_len(columns[i].header) for i in others), default=0)
+    out: list[tuple[int, str]] = []
+    for index, row in enumerate(rows):
+        heading = [i for i in names if row[i]]
+        gap = " " * COLUMN_GAP
+        if others and cell_len(gap.join(row[i] for i in [*heading, others[0]])) <= width:
+            heading.append(others[0])  # the first value beside the names when it fits
+        out += [(index, line) for line in wrap_cell(gap.join(row[i] for i in heading), r" ", width)]
+        for i, column in enumerate(columns):
+            if i in heading or i in names or not row[i]:
+                continue
+            inline = width - cell_len(INDENT) - label_width - COLUMN_GAP
+            label = INDENT + column.header.ljust(label_width) + " " * COLUMN_GAP
+            if _longest([row[i]], column.breaks) <= inline:
+                lines = wrap_cell(row[i], column.breaks, inline)
+                out.append((index, label + lines[0]))
+                out += [(index, " " * cell_len(label) + line) for line in lines[1:]]
+            else:
+                out.append((index, INDENT + column.header))
+                deeper = INDENT * 2
+                wrapped = wrap_cell(row[i], column.breaks, width - cell_len(deeper))
+                out += [(index, deeper + line) for line in wrapped]
+    return out
+
+
 def print_table(
     console: Console,
     columns: Sequence[Column],
@@ -150,31 +231,20 @@ def print_table(
     """``rows`` under ``columns`` at the console's width; ``styles[i]`` colours row ``i``."""
     if not rows:
         return
-    widths = column_widths(columns, rows, console.width)
-    table = Table(
-        box=None,
-        show_edge=False,
-        pad_edge=False,
-        padding=(0, COLUMN_GAP // 2),
-        header_style="bold" if console.is_terminal else "",
-        expand=False,
-    )
-    for column, cell_width in zip(columns, widths, strict=True):
-        table.add_column(
-            "\n".join(wrap_cell(column.header, WORDS, cell_width)),
-            width=cell_width,
-            no_wrap=True,
-            overflow="ellipsis" if column.truncate else "fold",
-        )
-    for i, row in enumerate(rows):
-        cells = [
-            Text(cell if c.truncate else "\n".join(wrap_cell(cell, c.breaks, w)))
-            for c, cell, w in zip(columns, row, widths, strict=True)
-        ]
-        table.add_row(*cells, style=styles[i] if i < len(styles) else None)
-    with console.capture() as captured:
-        console.print(table, width=max(console.width, sum(widths) + COLUMN_GAP * len(widths)))
-    console.file.write("".join(line.rstrip(" ") + "\n" for line in captured.get().splitlines()))
+    for index, line in table_lines(columns, rows, console.width):
+        if index < 0:
+            style = "bold" if console.is_terminal else None
+        else:
+            style = styles[index] if index < len(styles) else None
+        console.print(Text(line, style=style or ""), soft_wrap=True, overflow="ignore")
+
+
+def print_wrapped(console: Console, text: str, *, indent: str = "", style: str = "") -> None:
+    """``text`` wrapped between its words at the console's width, continuation lines indented
+    by ``indent``: running text never cut, never longer than the width but for one long token."""
+    lines = wrap_cell(text, WORDS, max(1, console.width - cell_len(indent)))
+    for k, line in enumerate(lines):
+        console.print(Text((indent if k else "") + line, style=style), soft_wrap=True)
 
 
 Advance = Callable[..., None]

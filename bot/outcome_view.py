@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.manifests.quantities import round_cpu_millicores, round_memory_bytes
 from bot.model import (
     RESOURCES,
     ContainerRecommendation,
@@ -18,9 +19,11 @@ from bot.model import (
     Explained,
     FieldChange,
     FieldId,
+    Number,
     Recommendation,
     Resource,
     ResourceRecommendation,
+    SourceError,
     WorkloadRef,
 )
 from bot.pipeline.plan import RepositoryOutcome, WorkloadOutcome
@@ -92,11 +95,24 @@ def plan_document(plan: RepositoryOutcome, *, repository: str) -> dict[str, Any]
     }
 
 
+def written(resource: Resource | str | None, value: Number | None) -> Number | None:
+    """A proposed request or limit as the edit writes it (rounded up to the step of
+    ``bot.manifests.quantities``: 0.476 cores is written ``480m``), so a table shows the number
+    the diff shows; any other value unchanged."""
+    if value is None:
+        return None
+    if resource == "cpu":
+        return round_cpu_millicores(float(value)) / 1000
+    if resource == "memory":
+        return round_memory_bytes(value)
+    return value
+
+
 def _value(resource: Resource, value: Explained) -> str:
     current = amount(resource, value.current)
     if value.proposed is None or value.proposed == value.current:
         return current
-    return f"{current} → {amount(resource, value.proposed)}"
+    return f"{current} → {amount(resource, written(resource, value.proposed))}"
 
 
 def _usage(res: ResourceRecommendation) -> str:
@@ -151,28 +167,47 @@ def workload_spec_matches(ref: WorkloadRef, spec: str) -> bool:
         return False
     fields = (ref.kind.lower(), ref.namespace, ref.name)[-len(parts) :]
     wanted = tuple(p.lower() if i == 0 and len(parts) == 3 else p for i, p in enumerate(parts))
-    return fields == wanted and (not environment or ref.environment == environment)
+    return fields == wanted and (not environment or environment in environment_names(ref))
+
+
+def environment_names(ref: WorkloadRef) -> list[str]:
+    """The names that stand for ``ref``'s environment, shortest first: its last path segments
+    (``prod``, ``overlays/prod``, ``kustomize/overlays/prod`` for
+    ``kustomize/overlays/prod``); empty without an environment."""
+    if not ref.environment:
+        return []
+    segments = ref.environment.split("/")
+    return ["/".join(segments[-k:]) for k in range(1, len(segments) + 1)]
 
 
 def short_names(refs: Sequence[WorkloadRef]) -> dict[WorkloadRef, str]:
     """The shortest name of each workload that names it alone among ``refs``: ``cart``, else
-    ``shop/cart``, else ``Deployment/shop/cart``, each with ``@environment`` only when needed.
-    What ``explain`` accepts as WORKLOAD."""
+    ``shop/cart``, else ``Deployment/shop/cart``, each with ``@environment`` only when needed,
+    the environment's path cut to the last segments that tell it apart (``cart@prod`` for
+    ``apps/overlays/prod``: a common prefix of overlay paths is left out). What ``explain``
+    accepts as WORKLOAD."""
     out: dict[WorkloadRef, str] = {}
     for ref in refs:
         candidates = [
             f"{spec}{suffix}"
-            for suffix in ("", f"@{ref.environment}")
+            for suffix in ("", *(f"@{e}" for e in environment_names(ref)))
             for spec in (
                 ref.name,
                 f"{ref.namespace}/{ref.name}",
                 f"{ref.kind}/{ref.namespace}/{ref.name}",
             )
         ]
-        out[ref] = next(
-            (c for c in candidates if sum(workload_spec_matches(r, c) for r in refs) == 1), str(ref)
-        )
+        out[ref] = next((c for c in candidates if matching(refs, c) == [ref]), str(ref))
     return out
+
+
+def matching(refs: Sequence[WorkloadRef], spec: str) -> list[WorkloadRef]:
+    """The workloads ``spec`` names (``workload_spec_matches``); when its environment is the
+    whole name of some of them (``@prod`` beside ``@overlays/prod``), only those."""
+    found = [r for r in refs if workload_spec_matches(r, spec)]
+    environment = spec.partition("@")[2]
+    exact = [r for r in found if r.environment == environment]
+    return exact if environment and exact else found
 
 
 def change_summary(outcome: WorkloadOutcome) -> str:
@@ -195,7 +230,10 @@ def change_summary(outcome: WorkloadOutcome) -> str:
             label = f"{who}{resource} target"
         else:
             label = f"{who}{resource}{' limit' if change.field.is_limit else ''}"
-        parts.append(f"{label} {field_change(change.field, change.current, change.proposed)}")
+        proposed = written(change.field.resource, change.proposed)
+        if not change.field.is_request_or_limit:
+            proposed = change.proposed
+        parts.append(f"{label} {field_change(change.field, change.current, proposed)}")
     if replicas:
         hpa = outcome.recommendation.hpa if outcome.recommendation else None
         if hpa is not None:
@@ -303,3 +341,39 @@ NOT_PRICED = (
     "no monthly cost: no prices are set (prices in the bot settings, or pull_requests.cost "
     "in the repository)"
 )
+
+
+def error_lines(errors: Sequence[SourceError]) -> list[str]:
+    """Each distinct error once, in the order first seen: ``FILE:LINE: message`` when it
+    occurs once, ``message (43 files; first FILE:LINE)`` when the same message comes from
+    several files (one missing ``kubectl`` fails every overlay alike)."""
+    where: dict[str, list[SourceError]] = {}
+    for error in errors:
+        where.setdefault(error.message, []).append(error)
+    lines = []
+    for message, found in where.items():
+        first = f"{found[0].file}:{found[0].line}"
+        lines.append(
+            f"{first}: {message}"
+            if len(found) == 1
+            else f"{message} ({len(found)} files; first {first})"
+        )
+    return lines
+
+
+def nothing_found(plan: RepositoryOutcome) -> str:
+    """What an empty plan read: ``no workloads found in 12 files (paths.include **/*.yaml,
+    **/*.yml; paths.exclude none) over 2 environments (default, prod)``; a plan whose
+    workloads are all left out by a selection says so."""
+    files = plan.discovery.files
+    paths = files.paths
+    read = len(files.listing())
+    envs = plan.inventory.environments
+    if plan.inventory.workloads:
+        return f"no workload selected of the {len(plan.inventory.workloads)} found"
+    return (
+        f"no workloads found in {read} file{'s' if read != 1 else ''} "
+        f"(paths.include {', '.join(paths.include) or 'none'}; "
+        f"paths.exclude {', '.join(paths.exclude) or 'none'}) over {len(envs)} "
+        f"environment{'s' if len(envs) != 1 else ''} ({', '.join(envs) or 'none'})"
+    )

@@ -10,6 +10,7 @@ from pathlib import Path
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 
+from bot.cli import main
 from tests.conftest import PROJECT
 
 DEMO = PROJECT / "bot" / "demo"
@@ -205,3 +206,40 @@ def _hpa_values(workload: dict) -> list[dict]:
     hpa = workload.get("hpa") or {}
     values = (hpa.get("min_replicas"), hpa.get("max_replicas"), *hpa.get("targets", []))
     return [v for v in values if v]
+
+
+def test_plan_and_explain_select_workloads_by_glob(capsys):
+    """``--namespace``, ``--workload``, ``--environment``: globs that all must match, the
+    environment by its last path segments too; an unselected workload is never planned."""
+    assert (
+        main(["plan", "--demo", "--workload", "c*", "--environment", "prod", "--format", "json"])
+        == 0
+    )
+    planned = json.loads(capsys.readouterr().out)
+    assert [w["name"] for w in planned["workloads"]] == ["cart", "checkout"]
+    assert main(["plan", "--demo", "--namespace", "other", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["workloads"] == []
+    assert main(["explain", "--demo", "--workload", "redis", "frontend"]) == 2
+    assert "matches no workload" in capsys.readouterr().err
+
+
+def test_validate_takes_repo_as_every_command(capsys):
+    from bot.commands.common import DEMO_DIR
+
+    assert main(["validate", "--repo", str(DEMO_DIR / "repo")]) == 0
+    by_option = capsys.readouterr().out
+    assert main(["validate", str(DEMO_DIR / "repo")]) == 0  # the positional PATH still works
+    assert capsys.readouterr().out == by_option and "cart" in by_option
+
+
+def test_an_empty_plan_says_what_it_read(tmp_path, capsys):
+    from bot.commands.common import DEMO_DIR
+
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / "k8s" / "settings.yaml").write_text("a: 1\n")
+    snapshot = str(DEMO_DIR / "snapshot.zip")
+    assert main(["plan", "--repo", str(tmp_path), "--snapshot", snapshot]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "no workloads found in 1 file (paths.include **/*.yaml, **/*.yml;" in out
+    assert main(["plan", "--demo", "--namespace", "nope"]) == 0
+    assert "no workload selected of the 4 found" in capsys.readouterr().out

@@ -4,6 +4,7 @@ off a terminal, and progress on one (run in a real pseudo-terminal)."""
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import re
 import shutil
@@ -88,14 +89,17 @@ def test_the_summary_has_one_line_per_workload_first(demo_plan):
     header, window, blank, summary = text.split("\n", 3)
     assert header == "tortoise-bot plan: demo-shop" and blank == ""
     assert re.fullmatch(r"history \S+ \S+ to \S+ \S+ UTC \(8 days\) from embedded demo", window)
-    rows = summary.split("\n\n", 1)[0].splitlines()
-    assert rows[0].split() == ["status", "workload", "what", "changes"]
+    lines = summary.split("\n\n", 1)[0].splitlines()
+    assert lines[0].split() == ["status", "workload", "what", "changes"]
     names = short_names([o.ref for o in demo_plan.outcomes])
-    assert len(rows) == 1 + len(demo_plan.outcomes)
-    for row, outcome in zip(rows[1:], demo_plan.outcomes, strict=True):
+    rows = [line for line in lines[1:] if not line.startswith(" ")]  # the rest: wrapped lists
+    assert len(rows) == len(demo_plan.outcomes) < len(lines) - 1
+    for row, outcome in zip(rows, demo_plan.outcomes, strict=True):
         assert row.split()[:2] == [outcome.status, names[outcome.ref]]
     assert names == {o.ref: o.ref.name for o in demo_plan.outcomes}  # unique names are enough
-    assert any(row.endswith("…") for row in rows)  # cut to one line at 80 columns
+    assert "…" not in summary  # wrapped between the changes at 80 columns, never cut
+    continued = [line for line, after in itertools.pairwise(lines) if after.startswith(" ")]
+    assert continued and all(line.endswith(",") for line in continued)
     [frontend] = [o for o in demo_plan.outcomes if o.ref.name == "frontend"]
     assert frontend.recommendation is not None and frontend.recommendation.hpa is not None
     hpa = frontend.recommendation.hpa
@@ -169,6 +173,7 @@ def test_the_header_names_the_checkout_not_dot(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(root)
     args = ["--snapshot", str(DEMO_DIR / "snapshot.zip"), "--config", str(DEMO_DIR / "bot.yaml")]
     assert main(["plan", "--repo", ".", *args]) == 0
-    assert capsys.readouterr().out.startswith(f"tortoise-bot plan: {root.resolve()}\n")
+    head = " ".join(capsys.readouterr().out.split("\n\n", 1)[0].split())  # wrapped at 80
+    assert head.startswith(f"tortoise-bot plan: {root.resolve()} history ")
     assert main(["plan", "--repo", ".", *args, "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["repository"] == str(root.resolve())

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from bot import metrics
@@ -21,6 +22,8 @@ from bot.errors import UsageError
 from bot.metrics.errors import SnapshotError
 from bot.metrics.snapshot import SnapshotSource
 from bot.metrics.source import HistorySource
+from bot.model import WorkloadRef
+from bot.outcome_view import environment_names
 from bot.redaction import add_basic, add_secret
 
 PROMETHEUS_URL_ENV = "TORTOISE_BOT_PROMETHEUS_URL"
@@ -61,6 +64,62 @@ def demo_checkout() -> Iterator[Path]:
 def display_name(path: Path) -> str:
     """How output names a checkout: its absolute path (``.`` says nothing)."""
     return str(path.resolve())
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadSelector:
+    """``--namespace``, ``--workload``, ``--environment``: shell globs (``pay*``, ``cell-0?``)
+    a workload must all match; an environment matches by its whole name or its last path
+    segments (``cell-07`` for ``clusters/…/overlays/cell-07``). Applied after discovery and
+    before any history is fetched, so the queries shrink with the selection."""
+
+    namespace: str | None = None
+    workload: str | None = None
+    environment: str | None = None
+
+    def __bool__(self) -> bool:
+        return any((self.namespace, self.workload, self.environment))
+
+    def __call__(self, ref: WorkloadRef) -> bool:
+        if self.namespace and not fnmatchcase(ref.namespace, self.namespace):
+            return False
+        if self.workload and not fnmatchcase(ref.name, self.workload):
+            return False
+        pattern = self.environment
+        return not pattern or any(fnmatchcase(e, pattern) for e in environment_names(ref))
+
+    def describe(self) -> str:
+        """``namespace pay*, environment cell-0?``: what was asked, for messages."""
+        asked = [("namespace", self.namespace), ("workload", self.workload)]
+        asked.append(("environment", self.environment))
+        return ", ".join(f"{k} {v}" for k, v in asked if v)
+
+
+def add_selector_options(parser: argparse.ArgumentParser) -> None:
+    """``--namespace GLOB``, ``--workload GLOB``, ``--environment GLOB`` (``WorkloadSelector``)."""
+    group = parser.add_argument_group("selection (shell globs, all must match)")
+    group.add_argument("--namespace", metavar="GLOB", help="Only workloads in these namespaces.")
+    group.add_argument(
+        "--workload",
+        dest="workload_glob",
+        metavar="GLOB",
+        help="Only workloads with these names.",
+    )
+    group.add_argument(
+        "--environment",
+        metavar="GLOB",
+        help="Only these environments (the whole name or its last path segments).",
+    )
+
+
+def selector_of(args: argparse.Namespace) -> WorkloadSelector | None:
+    """The selection the arguments ask for; None: every workload."""
+    chosen = WorkloadSelector(
+        getattr(args, "namespace", None),
+        getattr(args, "workload_glob", None),
+        getattr(args, "environment", None),
+    )
+    return chosen if chosen else None
 
 
 def add_settings_option(parser: argparse.ArgumentParser) -> None:

@@ -9,24 +9,29 @@ WORKLOAD is ``kind/namespace/name``, ``namespace/name`` or ``name``, optionally 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from bot.commands.common import (
+    add_selector_options,
     add_settings_option,
     add_source_options,
     add_target_options,
     planning_target,
     print_json,
+    selector_of,
 )
+from bot.console import WORDS, make_console, wrap_cell
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from bot.metrics.errors import MetricsError
-from bot.model import Explained, Recommendation, Resource
-from bot.outcome_view import outcome_json, short_names, workload_spec_matches
+from bot.model import Explained, FieldId, Recommendation
+from bot.outcome_view import matching, outcome_json, short_names, written
 from bot.pipeline.plan import WorkloadOutcome, repository_outcome
 from bot.report import backtest as backtest_view
 from bot.report import replay as replay_view
 from bot.report.numbers import amount, target
 from bot.report.proposal import Prices
+from bot.report.summary import inputs_text
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -34,6 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("workload", metavar="WORKLOAD", help="kind/namespace/name[@environment]")
     add_source_options(parser)
     add_settings_option(parser)
+    add_selector_options(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -42,7 +48,8 @@ def select(outcomes: tuple[WorkloadOutcome, ...], spec: str) -> WorkloadOutcome:
     parts = spec.partition("@")[0].split("/")
     if not 1 <= len(parts) <= 3 or not all(parts):
         raise UsageError(f"WORKLOAD {spec!r}: expected kind/namespace/name[@environment]")
-    found = [o for o in outcomes if workload_spec_matches(o.ref, spec)]
+    named = matching([o.ref for o in outcomes], spec)
+    found = [o for o in outcomes if o.ref in named]
     if len(found) == 1:
         return found[0]
     names = short_names([o.ref for o in outcomes])
@@ -51,20 +58,24 @@ def select(outcomes: tuple[WorkloadOutcome, ...], spec: str) -> WorkloadOutcome:
     raise UsageError(f"WORKLOAD {spec!r} {what}; candidates: {known}")
 
 
-def _line(label: str, value: Explained, unit: Resource | str) -> str:
-    def show(v: float | int | None) -> str:
-        return (
-            amount(unit, v) if unit in ("cpu", "memory") else ("—" if v is None else f"{v}{unit}")
-        )
+def _line(label: str, value: Explained, field: FieldId) -> str:
+    """One value: current → proposed in its unit (a proposal as the edit writes it), the rule
+    and reason, then the inputs in words and units (``bot.report.summary.inputs_text``)."""
+    resource = field.resource if field.is_request_or_limit else None
 
-    inputs = ", ".join(f"{k}={v}" for k, v in value.inputs.items())
-    if unit == "%":
+    def show(v: float | int | None, *, proposed: bool = False) -> str:
+        if resource is not None:
+            return amount(resource, written(resource, v) if proposed else v)
+        return "—" if v is None else f"{v}"
+
+    if field.is_hpa_target:
         arrow = target(value.current, value.proposed)
     elif value.changed:
-        arrow = f"{show(value.current)} → {show(value.proposed)}"
+        arrow = f"{show(value.current)} → {show(value.proposed, proposed=True)}"
     else:
         arrow = show(value.current)
     text = f"  {label:<22} {arrow:<26} [{value.rule}] {value.reason}"
+    inputs = inputs_text(field, value.inputs)
     return text + (f"\n  {'':<22} inputs: {inputs}" if inputs else "")
 
 
@@ -92,15 +103,19 @@ def describe(outcome: WorkloadOutcome, prices: Prices | None = None) -> str:
                         f"upper {amount(res.resource, v.upper_bound)}, uncapped {amount(res.resource, v.uncapped_target)}, "
                         f"confidence {v.confidence:.2f}"
                     )
-                lines.append(_line("request", res.request, res.resource))
-                lines.append(_line("limit", res.limit, res.resource))
+                lines.append(_line("request", res.request, FieldId.request(res.resource)))
+                lines.append(_line("limit", res.limit, FieldId.limit(res.resource)))
         if rec.hpa is not None:
             lines.append("hpa")
-            lines.append(_line("minReplicas", rec.hpa.min_replicas, ""))
-            lines.append(_line("maxReplicas", rec.hpa.max_replicas, ""))
-            for target in rec.hpa.targets:
+            lines.append(_line("minReplicas", rec.hpa.min_replicas, FieldId.HPA_MIN_REPLICAS))
+            lines.append(_line("maxReplicas", rec.hpa.max_replicas, FieldId.HPA_MAX_REPLICAS))
+            for hpa_target in rec.hpa.targets:
                 lines.append(
-                    _line(f"target {target.container}/{target.resource}", target.value, "%")
+                    _line(
+                        f"target {hpa_target.container}/{hpa_target.resource}",
+                        hpa_target.value,
+                        FieldId.hpa_target(hpa_target.resource),
+                    )
                 )
             if rec.hpa.slots:
                 slots = ", ".join(f"{k}: {lo}-{hi}" for k, (lo, hi) in rec.hpa.slots.items())
@@ -131,12 +146,39 @@ def _replay(rec: Recommendation, prices: Prices) -> list[str]:
     return lines
 
 
+HANGING = re.compile(r"^(\s*\S.*?\s{2,})(?=\S)")
+"""A line's label and the spaces after it: where its continuation lines start."""
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` with every line longer than ``width`` wrapped between words (never inside a
+    number or a name), continuation lines under the line's value (after its label) or two
+    columns in."""
+    out = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        label = HANGING.match(line)
+        indent = len(line) - len(line.lstrip(" "))
+        hang = len(label.group(1)) if label and len(label.group(1)) <= width // 2 else indent + 2
+        first, *rest = wrap_cell(line, WORDS, width)
+        rest = wrap_cell(" ".join(rest), WORDS, width - hang) if rest else []
+        out += [first, *(" " * hang + part for part in rest)]
+    return "\n".join(out) + "\n"
+
+
 def run(args: argparse.Namespace) -> int:
     with planning_target(args) as target:
         choice = target.choice
         try:
             plan = repository_outcome(
-                target.root, choice.source, target.settings, now_s=choice.now_s, charts=False
+                target.root,
+                choice.source,
+                target.settings,
+                now_s=choice.now_s,
+                charts=False,
+                selected=selector_of(args),
             )
         except MetricsError as exc:
             print(
@@ -148,5 +190,6 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print_json(outcome_json(outcome, plan.prices))
     else:
-        sys.stdout.write(describe(outcome, plan.prices))
+        width = make_console(color=args.color).width
+        sys.stdout.write(fit(describe(outcome, plan.prices), width))
     return EXIT_FAILED if outcome.status == "error" else EXIT_OK

@@ -17,29 +17,35 @@ from rich.console import Console
 
 from bot.commands.common import (
     SourceChoice,
+    add_selector_options,
     add_settings_option,
     add_source_options,
     add_target_options,
     planning_target,
     print_json,
+    selector_of,
 )
 from bot.commands.tracking import NAMESPACES, WORKLOADS, TrackedSource
 from bot.config.bot import BotSettings
 from bot.console import (
     AFTER_ARROWS,
+    LIST,
     WORDS,
     ColorMode,
     Column,
+    Prose,
     make_console,
     print_table,
+    print_wrapped,
     progress,
-    wrap_cell,
 )
 from bot.errors import EXIT_FAILED, EXIT_OK
 from bot.metrics.errors import MetricsError
 from bot.model import SECONDS_PER_DAY
 from bot.outcome_view import (
     change_summary,
+    error_lines,
+    nothing_found,
     plan_document,
     plan_markdown,
     replay_notes,
@@ -54,6 +60,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_target_options(parser)
     add_source_options(parser)
     add_settings_option(parser)
+    add_selector_options(parser)
     parser.add_argument(
         "--format", choices=("table", "json", "markdown"), default="table", help="Output format."
     )
@@ -90,6 +97,7 @@ def _plan_and_print(
                 write=args.write,
                 on_workload=lambda ref: advance(WORKLOADS, label=ref.name),
                 charts=False,
+                selected=selector_of(args),
             )
     except MetricsError as exc:
         print(
@@ -125,7 +133,7 @@ def _written_text(written: list[str], *, bullet: str) -> str:
 STATUS_STYLES = {"changes": "yellow", "error": "red", "gathering-data": "cyan", "skipped": "dim"}
 """Colour of a workload's summary row on a terminal, by status."""
 
-SUMMARY = (Column("status"), Column("workload"), Column("what changes", truncate=True))
+SUMMARY = (Column("status"), Column("workload"), Column("what changes", breaks=LIST, flex=True))
 """The first table: one line per workload."""
 
 VALUES = (
@@ -147,27 +155,25 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
     errors, and the diff."""
     start_s, end_s = plan.window
     days = (end_s - start_s) / SECONDS_PER_DAY
-    console.print(f"tortoise-bot plan: {repository}", style="bold", markup=False, soft_wrap=True)
-    console.print(
-        f"history {_utc(start_s)} to {_utc(end_s)} UTC ({days:g} days) from {source}",
-        markup=False,
-        soft_wrap=True,
+    print_wrapped(console, f"tortoise-bot plan: {repository}", style="bold")
+    print_wrapped(
+        console, f"history {_utc(start_s)} to {_utc(end_s)} UTC ({days:g} days) from {source}"
     )
     console.print()
     names = short_names([o.ref for o in plan.outcomes])
     print_table(
         console,
         SUMMARY,
-        [(o.status, names[o.ref], change_summary(o)) for o in plan.outcomes],
+        [
+            (o.status, names[o.ref], change_summary(o) if o.changes else Prose(change_summary(o)))
+            for o in plan.outcomes
+        ],
         styles=[STATUS_STYLES.get(o.status) for o in plan.outcomes],
     )
     for outcome in plan.outcomes:
         console.print()
-        console.print(
-            f"{names[outcome.ref]}: {outcome.status}  ({outcome.ref})",
-            style="bold",
-            markup=False,
-            soft_wrap=True,  # a long name stays whole
+        print_wrapped(
+            console, f"{names[outcome.ref]}: {outcome.status}  ({outcome.ref})", style="bold"
         )
         rows = value_rows(outcome)
         if rows:
@@ -184,10 +190,9 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
             columns = tuple(Column(h, breaks=WORDS) for h in replayed[0])
             print_table(console, columns, replayed[1:])
         for note in replay_notes(outcome, plan.prices):
-            for line in wrap_cell(note, WORDS, console.width):
-                console.print(line, markup=False)
-    for error in plan.errors:
-        console.print(f"error: {error}", markup=False, style="red", soft_wrap=True)
+            print_wrapped(console, note)
+    for error in error_lines(plan.inventory.errors):
+        print_wrapped(console, f"error: {error}", indent="  ", style="red")
     if plan.edit.diff:
         console.print()
         if console.is_terminal:
@@ -196,5 +201,7 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
             console.print(Syntax(plan.edit.diff, "diff", theme="ansi_dark"))
         else:
             console.print(plan.edit.diff, markup=False, highlight=False, end="", soft_wrap=True)
+    elif not plan.outcomes:
+        print_wrapped(console, nothing_found(plan), indent="  ")
     else:
         console.print("\nno changes to propose")

@@ -1,4 +1,4 @@
-"""`tortoise-bot validate PATH`: check a repository's opt-in file and manifests, print the inventory.
+"""`tortoise-bot validate --repo PATH` (or ``validate PATH``): check a repository's opt-in file and manifests, print the inventory.
 
 ``validate --demo`` checks the embedded demo shop.
 
@@ -18,18 +18,25 @@ from bot.commands.common import DEMO_DIR, print_json
 from bot.config.bot import BotSettings
 from bot.config.errors import ConfigError, ConfigProblem
 from bot.config.repo import RepoConfig, find_repo_config, load_repo_config
+from bot.console import LIST, WORDS, make_console, wrap_cell
 from bot.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError
 from bot.manifests import discover
 from bot.manifests.inventory_json import inventory_json
 from bot.manifests.quantities import describe_cpu, describe_memory
 from bot.model import Inventory, SourceError
+from bot.outcome_view import error_lines
 from bot.settings import RepositorySettings
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", type=Path, nargs="?", help="Repository checkout to read.")
     parser.add_argument(
-        "--demo", action="store_true", help="Check the embedded demo shop instead of PATH."
+        "--repo", type=Path, metavar="PATH", help="Repository checkout to read (as every command)."
+    )
+    parser.add_argument(
+        "path", type=Path, nargs="?", metavar="PATH", help="The same as --repo PATH."
+    )
+    parser.add_argument(
+        "--demo", action="store_true", help="Check the embedded demo shop instead of --repo."
     )
     parser.add_argument(
         "--format", choices=("table", "json"), default="table", help="Output format on stdout."
@@ -58,7 +65,11 @@ def deployment_lines(inventory: Inventory) -> list[str]:
     return lines
 
 
-def _table(inventory: Inventory, errors: list[SourceError], settings: RepositorySettings) -> str:
+def _table(
+    inventory: Inventory, errors: list[SourceError], settings: RepositorySettings, width: int
+) -> str:
+    """The environments (wrapped between names), one line per workload and container, and
+    each distinct error once (``bot.outcome_view.error_lines``), at ``width``."""
     envs = []
     for name in inventory.environments:
         deployment = inventory.deployment(name)
@@ -66,7 +77,10 @@ def _table(inventory: Inventory, errors: list[SourceError], settings: Repository
             deployment.namespace if deployment is not None else None
         )
         envs.append(f"{name} (namespace {namespace})" if namespace else name)
-    lines = [f"environments: {', '.join(envs) or '(none)'}", *deployment_lines(inventory)]
+    lines = wrap_cell(f"environments: {', '.join(envs) or '(none)'}", LIST, width)
+    if len(lines) > 1:
+        lines[1:] = [f"  {line}" for line in wrap_cell(" ".join(lines[1:]), LIST, width - 2)]
+    lines += deployment_lines(inventory)
     for w in inventory.workloads:
         replicas = f"replicas={w.replicas}" if w.replicas is not None else "replicas=-"
         hpa = ""
@@ -81,16 +95,21 @@ def _table(inventory: Inventory, errors: list[SourceError], settings: Repository
                 f"  limits cpu={describe_cpu(c.limits.cpu_cores)}"
                 f" memory={describe_memory(c.limits.memory_bytes)}"
             )
-    for e in errors:
-        lines.append(f"error: {e.file}:{e.line}: {e.message}")
+    for error in error_lines(errors):
+        first, *rest = wrap_cell(f"error: {error}", WORDS, width)
+        lines += [first, *(f"  {line}" for line in wrap_cell(" ".join(rest), WORDS, width - 2))]
     for n in inventory.notes:
-        lines.append(f"note: {n.file}:{n.line}: {n.message}")
+        first, *rest = wrap_cell(f"note: {n.file}:{n.line}: {n.message}", WORDS, width)
+        lines += [first, *(f"  {line}" for line in wrap_cell(" ".join(rest), WORDS, width - 2))]
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.repo is not None and args.path is not None:
+        raise UsageError("give the repository once: --repo PATH (or PATH alone)")
+    args.path = args.repo or args.path
     if args.demo == (args.path is not None):
-        raise UsageError("give a repository PATH or --demo (one of them)")
+        raise UsageError("give --repo PATH or --demo (one of them)")
     root: Path = DEMO_DIR / "repo" if args.demo else args.path
     if not root.is_dir():
         raise UsageError(f"{root}: not a directory")
@@ -112,7 +131,12 @@ def run(args: argparse.Namespace) -> int:
         print_json(inventory_json(inventory, config_errors))
     else:
         print(
-            _table(inventory, errors, RepositorySettings.of_checkout(root, config, BotSettings()))
+            _table(
+                inventory,
+                errors,
+                RepositorySettings.of_checkout(root, config, BotSettings()),
+                make_console(color=args.color).width,
+            )
         )
     if config_errors:
         return EXIT_USAGE

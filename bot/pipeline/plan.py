@@ -326,6 +326,7 @@ def repository_outcome(
     budget: Budget | None = None,
     charts: bool = True,
     grouping: Grouping = "repository",
+    selected: Callable[[WorkloadRef], bool] | None = None,
 ) -> RepositoryOutcome:
     """Plan one checkout: every step up to the edit; ``write`` applies the edit to the tree.
 
@@ -348,7 +349,8 @@ def repository_outcome(
     grouping) and each set is edited once (``ChangeSetEdit``); a workload whose edit fails, or
     whose changes are skipped, is marked from its own set's edit, and no set blocks another.
     ``repository`` (``plan``, ``explain``): one set, the edit of every change, the one
-    ``write`` may apply.
+    ``write`` may apply. ``selected`` (the command line's ``--namespace``, ``--workload``,
+    ``--environment``): only the workloads it accepts are fetched, recommended and edited.
 
     Raises ``ConfigError`` for a bad opt-in file and ``MetricsError`` when Prometheus is down:
     both fail the repository as a whole; ``RepositoryTimeoutError`` when the budget runs out.
@@ -360,6 +362,9 @@ def repository_outcome(
     discovery = discover(root, config)
     timings.discovered()
     inventory = discovery.inventory
+    if selected is not None:
+        kept = tuple(w for w in inventory.workloads if selected(w.ref))
+        inventory = replace(inventory, workloads=kept)
     problems = repository.problems()
     if problems:
         raise ConfigError(problems)
