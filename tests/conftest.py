@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -58,21 +58,47 @@ def cli(tmp_path: Path):
     return run
 
 
-@pytest.fixture(scope="session")
-def shared_manifests() -> Path:
-    """``../shared/fixtures/manifests`` (read in place, never copied into the project): the one
-    way a test reads the external corpus. Absent, its tests skip with one line saying how to
-    get it, or fail when ``REQUIRE_CORPUS_ENV`` is set (CI)."""
+CORPUS_ABSENT = "external corpus absent at"
+"""How the skip of a test that reads the corpus begins (``shared_manifests``)."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Every skip for the absent corpus at one place, so ``-ra`` folds them into one line
+    (``SKIPPED [12] tests/conftest.py:N: external corpus absent at …``), not one per test."""
+    report = yield
+    longrepr = getattr(report, "longrepr", None)
+    if (
+        report.skipped
+        and isinstance(longrepr, tuple)
+        and str(longrepr[2]).startswith(f"Skipped: {CORPUS_ABSENT}")
+    ):
+        report.longrepr = (__file__, corpus_manifests.__code__.co_firstlineno, longrepr[2])
+    return report
+
+
+def corpus_manifests() -> Path:
+    """``../shared/fixtures/manifests``; absent, a skip saying how to get it, or a failure when
+    ``REQUIRE_CORPUS_ENV`` is set (CI)."""
     path = SHARED_FIXTURES / "manifests"
     if not path.is_dir():
         message = (
-            f"external corpus absent at {path}: `bash scripts/corpus` fetches it "
+            f"{CORPUS_ABSENT} {path}: `bash scripts/corpus` fetches it "
             f"(or set {SHARED_FIXTURES_ENV})"
         )
         if os.environ.get(REQUIRE_CORPUS_ENV):
             pytest.fail(f"{message}; {REQUIRE_CORPUS_ENV} is set")
         pytest.skip(message)
     return path
+
+
+@pytest.fixture(scope="session")
+def shared_manifests() -> Path:
+    """The external corpus (read in place, never copied into the project): the one way a test
+    reads it (``corpus_manifests``)."""
+    return corpus_manifests()
 
 
 def require_binary(name: str) -> str:
