@@ -134,6 +134,8 @@ SLOW = (
     "manifests/test_commands.py",  # the CLI in a subprocess
     "recommend/test_command.py",
     "metrics/test_failures.py",  # a real Prometheus and faulty ones
+    "metrics/test_doctor.py",  # two real Prometheus servers, whole plans
+    "test_corpus_absent.py",  # pytest in a subprocess
     "test_plan_cli.py",
     "test_try_it.py",
     "test_packaging.py",  # a wheel built and installed, actionlint
