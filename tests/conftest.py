@@ -6,14 +6,24 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
 
 PROJECT = Path(__file__).resolve().parent.parent
-SHARED_FIXTURES = PROJECT.parent / "shared" / "fixtures"
 NODE_MODULES = PROJECT / "node_modules"
+
+SHARED_FIXTURES_ENV = "TORTOISE_BOT_SHARED_FIXTURES"
+"""Where the external corpus is, instead of ``../shared/fixtures`` next to the checkout."""
+
+REQUIRE_CORPUS_ENV = "TORTOISE_BOT_REQUIRE_CORPUS"
+"""Set (CI sets it): the tests that read the corpus fail when it is absent, never skip."""
+
+SHARED_FIXTURES = Path(
+    os.environ.get(SHARED_FIXTURES_ENV) or PROJECT.parent / "shared" / "fixtures"
+)
+"""The external corpus of real-world manifests (``bash scripts/corpus`` fetches it)."""
 
 
 def console_script() -> list[str]:
@@ -48,12 +58,47 @@ def cli(tmp_path: Path):
     return run
 
 
+CORPUS_ABSENT = "external corpus absent at"
+"""How the skip of a test that reads the corpus begins (``shared_manifests``)."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Every skip for the absent corpus at one place, so ``-ra`` folds them into one line
+    (``SKIPPED [12] tests/conftest.py:N: external corpus absent at …``), not one per test."""
+    report = yield
+    longrepr = getattr(report, "longrepr", None)
+    if (
+        report.skipped
+        and isinstance(longrepr, tuple)
+        and str(longrepr[2]).startswith(f"Skipped: {CORPUS_ABSENT}")
+    ):
+        report.longrepr = (__file__, corpus_manifests.__code__.co_firstlineno, longrepr[2])
+    return report
+
+
+def corpus_manifests() -> Path:
+    """``../shared/fixtures/manifests``; absent, a skip saying how to get it, or a failure when
+    ``REQUIRE_CORPUS_ENV`` is set (CI)."""
+    path = SHARED_FIXTURES / "manifests"
+    if not path.is_dir():
+        message = (
+            f"{CORPUS_ABSENT} {path}: `bash scripts/corpus` fetches it "
+            f"(or set {SHARED_FIXTURES_ENV})"
+        )
+        if os.environ.get(REQUIRE_CORPUS_ENV):
+            pytest.fail(f"{message}; {REQUIRE_CORPUS_ENV} is set")
+        pytest.skip(message)
+    return path
+
+
 @pytest.fixture(scope="session")
 def shared_manifests() -> Path:
-    """``../shared/fixtures/manifests`` (read in place, never copied into the project)."""
-    path = SHARED_FIXTURES / "manifests"
-    assert path.is_dir(), f"shared fixtures missing at {path}"
-    return path
+    """The external corpus (read in place, never copied into the project): the one way a test
+    reads it (``corpus_manifests``)."""
+    return corpus_manifests()
 
 
 def require_binary(name: str) -> str:
@@ -89,6 +134,8 @@ SLOW = (
     "manifests/test_commands.py",  # the CLI in a subprocess
     "recommend/test_command.py",
     "metrics/test_failures.py",  # a real Prometheus and faulty ones
+    "metrics/test_doctor.py",  # two real Prometheus servers, whole plans
+    "test_corpus_absent.py",  # pytest in a subprocess
     "test_plan_cli.py",
     "test_try_it.py",
     "test_packaging.py",  # a wheel built and installed, actionlint

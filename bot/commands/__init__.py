@@ -62,6 +62,10 @@ COMMANDS: dict[str, CommandEntry] = {
         "bot.commands.set_values",
         "Pin explicit values through the manifest editor and print the diff.",
     ),
+    "doctor": CommandEntry(
+        "bot.commands.doctor",
+        "Check that Prometheus has the series the bot reads; name what is missing and the fix.",
+    ),
     "snapshot": CommandEntry(
         "bot.commands.snapshot",
         "Record the metrics a repository needs into one compressed file.",

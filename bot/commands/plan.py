@@ -53,7 +53,7 @@ from bot.outcome_view import (
     short_names,
     value_rows,
 )
-from bot.pipeline.plan import RepositoryOutcome, repository_outcome
+from bot.pipeline.plan import RepositoryOutcome, history_requests, repository_outcome
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -118,8 +118,23 @@ def _plan_and_print(
         print_plan(plan, console, repository=display, source=choice.description)
         if args.write:
             console.print(_written_text(written, bullet="  "), markup=False, end="")
+    if _from_prometheus(args) and lacks_all_data(plan):
+        from bot.commands.doctor import print_summary  # noqa: PLC0415 (this case only)
+
+        requests = history_requests(plan.inventory, plan.settings)
+        print_summary(settings, requests, at_s=choice.now_s, out=sys.stderr)
     failed = any(o.status == "error" for o in plan.outcomes) or bool(plan.errors)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _from_prometheus(args: argparse.Namespace) -> bool:
+    return not args.demo and getattr(args, "snapshot", None) is None
+
+
+def lacks_all_data(plan: RepositoryOutcome) -> bool:
+    """Every workload is gathering data: the Prometheus set-up, not the workloads, is the
+    likely cause (``tortoise-bot doctor`` tells which)."""
+    return bool(plan.outcomes) and all(o.status == "gathering-data" for o in plan.outcomes)
 
 
 def _written_text(written: list[str], *, bullet: str) -> str:

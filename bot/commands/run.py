@@ -108,6 +108,13 @@ def summary_markdown(summary: RunSummary) -> str:
     return "\n".join(lines) + "\n"
 
 
+def lacks_all_data(summary: RunSummary) -> bool:
+    """Every workload of every repository is gathering data: the Prometheus set-up is the
+    likely cause (the doctor's summary is printed)."""
+    counts = [(s, n) for r in summary.reports for s, n in r.counts.items() if n]
+    return bool(counts) and all(s == "gathering-data" for s, _ in counts)
+
+
 def _cost_cells(cost: CostTotals | None) -> tuple[str, str]:
     """(requests, cost) cells of one repository: ``—`` with no change, no prices or no replay;
     the workloads with changes but no replay are named."""
@@ -202,6 +209,10 @@ def execute(
             index = forge.write_index({r.repository: r.message for r in summary.reports})
     if isinstance(source, PrometheusSource):
         source.close()  # a long-running serve keeps no connection between runs
+        if lacks_all_data(summary):
+            from bot.commands.doctor import print_summary  # noqa: PLC0415 (this case only)
+
+            print_summary(settings, None, at_s=now, out=sys.stderr)
     for report in summary.reports:
         status = "ok" if report.ok else "FAILED"
         console.print(

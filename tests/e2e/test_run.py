@@ -149,6 +149,24 @@ def test_run_opens_one_verified_pull_request_per_workload(
     gh.assert_valid()
 
 
+def test_a_run_where_every_workload_lacks_data_prints_the_diagnosis(
+    cli, tmp_path, demo_prometheus, github_emulator
+):
+    gh = github_emulator
+    gh.create_repository("octo", "shop", _files(DEMO_REPO))
+    gh.add_token(TOKEN, "tortoise-bot")
+    config = _bot_config(tmp_path / "bot.yaml", demo_prometheus.url, gh.api_url)
+    settings = YAML().load(config.read_text())
+    settings["prometheus"]["labels"] = {"container": "container_name"}  # not what the series say
+    with config.open("w") as out:
+        YAML().dump(settings, out)
+    run = _run(cli, config, demo_prometheus.extra["now"])
+    flat = " ".join(run.stderr.split())
+    assert "every workload lacks data" in flat, run.stdout + run.stderr
+    assert "series carry `container`, not `container_name`" in flat
+    assert "set prometheus.labels.container: container" in flat
+
+
 def test_prometheus_down_fails_that_repository_only(cli, tmp_path, github_emulator):
     gh = github_emulator
     gh.create_repository("octo", "shop", _files(DEMO_REPO))
