@@ -69,7 +69,7 @@ def summary_markdown(summary: RunSummary) -> str:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(r.counts.items()))
         requests, cost = _cost_cells(r.cost)
         lines.append(
-            f"| {escape(r.repository)} | {'ok' if r.ok else 'failed'} | {len(r.opened)} | "
+            f"| {escape(r.repository)} | {'ok' if r.ok else 'failed'} | {_opened_cell(r)} | "
             f"{len(r.updated)} | {len(r.closed)} | {escape(counts)} | {escape(requests)} | "
             f"{escape(cost)} | {escape(r.message)} |"
         )
@@ -77,6 +77,12 @@ def summary_markdown(summary: RunSummary) -> str:
     if stop_line is not None:
         lines += ["", f"**{escape(stop_line)}**"]
     return "\n".join(lines) + "\n"
+
+
+def _opened_cell(report: RepositoryReport) -> str:
+    """Pull requests this run opened, and those another run opened at the same time."""
+    opened = str(len(report.opened))
+    return f"{opened} (+{len(report.adopted)} already open)" if report.adopted else opened
 
 
 def _cost_cells(cost: CostTotals | None) -> tuple[str, str]:
@@ -163,7 +169,8 @@ def execute(
         status = "ok" if report.ok else "FAILED"
         console.print(
             f"{status:>6}  {report.repository}  opened {len(report.opened)}, "
-            f"updated {len(report.updated)}, closed {len(report.closed)}"
+            + (f"already open {len(report.adopted)}, " if report.adopted else "")
+            + f"updated {len(report.updated)}, closed {len(report.closed)}"
             + (f"  {report.message}" if report.message else ""),
             markup=False,
         )
