@@ -98,7 +98,7 @@ def summary_markdown(summary: RunSummary) -> str:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(r.counts.items()))
         requests, cost = _cost_cells(r.cost)
         lines.append(
-            f"| {escape(r.repository)} | {'ok' if r.ok else 'failed'} | {len(r.opened)} | "
+            f"| {escape(r.repository)} | {'ok' if r.ok else 'failed'} | {_opened_cell(r)} | "
             f"{len(r.updated)} | {len(r.closed)} | {escape(counts)} | {escape(requests)} | "
             f"{escape(cost)} | {escape(r.message)} |"
         )
@@ -113,6 +113,12 @@ def lacks_all_data(summary: RunSummary) -> bool:
     likely cause (the doctor's summary is printed)."""
     counts = [(s, n) for r in summary.reports for s, n in r.counts.items() if n]
     return bool(counts) and all(s == "gathering-data" for s, _ in counts)
+
+
+def _opened_cell(report: RepositoryReport) -> str:
+    """Pull requests this run opened, and those another run opened at the same time."""
+    opened = str(len(report.opened))
+    return f"{opened} (+{len(report.adopted)} already open)" if report.adopted else opened
 
 
 def _cost_cells(cost: CostTotals | None) -> tuple[str, str]:
@@ -217,7 +223,8 @@ def execute(
         status = "ok" if report.ok else "FAILED"
         console.print(
             f"{status:>6}  {report.repository}  opened {len(report.opened)}, "
-            f"updated {len(report.updated)}, closed {len(report.closed)}"
+            + (f"already open {len(report.adopted)}, " if report.adopted else "")
+            + f"updated {len(report.updated)}, closed {len(report.closed)}"
             + (f"  {report.message}" if report.message else ""),
             markup=False,
         )

@@ -42,9 +42,11 @@ class RunConfig(ConfigModel):
     repository_timeout_s: float = Field(
         1800.0,
         gt=0,
-        description="Longest time one repository may take, seconds. Checked between steps "
-        "(nothing is written once it has passed) and given to the Prometheus fetch as its "
-        "budget; a repository over it fails with a message and the next one is served.",
+        description="Longest time one repository may take, seconds. Checked between steps and "
+        "inside the long ones, before each file read, overlay replayed, object and workload "
+        "edited (nothing is written once it has passed), and given to the Prometheus fetch as "
+        "its budget; a repository over it fails with a message naming where it stopped, and the "
+        "next one is served.",
     )
     state_dir: Path | None = Field(
         None,

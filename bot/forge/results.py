@@ -43,7 +43,13 @@ class PublishReport:
 
     @property
     def opened(self) -> tuple[str, ...]:
-        return self.keys("create", "adopted")
+        """Keys whose pull request this run opened."""
+        return self.keys("create")
+
+    @property
+    def adopted(self) -> tuple[str, ...]:
+        """Keys whose pull request another run opened at the same time (found already open)."""
+        return self.keys("adopted")
 
     @property
     def updated(self) -> tuple[str, ...]:

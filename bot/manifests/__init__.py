@@ -28,6 +28,7 @@ from bot.manifests.discovery import Discovery, discover_index
 from bot.manifests.edit import apply_discovered_changes
 from bot.manifests.edit_planner import PATCH_FILE
 from bot.manifests.errors import ManifestError
+from bot.manifests.files import Checkpoint
 from bot.manifests.journal import recover
 from bot.model import EditResult, FieldChange
 
@@ -41,16 +42,17 @@ __all__ = [
 ]
 
 
-def discover(root: Path, config: RepoConfig) -> Discovery:
+def discover(root: Path, config: RepoConfig, *, check: Checkpoint | None = None) -> Discovery:
     """The inventory of the checkout at ``root`` (``.inventory``; bad files become
     ``Inventory.errors``) with the index ``apply_changes`` edits it by: pass it on, no file is
-    parsed again.
+    parsed again. ``check`` is called before each file, overlay, object and (in
+    ``apply_changes``) workload edit, and may raise to stop there (the repository's deadline).
 
     A change set that an earlier process left half-written in ``root`` is undone first
     (``bot.manifests.journal``), so the inventory is never read from a half-applied set.
     """
     recover(root)
-    return discover_index(root, config)
+    return discover_index(root, config, check=check)
 
 
 def apply_changes(

@@ -37,7 +37,7 @@ from bot.config.repo import REPO_CONFIG_FILES, RepoConfig, repo_config_line
 from bot.manifests import helm
 from bot.manifests.deployments import merge, place
 from bot.manifests.errors import KustomizeError, ManifestError
-from bot.manifests.files import RepoFiles, join, normalize
+from bot.manifests.files import Checkpoint, RepoFiles, join, normalize
 from bot.manifests.kustomize import (
     KUSTOMIZATION_FILES,
     Kustomizer,
@@ -116,6 +116,16 @@ def gc_paused() -> Iterator[None]:
 # -------------------------------------------------------------------------- environments
 
 
+@contextmanager
+def _cancelled_on_error(pool: ThreadPoolExecutor) -> Iterator[None]:
+    """Renders not yet begun never start when discovery stops (its deadline, an error)."""
+    try:
+        yield
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+
+
 def _dir(path: str) -> str:
     parent = str(PurePosixPath(path).parent)
     return "" if parent == "." else parent
@@ -177,7 +187,7 @@ class _Discoverer:
         )
         chosen = self.choose(charts)
         envs: list[Environment] = []
-        with ThreadPoolExecutor(max_workers=RENDER_WORKERS) as pool:
+        with ThreadPoolExecutor(max_workers=RENDER_WORKERS) as pool, _cancelled_on_error(pool):
             pending = self.start_overlays(kdirs, chosen.kustomize, only, pool)
             # kubectl runs meanwhile
             self.renders = find_renders(
@@ -341,6 +351,7 @@ class _Discoverer:
         envs = []
         for env, future in pending:
             assert env.directory is not None
+            self.files.checkpoint(f"reading overlay {env.directory or '.'}")
             try:
                 build = self.kustomizer.build(env.directory)
             except ManifestError as exc:
@@ -472,17 +483,28 @@ class _Discoverer:
 
 
 def discover_index(
-    root: Path, config: RepoConfig, *, files: RepoFiles | None = None, only: set[str] | None = None
+    root: Path,
+    config: RepoConfig,
+    *,
+    files: RepoFiles | None = None,
+    only: set[str] | None = None,
+    check: Checkpoint | None = None,
 ) -> Discovery:
-    """Discover everything; ``only`` restricts to some environments (verification)."""
+    """Discover everything; ``only`` restricts to some environments (verification). ``check``
+    is called before each file, overlay and object (``RepoFiles.check``; ``files`` has its own)."""
     with gc_paused():
-        return _discover_index(root, config, files=files, only=only)
+        return _discover_index(root, config, files=files, only=only, check=check)
 
 
 def _discover_index(
-    root: Path, config: RepoConfig, *, files: RepoFiles | None, only: set[str] | None
+    root: Path,
+    config: RepoConfig,
+    *,
+    files: RepoFiles | None,
+    only: set[str] | None,
+    check: Checkpoint | None,
 ) -> Discovery:
-    repo = files or RepoFiles(root, config.paths)
+    repo = files or RepoFiles(root, config.paths, check=check)
     discoverer = _Discoverer(root, config, repo)
     envs, errors = discoverer.run(only)
     placed = place(root, envs, repo, discoverer.renders, config)  # sets GitOps namespaces
@@ -503,6 +525,7 @@ def _discover_index(
             )
             continue
         for obj in env.objects:
+            repo.checkpoint(f"reading {obj.kind} {obj.name} in {env.name}")
             if obj.kind in WORKLOAD_KINDS and obj.api_version.startswith("apps/"):
                 if not obj.name:
                     builder.error(obj.root, f"{obj.kind} without metadata.name")

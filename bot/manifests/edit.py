@@ -313,7 +313,7 @@ def _verify(
     with tempfile.TemporaryDirectory(prefix="tortoise-bot-verify-") as tmp:
         copy_root = Path(tmp) / "repo"
         _materialize(disc.files.root, new, copy_root)
-        copied = RepoFiles(copy_root, config.paths)
+        copied = RepoFiles(copy_root, config.paths, check=disc.files.check)
         copied.adopt(disc.files, set(new))
         after = discover_index(copy_root, config, files=copied, only=affected)
         others = {r.directory: r for r in disc.renders.others(new, deployed)}
@@ -391,6 +391,7 @@ def apply_discovered_changes(
     planner = EditPlanner(disc)
     plans: list[EditPlan] = []
     for ref, group in grouped.items():
+        disc.files.checkpoint(f"editing {ref}")
         try:
             plans.append(planner.plan(ref, group))
         except ManifestError as exc:
@@ -426,6 +427,7 @@ def apply_discovered_changes(
         }
         if not new:
             break
+        disc.files.checkpoint("verifying the edits")
         failures = _verify(root, config, disc, plans, new)
         if not failures:
             break

@@ -7,6 +7,9 @@ every parse. A symlink that stays inside the repository is read as the file it n
 canonical path): the file is listed and parsed once, and an edit changes the target, never
 the link. ``overrides`` replaces the
 bytes of some files (or adds new ones): the editor reads its planned result through them.
+``check`` (a ``Checkpoint``) is called before each file is read and parsed, and by discovery and
+the editor before each overlay, object and workload: the repository's deadline
+(``run.repository_timeout_s``) holds inside those stages, not only between them.
 """
 
 from __future__ import annotations
@@ -22,6 +25,10 @@ from bot.manifests.yamldoc import YamlFile, parse_file
 
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
 """Directories never read."""
+
+Checkpoint = Callable[[str], None]
+"""Called with the work about to start (``reading deploy.yaml``); raises to stop the repository
+there (``pipeline.failures.Budget.check``: its time is up). Never called while files are written."""
 
 
 def normalize(path: str) -> str:
@@ -48,10 +55,16 @@ class RepoFiles:
     """Safe, cached access to the files of one checkout."""
 
     def __init__(
-        self, root: Path, paths: PathsConfig, overrides: Mapping[str, bytes] | None = None
+        self,
+        root: Path,
+        paths: PathsConfig,
+        overrides: Mapping[str, bytes] | None = None,
+        *,
+        check: Checkpoint | None = None,
     ) -> None:
         self.root = root.resolve()
         self.paths = paths
+        self.check = check
         self.overrides = dict(overrides or {})
         self._parsed: dict[str, YamlFile | ManifestError] = {}
         self._adopted: dict[str, YamlFile] = {}
@@ -191,8 +204,14 @@ class RepoFiles:
             raise cached
         return cached
 
+    def checkpoint(self, before: str) -> None:
+        """Call ``check`` (if any) before the work ``before`` names: it may raise to stop."""
+        if self.check is not None:
+            self.check(before)
+
     def _parse(self, rel: str) -> YamlFile | ManifestError:
-        """Read and parse ``rel`` once (cached, errors included)."""
+        """Read and parse ``rel`` once (cached, errors included), at a checkpoint."""
+        self.checkpoint(f"reading {rel}")
         cached: YamlFile | ManifestError
         try:
             data = self.read(rel)

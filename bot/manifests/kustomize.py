@@ -27,6 +27,7 @@ from ruamel.yaml.error import YAMLError
 from bot.manifests.errors import KustomizeError, ManifestError
 from bot.manifests.files import RepoFiles, join
 from bot.manifests.patching import apply_json6902, merge_map, set_value
+from bot.manifests.selectors import target_pattern
 from bot.manifests.sources import Inline, Obj, Origin, objects_in, objects_in_document, parse_inline
 from bot.manifests.yamldoc import YamlFile, YDocument, YMap, YNode, YScalar, YSeq, load_plain
 
@@ -70,6 +71,8 @@ RENDERED_KINDS = frozenset(
 """Kinds read from ``kubectl kustomize`` output; other documents are not parsed at all."""
 _RENDERED_SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)
 _RENDERED_KIND = re.compile(r"^kind:[ \t]*['\"]?([A-Za-z0-9]+)", re.MULTILINE)
+_PATTERN_FIELDS = frozenset({"group", "version", "kind", "name", "namespace"})
+"""Patch-target fields Kustomize reads as regular expressions (the others are label selectors)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -211,6 +214,7 @@ class Kustomizer:
         patches = root.get("patches")
         if isinstance(patches, YSeq):
             for index, entry in enumerate(patches.items):
+                self.files.checkpoint(f"applying {path}'s patch {index + 1}")
                 if isinstance(entry, YMap):
                     self._patch(
                         directory, path, file, entry_path=("patches", index), entry=entry, out=out
@@ -281,7 +285,7 @@ class Kustomizer:
             origin_file = path
         else:
             raise KustomizeError(path, entry.line + 1, "a patch needs `path` or `patch`")
-        selected = self._select(target, out.objects) if isinstance(target, YMap) else None
+        selected = self._select(path, target, out.objects) if isinstance(target, YMap) else None
         if docs and isinstance(docs[0].root, YSeq):  # JSON 6902
             if selected is None:
                 raise KustomizeError(path, entry.line + 1, "a JSON 6902 patch needs a `target`")
@@ -333,24 +337,26 @@ class Kustomizer:
                 merge_map(obj, obj.data, (), root, where)
                 obj.files.add(file)
 
-    def _select(self, target: YMap, objects: list[Obj]) -> list[Obj]:
+    def _select(self, path: str, target: YMap, objects: list[Obj]) -> list[Obj]:
+        """The objects a patch ``target`` selects: group, version, kind, name and namespace are
+        anchored RE2 patterns, as in Kustomize (``bot/manifests/selectors.py``)."""
         want = {k.value: v.value for k, v in target.items if isinstance(v, YScalar)}
+        patterns = {
+            str(k.value): target_pattern(str(v.value), path, v.line + 1, str(k.value))
+            for k, v in target.items
+            if k.value in _PATTERN_FIELDS and isinstance(v, YScalar) and v.value not in (None, "")
+        }
         out = []
         for obj in objects:
             group, _, version = obj.api_version.rpartition("/")
-            if "kind" in want and not re.fullmatch(str(want["kind"]), obj.kind):
-                continue
-            if "name" in want and not any(
-                re.fullmatch(str(want["name"]), n) for n in (obj.name, obj.original_name)
-            ):
-                continue
-            if "namespace" in want and not re.fullmatch(
-                str(want["namespace"]), obj.namespace or ""
-            ):
-                continue
-            if "group" in want and str(want["group"] or "") != group:
-                continue
-            if "version" in want and str(want["version"]) != version:
+            values = {
+                "group": (group,),
+                "version": (version,),
+                "kind": (obj.kind,),
+                "name": (obj.name, obj.original_name),
+                "namespace": (obj.namespace or "",),
+            }
+            if not all(any(p.matches(v) for v in values[field]) for field, p in patterns.items()):
                 continue
             if not _labels_match(obj, "labels", want.get("labelSelector")):
                 continue

@@ -23,9 +23,11 @@ class RepositoryTimeoutError(Exception):
 class Budget:
     """The time one repository may take (``run.repository_timeout_s``), from its start.
 
-    ``deadline`` is ``time.monotonic()`` seconds. Steps check it between them (a step in
-    progress is bounded by its own timeouts: a fetch gets ``left_s()`` as its budget, git and
-    GitHub calls have theirs), so a repository stops cleanly, never halfway through a write.
+    ``deadline`` is ``time.monotonic()`` seconds. Steps check it between them, and discovery and
+    editing before each file, overlay, object and workload (``check`` is their ``Checkpoint``);
+    a fetch gets ``left_s()`` as its budget, a render, git and GitHub calls have their own
+    timeouts. No check runs while files are written, so a repository stops cleanly, never
+    halfway through a write.
     """
 
     seconds: float

@@ -359,7 +359,7 @@ def repository_outcome(
         repository = RepositorySettings.of_checkout(root, load_repo_config(root), settings)
     config = repository.config
     timings = PlanTimings()
-    discovery = discover(root, config)
+    discovery = discover(root, config, check=budget.check if budget is not None else None)
     timings.discovered()
     inventory = discovery.inventory
     if selected is not None:

@@ -48,6 +48,10 @@ class RepositoryReport:
     ok: bool
     message: str = ""
     opened: tuple[str, ...] = ()
+    """Pull requests this run opened (URLs, else keys)."""
+    adopted: tuple[str, ...] = ()
+    """Pull requests this run was about to open and found already open: another run at the same
+    time opened them; reported as "already open", never as opened twice."""
     updated: tuple[str, ...] = ()
     closed: tuple[str, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)
@@ -248,6 +252,7 @@ def _serve_configured(
         message=message,
         stopped=report.stopped,
         opened=_links(report, report.opened),
+        adopted=_links(report, report.adopted),
         updated=_links(report, report.updated),
         closed=_links(report, report.closed),
         counts=dict(counts),

@@ -1,11 +1,12 @@
-"""Two ``tortoise-bot run`` processes at once on the same repositories.
+"""Several ``tortoise-bot run`` processes at once on the same repositories.
 
 The emulator holds each process at the first pull request it opens and at the first issue it
-creates until the other arrives there too (``GitHubEmulator.gate``), so both have seen no pull
-request and no dashboard before either writes one: the race happens on every run of this test,
-not by chance. Deterministic commits, pushes with a lease on the SHA each run observed, and
-adopting what the other run opened must leave exactly what one run leaves: no duplicate pull
-request or dashboard, no update lost.
+creates until the others arrive there too (``GitHubEmulator.gate``), so none has seen a pull
+request or a dashboard before one writes it: the race happens on every run of this test, not by
+chance. Deterministic commits, pushes with a lease on the SHA each run observed, and adopting
+what another run opened must leave exactly what one run leaves: no duplicate pull request or
+dashboard, no update lost; and each run reports only the writes it made (a pull request another
+run opened is "already open", never "opened" twice).
 
 Two runs with other proposals for the same open pull requests (other step limits) meet at the
 first push: each key is updated by exactly one of them, and every branch and its body describe
@@ -27,12 +28,13 @@ from tests.reliability.fleet import (
     run_command,
     start,
 )
-from tests.reliability.hostile import serve_repositories
+from tests.reliability.hostile import serve_repositories, summary_lines
 
 pytestmark = pytest.mark.github
 
 SERVICES = 3
 REPOSITORIES = ("octo/a", "octo/b")
+RUNS = 3
 
 
 @pytest.fixture(scope="module")
@@ -40,17 +42,31 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Fleet:
     return make_fleet(tmp_path_factory.mktemp("fleet"), services=SERVICES, seed=21)
 
 
-def test_two_runs_at_once_leave_what_one_run_leaves(github_emulator, fleet, tmp_path):
+def _counts(line: str) -> tuple[int, int]:
+    """(opened, already open) of one repository's summary line."""
+    opened = int(line.split("opened ", 1)[1].split(",", 1)[0])
+    adopted = (
+        int(line.split("already open ", 1)[1].split(",", 1)[0]) if "already open" in line else 0
+    )
+    return opened, adopted
+
+
+def test_runs_at_once_leave_what_one_run_leaves(github_emulator, fleet, tmp_path):
     gh = github_emulator
     serve_repositories(gh, {name: fleet.files for name in (*REPOSITORIES, "octo/alone")})
     both = fleet_config(tmp_path / "both.yaml", gh, REPOSITORIES)
     alone = fleet_config(tmp_path / "alone.yaml", gh, ("octo/alone",))
 
-    gates = [gh.gate("POST", r"/pulls$"), gh.gate("POST", r"/issues$")]
-    runs = [start(run_command(both, fleet.snapshot)) for _ in range(2)]
+    gates = [gh.gate("POST", r"/pulls$", parties=RUNS), gh.gate("POST", r"/issues$", parties=RUNS)]
+    runs = [start(run_command(both, fleet.snapshot)) for _ in range(RUNS)]
     results = [finish(p) for p in runs]
-    assert [code for code, _ in results] == [0, 0], results
-    assert all(g.met for g in gates)  # both runs met at the first pull request and dashboard
+    assert [code for code, _ in results] == [0] * RUNS, results
+    assert all(g.met for g in gates)  # every run met the others at the first pull request
+    for name in REPOSITORIES:
+        counts = [_counts(summary_lines(out)[name]) for _, out in results]
+        assert sum(opened for opened, _ in counts) == SERVICES, (name, results)  # each once
+        assert all(opened + adopted == SERVICES for opened, adopted in counts), (name, results)
+        assert sum(adopted for _, adopted in counts) == SERVICES * (RUNS - 1), (name, results)
 
     code, out = finish(start(run_command(alone, fleet.snapshot)))
     assert code == 0, out
@@ -60,7 +76,7 @@ def test_two_runs_at_once_leave_what_one_run_leaves(github_emulator, fleet, tmp_
         state = github_state(gh, name)
         assert state == expected, name
         assert all(p["body names the head"] for ps in state["pulls"].values() for p in ps)
-        assert closed_dashboards(gh, name) <= 1  # the later of two created at once
+        assert closed_dashboards(gh, name) <= RUNS - 1  # the later ones of those created at once
 
 
 def test_two_runs_with_other_proposals_never_lose_an_update(github_emulator, fleet, tmp_path):

@@ -1,6 +1,7 @@
 """Every wait on Prometheus is bounded: a request by ``timeout_s`` in total (connect, send and
 the whole answer, even one byte per second), a fetch by ``fetch_timeout_s``, a repository by
-``run.repository_timeout_s``; while nothing answers, the bot says what it waits for.
+``run.repository_timeout_s`` (checked before each file, overlay, object and workload edit, not
+only between stages); while nothing answers, the bot says what it waits for.
 
 With ``timeout_s: 3`` a server trickling one byte per second kept ``plan`` busy 137.8 s when the
 timeout applied to each socket read.
@@ -9,16 +10,25 @@ timeout applied to each socket read.
 from __future__ import annotations
 
 import logging
+import re
 import time
+from pathlib import Path
 
 import pytest
 
+import bot.demo
+from bot.config.bot import BotSettings
 from bot.config.metrics import PrometheusConfig
+from bot.config.repo import RepoConfig
+from bot.manifests import discover
 from bot.metrics import prometheus
 from bot.metrics.errors import PrometheusUnavailableError
 from bot.metrics.prometheus import PrometheusSource
+from bot.metrics.snapshot import SnapshotSource
 from bot.metrics.source import HistoryRequest
 from bot.model import WorkloadRef
+from bot.pipeline.failures import Budget, RepositoryTimeoutError
+from bot.pipeline.plan import repository_outcome
 from tests.metrics.faults import Reply
 from tests.reliability.hostile import (
     TOKEN,
@@ -32,6 +42,9 @@ from tests.reliability.hostile import (
     summary_lines,
 )
 
+DEMO_SNAPSHOT = Path(bot.demo.__file__).parent / "snapshot.zip"
+SLOW_FILES = 1500
+"""Deployment files whose discovery takes seconds (0.6 s per 300 on the 2-core machine)."""
 REQUEST = HistoryRequest(WorkloadRef("Deployment", "shop", "web", "default"), ("web",))
 
 
@@ -105,3 +118,31 @@ def test_a_repository_over_its_time_budget_is_reported_and_the_next_is_served(
     assert "took longer than run.repository_timeout_s (4 s)" in (dashboard.body or "")
     assert gh.pulls("octo/slow") == []
     gh.assert_valid()
+
+
+def test_the_repository_deadline_holds_inside_discovery(tmp_path):
+    """A discovery that takes longer than ``run.repository_timeout_s`` stops at the file the
+    time ran out on, not after reading the whole repository (it was checked only between
+    stages)."""
+    for i in range(SLOW_FILES):
+        (tmp_path / f"d{i:04}.yaml").write_bytes(deployment("shop", f"w{i}"))
+    began = time.monotonic()
+    assert len(discover(tmp_path, RepoConfig()).inventory.workloads) == SLOW_FILES
+    whole_s = time.monotonic() - began
+    settings = BotSettings()
+    budget = Budget.start(whole_s / 10)
+    began = time.monotonic()
+    with pytest.raises(RepositoryTimeoutError) as stopped:
+        repository_outcome(
+            tmp_path, SnapshotSource(DEMO_SNAPSHOT), settings, now_s=0, budget=budget
+        )
+    took = time.monotonic() - began
+    assert re.search(
+        r"stopped before reading (d\d{4}\.yaml|Deployment w\d+ in default)", str(stopped.value)
+    ), stopped.value
+    assert "nothing written" in str(stopped.value)
+    assert took < whole_s / 2, (took, whole_s)
+    print(
+        f"\ndeadline: discovery of {SLOW_FILES} files takes {whole_s:.1f} s; with a budget of "
+        f"{budget.seconds:.2f} s it stopped after {took:.2f} s"
+    )
