@@ -172,7 +172,11 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
         rows = value_rows(outcome)
         if rows:
             print_table(console, VALUES, rows)
-        elif outcome.reasons:
+        if rows and outcome.status == "error":  # why the edit was refused, and what to do
+            for reason in outcome.reasons:
+                for line in wrap_cell(reason, WORDS, console.width):
+                    console.print(line, markup=False, style="red")
+        elif not rows and outcome.reasons:
             print_table(
                 console,
                 (Column("reason", breaks=WORDS, flex=True),),

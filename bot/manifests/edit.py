@@ -28,7 +28,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from bot.config.repo import RepoConfig
+from bot.config.repo import REPO_CONFIG_FILES, RepoConfig
 from bot.manifests.discovery import Discovery, discover_index, gc_paused
 from bot.manifests.edit_planner import PATCH_FILE, EditPlanner
 from bot.manifests.edit_slots import EditPlan, Insert
@@ -430,7 +430,10 @@ def apply_discovered_changes(
         if not failures:
             break
         for ref, message in failures.items():
-            errors.append(VerificationError(_first_file(disc, ref), 0, message).as_source_error())
+            file, line = object_at(disc, ref)
+            errors.append(
+                VerificationError(file, line, refused_reason(disc, ref, message)).as_source_error()
+            )
             failed.append(ref)
         plans = [p for p in plans if p.ref not in failures]
     else:
@@ -474,6 +477,29 @@ def apply_discovered_changes(
     )
 
 
-def _first_file(disc: Discovery, ref: WorkloadRef) -> str:
+def object_at(disc: Discovery, ref: WorkloadRef) -> tuple[str, int]:
+    """File and line where the workload's object is declared (its document), for a reason."""
     entry = disc.entries.get(ref)
-    return entry.workload.files[0] if entry and entry.workload.files else ""
+    if entry is None:
+        return "", 0
+    slot = next(iter(entry.slots.values()), None)
+    if slot is not None:
+        return slot.obj.root.file, slot.obj.root.line
+    return (entry.workload.files[0] if entry.workload.files else ""), 0
+
+
+def refused_reason(disc: Discovery, ref: WorkloadRef, why: str) -> str:
+    """Why an edit of ``ref`` was refused, and what to do about it (one sentence each)."""
+    entry = disc.entries.get(ref)
+    env = entry.environment if entry is not None else None
+    if env is not None and env.kind == "kustomize" and env.directory is not None:
+        where = f"a patch of {env.directory}"
+    elif env is not None and env.values_file is not None:
+        where = env.values_file
+    else:
+        where = "the file that sets it"
+    why = why.removeprefix(f"{ref}: ")
+    return (
+        f"{ref}: {why}. To do: make the proposed change by hand in {where}, or set "
+        f"`ignore: true` for this workload in {REPO_CONFIG_FILES[0]} to leave it alone"
+    )

@@ -27,7 +27,17 @@ from ruamel.yaml.error import YAMLError
 from bot.manifests.errors import KustomizeError, ManifestError
 from bot.manifests.files import RepoFiles, join
 from bot.manifests.patching import apply_json6902, merge_map, set_value
-from bot.manifests.sources import Inline, Obj, Origin, objects_in, objects_in_document, parse_inline
+from bot.manifests.sources import (
+    Inline,
+    Obj,
+    Origin,
+    PatchKey,
+    Path_,
+    objects_in,
+    objects_in_document,
+    parse_inline,
+    patch_key,
+)
 from bot.manifests.yamldoc import YamlFile, YDocument, YMap, YNode, YScalar, YSeq, load_plain
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -78,6 +88,8 @@ class Build:
 
     objects: list[Obj] = field(default_factory=list)
     files: set[str] = field(default_factory=set)
+    spread: set[PatchKey] = field(default_factory=set)
+    """Patches whose ``target:`` selected more than one object (``Environment.spread``)."""
 
 
 def kustomization_in(files: RepoFiles, directory: str) -> str | None:
@@ -286,6 +298,8 @@ class Kustomizer:
             if selected is None:
                 raise KustomizeError(path, entry.line + 1, "a JSON 6902 patch needs a `target`")
             prefix = (*entry_path, "patch") if inline is not None else ()
+            if len(selected) > 1:
+                out.spread.add(patch_key(origin_file, 0, inline))
             for obj in selected:
                 apply_json6902(
                     obj, docs[0].root, Origin(origin_file, 0, prefix, docs[0].root, inline)
@@ -315,6 +329,8 @@ class Kustomizer:
             where = Origin(file, doc.index, (), root, inline)
             if selected is not None:
                 targets = selected
+                if len(selected) > 1:
+                    out.spread.add(patch_key(file, doc.index, inline))
             else:
                 patch_objs = objects_in_document(file, doc, inline)
                 if not patch_objs:
@@ -330,7 +346,10 @@ class Kustomizer:
                 out.objects = [o for o in out.objects if o not in targets]
                 continue
             for obj in targets:
+                identity = _identity(obj) if selected is not None else None
                 merge_map(obj, obj.data, (), root, where)
+                if identity is not None:  # a `target:` keeps each object's own identity
+                    _restore_identity(obj, identity)
                 obj.files.add(file)
 
     def _select(self, target: YMap, objects: list[Obj]) -> list[Obj]:
@@ -358,6 +377,45 @@ class Kustomizer:
                 continue
             out.append(obj)
         return out
+
+
+IDENTITY: tuple[Path_, ...] = (
+    ("apiVersion",),
+    ("kind",),
+    ("metadata", "name"),
+    ("metadata", "namespace"),
+)
+"""What a strategic-merge patch with a ``target:`` never changes: Kustomize gives the patch each
+selected object's own identity (``metadata.name: ignored-by-kustomize`` is common)."""
+
+
+def _identity(obj: Obj) -> dict[Path_, tuple[Any, list[Origin] | None]]:
+    """Each ``IDENTITY`` value of ``obj`` and its origins, to restore after a patch."""
+    out: dict[Path_, tuple[Any, list[Origin] | None]] = {}
+    for path in IDENTITY:
+        holder = obj.data if len(path) == 1 else obj.data.get(path[0])
+        if isinstance(holder, dict):
+            found = obj.origins_at(path)
+            out[path] = (holder.get(path[-1], _MISSING), list(found) if found else None)
+    return out
+
+
+_MISSING = object()
+
+
+def _restore_identity(obj: Obj, identity: dict[Path_, tuple[Any, list[Origin] | None]]) -> None:
+    for path, (value, origins) in identity.items():
+        holder = obj.data if len(path) == 1 else obj.data.get(path[0])
+        if not isinstance(holder, dict):
+            continue
+        if value is _MISSING:
+            holder.pop(path[-1], None)
+        else:
+            holder[path[-1]] = value
+        if origins is None:
+            obj.origins.pop(path, None)
+        else:
+            obj.origins[path] = origins
 
 
 def _labels_match(obj: Obj, where: str, selector: Any) -> bool:

@@ -270,7 +270,9 @@ def _mark_failed_edits(
     for outcome in outcomes:
         if outcome.ref in failed:
             own = errors_of.get(outcome.ref, {})
-            why = [m for f in outcome.declared.files for m in own.get(f, [])]
+            why = [m for f in outcome.declared.files for m in own.get(f, [])] or [
+                m for ms in own.values() for m in ms if f": {outcome.ref}: " in m
+            ]
             out.append(
                 replace(
                     outcome,
