@@ -18,7 +18,7 @@ from bot.commands.common import (
     planning_target,
     print_json,
 )
-from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
+from bot.errors import EXIT_FAILED, UsageError, exit_code
 from bot.metrics.errors import MetricsError
 from bot.model import Explained, Recommendation, Resource
 from bot.outcome_view import outcome_json, short_names, workload_spec_matches
@@ -149,4 +149,4 @@ def run(args: argparse.Namespace) -> int:
         print_json(outcome_json(outcome, plan.prices))
     else:
         sys.stdout.write(describe(outcome, plan.prices))
-    return EXIT_FAILED if outcome.status == "error" else EXIT_OK
+    return exit_code(failures=int(outcome.failed), findings=int(outcome.status == "error"))

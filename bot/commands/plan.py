@@ -35,7 +35,7 @@ from bot.console import (
     progress,
     wrap_cell,
 )
-from bot.errors import EXIT_FAILED, EXIT_OK
+from bot.errors import EXIT_FAILED, exit_code
 from bot.metrics.errors import MetricsError
 from bot.model import SECONDS_PER_DAY
 from bot.outcome_view import (
@@ -110,8 +110,10 @@ def _plan_and_print(
         print_plan(plan, console, repository=display, source=choice.description)
         if args.write:
             console.print(_written_text(written, bullet="  "), markup=False, end="")
-    failed = any(o.status == "error" for o in plan.outcomes) or bool(plan.errors)
-    return EXIT_FAILED if failed else EXIT_OK
+    return exit_code(
+        failures=sum(o.failed for o in plan.outcomes),
+        findings=len(plan.errors) + sum(o.status == "error" for o in plan.outcomes),
+    )
 
 
 def _written_text(written: list[str], *, bullet: str) -> str:

@@ -4,8 +4,9 @@
 
 ``--format json`` prints the inventory documented by ``docs/schemas/inventory.schema.json``;
 ``--format table`` (default) one line per workload and every error with file and line.
-Exit codes: 0 no problem, 1 manifest problems (the rest is still listed), 2 an invalid opt-in
-file (reported, then the manifests are read with the default settings).
+Exit codes: 0 when it read the repository (its findings, every problem with file and line, are
+warnings), 1 with ``--strict`` when there is a finding (linting in CI), 2 an invalid opt-in file
+(reported, then the manifests are read with the default settings).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from bot.commands.common import DEMO_DIR, print_json
 from bot.config.bot import BotSettings
 from bot.config.errors import ConfigError, ConfigProblem
 from bot.config.repo import RepoConfig, find_repo_config, load_repo_config
-from bot.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError
+from bot.errors import EXIT_USAGE, UsageError, exit_code
 from bot.manifests import discover
 from bot.manifests.inventory_json import inventory_json
 from bot.manifests.quantities import describe_cpu, describe_memory
@@ -34,9 +35,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format", choices=("table", "json"), default="table", help="Output format on stdout."
     )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="Exit 1 when the repository has any finding (for linting in CI).",
+    )
 
 
-def _table(inventory: Inventory, errors: list[SourceError], settings: RepositorySettings) -> str:
+def _table(
+    inventory: Inventory, config_errors: list[SourceError], settings: RepositorySettings
+) -> str:
     envs = []
     for name in inventory.environments:
         namespace = settings.environment(name).namespace.value
@@ -56,8 +64,10 @@ def _table(inventory: Inventory, errors: list[SourceError], settings: Repository
                 f"  limits cpu={describe_cpu(c.limits.cpu_cores)}"
                 f" memory={describe_memory(c.limits.memory_bytes)}"
             )
-    for e in errors:
+    for e in config_errors:  # the opt-in file: a usage error
         lines.append(f"error: {e.file}:{e.line}: {e.message}")
+    for e in inventory.errors:  # findings in the manifests: warnings
+        lines.append(f"warning: {e.file}:{e.line}: {e.message}")
     return "\n".join(lines)
 
 
@@ -80,13 +90,16 @@ def run(args: argparse.Namespace) -> int:
         SourceError(p.file, p.line, f"{p.key or '<root>'}: {p.message}") for p in problems
     ]
     inventory = discover(root, config).inventory
-    errors = [*config_errors, *inventory.errors]
     if args.format == "json":
         print_json(inventory_json(inventory, config_errors))
     else:
         print(
-            _table(inventory, errors, RepositorySettings.of_checkout(root, config, BotSettings()))
+            _table(
+                inventory,
+                config_errors,
+                RepositorySettings.of_checkout(root, config, BotSettings()),
+            )
         )
     if config_errors:
         return EXIT_USAGE
-    return EXIT_FAILED if errors else EXIT_OK
+    return exit_code(failures=0, findings=len(inventory.errors), strict=args.strict)

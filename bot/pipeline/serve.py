@@ -224,9 +224,13 @@ def _serve_configured(
         )
     update_dashboard(session, workload_statuses(plan), report)
     failed = [r.message for r in report.errors]
-    if counts.get("error"):
-        failed.append(f"{counts['error']} workload(s) in error (listed on the dashboard)")
-    message = "; ".join(failed) or (report.stopped or "")
+    failures = sum(o.failed for o in plan.outcomes)
+    if failures:
+        failed.append(f"{failures} workload(s) failed (listed on the dashboard)")
+    findings = sum(o.status == "error" and not o.failed for o in plan.outcomes)
+    findings += len(plan.errors)
+    warned = [f"{findings} finding(s) in the repository (listed on the dashboard)"] * bool(findings)
+    message = "; ".join([*failed, *warned]) or (report.stopped or "")
     return RepositoryReport(
         full_name,
         ok=not failed and report.stopped is None,
