@@ -28,7 +28,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from bot.config.repo import REPO_CONFIG_FILES, RepoConfig
+from bot.config.repo import RepoConfig
 from bot.manifests.discovery import Discovery, discover_index, gc_paused
 from bot.manifests.edit_planner import PATCH_FILE, EditPlanner
 from bot.manifests.edit_slots import EditPlan, Insert
@@ -37,6 +37,7 @@ from bot.manifests.files import RepoFiles, join
 from bot.manifests.journal import JournalError
 from bot.manifests.kustomize import kustomization_in
 from bot.manifests.patch_trees import Splice, merge_tree, patch_tree
+from bot.manifests.refusals import object_at, refused_reason
 from bot.manifests.renders import changed_renders
 from bot.manifests.sources import Inline, Obj, Path_
 from bot.manifests.textedit import (
@@ -474,32 +475,4 @@ def apply_discovered_changes(
         tuple(errors),
         tuple(dict.fromkeys(failed)),
         skipped,
-    )
-
-
-def object_at(disc: Discovery, ref: WorkloadRef) -> tuple[str, int]:
-    """File and line where the workload's object is declared (its document), for a reason."""
-    entry = disc.entries.get(ref)
-    if entry is None:
-        return "", 0
-    slot = next(iter(entry.slots.values()), None)
-    if slot is not None:
-        return slot.obj.root.file, slot.obj.root.line
-    return (entry.workload.files[0] if entry.workload.files else ""), 0
-
-
-def refused_reason(disc: Discovery, ref: WorkloadRef, why: str) -> str:
-    """Why an edit of ``ref`` was refused, and what to do about it (one sentence each)."""
-    entry = disc.entries.get(ref)
-    env = entry.environment if entry is not None else None
-    if env is not None and env.kind == "kustomize" and env.directory is not None:
-        where = f"a patch of {env.directory}"
-    elif env is not None and env.values_file is not None:
-        where = env.values_file
-    else:
-        where = "the file that sets it"
-    why = why.removeprefix(f"{ref}: ")
-    return (
-        f"{ref}: {why}. To do: make the proposed change by hand in {where}, or set "
-        f"`ignore: true` for this workload in {REPO_CONFIG_FILES[0]} to leave it alone"
     )

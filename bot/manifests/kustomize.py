@@ -26,13 +26,18 @@ from ruamel.yaml.error import YAMLError
 
 from bot.manifests.errors import KustomizeError, ManifestError
 from bot.manifests.files import RepoFiles, join
-from bot.manifests.patching import apply_json6902, merge_map, set_value
+from bot.manifests.patching import (
+    apply_json6902,
+    identity_of,
+    merge_map,
+    restore_identity,
+    set_value,
+)
 from bot.manifests.sources import (
     Inline,
     Obj,
     Origin,
     PatchKey,
-    Path_,
     objects_in,
     objects_in_document,
     parse_inline,
@@ -346,10 +351,10 @@ class Kustomizer:
                 out.objects = [o for o in out.objects if o not in targets]
                 continue
             for obj in targets:
-                identity = _identity(obj) if selected is not None else None
+                identity = identity_of(obj) if selected is not None else None
                 merge_map(obj, obj.data, (), root, where)
                 if identity is not None:  # a `target:` keeps each object's own identity
-                    _restore_identity(obj, identity)
+                    restore_identity(obj, identity)
                 obj.files.add(file)
 
     def _select(self, target: YMap, objects: list[Obj]) -> list[Obj]:
@@ -377,45 +382,6 @@ class Kustomizer:
                 continue
             out.append(obj)
         return out
-
-
-IDENTITY: tuple[Path_, ...] = (
-    ("apiVersion",),
-    ("kind",),
-    ("metadata", "name"),
-    ("metadata", "namespace"),
-)
-"""What a strategic-merge patch with a ``target:`` never changes: Kustomize gives the patch each
-selected object's own identity (``metadata.name: ignored-by-kustomize`` is common)."""
-
-
-def _identity(obj: Obj) -> dict[Path_, tuple[Any, list[Origin] | None]]:
-    """Each ``IDENTITY`` value of ``obj`` and its origins, to restore after a patch."""
-    out: dict[Path_, tuple[Any, list[Origin] | None]] = {}
-    for path in IDENTITY:
-        holder = obj.data if len(path) == 1 else obj.data.get(path[0])
-        if isinstance(holder, dict):
-            found = obj.origins_at(path)
-            out[path] = (holder.get(path[-1], _MISSING), list(found) if found else None)
-    return out
-
-
-_MISSING = object()
-
-
-def _restore_identity(obj: Obj, identity: dict[Path_, tuple[Any, list[Origin] | None]]) -> None:
-    for path, (value, origins) in identity.items():
-        holder = obj.data if len(path) == 1 else obj.data.get(path[0])
-        if not isinstance(holder, dict):
-            continue
-        if value is _MISSING:
-            holder.pop(path[-1], None)
-        else:
-            holder[path[-1]] = value
-        if origins is None:
-            obj.origins.pop(path, None)
-        else:
-            obj.origins[path] = origins
 
 
 def _labels_match(obj: Obj, where: str, selector: Any) -> bool:

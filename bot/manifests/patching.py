@@ -194,3 +194,43 @@ def set_value(obj: Obj, path: Path_, node: YScalar, where: Origin) -> None:
     if isinstance(target, dict):
         target[path[-1]] = node.value
         obj.set_origin(path, where)
+
+
+IDENTITY: tuple[Path_, ...] = (
+    ("apiVersion",),
+    ("kind",),
+    ("metadata", "name"),
+    ("metadata", "namespace"),
+)
+"""What a strategic-merge patch with a ``target:`` never changes: Kustomize gives the patch each
+selected object's own identity (``metadata.name: ignored-by-kustomize`` is common)."""
+
+
+def identity_of(obj: Obj) -> dict[Path_, tuple[Any, list[Origin] | None]]:
+    """Each ``IDENTITY`` value of ``obj`` and its origins, to restore after a patch."""
+    out: dict[Path_, tuple[Any, list[Origin] | None]] = {}
+    for path in IDENTITY:
+        holder = obj.data if len(path) == 1 else obj.data.get(path[0])
+        if isinstance(holder, dict):
+            found = obj.origins_at(path)
+            out[path] = (holder.get(path[-1], _MISSING), list(found) if found else None)
+    return out
+
+
+_MISSING = object()
+
+
+def restore_identity(obj: Obj, identity: dict[Path_, tuple[Any, list[Origin] | None]]) -> None:
+    """Put back what ``identity_of`` kept, after a patch with a ``target:``."""
+    for path, (value, origins) in identity.items():
+        holder = obj.data if len(path) == 1 else obj.data.get(path[0])
+        if not isinstance(holder, dict):
+            continue
+        if value is _MISSING:
+            holder.pop(path[-1], None)
+        else:
+            holder[path[-1]] = value
+        if origins is None:
+            obj.origins.pop(path, None)
+        else:
+            obj.origins[path] = origins
