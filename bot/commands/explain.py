@@ -22,7 +22,7 @@ from bot.commands.common import (
     selector_of,
 )
 from bot.console import WORDS, make_console, wrap_cell
-from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
+from bot.errors import EXIT_FAILED, UsageError, exit_code
 from bot.metrics.errors import MetricsError
 from bot.model import Explained, FieldId, Recommendation
 from bot.outcome_view import matching, outcome_json, short_names, written
@@ -192,4 +192,4 @@ def run(args: argparse.Namespace) -> int:
     else:
         width = make_console(color=args.color).width
         sys.stdout.write(fit(describe(outcome, plan.prices), width))
-    return EXIT_FAILED if outcome.status == "error" else EXIT_OK
+    return exit_code(failures=int(outcome.failed), findings=int(outcome.status == "error"))

@@ -39,7 +39,7 @@ from bot.console import (
     print_wrapped,
     progress,
 )
-from bot.errors import EXIT_FAILED, EXIT_OK
+from bot.errors import EXIT_FAILED, exit_code
 from bot.metrics.errors import MetricsError
 from bot.model import SECONDS_PER_DAY
 from bot.outcome_view import (
@@ -123,8 +123,10 @@ def _plan_and_print(
 
         requests = history_requests(plan.inventory, plan.settings)
         print_summary(settings, requests, at_s=choice.now_s, out=sys.stderr)
-    failed = any(o.status == "error" for o in plan.outcomes) or bool(plan.errors)
-    return EXIT_FAILED if failed else EXIT_OK
+    return exit_code(
+        failures=sum(o.failed for o in plan.outcomes),
+        findings=len(plan.errors) + sum(o.status == "error" for o in plan.outcomes),
+    )
 
 
 def _from_prometheus(args: argparse.Namespace) -> bool:
@@ -193,7 +195,10 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
         rows = value_rows(outcome)
         if rows:
             print_table(console, VALUES, rows)
-        elif outcome.reasons:
+        if rows and outcome.status == "error":  # why the edit was refused, and what to do
+            for reason in outcome.reasons:
+                print_wrapped(console, reason, indent="  ", style="red")
+        elif not rows and outcome.reasons:
             print_table(
                 console,
                 (Column("reason", breaks=WORDS, flex=True),),

@@ -4,8 +4,9 @@
 
 ``--format json`` prints the inventory documented by ``docs/schemas/inventory.schema.json``;
 ``--format table`` (default) one line per workload and every error with file and line.
-Exit codes: 0 no problem, 1 manifest problems (the rest is still listed), 2 an invalid opt-in
-file (reported, then the manifests are read with the default settings).
+Exit codes: 0 when it read the repository (its findings, every problem with file and line, are
+warnings), 1 with ``--strict`` when there is a finding (linting in CI), 2 an invalid opt-in file
+(reported, then the manifests are read with the default settings).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from bot.config.bot import BotSettings
 from bot.config.errors import ConfigError, ConfigProblem
 from bot.config.repo import RepoConfig, find_repo_config, load_repo_config
 from bot.console import LIST, WORDS, make_console, wrap_cell
-from bot.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError
+from bot.errors import EXIT_USAGE, UsageError, exit_code
 from bot.manifests import discover
 from bot.manifests.inventory_json import inventory_json
 from bot.manifests.quantities import describe_cpu, describe_memory
@@ -40,6 +41,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--format", choices=("table", "json"), default="table", help="Output format on stdout."
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="Exit 1 when the repository has any finding (for linting in CI).",
     )
 
 
@@ -66,10 +72,11 @@ def deployment_lines(inventory: Inventory) -> list[str]:
 
 
 def _table(
-    inventory: Inventory, errors: list[SourceError], settings: RepositorySettings, width: int
+    inventory: Inventory, config_errors: list[SourceError], settings: RepositorySettings, width: int
 ) -> str:
     """The environments (wrapped between names), one line per workload and container, and
-    each distinct error once (``bot.outcome_view.error_lines``), at ``width``."""
+    each problem once: the opt-in file's as errors, the manifests' findings as warnings
+    (each distinct one once, ``bot.outcome_view.error_lines``), at ``width``."""
     envs = []
     for name in inventory.environments:
         deployment = inventory.deployment(name)
@@ -95,11 +102,11 @@ def _table(
                 f"  limits cpu={describe_cpu(c.limits.cpu_cores)}"
                 f" memory={describe_memory(c.limits.memory_bytes)}"
             )
-    for error in error_lines(errors):
-        first, *rest = wrap_cell(f"error: {error}", WORDS, width)
-        lines += [first, *(f"  {line}" for line in wrap_cell(" ".join(rest), WORDS, width - 2))]
-    for n in inventory.notes:
-        first, *rest = wrap_cell(f"note: {n.file}:{n.line}: {n.message}", WORDS, width)
+    problems = [f"error: {e.file}:{e.line}: {e.message}" for e in config_errors]  # usage
+    problems += [f"warning: {finding}" for finding in error_lines(inventory.errors)]
+    problems += [f"note: {n.file}:{n.line}: {n.message}" for n in inventory.notes]
+    for problem in problems:
+        first, *rest = wrap_cell(problem, WORDS, width)
         lines += [first, *(f"  {line}" for line in wrap_cell(" ".join(rest), WORDS, width - 2))]
     return "\n".join(lines)
 
@@ -126,18 +133,17 @@ def run(args: argparse.Namespace) -> int:
         SourceError(p.file, p.line, f"{p.key or '<root>'}: {p.message}") for p in problems
     ]
     inventory = discover(root, config).inventory
-    errors = [*config_errors, *inventory.errors]
     if args.format == "json":
         print_json(inventory_json(inventory, config_errors))
     else:
         print(
             _table(
                 inventory,
-                errors,
+                config_errors,
                 RepositorySettings.of_checkout(root, config, BotSettings()),
                 make_console(color=args.color).width,
             )
         )
     if config_errors:
         return EXIT_USAGE
-    return EXIT_FAILED if errors else EXIT_OK
+    return exit_code(failures=0, findings=len(inventory.errors), strict=args.strict)

@@ -359,7 +359,7 @@ class _Discoverer:
                 future.cancel()
                 self.broken[env.name] = self._closure(env.directory)
                 continue
-            env.objects, env.files = build.objects, build.files
+            env.objects, env.files, env.spread = build.objects, build.files, build.spread
             self.referenced.update(build.files)
             if self._render(env, future):
                 envs.append(env)
@@ -414,7 +414,15 @@ class _Discoverer:
                 found = by_name[(kind, name)][0]
             if found is None:
                 assert kroot is not None
-                found = Obj({}, {}, Origin(kfile, 0, (), kroot), {kfile})
+                # the document it most likely comes from (renamed by something not replayed),
+                # for reasons to name; never a place for its keys (``modelled``)
+                like = [
+                    o
+                    for o in env.objects
+                    if o.kind == kind and o.modelled and (o.original_name or o.name) in name
+                ]
+                root = like[0].root if len(like) == 1 else Origin(kfile, 0, (), kroot)
+                found = Obj({}, {}, root, {kfile, root.file}, modelled=False)
             found.data = data
             objects.append(found)
         env.objects = objects

@@ -37,6 +37,7 @@ from bot.manifests.files import RepoFiles, join
 from bot.manifests.journal import JournalError
 from bot.manifests.kustomize import kustomization_in
 from bot.manifests.patch_trees import Splice, merge_tree, patch_tree
+from bot.manifests.refusals import object_at, refused_reason
 from bot.manifests.renders import changed_renders
 from bot.manifests.sources import Inline, Obj, Path_
 from bot.manifests.textedit import (
@@ -432,7 +433,10 @@ def apply_discovered_changes(
         if not failures:
             break
         for ref, message in failures.items():
-            errors.append(VerificationError(_first_file(disc, ref), 0, message).as_source_error())
+            file, line = object_at(disc, ref)
+            errors.append(
+                VerificationError(file, line, refused_reason(disc, ref, message)).as_source_error()
+            )
             failed.append(ref)
         plans = [p for p in plans if p.ref not in failures]
     else:
@@ -474,8 +478,3 @@ def apply_discovered_changes(
         tuple(dict.fromkeys(failed)),
         skipped,
     )
-
-
-def _first_file(disc: Discovery, ref: WorkloadRef) -> str:
-    entry = disc.entries.get(ref)
-    return entry.workload.files[0] if entry and entry.workload.files else ""

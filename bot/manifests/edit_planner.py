@@ -175,7 +175,9 @@ class EditPlanner(MetricPlanner):
         env = entry.environment.name
         for cut in range(len(slot.path) - 1, -1, -1):
             prefix = slot.path[:cut]
-            found = slot.obj.origins_at(prefix) or ([] if prefix else [slot.obj.root])
+            found = slot.obj.origins_at(prefix) or (
+                [slot.obj.root] if not prefix and slot.obj.modelled else []
+            )
             candidates = [o for o in reversed(found) if self.exclusive(o, env)]
             for origin in candidates:
                 rest = slot.path[cut:]

@@ -23,7 +23,7 @@ from bot.manifests.quantities import (
     format_memory,
     memory_style,
 )
-from bot.manifests.sources import Inline, Obj, Origin, Path_
+from bot.manifests.sources import Inline, Obj, Origin, Path_, patch_key
 from bot.manifests.textedit import NewTree, TextEdit
 from bot.manifests.workloads import (
     RESOURCE_FIELDS,
@@ -145,7 +145,13 @@ class Placement:
         self.disc = disc
 
     def exclusive(self, origin: Origin, env: str) -> bool:
-        """Whether only ``env`` reads the file of ``origin``."""
+        """Whether ``origin`` is the object's own in ``env``: only ``env`` reads its file, and
+        it is not a patch that a ``target:`` applies to several objects (a component's
+        ``target: {kind: Deployment}`` patch writes every Deployment of the overlay)."""
+        environment = self.disc.environments.get(env)
+        key = patch_key(origin.file, origin.document, origin.inline)
+        if environment is not None and key in environment.spread:
+            return False
         return self.disc.exclusive(origin.file, env)
 
     def _also(self, file: str, env: str) -> str:

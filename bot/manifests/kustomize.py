@@ -26,9 +26,24 @@ from ruamel.yaml.error import YAMLError
 
 from bot.manifests.errors import KustomizeError, ManifestError
 from bot.manifests.files import RepoFiles, join
-from bot.manifests.patching import apply_json6902, merge_map, set_value
+from bot.manifests.patching import (
+    apply_json6902,
+    identity_of,
+    merge_map,
+    restore_identity,
+    set_value,
+)
 from bot.manifests.selectors import target_pattern
-from bot.manifests.sources import Inline, Obj, Origin, objects_in, objects_in_document, parse_inline
+from bot.manifests.sources import (
+    Inline,
+    Obj,
+    Origin,
+    PatchKey,
+    objects_in,
+    objects_in_document,
+    parse_inline,
+    patch_key,
+)
 from bot.manifests.yamldoc import YamlFile, YDocument, YMap, YNode, YScalar, YSeq, load_plain
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -81,6 +96,8 @@ class Build:
 
     objects: list[Obj] = field(default_factory=list)
     files: set[str] = field(default_factory=set)
+    spread: set[PatchKey] = field(default_factory=set)
+    """Patches whose ``target:`` selected more than one object (``Environment.spread``)."""
 
 
 def kustomization_in(files: RepoFiles, directory: str) -> str | None:
@@ -290,6 +307,8 @@ class Kustomizer:
             if selected is None:
                 raise KustomizeError(path, entry.line + 1, "a JSON 6902 patch needs a `target`")
             prefix = (*entry_path, "patch") if inline is not None else ()
+            if len(selected) > 1:
+                out.spread.add(patch_key(origin_file, 0, inline))
             for obj in selected:
                 apply_json6902(
                     obj, docs[0].root, Origin(origin_file, 0, prefix, docs[0].root, inline)
@@ -319,6 +338,8 @@ class Kustomizer:
             where = Origin(file, doc.index, (), root, inline)
             if selected is not None:
                 targets = selected
+                if len(selected) > 1:
+                    out.spread.add(patch_key(file, doc.index, inline))
             else:
                 patch_objs = objects_in_document(file, doc, inline)
                 if not patch_objs:
@@ -334,7 +355,10 @@ class Kustomizer:
                 out.objects = [o for o in out.objects if o not in targets]
                 continue
             for obj in targets:
+                identity = identity_of(obj) if selected is not None else None
                 merge_map(obj, obj.data, (), root, where)
+                if identity is not None:  # a `target:` keeps each object's own identity
+                    restore_identity(obj, identity)
                 obj.files.add(file)
 
     def _select(self, path: str, target: YMap, objects: list[Obj]) -> list[Obj]:

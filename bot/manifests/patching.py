@@ -88,25 +88,48 @@ def merge_map(
 def _merge_list(
     obj: Obj, target: list[Any], base: Path_, patch: YSeq, where: Origin, *, merge_key: str
 ) -> None:
+    """Merge a list by ``merge_key`` the way ``kubectl kustomize`` orders it: the patch's items
+    first, in the patch's order (merged into the item of the same key, or new), then the
+    other items in their old order (a component adding a sidecar puts it first)."""
     obj.origins.setdefault(base, []).append(where)
+    order: list[int] = []
     for index, item in enumerate(patch.items):
         at = Origin(where.file, where.document, (*where.path, index), item, where.inline)
         key_node = item.get(merge_key) if isinstance(item, YMap) else None
-        if not isinstance(item, YMap) or not isinstance(key_node, YScalar):
-            _replace(obj, target, len(target), (*base, len(target)), item, where=at)
-            continue
-        match = next(
-            (
-                i
-                for i, elem in enumerate(target)
-                if isinstance(elem, dict) and elem.get(merge_key) == key_node.value
-            ),
-            None,
-        )
+        match = None
+        if isinstance(item, YMap) and isinstance(key_node, YScalar):
+            match = next(
+                (
+                    i
+                    for i, elem in enumerate(target)
+                    if isinstance(elem, dict) and elem.get(merge_key) == key_node.value
+                ),
+                None,
+            )
         if match is None:
+            order.append(len(target))
             _replace(obj, target, len(target), (*base, len(target)), item, where=at)
         else:
+            assert isinstance(item, YMap)
+            order.append(match)
             merge_map(obj, target[match], (*base, match), item, at)
+    order = list(dict.fromkeys(order))
+    named = set(order)
+    order += [i for i in range(len(target)) if i not in named]
+    if order != list(range(len(target))):
+        _reorder(obj, target, base, order)
+
+
+def _reorder(obj: Obj, target: list[Any], base: Path_, order: list[int]) -> None:
+    """Put ``target``'s items in ``order`` (old indices), their origins moved with them."""
+    target[:] = [target[i] for i in order]
+    new_index = {old: new for new, old in enumerate(order)}
+    n = len(base)
+    moved = {
+        (*base, new_index[k[n]], *k[n + 1 :]): obj.origins.pop(k)
+        for k in [k for k in obj.origins if k[:n] == base and len(k) > n and k[n] in new_index]
+    }
+    obj.origins.update(moved)
 
 
 def _pointer(path: str) -> list[str]:
@@ -171,3 +194,43 @@ def set_value(obj: Obj, path: Path_, node: YScalar, where: Origin) -> None:
     if isinstance(target, dict):
         target[path[-1]] = node.value
         obj.set_origin(path, where)
+
+
+IDENTITY: tuple[Path_, ...] = (
+    ("apiVersion",),
+    ("kind",),
+    ("metadata", "name"),
+    ("metadata", "namespace"),
+)
+"""What a strategic-merge patch with a ``target:`` never changes: Kustomize gives the patch each
+selected object's own identity (``metadata.name: ignored-by-kustomize`` is common)."""
+
+
+def identity_of(obj: Obj) -> dict[Path_, tuple[Any, list[Origin] | None]]:
+    """Each ``IDENTITY`` value of ``obj`` and its origins, to restore after a patch."""
+    out: dict[Path_, tuple[Any, list[Origin] | None]] = {}
+    for path in IDENTITY:
+        holder = obj.data if len(path) == 1 else obj.data.get(path[0])
+        if isinstance(holder, dict):
+            found = obj.origins_at(path)
+            out[path] = (holder.get(path[-1], _MISSING), list(found) if found else None)
+    return out
+
+
+_MISSING = object()
+
+
+def restore_identity(obj: Obj, identity: dict[Path_, tuple[Any, list[Origin] | None]]) -> None:
+    """Put back what ``identity_of`` kept, after a patch with a ``target:``."""
+    for path, (value, origins) in identity.items():
+        holder = obj.data if len(path) == 1 else obj.data.get(path[0])
+        if not isinstance(holder, dict):
+            continue
+        if value is _MISSING:
+            holder.pop(path[-1], None)
+        else:
+            holder[path[-1]] = value
+        if origins is None:
+            obj.origins.pop(path, None)
+        else:
+            obj.origins[path] = origins

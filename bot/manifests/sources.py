@@ -81,6 +81,15 @@ class Origin:
         return self.node.line + 1
 
 
+PatchKey = tuple[str, int, int]
+"""One patch document: (file, document index, first line of an inline patch or -1)."""
+
+
+def patch_key(file: str, document: int, inline: Inline | None) -> PatchKey:
+    """The ``PatchKey`` of a document of ``file`` (inside ``inline`` when given)."""
+    return (file, document, inline.first_line if inline is not None else -1)
+
+
 @dataclass(eq=False, slots=True)
 class Obj:
     """One object in one environment."""
@@ -94,6 +103,9 @@ class Obj:
     source_namespace: str | None = None
     extra: dict[Path_, list[Origin]] = field(default_factory=dict)
     """Single values set on top of an unbuilt table (Kustomize ``namespace:``, ``replicas:``)."""
+    modelled: bool = True
+    """False for a rendered object the replay did not produce (a generator, a transformer it
+    does not model): ``root`` then names the kustomization, which is no place for its keys."""
 
     @property
     def kind(self) -> str:

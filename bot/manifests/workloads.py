@@ -18,7 +18,7 @@ from bot.config.repo import RepoConfig
 from bot.manifests import helm
 from bot.manifests.files import RepoFiles
 from bot.manifests.quantities import QuantityError, bytes_from_quantity, cores_from_quantity
-from bot.manifests.sources import Obj, Origin, Path_
+from bot.manifests.sources import Obj, Origin, PatchKey, Path_
 from bot.manifests.yamldoc import YScalar
 from bot.model import (
     ANY_CONTAINER,
@@ -100,6 +100,9 @@ class Environment:
     namespace: str | None = None
     objects: list[Obj] = field(default_factory=list)
     files: set[str] = field(default_factory=set)
+    spread: set[PatchKey] = field(default_factory=set)
+    """Patches (Kustomize) that a ``target:`` applies to several objects of the environment:
+    a value written there is not one object's own (``Placement.exclusive``)."""
 
 
 @dataclass(eq=False, slots=True)

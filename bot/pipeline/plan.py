@@ -16,6 +16,7 @@ from bot.config.bot import BotSettings
 from bot.config.errors import ConfigError
 from bot.config.forge import CostConfig
 from bot.config.repo import RepoConfig, load_repo_config
+from bot.errors import Severity
 from bot.forge.branches import Grouping, group_change_sets
 from bot.forge.previous import WorkloadMemory
 from bot.manifests import Discovery, apply_changes, discover
@@ -71,6 +72,15 @@ class WorkloadOutcome:
     summary: HistorySummary | None = None
     """What the reports need of the workload's history (``summarize_history``); never the
     samples, dropped once the recommendation is made."""
+    severity: Severity = "failure"
+    """For status ``error``, whose problem it is: ``finding`` (the repository declares
+    something the bot cannot act on, or its edit would not render) or ``failure`` (history
+    unavailable, an unexpected error); see ``bot.errors.exit_code``."""
+
+    @property
+    def failed(self) -> bool:
+        """In error through the bot's own failure (exit 1), not a finding."""
+        return self.status == "error" and self.severity == "failure"
 
     @property
     def ref(self) -> WorkloadRef:
@@ -224,6 +234,7 @@ def decide_workload(
         recommendation,
         changes,
         summary,
+        severity="finding",  # the engine's errors are about what the repository declares
     )
 
 
@@ -281,13 +292,16 @@ def _mark_failed_edits(
     for outcome in outcomes:
         if outcome.ref in failed:
             own = errors_of.get(outcome.ref, {})
-            why = [m for f in outcome.declared.files for m in own.get(f, [])]
+            why = [m for f in outcome.declared.files for m in own.get(f, [])] or [
+                m for ms in own.values() for m in ms if f": {outcome.ref}: " in m
+            ]
             out.append(
                 replace(
                     outcome,
                     status="error",
                     reasons=("edit refused, nothing written", *why),
                     changes=(),
+                    severity="finding",
                 )
             )
         elif outcome.ref in skipped:

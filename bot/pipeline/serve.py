@@ -238,14 +238,18 @@ def _serve_configured(
         )
     update_dashboard(session, workload_statuses(plan), report)
     failed = [r.message for r in report.errors]
-    if counts.get("error"):
-        failed.append(f"{counts['error']} workload(s) in error (listed on the dashboard)")
-    message = "; ".join(failed) or (report.stopped or "")
-    if report.held and not message:
-        message = (
-            f"{len(report.held)} held back below pull_requests.min_monthly_change: "
-            + ", ".join(report.held)
+    failures = sum(o.failed for o in plan.outcomes)
+    if failures:
+        failed.append(f"{failures} workload(s) failed (listed on the dashboard)")
+    findings = sum(o.status == "error" and not o.failed for o in plan.outcomes)
+    findings += len(plan.errors)
+    warned = [f"{findings} finding(s) in the repository (listed on the dashboard)"] * bool(findings)
+    message = "; ".join([*failed, *warned]) or (report.stopped or "")
+    if report.held and not failed:
+        held = f"{len(report.held)} held back below pull_requests.min_monthly_change: " + ", ".join(
+            report.held
         )
+        message = f"{message}; {held}" if message else held
     return RepositoryReport(
         full_name,
         ok=not failed and report.stopped is None,

@@ -64,7 +64,7 @@ def test_validate_reports_every_error_with_file_and_line(cli, repo):
     assert (".tortoise-bot.yaml", 2) in errors
     assert any(f == "broken.yaml" and line >= 4 for f, line in errors)
     table = cli("validate", str(root))
-    assert "error: broken.yaml:" in table.stdout and "Deployment/shop/web@default" in table.stdout
+    assert "warning: broken.yaml:" in table.stdout and "Deployment/shop/web@default" in table.stdout
 
 
 def test_validate_checks_the_settings_whichever_workload_they_meet(cli, repo):

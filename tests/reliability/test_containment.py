@@ -99,6 +99,6 @@ def test_run_fails_when_every_query_fails(cli, tmp_path, github_emulator):
         done = cli("run", "--config", str(config), env={"GITHUB_TOKEN": TOKEN})
     assert done.returncode == 1, done.stdout + done.stderr
     line = summary_lines(done.stdout)["octo/shop"]
-    assert line.startswith("FAILED") and "1 workload(s) in error" in line
+    assert line.startswith("FAILED") and "1 workload(s) failed" in line
     (dashboard,) = gh.issues("octo/shop")
     assert r"metrics\: bad\_data\: refused" in (dashboard.body or "")
