@@ -185,12 +185,26 @@ def test_plans_after_write_continue_the_hpa_steps_then_propose_nothing_more(cli,
     assert {w["status"] for w in first["workloads"]} == {"changes"}
     steps = {"replay.target_step", "replay.max_replicas_step"}
     assert steps <= {v["rule"] for w in first["workloads"] for v in _hpa_values(w)}
+    before = first
     for _ in range(6):  # the demo settles after 5 writes (frontend's app target last)
         assert cli("plan", *_demo_args(demo_copy), "--write").returncode == 0
         again = json.loads(cli("plan", *_demo_args(demo_copy), "--format", "json").stdout)
         if all(w["status"] == "no-change" for w in again["workloads"]):
             assert again["diff"] == ""
             return
+        # a rerun moves the HPA values the written plan stepped, and the requests of only the
+        # containers whose target it moved (Tortoise rebalances on the target in force)
+        stepped = _stepped(before)
+        for w in again["workloads"]:
+            moved = {
+                c["name"]
+                for c in w["containers"]
+                for r in ("cpu", "memory")
+                for part in ("request", "limit")
+                if c[r][part]["proposed"] not in (None, c[r][part]["current"])
+            }
+            assert moved <= stepped.get(w["name"], set()), (w["name"], moved, stepped)
+        before = again
         for w in again["workloads"]:
             for v in _hpa_values(w):
                 if v["proposed"] != v["current"] and v["current"] is not None:
@@ -200,6 +214,20 @@ def test_plans_after_write_continue_the_hpa_steps_then_propose_nothing_more(cli,
                         "tortoise.replicas.min_by_replay",
                     }, v
     raise AssertionError("the demo's HPA steps did not settle within 6 plans")
+
+
+def _stepped(plan: dict) -> dict[str, set[str]]:
+    """Per workload, the containers whose HPA target the plan moved (a pod-level target: every
+    container): the next plan rebalances their requests on the target then in force."""
+    out: dict[str, set[str]] = {}
+    for w in plan["workloads"]:
+        for t in (w.get("hpa") or {}).get("targets", []):
+            if t["proposed"] != t["current"]:
+                names = (
+                    [t["container"]] if t.get("container") else [c["name"] for c in w["containers"]]
+                )
+                out.setdefault(w["name"], set()).update(names)
+    return out
 
 
 def _hpa_values(workload: dict) -> list[dict]:
