@@ -13,15 +13,13 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from bot.config.base import ConfigModel
+from bot.model import MIB
 
 LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 """A Prometheus label name (``model/labels.go``, ``LabelNameRE`` in prometheus/common)."""
 
 METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 """A Prometheus metric name (``MetricNameRE`` in prometheus/common)."""
-
-MIB = 1 << 20
-"""Bytes in a mebibyte."""
 
 MAX_POINTS_PER_SERIES = 11_000
 """Prometheus refuses a range query with ``(end - start) / step`` above this (``api.go``)."""

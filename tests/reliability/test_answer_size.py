@@ -17,9 +17,8 @@ from typing import Any
 
 import pytest
 
+from bot.model import MIB
 from tests.reliability.hostile import Endless
-
-MIB = 1 << 20
 
 MEASURE = textwrap.dedent(
     """
