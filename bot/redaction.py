@@ -8,23 +8,32 @@ bodies, comments and commit messages (``bot.forge.github``). Error bodies of ser
 messages only as ``excerpt`` (bounded, redacted first, control characters removed), so a
 truncation can never leave half a secret behind.
 
-Registered encodings (``add_secret`` and friends, called by whoever reads or builds a
+Registered values (``add_secret`` and friends, called by whoever reads or builds a
 credential): the raw value and each of its lines (PEM keys); a bearer token; basic
 authentication as ``user:password`` and its base64 in both encodings ``requests`` and git may
-use (latin-1 and UTF-8). Each value is also redacted JSON-escaped, and a sink may pass more
-encodings (the forge passes Markdown escaping). Token shapes (``ghp_``, ``github_pat_``,
-``Authorization: ...`` headers, URL credentials) are redacted whether registered or not.
+use (latin-1 and UTF-8); the credentials a URL carries (``add_url``). Each value is redacted in
+every form a server may echo it back: raw, JSON-escaped, percent-encoded (``quote`` and
+``quote_plus``), base64 (standard and URL-safe), and each of these broken by line breaks
+(``\n`` or ``\r\n`` between any two characters, as a wrapping proxy page shows it); a sink
+may pass more encodings (the forge passes Markdown escaping). All forms are matched by one
+regular expression (built once per set of secrets), in time linear in the text.
+
+Token shapes (``ghp_``, ``github_pat_``, ``Authorization: ...`` headers) and URL credentials
+(``strip_url_credentials``: the user-info part and query parameters named like secrets) are
+redacted whether registered or not.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 import re
 import threading
 from collections.abc import Callable, Iterable
 from typing import TextIO
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
 
 REDACTED = "***"
 """What a secret is replaced by."""
@@ -51,6 +60,36 @@ _TOKEN_PATTERNS = re.compile(
     r"x-access-token:[^@\s]+)"
 )
 """Token-shaped text, redacted even when nobody registered it."""
+
+SECRET_QUERY_WORDS = (
+    "token",
+    "access_token",
+    "auth",
+    "api_key",
+    "apikey",
+    "key",
+    "password",
+    "passwd",
+    "pwd",
+    "secret",
+    "signature",
+    "sig",
+    "credential",
+    "credentials",
+)
+"""Query parameters whose value is a secret: these names, alone or after a prefix ending in
+``_``, ``-`` or ``.`` (``id_token``, ``client_secret``, ``X-Amz-Signature``), any case."""
+
+_SECRET_PARAM = rf"(?:[A-Za-z0-9_.-]*[_.-])?(?:{'|'.join(SECRET_QUERY_WORDS)})"
+
+_URL_CREDENTIALS = re.compile(
+    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s@'\"<>]+@"
+    rf"|(?P<param>[?&;](?i:{_SECRET_PARAM})=)[^&;#\s'\"<>]+"
+)
+"""The user-info of a URL (``scheme://user:password@``) and the value of a query parameter
+named like a secret."""
+
+_SECRET_NAME = re.compile(rf"(?i:{_SECRET_PARAM})")
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 """Control and bidirectional-override characters, never shown from a server's answer."""
@@ -91,28 +130,94 @@ def add_basic(username: str, password: str | None) -> None:
             continue
 
 
+def _hide_url_credentials(match: re.Match[str]) -> str:
+    if match.group("scheme"):
+        return match.group("scheme") + REDACTED + "@"
+    return match.group("param") + REDACTED
+
+
+def strip_url_credentials(text: str) -> str:
+    """``text`` (a URL, or any text with URLs in it) with the user-info of each URL and the
+    value of each query parameter named like a secret (``SECRET_QUERY_WORDS``) replaced by
+    ``***``: ``http://u:p@host/?token=t&x=1`` -> ``http://***@host/?token=***&x=1``."""
+    return _URL_CREDENTIALS.sub(_hide_url_credentials, text)
+
+
+def add_url(url: str | None) -> None:
+    """The credentials ``url`` carries: its password (with the basic authentication
+    ``requests`` builds from the user-info) and the value of each query parameter named like
+    a secret, each as sent (percent-decoded) and as written."""
+    if not url:
+        return
+    parts = urlsplit(url)
+    if parts.password:
+        add_secret(parts.password)
+        add_basic(unquote(parts.username or ""), unquote(parts.password))
+    for name, value in parse_qsl(parts.query):
+        if _SECRET_NAME.fullmatch(name):
+            add_secret(value)
+    for match in _URL_CREDENTIALS.finditer(url):
+        if match.group("param"):
+            add_secret(match.group(0)[len(match.group("param")) :])
+
+
+def _b64(value: str) -> tuple[str, ...]:
+    raw = value.encode("utf-8")
+    return (
+        base64.b64encode(raw).decode("ascii").rstrip("="),
+        base64.urlsafe_b64encode(raw).decode("ascii").rstrip("="),
+    )
+
+
 def _variants(value: str, encodings: Iterable[Callable[[str], str]]) -> set[str]:
-    out = {value, json.dumps(value)[1:-1]}
+    """Every form of ``value`` a server may echo: raw, JSON-escaped, percent-encoded (as
+    ``quote`` with and without ``/`` kept, and ``quote_plus``), base64 and ``encodings``."""
+    out = {
+        value,
+        json.dumps(value)[1:-1],
+        quote(value, safe=""),
+        quote(value),
+        quote_plus(value, safe=""),
+        *_b64(value),
+    }
     out.update(encode(value) for encode in encodings)
     return {v for v in out if len(v) >= MIN_SECRET_CHARS}
 
 
+_LINE_BREAK = r"(?:\r?\n)?"
+"""What may stand between two characters of a secret: nothing or one line break."""
+
+
+@functools.lru_cache(maxsize=32)
+def _secrets_pattern(
+    secrets: frozenset[str], encoders: tuple[Callable[[str], str], ...]
+) -> re.Pattern[str] | None:
+    """One expression matching every form of every secret, longest first, each allowed to be
+    broken by a line break between any two characters (every alternative is a fixed sequence
+    of characters and optional breaks: no nested repetition, so matching stays linear)."""
+    forms: set[str] = set()
+    for secret in secrets:
+        forms |= _variants(secret, encoders)
+    if not forms:
+        return None
+    ordered = sorted(forms, key=lambda f: (-len(f), f))
+    return re.compile("|".join(_LINE_BREAK.join(map(re.escape, form)) for form in ordered))
+
+
 def redact(text: str, *, encodings: Iterable[Callable[[str], str]] = ()) -> str:
-    """``text`` with every registered secret (raw, JSON-escaped, and in each of ``encodings``)
-    and every token-shaped string replaced by ``***``."""
+    """``text`` with every registered secret (in each form ``_variants`` lists and each of
+    ``encodings``, whole or broken by line breaks), URL credentials and every token-shaped
+    string replaced by ``***``."""
     with _LOCK:
         secrets = set(_SECRETS)
     for var in SECRET_ENV_VARS:
         value = os.environ.get(var)
         if value:
             secrets.add(value.strip())
-    encoders = tuple(encodings)
-    forms: set[str] = set()
-    for secret in secrets:
-        forms |= _variants(secret, encoders)
-    for form in sorted(forms, key=len, reverse=True):
-        text = text.replace(form, REDACTED)
-    return _TOKEN_PATTERNS.sub(REDACTED, text)
+    pattern = _secrets_pattern(frozenset(secrets), tuple(encodings))
+    if pattern is not None:
+        text = pattern.sub(REDACTED, text)
+    return _TOKEN_PATTERNS.sub(REDACTED, strip_url_credentials(text))
 
 
 def excerpt(content: bytes | str, limit: int = EXCERPT_CHARS) -> str:

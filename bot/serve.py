@@ -5,7 +5,10 @@
 - No overlapping runs: one job, ``max_instances=1``; a trigger that fires while a run is still
   going is skipped (``coalesce=True``) and counted in ``/readyz``.
 - Graceful shutdown: SIGTERM or SIGINT stops the scheduler, waits for the current run to finish
-  (Kubernetes sends SIGKILL after ``terminationGracePeriodSeconds``), then exits 0.
+  and exits 0; a run still going after ``shutdown_grace_s`` (a wait on a server that never
+  answers, whatever it is) is left behind: the process exits 1 at once, before Kubernetes'
+  SIGKILL (``terminationGracePeriodSeconds``). A run cut this way is like a killed one: its
+  checkout is temporary and the next run picks up from what GitHub holds.
 - Health: ``GET /healthz`` (liveness) answers 200 unless a run has exceeded ``max_run_s``;
   ``GET /readyz`` (readiness) answers 200 once the scheduler is running, with a JSON status body.
 """
@@ -14,8 +17,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -104,12 +109,17 @@ class Service:
         health_host: str = "127.0.0.1",
         health_port: int = 8080,
         max_run_s: float = 6 * SECONDS_PER_HOUR,
+        shutdown_grace_s: float = 25.0,
     ) -> None:
         self.job = job
         self.trigger = trigger
         self.max_run_s = max_run_s
+        self.shutdown_grace_s = shutdown_grace_s
         self.stats = RunStats()
         self.stopping = threading.Event()
+        self.idle = threading.Event()
+        """Set while no run is going."""
+        self.idle.set()
         self.scheduler = BackgroundScheduler(
             job_defaults={"max_instances": 1, "coalesce": True, "misfire_grace_time": 60}
         )
@@ -128,6 +138,7 @@ class Service:
         log.warning("previous run still going: this trigger is skipped (no overlapping runs)")
 
     def _run_once(self) -> None:
+        self.idle.clear()
         with self.stats.lock:
             self.stats.started_at = time.time()
         code = 3
@@ -142,6 +153,7 @@ class Service:
                 self.stats.last_exit_code = code
                 self.stats.started_at = None
                 self.stats.last_finished_at = time.time()
+            self.idle.set()
 
     def live(self) -> bool:
         """False when a run has been going for longer than ``max_run_s`` (stuck)."""
@@ -166,13 +178,16 @@ class Service:
             job.modify(next_run_time=datetime.now(job.next_run_time.tzinfo))
         log.info("scheduler started; next run at %s", self.next_run_time())
 
-    def stop(self) -> None:
-        """Stop scheduling, wait for a running job to finish, stop the health server."""
+    def stop(self) -> bool:
+        """Stop scheduling, wait up to ``shutdown_grace_s`` for a running job to finish, stop
+        the health server; whether no run is left going."""
         self.stopping.set()
+        finished = self.idle.wait(self.shutdown_grace_s)
         if self.scheduler.running:
-            self.scheduler.shutdown(wait=True)
+            self.scheduler.shutdown(wait=finished)
         self.health.shutdown()
         self.health.server_close()
+        return finished
 
     def serve_until_signalled(self, *, run_now: bool = False) -> int:
         """Run until SIGTERM/SIGINT, then shut down gracefully; returns 0."""
@@ -189,7 +204,16 @@ class Service:
         self.start(run_now=run_now)
         print(f"tortoise-bot serve: health on port {self.health_port}", flush=True)
         self.stopping.wait()
-        self.stop()
+        if not self.stop():
+            log.error(
+                "the run is still going %g s after the signal (schedule.shutdown_grace_s): "
+                "exiting without it",
+                self.shutdown_grace_s,
+            )
+            print("tortoise-bot serve: stopped, a run cut short", flush=True)
+            logging.shutdown()
+            sys.stderr.flush()
+            os._exit(1)  # the run's thread cannot be stopped: end the process, as SIGKILL would
         print("tortoise-bot serve: stopped", flush=True)
         return 0
 

@@ -1,7 +1,8 @@
 """``tortoise-bot serve``: run on the configured cron schedule, with health endpoints.
 
 Each scheduled run does exactly what ``tortoise-bot run`` does. SIGTERM finishes the current
-run, then exits 0 (see ``bot.serve``).
+run, then exits 0; a run still going after ``schedule.shutdown_grace_s`` is cut: exit 1 (see
+``bot.serve``).
 """
 
 from __future__ import annotations
@@ -46,7 +47,12 @@ def make_service(
         return run_command.execute(settings)
 
     return Service(
-        job, trigger, health_host=health_host, health_port=health_port, max_run_s=max_run_s
+        job,
+        trigger,
+        health_host=health_host,
+        health_port=health_port,
+        max_run_s=max_run_s,
+        shutdown_grace_s=settings.schedule.shutdown_grace_s,
     )
 
 

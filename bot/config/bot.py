@@ -20,6 +20,13 @@ class ScheduleConfig(ConfigModel):
     cron: str = Field("0 6 * * 1-5", description="Crontab expression (5 fields).")
     timezone: TimeZoneName = Field("UTC", description="IANA time zone of the cron expression.")
     jitter_s: int = Field(300, ge=0, description="Random delay added to each run, seconds.")
+    shutdown_grace_s: float = Field(
+        25.0,
+        gt=0,
+        description="On SIGTERM, how long a run still going may take to finish, seconds; then "
+        "the process exits (code 1) without it. Keep it below Kubernetes' "
+        "``terminationGracePeriodSeconds`` (30 s by default).",
+    )
 
     @field_validator("cron")
     @classmethod

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from bot.config.base import ConfigModel
+from bot.model import MIB
 
 LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 """A Prometheus label name (``model/labels.go``, ``LabelNameRE`` in prometheus/common)."""
@@ -217,6 +218,22 @@ class PrometheusConfig(ConfigModel):
         gt=0,
         description="Longest time one fetch (every query of one repository, retries and their "
         "waits included) may take, seconds; then the fetch fails as an outage.",
+    )
+    follow_redirects: Literal["same-host", "off", "any"] = Field(
+        "same-host",
+        description="Redirects of a query: ``same-host`` follows those to the configured host "
+        "(and port; ``http`` to ``https`` allowed), ``off`` follows none, ``any`` follows every "
+        "one, without ``Authorization``, basic auth or any ``headers_from_env`` header to "
+        "another host. A redirect not followed fails the fetch, naming where it pointed. At "
+        "most 5 per request; ``timeout_s`` bounds the whole exchange.",
+    )
+    max_response_bytes: int = Field(
+        256 * MIB,
+        ge=1024,
+        description="Largest answer to one query, bytes (decoded); a larger one is refused as "
+        "soon as its ``Content-Length`` or the bytes read pass the bound, naming the query. "
+        "256 MiB: 1.8x what remote read answers for 3,000 containers in one namespace "
+        "(``docs/metrics.md``).",
     )
     retries: int = Field(3, ge=0, le=10, description="Retries of a query on 5xx, 429 or network.")
     backoff_s: float = Field(

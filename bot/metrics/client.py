@@ -7,8 +7,11 @@ end to whole seconds, does not chunk past 11,000 points, and its urllib3 ``Retry
 a POST on a status code. So range and instant queries are sent here as POST form bodies through
 that connection's session, with:
 
-- a total deadline on every request, ``timeout_s`` (connect, send and the whole answer:
-  ``bot/metrics/deadline.py``), and the server-side ``timeout`` parameter;
+- a total deadline on every request, ``timeout_s`` (connect, send and the whole answer, to any
+  host a redirect leads to: ``bot/metrics/deadline.py``), and the server-side ``timeout``
+  parameter;
+- redirects followed as ``follow_redirects`` says, answers bounded by ``max_response_bytes``
+  (``bot/metrics/exchange.py``);
 - up to ``retries`` retries on connection errors, timeouts, 5xx and 429, waiting
   ``min(max_backoff_s, backoff_s * 2**attempt)`` or the server's ``Retry-After``
   (seconds or HTTP date, capped at ``max_backoff_s``): queries are read-only, so safe to repeat;
@@ -46,12 +49,13 @@ from bot.metrics.errors import (
     QueryError,
     RemoteReadUnsupportedError,
 )
+from bot.metrics.exchange import DeadlineReached, Policy, exchange
 from bot.metrics.promql import LabelMatch, duration
 from bot.metrics.remote_read import HEADERS as REMOTE_READ_HEADERS
 from bot.metrics.remote_read import RemoteReadError, decode_read_response, encode_read_request
 from bot.metrics.xor_chunks import STREAMED_MEDIA_TYPE, decode_chunked_response
 from bot.model import FloatArray
-from bot.redaction import add_basic, add_bearer, add_secret, excerpt
+from bot.redaction import add_basic, add_bearer, add_secret, add_url, excerpt
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 """HTTP statuses retried with backoff (Too Many Requests and server errors)."""
@@ -92,8 +96,7 @@ class ApiResponse:
     series: list[tuple[dict[str, Any], FloatArray, FloatArray]] | None = None
 
 
-def _retry_after_s(response: requests.Response) -> float | None:
-    value = response.headers.get("Retry-After")
+def _retry_after_s(value: str | None) -> float | None:
     if not value:
         return None
     try:
@@ -140,6 +143,7 @@ class PrometheusClient:
             raise PrometheusUnavailableError("no Prometheus URL configured")
         environ = os.environ if env is None else env
         self.config = config
+        add_url(config.url)
         self.url = config.url.rstrip("/")
         self._sleep = sleep
         headers = dict(config.headers)
@@ -185,17 +189,24 @@ class PrometheusClient:
             method="POST",
         )
         # PrometheusConnect mounted its own adapter (retry disabled): keep a pool per worker,
-        # with connections that obey the total deadline of each request.
-        own.mount(
-            self.url,
-            DeadlineAdapter(
-                pool_maxsize=adapter_size, max_retries=Retry(total=0, raise_on_status=False)
-            ),
-        )
+        # with connections that obey the total deadline of each request, to the configured
+        # host and to any host a redirect leads to.
+        for prefix in (self.url, "http://", "https://"):
+            own.mount(
+                prefix,
+                DeadlineAdapter(
+                    pool_maxsize=adapter_size, max_retries=Retry(total=0, raise_on_status=False)
+                ),
+            )
         self.session = own
         self._local = threading.local()
         self._headers = headers
         self._auth = basic
+        self._policy = Policy(
+            config.follow_redirects,
+            config.max_response_bytes,
+            ("Authorization", *config.headers_from_env),
+        )
 
     @contextmanager
     def counting(self, stats: ClientStats) -> Iterator[None]:
@@ -328,7 +339,9 @@ class PrometheusClient:
             wait: float | None = None
             failure: MetricsError
             try:
-                status, content, retry_after, kind = self._post_once(url, body, headers, limit)
+                status, content, retry_after, kind = self._post_once(
+                    url, body, headers, limit, query
+                )
             except _NoAnswer as exc:
                 failure = PrometheusUnavailableError(str(exc), query=query, url=url)
             else:
@@ -356,26 +369,32 @@ class PrometheusClient:
             self._sleep(delay)
 
     def _post_once(
-        self, url: str, body: Mapping[str, str] | bytes, headers: Mapping[str, str], limit: float
+        self,
+        url: str,
+        body: Mapping[str, str] | bytes,
+        headers: Mapping[str, str],
+        limit: float,
+        query: str,
     ) -> tuple[int, bytes, float | None, str]:
-        """One POST that ends within ``limit`` seconds, whatever the server does: status,
-        content, ``Retry-After`` seconds and ``Content-Type``; raises ``_NoAnswer`` without a
-        complete answer."""
+        """One POST (redirects included) that ends within ``limit`` seconds, whatever the
+        servers do: status, content, ``Retry-After`` seconds and ``Content-Type``; raises
+        ``_NoAnswer`` without a complete answer."""
         config = self.config
         with total_deadline(limit) as guard:
             try:
-                response = self.session.post(
+                answer = exchange(
+                    self.session,
                     url,
-                    data=body,
-                    headers=headers,
+                    body,
+                    headers,
                     auth=self._auth,
+                    policy=self._policy,
                     timeout=(min(config.connect_timeout_s, limit), limit),
-                    stream=True,
+                    deadline=time.monotonic() + limit,
+                    query=query,
                 )
-                try:  # the whole body at once: each HTTP chunk in one read, not in 10 KB parts
-                    content = response.raw.read(decode_content=True)
-                finally:
-                    response.close()
+            except DeadlineReached as exc:
+                raise _NoAnswer(_cut_off(limit)) from exc
             except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
                 if guard.fired:
                     raise _NoAnswer(_cut_off(limit)) from exc
@@ -384,8 +403,7 @@ class PrometheusClient:
                 raise _NoAnswer(f"cannot connect: {excerpt(str(exc))}") from exc
         if guard.fired:  # the shutdown may look like the end of a body sent without a length
             raise _NoAnswer(_cut_off(limit))
-        kind = response.headers.get("Content-Type", "")
-        return response.status_code, content, _retry_after_s(response), kind
+        return answer.status, answer.content, _retry_after_s(answer.retry_after), answer.kind
 
     def _count(self, **counts: int) -> None:
         sink: ClientStats | None = getattr(self._local, "sink", None)

@@ -15,9 +15,12 @@ Hierarchy::
 
 from __future__ import annotations
 
+from bot.redaction import strip_url_credentials
+
 
 class MetricsError(Exception):
-    """History could not be read. ``query``, ``url`` and ``status`` say where, when known."""
+    """History could not be read. ``query``, ``url`` and ``status`` say where, when known
+    (``url`` without the credentials it may carry: ``bot.redaction.strip_url_credentials``)."""
 
     def __init__(
         self,
@@ -29,7 +32,7 @@ class MetricsError(Exception):
     ) -> None:
         self.message = message
         self.query = query
-        self.url = url
+        self.url = strip_url_credentials(url) if url else url
         self.status = status
         parts = [message]
         if status is not None:

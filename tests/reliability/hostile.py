@@ -204,3 +204,55 @@ class Trickle:
                 conn.sendall(bytes([byte]))
         except OSError:  # the client hung up: what the test wants
             return
+
+
+class Endless:
+    """A server on 127.0.0.1 whose every answer is a 200 with a body that never ends (no
+    ``Content-Length``, zeros until the client goes away), or announces ``length`` bytes
+    when given. ``Endless.sent`` counts the body bytes it managed to send."""
+
+    def __init__(self, length: int | None = None) -> None:
+        self.length, self.sent = length, 0
+        self._stop = threading.Event()
+        endless = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                endless.answer(self.request)
+
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Endless:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+        self._thread.join(5)
+
+    def answer(self, conn: socket.socket) -> None:
+        length = "" if self.length is None else f"Content-Length: {self.length}\r\n"
+        head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{length}\r\n"
+        block = b'{"status":"success","data":' + b" " * (1 << 20)
+        try:
+            conn.recv(65536)
+            conn.sendall(head.encode())
+            while not self._stop.is_set():
+                conn.sendall(block)
+                self.sent += len(block)
+        except OSError:  # the client hung up: what the test wants
+            return
+
+
+def redirect_to(location: str, status: int = 307) -> Callable[[Seen], Reply]:
+    """A rule: every request is redirected to ``location`` (plus the request's path)."""
+
+    def answer(seen: Seen) -> Reply:
+        return Reply(status, b"", {"Location": location.rstrip("/") + seen.path})
+
+    return answer
