@@ -18,8 +18,9 @@ from bot.config.repo import find_repo_config, load_repo_config
 from bot.forge.branches import group_key
 from bot.forge.errors import RateLimitError
 from bot.forge.results import KeyResult, PublishReport
+from bot.manifests import discover
 from bot.metrics.source import HistorySource
-from bot.pipeline.failures import KNOWN_FAILURES, Budget, failure_message
+from bot.pipeline.failures import KNOWN_FAILURES, Budget, RepositoryCrashError, failure_message
 from bot.pipeline.plan import repository_outcome
 from bot.pipeline.proposals import (
     build_proposals,
@@ -30,6 +31,7 @@ from bot.pipeline.proposals import (
 )
 from bot.report.replay import CostTotals
 from bot.settings import RepositorySettings
+from bot.worker_pool import rehearse
 
 if TYPE_CHECKING:  # what a forge offers (``bot.forge.github`` is one); ``plan`` loads none
     from bot.forge.protocol import Forge, ForgeSession
@@ -124,7 +126,9 @@ def serve_repository(
     """Plan one repository on a fresh checkout and bring its pull requests and dashboard in line.
 
     A bad opt-in file is reported on the dashboard issue and fails this repository only; so
-    does any other failure, and running longer than ``run.repository_timeout_s``.
+    does any other failure, and running longer than ``run.repository_timeout_s``. The
+    manifests are read once in a worker process first (``rehearse``): input that would crash
+    the reader (a signal, never an exception) fails this repository, not the run.
     """
     budget = Budget.start(settings.run.repository_timeout_s)
     session = forge.open(full_name, PullRequestConfig())
@@ -143,6 +147,9 @@ def serve_repository(
         repository = RepositorySettings.of_checkout(root, config, settings)
         session.configure(repository.pull_requests, dashboard=config.dashboard)
         try:
+            crashed = rehearse(discover, root, config, timeout_s=budget.left_s())
+            if crashed is not None:
+                raise RepositoryCrashError(crashed)
             return _serve_configured(
                 session,
                 root,
@@ -204,10 +211,10 @@ def _serve_configured(
     for outcome in plan.outcomes:
         counts[outcome.status] += 1
     cost = changes_cost(plan)
+    unread = _unread(full_name, plan.errors)
     if dry_run:
-        return RepositoryReport(
-            full_name, ok=True, message="dry run", counts=dict(counts), cost=cost
-        )
+        message = "; ".join(m for m in ("dry run", unread) if m)
+        return RepositoryReport(full_name, ok=True, message=message, counts=dict(counts), cost=cost)
     budget.check("publishing")
     held = repository.dashboard_only_reason(now_s=now_s)
     if held is not None:
@@ -227,6 +234,7 @@ def _serve_configured(
     if counts.get("error"):
         failed.append(f"{counts['error']} workload(s) in error (listed on the dashboard)")
     message = "; ".join(failed) or (report.stopped or "")
+    message = "; ".join(m for m in (message, unread) if m)
     return RepositoryReport(
         full_name,
         ok=not failed and report.stopped is None,
@@ -238,6 +246,17 @@ def _serve_configured(
         counts=dict(counts),
         cost=cost,
     )
+
+
+def _unread(full_name: str, errors: Sequence[str]) -> str:
+    """The files of the checkout that could not be read (``file:line: problem``), each logged;
+    a finding of this repository in the run's summary: the first named, the others counted."""
+    for error in errors:
+        log.warning("%s: %s", full_name, error)
+    if not errors:
+        return ""
+    more = f" and {len(errors) - 1} more" if len(errors) > 1 else ""
+    return f"{len(errors)} file problem(s): {errors[0]}{more}"
 
 
 def _links(report: PublishReport, keys: Sequence[str]) -> tuple[str, ...]:
