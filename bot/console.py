@@ -25,6 +25,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from bot.redaction import visible
+
 ColorMode = Literal["auto", "always", "never"]
 
 COLUMN_GAP = 2
@@ -169,7 +171,7 @@ def print_table(
     for i, row in enumerate(rows):
         cells = [
             Text(cell if c.truncate else "\n".join(wrap_cell(cell, c.breaks, w)))
-            for c, cell, w in zip(columns, row, widths, strict=True)
+            for c, cell, w in zip(columns, [visible(cell) for cell in row], widths, strict=True)
         ]
         table.add_row(*cells, style=styles[i] if i < len(styles) else None)
     with console.capture() as captured:

@@ -23,6 +23,7 @@ from bot.metrics.errors import MetricsError
 from bot.model import Explained, Recommendation, Resource
 from bot.outcome_view import outcome_json, short_names, workload_spec_matches
 from bot.pipeline.plan import WorkloadOutcome, repository_outcome
+from bot.redaction import visible
 from bot.report import backtest as backtest_view
 from bot.report import replay as replay_view
 from bot.report.numbers import amount, target
@@ -148,5 +149,5 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print_json(outcome_json(outcome, plan.prices))
     else:
-        sys.stdout.write(describe(outcome, plan.prices))
+        sys.stdout.write(visible(describe(outcome, plan.prices)))
     return EXIT_FAILED if outcome.status == "error" else EXIT_OK

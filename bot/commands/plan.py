@@ -48,6 +48,7 @@ from bot.outcome_view import (
     value_rows,
 )
 from bot.pipeline.plan import RepositoryOutcome, repository_outcome
+from bot.redaction import visible
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -187,7 +188,7 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
             for line in wrap_cell(note, WORDS, console.width):
                 console.print(line, markup=False)
     for error in plan.errors:
-        console.print(f"error: {error}", markup=False, style="red", soft_wrap=True)
+        console.print(f"error: {visible(error)}", markup=False, style="red", soft_wrap=True)
     if plan.edit.diff:
         console.print()
         if console.is_terminal:

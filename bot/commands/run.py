@@ -18,7 +18,13 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from bot.commands.common import PROMETHEUS_URL_ENV, open_snapshot, parse_now, register_secrets
+from bot.commands.common import (
+    PROMETHEUS_URL_ENV,
+    open_snapshot,
+    parse_now,
+    register_secrets,
+    snapshot_now,
+)
 from bot.config.bot import BotSettings, load_bot_settings
 from bot.console import make_console, progress
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
@@ -127,7 +133,7 @@ def execute(
     source: HistorySource
     if snapshot is not None:
         recorded = open_snapshot(snapshot)
-        source, now = recorded, now_s if now_s is not None else recorded.end_s
+        source, now = recorded, snapshot_now(recorded, now_s, snapshot)
     else:
         source = PrometheusSource(settings.prometheus, env=env)
         now = now_s if now_s is not None else time.time()

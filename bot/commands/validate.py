@@ -23,6 +23,7 @@ from bot.manifests import discover
 from bot.manifests.inventory_json import inventory_json
 from bot.manifests.quantities import describe_cpu, describe_memory
 from bot.model import Inventory, SourceError
+from bot.redaction import visible
 from bot.settings import RepositorySettings
 
 
@@ -84,9 +85,8 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print_json(inventory_json(inventory, config_errors))
     else:
-        print(
-            _table(inventory, errors, RepositorySettings.of_checkout(root, config, BotSettings()))
-        )
+        settings = RepositorySettings.of_checkout(root, config, BotSettings())
+        print(visible(_table(inventory, errors, settings)))
     if config_errors:
         return EXIT_USAGE
     return EXIT_FAILED if errors else EXIT_OK

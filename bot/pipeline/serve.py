@@ -18,7 +18,7 @@ from bot.config.repo import find_repo_config, load_repo_config
 from bot.forge.branches import group_key
 from bot.forge.errors import RateLimitError
 from bot.forge.results import KeyResult, PublishReport
-from bot.manifests import discover
+from bot.manifests.files import parse_all
 from bot.metrics.source import HistorySource
 from bot.pipeline.failures import KNOWN_FAILURES, Budget, RepositoryCrashError, failure_message
 from bot.pipeline.plan import repository_outcome
@@ -127,8 +127,9 @@ def serve_repository(
 
     A bad opt-in file is reported on the dashboard issue and fails this repository only; so
     does any other failure, and running longer than ``run.repository_timeout_s``. The
-    manifests are read once in a worker process first (``rehearse``): input that would crash
-    the reader (a signal, never an exception) fails this repository, not the run.
+    manifest files are parsed once in a worker process first (``rehearse``): input that
+    would crash the parser (a signal, never an exception) fails this repository, not the
+    run.
     """
     budget = Budget.start(settings.run.repository_timeout_s)
     session = forge.open(full_name, PullRequestConfig())
@@ -147,7 +148,7 @@ def serve_repository(
         repository = RepositorySettings.of_checkout(root, config, settings)
         session.configure(repository.pull_requests, dashboard=config.dashboard)
         try:
-            crashed = rehearse(discover, root, config, timeout_s=budget.left_s())
+            crashed = rehearse(parse_all, root, config.paths, timeout_s=budget.left_s())
             if crashed is not None:
                 raise RepositoryCrashError(crashed)
             return _serve_configured(
