@@ -22,7 +22,7 @@ Non-finite times get offset 0.
 from __future__ import annotations
 
 import math
-from datetime import datetime
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
@@ -120,3 +120,33 @@ def hour_of_week(times_s: FloatArray, time_zone: str) -> np.ndarray:
     hours += SUNDAY_FIRST_EPOCH_HOURS
     out: np.ndarray = np.remainder(hours, HOURS_PER_WEEK, out=hours).astype(np.intp)
     return out
+
+
+MAX_NOW_AFTER_HISTORY_S = 86_400.0
+"""How far after the last recorded time a ``now`` given with a history may lie (1 day)."""
+
+
+def now_outside_history(now_s: float, first_s: float, last_s: float) -> str | None:
+    """Why ``now_s`` cannot be planned at with a history recorded from ``first_s`` to
+    ``last_s`` (unix seconds), or None: a ``now`` before the history, or more than
+    ``MAX_NOW_AFTER_HISTORY_S`` after it, would recommend from data that is not there (a far
+    future one once spent a minute and 19.5 GB on hour slots and still proposed changes from
+    years-old samples)."""
+    if not math.isfinite(now_s):
+        return "now must be a finite time"
+    if now_s < first_s:
+        return f"now ({_iso(now_s)}) is before the history's first time ({_iso(first_s)})"
+    if now_s > last_s + MAX_NOW_AFTER_HISTORY_S:
+        return (
+            f"now ({_iso(now_s)}) is {(now_s - last_s) / 86_400:.1f} days after the history's "
+            f"last time ({_iso(last_s)}): at most {MAX_NOW_AFTER_HISTORY_S / 86_400:g} day; "
+            "give the time the history was recorded up to"
+        )
+    return None
+
+
+def _iso(t_s: float) -> str:
+    try:
+        return datetime.fromtimestamp(t_s, UTC).isoformat().replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):
+        return f"{t_s:g} s"

@@ -26,6 +26,8 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
+from bot.redaction import visible
+
 ColorMode = Literal["auto", "always", "never"]
 
 COLUMN_GAP = 2
@@ -231,7 +233,8 @@ def print_table(
     """``rows`` under ``columns`` at the console's width; ``styles[i]`` colours row ``i``."""
     if not rows:
         return
-    for index, line in table_lines(columns, rows, console.width):
+    shown = [[Prose(visible(c)) if isinstance(c, Prose) else visible(c) for c in r] for r in rows]
+    for index, line in table_lines(columns, shown, console.width):
         if index < 0:
             style = "bold" if console.is_terminal else None
         else:

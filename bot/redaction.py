@@ -229,6 +229,13 @@ def excerpt(content: bytes | str, limit: int = EXCERPT_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def visible(text: str) -> str:
+    """``text`` with every control and bidirectional-override character shown as an escape
+    (``\\u202e``): names read from a repository are printed as they are spelt, never able to
+    reorder or hide what the terminal shows around them."""
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 class RedactingStream:
     """A text stream that redacts everything written to it (stdout and stderr of the CLI)."""
 

@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from bot.nesting import check_json
 from bot.sharding import Shard
 
 log = logging.getLogger("bot.resume")
@@ -37,7 +38,9 @@ def state_path(state_dir: Path, shard: Shard | None) -> Path:
 def load_not_reached(path: Path) -> tuple[str, ...]:
     """The repositories the last run did not finish; () when it finished or never ran."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        check_json(text)
+        data = json.loads(text)
     except FileNotFoundError:
         return ()
     except (OSError, ValueError) as exc:

@@ -16,6 +16,7 @@ answering (killed, out of memory) loses only the calls it and its pool held: eac
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import multiprocessing
@@ -69,6 +70,39 @@ def forkserver_socket_fits() -> bool:
     """Whether the forkserver's socket path fits under the temporary directory (a long TMPDIR
     would fail the pool with ``AF_UNIX path too long``)."""
     return len(os.fsencode(tempfile.gettempdir())) + SOCKET_SUFFIX <= UNIX_PATH_MAX
+
+
+def _rehearse(function: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    """Call ``function(*args)`` and discard what it returns, raises or logs: only a death
+    counts (the caller makes the same call and reports the rest once)."""
+    logging.disable(logging.CRITICAL)
+    with contextlib.suppress(BaseException):
+        function(*args)
+
+
+def rehearse(function: Callable[..., Any], *args: Any, timeout_s: float) -> int | None:
+    """Make the call ``function(*args)`` once in a worker process (from the same clean server
+    process the pools use) and say whether a process survives it: None when the worker ended
+    on its own (whatever the call returned or raised) or was still running after
+    ``timeout_s`` (then it is killed), else the signal that killed it (a segmentation fault in
+    a C extension, the kernel's out-of-memory killer).
+
+    For a step that reads untrusted input through C code: rehearsed first, a crash fails the
+    one repository it belongs to instead of ending the whole run. Where the worker cannot be
+    started (see ``forkserver_socket_fits``) the call is not rehearsed (None)."""
+    if not forkserver_socket_fits():
+        return None
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)
+    worker = context.Process(target=_rehearse, args=(function, args), daemon=True)
+    worker.start()
+    worker.join(max(0.0, timeout_s))
+    if worker.is_alive():
+        worker.kill()
+        worker.join()
+        return None
+    code = worker.exitcode
+    return -code if code is not None and code < 0 else None
 
 
 class OrderedPool(Generic[R]):

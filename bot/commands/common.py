@@ -17,6 +17,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from bot import metrics
+from bot.clock import now_outside_history
 from bot.config.bot import BotSettings, load_bot_settings
 from bot.errors import UsageError
 from bot.metrics.errors import SnapshotError
@@ -139,6 +140,17 @@ def add_source_options(parser: argparse.ArgumentParser, *, snapshot: bool = True
     )
 
 
+def snapshot_now(source: SnapshotSource, now_s: float | None, path: Path) -> float:
+    """``--now`` when it lies within the snapshot's history (``now_outside_history``), the
+    snapshot's end when not given; raises ``UsageError`` naming the file otherwise."""
+    if now_s is None:
+        return source.end_s
+    outside = now_outside_history(now_s, source.start_s, source.end_s)
+    if outside is not None:
+        raise UsageError(f"--now: {outside} of {path}")
+    return now_s
+
+
 def parse_now(text: str | None) -> float | None:
     """Unix seconds of an ISO 8601 time (naive means UTC); None when not given."""
     if text is None:
@@ -202,9 +214,10 @@ def demo_source(args: argparse.Namespace) -> SourceChoice:
     """The demo's recorded history; ``--prometheus`` / ``--snapshot`` are usage errors."""
     if getattr(args, "prometheus", None) or getattr(args, "snapshot", None):
         raise UsageError("--demo brings its own history: drop --prometheus / --snapshot")
-    source = open_snapshot(DEMO_DIR / "snapshot.zip")
+    path = DEMO_DIR / "snapshot.zip"
+    source = open_snapshot(path)
     now_s = parse_now(getattr(args, "now", None))
-    return SourceChoice(source, now_s if now_s is not None else source.end_s, "embedded demo")
+    return SourceChoice(source, snapshot_now(source, now_s, path), "embedded demo")
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +255,7 @@ def choose_source(args: argparse.Namespace, settings: BotSettings) -> SourceChoi
     if snapshot_path is not None:
         source = open_snapshot(snapshot_path)
         return SourceChoice(
-            source, now_s if now_s is not None else source.end_s, f"snapshot {snapshot_path}"
+            source, snapshot_now(source, now_s, snapshot_path), f"snapshot {snapshot_path}"
         )
     if not settings.prometheus.url:
         raise UsageError(

@@ -27,6 +27,7 @@ from bot.metrics.errors import MetricsError
 from bot.model import Explained, FieldId, Recommendation
 from bot.outcome_view import matching, outcome_json, short_names, written
 from bot.pipeline.plan import WorkloadOutcome, repository_outcome
+from bot.redaction import visible
 from bot.report import backtest as backtest_view
 from bot.report import replay as replay_view
 from bot.report.numbers import amount, target
@@ -191,5 +192,5 @@ def run(args: argparse.Namespace) -> int:
         print_json(outcome_json(outcome, plan.prices))
     else:
         width = make_console(color=args.color).width
-        sys.stdout.write(fit(describe(outcome, plan.prices), width))
+        sys.stdout.write(visible(fit(describe(outcome, plan.prices), width)))
     return exit_code(failures=int(outcome.failed), findings=int(outcome.status == "error"))

@@ -54,6 +54,7 @@ from bot.outcome_view import (
     value_rows,
 )
 from bot.pipeline.plan import RepositoryOutcome, history_requests, repository_outcome
+from bot.redaction import visible
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -212,7 +213,7 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
         for note in replay_notes(outcome, plan.prices):
             print_wrapped(console, note)
     for error in error_lines(plan.inventory.errors):
-        print_wrapped(console, f"error: {error}", indent="  ", style="red")
+        print_wrapped(console, f"error: {visible(error)}", indent="  ", style="red")
     if plan.edit.diff:
         console.print()
         if console.is_terminal:

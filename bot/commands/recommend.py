@@ -19,6 +19,7 @@ from bot.commands.common import print_json
 from bot.config.recommend import RecommendSettings, resolve
 from bot.errors import EXIT_OK, UsageError
 from bot.model import RESOURCES, FieldId, Recommendation
+from bot.nesting import NestingError, check_json
 from bot.recommend.document import parse_document
 from bot.recommend.engine import recommend
 from bot.recommend.errors import InputError
@@ -39,7 +40,10 @@ def _load(path: str) -> Any:
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror}") from exc
     try:
+        check_json(text)
         return json.loads(text)
+    except NestingError as exc:
+        raise UsageError(f"{path}:{exc.line}: {exc}") from exc
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
 

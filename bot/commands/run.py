@@ -26,6 +26,7 @@ from bot.commands.common import (
     open_snapshot,
     parse_now,
     register_secrets,
+    snapshot_now,
 )
 from bot.config.bot import BotSettings, load_bot_settings
 from bot.console import make_console, progress
@@ -174,7 +175,7 @@ def execute(
     source: HistorySource
     if snapshot is not None:
         recorded = open_snapshot(snapshot)
-        source, now = recorded, now_s if now_s is not None else recorded.end_s
+        source, now = recorded, snapshot_now(recorded, now_s, snapshot)
     else:
         source = PrometheusSource(settings.prometheus, env=env)
         now = now_s if now_s is not None else time.time()

@@ -26,6 +26,7 @@ from bot.manifests.inventory_json import inventory_json
 from bot.manifests.quantities import describe_cpu, describe_memory
 from bot.model import Inventory, SourceError
 from bot.outcome_view import error_lines
+from bot.redaction import visible
 from bot.settings import RepositorySettings
 
 
@@ -137,11 +138,13 @@ def run(args: argparse.Namespace) -> int:
         print_json(inventory_json(inventory, config_errors))
     else:
         print(
-            _table(
-                inventory,
-                config_errors,
-                RepositorySettings.of_checkout(root, config, BotSettings()),
-                make_console(color=args.color).width,
+            visible(
+                _table(
+                    inventory,
+                    config_errors,
+                    RepositorySettings.of_checkout(root, config, BotSettings()),
+                    make_console(color=args.color).width,
+                )
             )
         )
     if config_errors:

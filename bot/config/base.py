@@ -2,19 +2,44 @@
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar
+import math
+from typing import Annotated, Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, field_validator
 
 SCHEMA_URL = "https://raw.githubusercontent.com/tortoise-bot/tortoise-bot/main/config/{file}"
 """Where the JSON Schemas that ``tortoise-bot schema`` writes into ``config/`` are published."""
 
 
+MAX_DURATION_DAYS = 366
+"""The longest duration any setting may hold: a setting named ``*_days`` at most this many
+days, one named ``*_s`` at most this many days in seconds (``MAX_DURATION_S``)."""
+MAX_DURATION_S = MAX_DURATION_DAYS * 86_400
+
+
 class ConfigModel(BaseModel):
-    """Strict, frozen model: a misspelt key is reported instead of silently ignored."""
+    """Strict, frozen model: a misspelt key is reported instead of silently ignored; every
+    duration (a number in a setting named ``*_s`` or ``*_days``) is finite and at most
+    ``MAX_DURATION_DAYS`` (``1e309`` reads as infinity; no wait should be unbounded)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _bounded_duration(cls, value: Any, info: ValidationInfo) -> Any:
+        name = info.field_name or ""
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return value
+        if name.endswith("_s"):
+            limit, unit = MAX_DURATION_S, "seconds"
+        elif name.endswith("_days"):
+            limit, unit = MAX_DURATION_DAYS, "days"
+        else:
+            return value
+        if not math.isfinite(value) or abs(value) > limit:
+            raise ValueError(f"a duration must be finite and at most {limit} {unit}")
+        return value
 
     SCHEMA_FILE: ClassVar[str | None] = None
     """The schema file of a whole configuration file's model (``repo.schema.json``)."""

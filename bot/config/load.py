@@ -14,6 +14,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from bot.config.errors import ConfigError, ConfigProblem
+from bot.nesting import NestingError, check_yaml
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -57,8 +58,9 @@ class KeyLines:
     def __init__(self, text: str) -> None:
         self._lines: dict[tuple[Any, ...], int] = {}
         try:
+            check_yaml(text)
             tree = YAML(typ="rt").load(io.StringIO(text))
-        except YAMLError:
+        except (YAMLError, NestingError):
             return
         _key_lines(tree, (), self._lines)
 
@@ -148,7 +150,10 @@ def parse_model(text: str, model: type[M], *, file: str) -> M:
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = False
     try:
+        check_yaml(text)
         data = yaml.load(io.StringIO(text))
+    except NestingError as exc:
+        raise ConfigError([ConfigProblem(file, exc.line, "", str(exc))]) from exc
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 0

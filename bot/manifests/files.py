@@ -14,6 +14,7 @@ the editor before each overlay, object and workload: the repository's deadline
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
@@ -241,3 +242,14 @@ class RepoFiles:
         for path, parsed in other._parsed.items():
             if path not in changed and isinstance(parsed, YamlFile):
                 self._adopted.setdefault(path, parsed)
+
+
+def parse_all(root: Path, paths: PathsConfig) -> None:
+    """Read and parse every file of the checkout that ``paths`` includes, for nothing but the
+    reading: what a run does first in a worker process (``bot.worker_pool.rehearse``), so a
+    file that would crash the YAML parser's C code fails its repository, not the run. Files
+    that do not parse are reported later, by discovery."""
+    files = RepoFiles(root, paths)
+    for rel in files.listing():
+        with contextlib.suppress(ManifestError):
+            files.parse(rel)

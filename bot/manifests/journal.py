@@ -49,6 +49,7 @@ from typing import Any
 
 from bot.manifests.errors import EditError
 from bot.model import FileChange
+from bot.nesting import check_json
 
 log = logging.getLogger("bot.manifests.journal")
 
@@ -210,6 +211,7 @@ def _load(directory: Path) -> dict[str, Any] | None:
     if raw is None:
         return None
     try:
+        check_json(raw)
         data = json.loads(raw)
     except ValueError:
         data = None

@@ -45,6 +45,7 @@ from bot.manifests.sources import (
     patch_key,
 )
 from bot.manifests.yamldoc import YamlFile, YDocument, YMap, YNode, YScalar, YSeq, load_plain
+from bot.nesting import NestingError
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 """File names Kustomize looks for in a directory, in its order."""
@@ -457,6 +458,8 @@ def render(root: Path, directory: str, kustomization: str) -> list[dict[str, Any
         docs = load_plain("\n---\n".join(wanted))
     except YAMLError as exc:  # pragma: no cover - kubectl writes valid YAML
         raise KustomizeError(kustomization, 0, f"cannot read kubectl output: {exc}") from exc
+    except NestingError as exc:
+        raise KustomizeError(kustomization, 0, f"kubectl kustomize output {exc}") from exc
     return [d for d in docs if isinstance(d, dict)]
 
 

@@ -6,10 +6,12 @@ pure-Python one; both report the same marks); this module turns the composed nod
 ``YamlFile.text`` (the file decoded, byte-order mark removed). The editor replaces those spans
 and nothing else, so a file is never re-dumped.
 
-Guards: files larger than the configured limit, non-UTF-8 files, duplicate keys and alias bombs
-(aliases that expand to more than ``MAX_EXPANDED_NODES`` nodes; the nodes written out in the
-file do not count, so a large plain file is bounded by its size alone) raise
-``ManifestParseError`` with the line.
+Guards: files larger than the configured limit, non-UTF-8 files, duplicate keys, documents
+nested deeper than ``bot.nesting.MAX_NESTING`` (checked before composing: the C composer
+recurses per level), aliases that refer to a node containing them and alias bombs (aliases
+that expand to more than ``MAX_EXPANDED_NODES`` nodes; the nodes written out in the file do not
+count, so a large plain file is bounded by its size alone) raise ``ManifestParseError`` with
+the line.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from bot.manifests.errors import ManifestParseError
+from bot.nesting import NestingError, check_yaml
 
 try:  # the C parser is about 25 times faster; marks are identical
     from ruamel.yaml.cyaml import CSafeLoader
@@ -186,11 +189,19 @@ class _Builder:
         """Nodes the aliases seen so far stand for (the written nodes do not count)."""
         self.sizes: dict[int, int] = {}
         """Expanded node count of each built collection (aliases counted in full)."""
+        self.open: set[int] = set()
+        """Collections being built: an alias to one of them would make the tree infinite."""
 
     def build(self, node: Node) -> YNode:
         """Our node for a composed node; aliases share the node already built."""
         hit = self.seen.get(id(node))
         if hit is not None and hit[0] is node:  # an alias: count its expansion, share the node
+            if id(node) in self.open:
+                raise ManifestParseError(
+                    self.path,
+                    node.start_mark.line + self.line + 1,
+                    "an alias refers to a collection that contains it",
+                )
             self.aliased += self.sizes.get(id(hit[1]), 1)
             self._check(node)
             return hit[1]
@@ -202,12 +213,16 @@ class _Builder:
         elif isinstance(node, SequenceNode):
             seq = YSeq(start, end, line, col, [], bool(node.flow_style))
             self.seen[id(node)] = (node, seq)
+            self.open.add(id(node))
             seq.items = [self.build(item) for item in node.value]
+            self.open.discard(id(node))
             out = seq
         elif isinstance(node, MappingNode):
             ymap = YMap(start, end, line, col, [], bool(node.flow_style))
             self.seen[id(node)] = (node, ymap)
+            self.open.add(id(node))
             ymap.items = self._items(node)
+            self.open.discard(id(node))
             out = ymap
         else:  # pragma: no cover - composer yields only these
             raise ManifestParseError(self.path, line + 1, f"unexpected node {type(node).__name__}")
@@ -272,6 +287,7 @@ def _parse_span(path: str, text: str, offset: int, line: int, first: int) -> lis
     builder = _Builder(path, offset, line)
     docs: list[YDocument] = []
     try:
+        check_yaml(text)
         for index, node in enumerate(_compose(text), start=first):
             root = builder.build(node)
             empty = isinstance(root, YScalar) and root.value is None and root.start == root.end
@@ -283,8 +299,8 @@ def _parse_span(path: str, text: str, offset: int, line: int, first: int) -> lis
         raise ManifestParseError(path, at, f"invalid YAML: {problem}") from exc
     except YAMLError as exc:
         raise ManifestParseError(path, 0, f"invalid YAML: {exc}") from exc
-    except RecursionError as exc:
-        raise ManifestParseError(path, 0, "YAML nested too deeply") from exc
+    except NestingError as exc:
+        raise ManifestParseError(path, exc.line + line, str(exc)) from exc
     return docs
 
 
@@ -362,7 +378,9 @@ def plain_data(node: Node) -> Any:
 
 
 def load_plain(text: str) -> list[Any]:
-    """Every document of generated YAML as plain data (see ``plain_data``)."""
+    """Every document of generated YAML as plain data (see ``plain_data``); raises
+    ``bot.nesting.NestingError`` for a document nested too deeply."""
+    check_yaml(text)
     return [plain_data(node) for node in _compose(text)]
 
 

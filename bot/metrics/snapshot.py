@@ -35,6 +35,7 @@ import numpy as np
 from bot.metrics.errors import MetricsError, PrometheusUnavailableError, QueryError, SnapshotError
 from bot.metrics.source import FetchResult, FetchStats, HistoryRequest, HistorySource
 from bot.model import ContainerHistory, Note, WorkloadHistory, WorkloadRef
+from bot.nesting import check_json
 
 SNAPSHOT_FORMAT = "tortoise-bot-snapshot"
 """The ``format`` value of ``meta.json``."""
@@ -168,7 +169,9 @@ def read_snapshot(path: Path) -> Snapshot:
             info = archive.getinfo("meta.json")
             if info.file_size > MAX_META_BYTES:
                 raise SnapshotError("meta.json is too large", url=where)
-            meta = json.loads(archive.read("meta.json"))
+            raw_meta = archive.read("meta.json")
+            check_json(raw_meta)
+            meta = json.loads(raw_meta)
             if not isinstance(meta, dict) or meta.get("format") != SNAPSHOT_FORMAT:
                 raise SnapshotError("not a tortoise-bot snapshot", url=where)
             if meta.get("version") != SNAPSHOT_VERSION:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import signal
 import time
 from dataclasses import dataclass
 
@@ -11,12 +12,34 @@ from bot.forge.errors import ForgeError
 from bot.manifests.errors import ManifestError
 from bot.metrics.errors import MetricsError
 
-__all__ = ["KNOWN_FAILURES", "Budget", "RepositoryTimeoutError", "failure_message"]
+__all__ = [
+    "KNOWN_FAILURES",
+    "Budget",
+    "RepositoryCrashError",
+    "RepositoryTimeoutError",
+    "failure_message",
+]
 
 
 class RepositoryTimeoutError(Exception):
     """A repository took longer than ``run.repository_timeout_s``: it stopped between two
     steps (or its fetch ran out of time), before writing anything more."""
+
+
+class RepositoryCrashError(Exception):
+    """Reading a repository's manifests killed the process that read them (a signal): the
+    repository fails, the run goes on with the others."""
+
+    def __init__(self, signal_number: int) -> None:
+        try:
+            name = signal.Signals(signal_number).name
+        except ValueError:
+            name = f"signal {signal_number}"
+        super().__init__(
+            f"reading the repository's manifests crashed the process that read them ({name}); "
+            "nothing written"
+        )
+        self.signal_number = signal_number
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +76,14 @@ class Budget:
         raise RepositoryTimeoutError(message) from cause
 
 
-KNOWN_FAILURES = (ConfigError, MetricsError, ManifestError, ForgeError, RepositoryTimeoutError)
+KNOWN_FAILURES = (
+    ConfigError,
+    MetricsError,
+    ManifestError,
+    ForgeError,
+    RepositoryTimeoutError,
+    RepositoryCrashError,
+)
 """The package error families: a failure of the repository's input or of a server, reported
 with its own message. Any other exception is a bug, contained all the same."""
 

@@ -18,8 +18,9 @@ from bot.config.repo import find_repo_config, load_repo_config
 from bot.forge.branches import group_key
 from bot.forge.errors import RateLimitError
 from bot.forge.results import KeyResult, PublishReport
+from bot.manifests.files import parse_all
 from bot.metrics.source import HistorySource
-from bot.pipeline.failures import KNOWN_FAILURES, Budget, failure_message
+from bot.pipeline.failures import KNOWN_FAILURES, Budget, RepositoryCrashError, failure_message
 from bot.pipeline.plan import repository_outcome
 from bot.pipeline.proposals import (
     build_proposals,
@@ -31,6 +32,7 @@ from bot.pipeline.proposals import (
 )
 from bot.report.replay import CostTotals
 from bot.settings import RepositorySettings
+from bot.worker_pool import rehearse
 
 if TYPE_CHECKING:  # what a forge offers (``bot.forge.github`` is one); ``plan`` loads none
     from bot.forge.protocol import Forge, ForgeSession
@@ -131,7 +133,10 @@ def serve_repository(
     """Plan one repository on a fresh checkout and bring its pull requests and dashboard in line.
 
     A bad opt-in file is reported on the dashboard issue and fails this repository only; so
-    does any other failure, and running longer than ``run.repository_timeout_s``.
+    does any other failure, and running longer than ``run.repository_timeout_s``. The
+    manifest files are parsed once in a worker process first (``rehearse``): input that
+    would crash the parser (a signal, never an exception) fails this repository, not the
+    run.
     """
     budget = Budget.start(settings.run.repository_timeout_s)
     session = forge.open(full_name, PullRequestConfig())
@@ -150,6 +155,9 @@ def serve_repository(
         repository = RepositorySettings.of_checkout(root, config, settings)
         session.configure(repository.pull_requests, dashboard=config.dashboard)
         try:
+            crashed = rehearse(parse_all, root, config.paths, timeout_s=budget.left_s())
+            if crashed is not None:
+                raise RepositoryCrashError(crashed)
             return _serve_configured(
                 session,
                 root,
@@ -211,10 +219,10 @@ def _serve_configured(
     for outcome in plan.outcomes:
         counts[outcome.status] += 1
     cost = changes_cost(plan)
+    unread = _unread(full_name, plan.errors)
     if dry_run:
-        return RepositoryReport(
-            full_name, ok=True, message="dry run", counts=dict(counts), cost=cost
-        )
+        message = "; ".join(m for m in ("dry run", unread) if m)
+        return RepositoryReport(full_name, ok=True, message=message, counts=dict(counts), cost=cost)
     budget.check("publishing")
     held = repository.dashboard_only_reason(now_s=now_s)
     if held is not None:
@@ -245,6 +253,7 @@ def _serve_configured(
     findings += len(plan.errors)
     warned = [f"{findings} finding(s) in the repository (listed on the dashboard)"] * bool(findings)
     message = "; ".join([*failed, *warned]) or (report.stopped or "")
+    message = "; ".join(m for m in (message, unread) if m)
     if report.held and not failed:
         held = f"{len(report.held)} held back below pull_requests.min_monthly_change: " + ", ".join(
             report.held
@@ -263,6 +272,17 @@ def _serve_configured(
         cost=cost,
         held=report.held,
     )
+
+
+def _unread(full_name: str, errors: Sequence[str]) -> str:
+    """The files of the checkout that could not be read (``file:line: problem``), each logged;
+    a finding of this repository in the run's summary: the first named, the others counted."""
+    for error in errors:
+        log.warning("%s: %s", full_name, error)
+    if not errors:
+        return ""
+    more = f" and {len(errors) - 1} more" if len(errors) > 1 else ""
+    return f"{len(errors)} file problem(s): {errors[0]}{more}"
 
 
 def _links(report: PublishReport, keys: Sequence[str]) -> tuple[str, ...]:

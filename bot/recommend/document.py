@@ -28,6 +28,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic.json_schema import WithJsonSchema
 from pydantic_core import PydanticCustomError
 
+from bot.clock import now_outside_history
 from bot.model import (
     RESOURCES,
     ContainerHistory,
@@ -270,6 +271,13 @@ def parse_document(data: Any) -> Document:
     rt = np.array([row[0] for row in doc.replicas], dtype=np.float64)
     rv = np.array([row[1] for row in doc.replicas], dtype=np.float64)
     changed = {(entry.container, entry.resource): entry.at for entry in doc.target_changed}
+    arrays = [rt, *(a for h in histories.values() for a in (h.cpu_t, h.mem_t, h.oom_t))]
+    times = [t for t in arrays if t.size]
+    if times:
+        first, last = min(float(t.min()) for t in times), max(float(t.max()) for t in times)
+        outside = now_outside_history(doc.now, first, last)
+        if outside is not None:
+            raise InputError(outside, "now")
     starts = [float(h.cpu_t.min()) for h in histories.values() if h.cpu_t.size]
     history = WorkloadHistory(
         ref,

@@ -25,6 +25,7 @@ from bot.model import (
     WorkloadRef,
     emergency_phase,
 )
+from bot.nesting import check_json
 
 STATE_VERSION = 1
 """Version of the JSON kept in pull-request bodies; bodies with another version are rebuilt."""
@@ -247,6 +248,7 @@ def parse_state(body: str | None) -> PullRequestState | None:
     if match is None:
         return None
     try:
+        check_json(match.group(1))  # the body is anyone's to edit
         return PullRequestState.from_json(json.loads(match.group(1)))
     except (ValueError, KeyError, TypeError):
         return None

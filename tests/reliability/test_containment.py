@@ -102,3 +102,27 @@ def test_run_fails_when_every_query_fails(cli, tmp_path, github_emulator):
     assert line.startswith("FAILED") and "1 workload(s) failed" in line
     (dashboard,) = gh.issues("octo/shop")
     assert r"metrics\: bad\_data\: refused" in (dashboard.body or "")
+
+
+CRASH_MARKER = "# crash the reader here"
+"""A comment the planted fault (``inject --segfault``) crashes the YAML composer on."""
+
+
+def test_a_reader_killed_by_a_signal_fails_its_repository_only(tmp_path, github_emulator):
+    gh = github_emulator
+    names = ("octo/first", "octo/segv", "octo/last")
+    repos = {name: repo_files(name.split("/")[1]) for name in names}
+    repos["octo/segv"]["crash.yaml"] = f"{CRASH_MARKER}\na: 1\n".encode()
+    serve_repositories(gh, repos)
+    with fake_prometheus() as prom:
+        config = bot_config(tmp_path / "bot.yaml", {"url": prom.url}, gh.api_url, names)
+        done = _run_injected("--segfault", CRASH_MARKER, "run", "--config", str(config))
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = summary_lines(done.stdout)
+    assert lines["octo/first"].startswith("ok"), done.stdout
+    assert lines["octo/last"].startswith("ok"), done.stdout
+    assert lines["octo/segv"].startswith("FAILED"), done.stdout
+    assert "crashed the process that read them (SIGSEGV)" in lines["octo/segv"]
+    (dashboard,) = gh.issues("octo/segv")
+    assert "crashed the process that read them" in (dashboard.body or "")
+    gh.assert_valid()

@@ -65,6 +65,8 @@ def translated(repo: str, operation: str) -> Iterator[None]:
         raise ForgeError(repo, operation, str(message), exc.status) from exc
     except requests.RequestException as exc:
         raise ForgeError(repo, operation, f"{type(exc).__name__}: {exc}") from exc
+    except RecursionError as exc:  # PyGithub decodes answers with ``json``, which raises this
+        raise ForgeError(repo, operation, "GitHub's answer is nested too deeply to read") from exc
 
 
 def error_messages(exc: GithubException) -> str:
