@@ -26,6 +26,7 @@ from ruamel.yaml.error import YAMLError
 
 from bot.manifests.errors import KustomizeError, ManifestError
 from bot.manifests.files import RepoFiles, join
+from bot.manifests.kinds import strategic_merge
 from bot.manifests.patching import apply_json6902, merge_map, set_value
 from bot.manifests.sources import Inline, Obj, Origin, objects_in, objects_in_document, parse_inline
 from bot.manifests.yamldoc import YamlFile, YDocument, YMap, YNode, YScalar, YSeq, load_plain
@@ -60,6 +61,8 @@ RENDERED_KINDS = frozenset(
     {
         "Deployment",
         "StatefulSet",
+        "DaemonSet",
+        "Rollout",
         "HorizontalPodAutoscaler",
         "VerticalPodAutoscaler",
         "Tortoise",
@@ -330,7 +333,7 @@ class Kustomizer:
                 out.objects = [o for o in out.objects if o not in targets]
                 continue
             for obj in targets:
-                merge_map(obj, obj.data, (), root, where)
+                merge_map(obj, obj.data, (), root, where, merge_lists=strategic_merge(obj.data))
                 obj.files.add(file)
 
     def _select(self, target: YMap, objects: list[Obj]) -> list[Obj]:
