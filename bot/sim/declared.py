@@ -76,6 +76,9 @@ def _container(
     )
 
 
+DAEMONSET_NODES = 3
+"""Nodes a simulated DaemonSet runs on (one pod each): a DaemonSet declares no replicas."""
+
 _KINDS: dict[str, Kind] = {k: k for k in get_args(Kind)}
 """A declared kind as the simulator's (anything else runs like a Deployment)."""
 
@@ -92,7 +95,9 @@ def service_for(workload: DeclaredWorkload, profile: Profile, seed: int) -> Serv
     containers = tuple(_container(c, s, shape, rng) for c, s in zip(declared, shares, strict=True))
     utilisation = rng.uniform(*UTILISATION_RANGE)
     hpa = None
-    replicas = max(1, workload.replicas or 1)
+    replicas = (
+        DAEMONSET_NODES if workload.ref.kind == "DaemonSet" else max(1, workload.replicas or 1)
+    )
     if workload.hpa is not None and workload.ref.kind in ("Deployment", "Rollout"):
         low = max(1, workload.hpa.min_replicas or 1)
         high = max(low, workload.hpa.max_replicas)
