@@ -97,3 +97,12 @@ def test_plan_write_then_plan_rests(cli, shop, history):
         "replicas: 0 # scaled down by Argo Rollouts"
         in (shop / "apps" / "raw" / "rollout-ref.yaml").read_text()
     )
+
+
+def test_set_names_the_new_kinds_and_refuses_daemonset_replicas(cli, shop):
+    refused = cli("set", "--repo", str(shop), "ds/shop/log-shipper", "replicas=3")
+    assert refused.returncode != 0
+    assert "a DaemonSet runs one pod per node and has no replicas" in refused.stderr
+    catalog = cli("set", "--repo", str(shop), "rollout/shop/catalog", "catalog.requests.cpu=300m")
+    assert catalog.returncode == 0, catalog.stderr
+    assert "+              cpu: 300m # edited for the Rollout" in catalog.stdout
