@@ -38,7 +38,8 @@ Policy: TypeAlias = Literal["horizontal", "vertical", "off"]
 Status: TypeAlias = Literal["changes", "no-change", "gathering-data", "skipped", "error"]
 """The outcome for one workload."""
 
-WorkloadKind: TypeAlias = Literal["Deployment", "StatefulSet"]
+WorkloadKind: TypeAlias = Literal["Deployment", "StatefulSet", "DaemonSet", "Rollout"]
+"""Kinds the bot right-sizes; ``Rollout`` is Argo Rollouts' (``argoproj.io/v1alpha1``)."""
 
 FloatArray: TypeAlias = npt.NDArray[np.float64]
 IntArray: TypeAlias = npt.NDArray[np.int32]
@@ -307,7 +308,7 @@ class DeclaredVPA:
 
 @dataclass(frozen=True, slots=True)
 class DeclaredWorkload:
-    """A Deployment or StatefulSet in one environment, as rendered, with value locations."""
+    """A workload (``WorkloadKind``) in one environment, as rendered, with value locations."""
 
     ref: WorkloadRef
     replicas: int | None

@@ -316,7 +316,8 @@ def replay_rows(outcome: WorkloadOutcome, prices: Prices) -> list[tuple[str, str
         "current",
         "proposed",
     )
-    return [head] + [(r.label, r.current, r.proposed) for r in replay.rows(rec.replay, prices)]
+    table = replay.rows(rec.replay, prices, kind=rec.ref.kind)
+    return [head] + [(r.label, r.current, r.proposed) for r in table]
 
 
 def replay_notes(outcome: WorkloadOutcome, prices: Prices) -> list[str]:

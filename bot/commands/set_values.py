@@ -34,6 +34,10 @@ KINDS = {
     "deploy": "Deployment",
     "statefulset": "StatefulSet",
     "sts": "StatefulSet",
+    "daemonset": "DaemonSet",
+    "ds": "DaemonSet",
+    "rollout": "Rollout",
+    "ro": "Rollout",
 }
 """Accepted spellings of a workload kind."""
 
@@ -139,6 +143,13 @@ def run(args: argparse.Namespace) -> int:
             names = ", ".join(c.name for c in target.containers)
             print(
                 f"tortoise-bot: {target.ref} has no container {container!r} (containers: {names})",
+                file=sys.stderr,
+            )
+            return EXIT_FAILED
+        if field == FieldId.REPLICAS and target.ref.kind == "DaemonSet":
+            print(
+                f"tortoise-bot: {target.ref}: a DaemonSet runs one pod per node and has no "
+                "replicas",
                 file=sys.stderr,
             )
             return EXIT_FAILED

@@ -9,7 +9,7 @@ from pydantic import AfterValidator, Field, model_validator
 
 from bot.config.base import ConfigModel
 from bot.config.metrics import LabelName
-from bot.model import FieldId
+from bot.model import FieldId, WorkloadKind
 
 MAX_GLOBS = 64
 """Globs one ``paths.include`` or ``paths.exclude`` list may hold."""
@@ -158,7 +158,11 @@ class GitOpsConfig(ConfigModel):
 class HelmWorkloadMapping(ConfigModel):
     """Which Helm values set one workload's fields (dotted values paths, e.g. ``web.resources``)."""
 
-    kind: Literal["Deployment", "StatefulSet"] = Field("Deployment", description="Workload kind.")
+    kind: WorkloadKind = Field(
+        "Deployment",
+        description="Workload kind: ``Deployment``, ``StatefulSet``, ``Rollout`` (Argo Rollouts) "
+        "or ``DaemonSet`` (no replicas, no HPA).",
+    )
     name: str = Field(description="Workload name as rendered (e.g. the release's full name).")
     container: str | None = Field(None, description="Container name; defaults to ``name``.")
     resources: str | None = Field(
@@ -180,6 +184,29 @@ class HelmWorkloadMapping(ConfigModel):
         default_factory=dict,
         description="Any other field -> path, e.g. ``{requests.cpu: web.cpu}``; wins over the above.",
     )
+
+    @model_validator(mode="after")
+    def _daemonset_vertical(self) -> HelmWorkloadMapping:
+        if self.kind == "DaemonSet":
+            named = [k for k, v in self._replica_paths().items() if v]
+            if named:
+                raise ValueError(
+                    f"workload {self.name!r}: a DaemonSet runs one pod per node and has no "
+                    f"replicas or HPA; remove {', '.join(named)}"
+                )
+        return self
+
+    def _replica_paths(self) -> dict[str, str | None]:
+        fields = {k: v for k, v in self.fields.items() if k == "replicas" or k.startswith("hpa.")}
+        return {
+            "replicas": self.replicas,
+            "hpa_min_replicas": self.hpa_min_replicas,
+            "hpa_max_replicas": self.hpa_max_replicas,
+            "hpa_target_cpu_percent": self.hpa_target_cpu_percent,
+            "hpa_target_memory_percent": self.hpa_target_memory_percent,
+            "hpa_enabled": self.hpa_enabled,
+            **{f"fields.{k}": v for k, v in fields.items()},
+        }
 
 
 class HelmChartConfig(ConfigModel):

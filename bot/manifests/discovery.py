@@ -38,6 +38,7 @@ from bot.manifests import helm
 from bot.manifests.deployments import merge, place
 from bot.manifests.errors import KustomizeError, ManifestError
 from bot.manifests.files import Checkpoint, RepoFiles, join, normalize
+from bot.manifests.kinds import is_workload
 from bot.manifests.kustomize import (
     KUSTOMIZATION_FILES,
     Kustomizer,
@@ -46,13 +47,9 @@ from bot.manifests.kustomize import (
 )
 from bot.manifests.rendercache import render_cache, render_cached
 from bot.manifests.renders import Closure, Renders, find_renders
+from bot.manifests.rollouts import add_workloads
 from bot.manifests.sources import Obj, Origin, objects_in
-from bot.manifests.workloads import (
-    WORKLOAD_KINDS,
-    Entry,
-    Environment,
-    WorkloadBuilder,
-)
+from bot.manifests.workloads import Entry, Environment, WorkloadBuilder
 from bot.model import (
     DEFAULT_ENVIRONMENT,
     Inventory,
@@ -517,6 +514,7 @@ def _discover_index(
     envs, errors = discoverer.run(only)
     placed = place(root, envs, repo, discoverer.renders, config)  # sets GitOps namespaces
     builder = WorkloadBuilder(config, repo)
+    notes: list[SourceError] = []
     for env in envs:
         if env.kind == "helm":
             values = env.objects[0]
@@ -532,13 +530,10 @@ def _discover_index(
                 always=False,
             )
             continue
+        notes.extend(add_workloads(builder, env))
         for obj in env.objects:
             repo.checkpoint(f"reading {obj.kind} {obj.name} in {env.name}")
-            if obj.kind in WORKLOAD_KINDS and obj.api_version.startswith("apps/"):
-                if not obj.name:
-                    builder.error(obj.root, f"{obj.kind} without metadata.name")
-                    continue
-                builder.add(env, builder.kubernetes(env, obj))
+            if is_workload(obj):
                 continue
             try:
                 found = helm.release_values(obj, repo.parse)
@@ -582,7 +577,10 @@ def _discover_index(
         set(errors) | set(builder.errors) | broken, key=lambda e: (e.file, e.line, e.message)
     )
     names = tuple(sorted({e.name for e in envs}))
-    inventory = Inventory(names, workloads, tuple(all_errors), *merge(placed, workloads, config))
+    deployments, not_proposed, gitops_notes = merge(placed, workloads, config)
+    inventory = Inventory(
+        names, workloads, tuple(all_errors), deployments, not_proposed, gitops_notes + tuple(notes)
+    )
     return Discovery(
         inventory, entries, {e.name: e for e in envs}, file_users, repo, discoverer.renders
     )

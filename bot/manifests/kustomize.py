@@ -26,6 +26,7 @@ from ruamel.yaml.error import YAMLError
 
 from bot.manifests.errors import KustomizeError, ManifestError
 from bot.manifests.files import RepoFiles, join
+from bot.manifests.kinds import strategic_merge
 from bot.manifests.patching import (
     apply_json6902,
     identity_of,
@@ -77,6 +78,8 @@ RENDERED_KINDS = frozenset(
     {
         "Deployment",
         "StatefulSet",
+        "DaemonSet",
+        "Rollout",
         "HorizontalPodAutoscaler",
         "VerticalPodAutoscaler",
         "Tortoise",
@@ -357,7 +360,7 @@ class Kustomizer:
                 continue
             for obj in targets:
                 identity = identity_of(obj) if selected is not None else None
-                merge_map(obj, obj.data, (), root, where)
+                merge_map(obj, obj.data, (), root, where, merge_lists=strategic_merge(obj.data))
                 if identity is not None:  # a `target:` keeps each object's own identity
                     restore_identity(obj, identity)
                 obj.files.add(file)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.manifests.errors import EditError
+from bot.manifests.kinds import strategic_merge
 from bot.manifests.sources import MERGE_KEYS, Path_
 from bot.manifests.textedit import NewTree
 
@@ -110,7 +111,9 @@ def _splice(data: Any, leaves: list[tuple[Path_, str | Splice]]) -> None:
 def patch_tree(data: dict[str, Any], leaves: list[tuple[Path_, str | Splice]]) -> NewTree:
     """A strategic-merge patch body setting every (path, text): lists with a merge key get one
     item per named element; other lists (HPA ``metrics``) are copied whole, with the new values
-    and splices (scalars first, then splices, so scalar paths keep their indices)."""
+    and splices (scalars first, then splices, so scalar paths keep their indices). A custom
+    resource Kustomize merges as a JSON merge patch (an Argo ``Rollout``) gets every list whole."""
+    strategic = strategic_merge(data)
     modified = copy.deepcopy(data)
     for path, text in leaves:
         if isinstance(text, Splice):
@@ -141,7 +144,7 @@ def patch_tree(data: dict[str, Any], leaves: list[tuple[Path_, str | Splice]]) -
             following = path[index + 1]
             if isinstance(following, int):
                 assert isinstance(sub, list)
-                if key not in MERGE_KEYS:
+                if key not in MERGE_KEYS or not strategic:
                     node[key] = [as_tree(item) for item in sub]
                     break
                 merge_key = MERGE_KEYS[key]

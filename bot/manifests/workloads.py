@@ -17,6 +17,7 @@ from bot.config.manifests import HelmWorkloadMapping
 from bot.config.repo import RepoConfig
 from bot.manifests import helm
 from bot.manifests.files import RepoFiles
+from bot.manifests.kinds import NODE_KINDS, WORKLOAD_KINDS
 from bot.manifests.quantities import QuantityError, bytes_from_quantity, cores_from_quantity
 from bot.manifests.sources import Obj, Origin, PatchKey, Path_
 from bot.manifests.yamldoc import YScalar
@@ -37,8 +38,6 @@ from bot.model import (
     WorkloadRef,
 )
 
-WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet"})
-"""Kinds the bot right-sizes (``apps/v1``)."""
 RESOURCE_FIELDS = (
     FieldId.REQUESTS_CPU,
     FieldId.REQUESTS_MEMORY,
@@ -202,15 +201,18 @@ class WorkloadBuilder:
 
     # -------------------------------------------------------------- Kubernetes workloads
 
-    def kubernetes(self, env: Environment, obj: Obj) -> Entry:
-        """A Deployment or StatefulSet object as a workload entry."""
+    def kubernetes(self, env: Environment, obj: Obj, *, template: Obj | None = None) -> Entry:
+        """A workload object (``bot.manifests.kinds``) as an entry; its containers are read
+        from ``template``'s pod template when given (a Rollout's ``workloadRef`` Deployment),
+        its replicas from ``obj`` (none for a DaemonSet)."""
         namespace = obj.namespace or env.namespace or DEFAULT_NAMESPACE
         ref = WorkloadRef(obj.kind, namespace, obj.name, env.name)
         pod = ("spec", "template", "spec")
+        holder = template or obj
         slots: dict[SlotKey, Slot] = {}
         containers = []
         for list_key, init in (("initContainers", True), ("containers", False)):
-            items = get_path(obj.data, (*pod, list_key))
+            items = get_path(holder.data, (*pod, list_key))
             if not isinstance(items, list):
                 continue
             for index, item in enumerate(items):
@@ -222,25 +224,26 @@ class WorkloadBuilder:
                 locations: dict[str, Location] = {}
                 for fld in RESOURCE_FIELDS:
                     group = "requests" if fld.is_request else "limits"
-                    slot = Slot(obj, (*base, group, str(fld.resource)), unit_of(fld))
+                    slot = Slot(holder, (*base, group, str(fld.resource)), unit_of(fld))
                     slots[(name, fld)] = slot
                     values[fld] = self.value(slot)
                     where = self.location(slot, values[fld])
                     if where is not None:
                         locations[fld] = where
                 containers.append(_container(name, values, locations, init))
-        replicas_slot = Slot(obj, ("spec", "replicas"), "count")
-        slots[(None, FieldId.REPLICAS)] = replicas_slot
-        replicas = self.value(replicas_slot)
-        locations = {}
-        where = self.location(replicas_slot, replicas)
-        if where is not None:
-            locations[FieldId.REPLICAS] = where
+        replicas, locations = None, {}
+        if obj.kind not in NODE_KINDS:
+            replicas_slot = Slot(obj, ("spec", "replicas"), "count")
+            slots[(None, FieldId.REPLICAS)] = replicas_slot
+            replicas = self.value(replicas_slot)
+            where = self.location(replicas_slot, replicas)
+            if where is not None:
+                locations[FieldId.REPLICAS] = where
         workload = DeclaredWorkload(
             ref,
             int(replicas) if replicas is not None else None,
             tuple(containers),
-            files=tuple(sorted(obj.files)),
+            files=tuple(sorted(obj.files | holder.files)),
             locations=locations,
         )
         return Entry(workload, env, slots)
@@ -360,6 +363,14 @@ class WorkloadBuilder:
     ) -> None:
         entry = self._target(env, obj, ("spec", "scaleTargetRef"), by_target)
         if entry is None:
+            return
+        if entry.workload.ref.kind in NODE_KINDS:
+            self.error(
+                obj.origin(("spec", "scaleTargetRef", "kind")) or obj.root,
+                f"HorizontalPodAutoscaler {obj.name} targets {entry.workload.ref.kind} "
+                f"{entry.workload.ref.name}, which runs one pod per node and cannot be scaled; "
+                "the HPA is ignored",
+            )
             return
         slots = entry.slots
         locations: dict[str, Location] = {}

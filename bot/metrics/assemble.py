@@ -21,12 +21,12 @@ Pure: no I/O. Data-quality notes (``Note.code``), never silent drops or zeros:
   (``oom_request_bytes`` is NaN for those rows);
 - ``prometheus-warning``: a warning the server returned with this namespace's answers;
 - ``no-replicas``: usage but no replica series (with ``replicas_source: hpa``, no HPA named like
-  the workload).
+  the workload); a Rollout's and a DaemonSet's replicas are their pods counted per step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,6 +49,10 @@ from bot.model import (
     WorkloadHistory,
     WorkloadRef,
 )
+
+COUNTED_KINDS = ("Rollout", "DaemonSet")
+"""Kinds whose replica history is their pods counted per step (``pods_per_step``):
+kube-state-metrics has no replica series for an Argo Rollout or a DaemonSet."""
 
 GAP_STEPS = 2.5
 """A hole longer than this many steps inside one pod's series counts as a gap."""
@@ -79,7 +83,8 @@ class NamespaceData:
     oom: dict[PodKey, Series] = field(default_factory=dict)
     replicas: dict[tuple[str, str], Series] = field(default_factory=dict)
     owners: dict[str, PodOwner] = field(default_factory=dict)
-    replicaset_owners: dict[str, str] = field(default_factory=dict)
+    replicaset_owners: dict[str, PodOwner] = field(default_factory=dict)
+    """The Deployment or Argo Rollout that owns each ReplicaSet."""
     warnings: list[str] = field(default_factory=list)
 
 
@@ -278,7 +283,11 @@ def assemble(
                 )
             )
         notes.extend(Note("prometheus-warning", w) for w in dict.fromkeys(data.warnings))
-        replicas = data.replicas.get((ref.kind, ref.name), Series(_empty_f(), _empty_f()))
+        replicas = data.replicas.get((ref.kind, ref.name)) or (
+            pods_per_step(containers.values())
+            if ref.kind in COUNTED_KINDS
+            else Series(_empty_f(), _empty_f())
+        )
         replicas, _ = _finite(replicas)
         if not len(replicas.t) and t_min != np.inf:
             notes.append(
@@ -300,6 +309,20 @@ def assemble(
             crash_loops_s=tuple(merge_intervals(loops)),
         )
     return out
+
+
+def pods_per_step(containers: Iterable[ContainerHistory]) -> Series:
+    """The number of pods with a CPU or memory sample at each step time: the replica history of
+    a kind without a kube-state-metrics replica series (``COUNTED_KINDS``)."""
+    times = [a for c in containers for a in (c.cpu_t, c.mem_t)]
+    pods = [a for c in containers for a in (c.cpu_pod, c.mem_pod)]
+    if not times or not sum(len(t) for t in times):
+        return Series(_empty_f(), _empty_f())
+    pairs = np.unique(
+        np.stack([np.concatenate(times), np.concatenate(pods).astype(np.float64)]), axis=1
+    )
+    t, counts = np.unique(pairs[0], return_counts=True)
+    return Series(t.astype(np.float64), counts.astype(np.float64))
 
 
 def merge_chunks(parts: Sequence[Mapping[PodKey, Series]]) -> dict[PodKey, Series]:

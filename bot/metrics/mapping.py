@@ -1,10 +1,11 @@
 """Which workload a pod belongs to: kube-state-metrics owners first, the pod-name pattern second.
 
-1. ``kube_pod_owner{owner_kind="StatefulSet", owner_name=N}`` -> StatefulSet ``N``;
+1. ``kube_pod_owner{owner_kind="StatefulSet"|"DaemonSet", owner_name=N}`` -> that workload;
    ``kube_pod_owner{owner_kind="ReplicaSet", owner_name=RS}`` and
-   ``kube_replicaset_owner{replicaset=RS, owner_kind="Deployment", owner_name=D}`` ->
-   Deployment ``D`` (if the ReplicaSet owner is unknown, ``RS`` is matched against
-   ``<deployment>-<pod-template-hash>``).
+   ``kube_replicaset_owner{replicaset=RS, owner_kind="Deployment"|"Rollout", owner_name=D}`` ->
+   Deployment or Argo Rollout ``D`` (every ReplicaSet of a Rollout, canary and stable alike;
+   if the ReplicaSet owner is unknown, ``RS`` is matched against
+   ``<name>-<pod-template-hash>`` of the requested Deployments and Rollouts).
 2. A pod kube-state-metrics never saw is matched against the controllers' pod-name patterns
    (``promql.pod_name_pattern``) and counted in an ``owner-fallback`` note.
 
@@ -16,8 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from bot.metrics.promql import pod_name_pattern, replicaset_name_pattern
+from bot.metrics.promql import REPLICASET_OWNER_KINDS, pod_name_pattern, replicaset_name_pattern
 from bot.model import WorkloadRef
+
+DIRECT_OWNER_KINDS = ("StatefulSet", "DaemonSet")
+"""Workload kinds that own their pods directly (``kube_pod_owner``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,21 +46,22 @@ def map_pods(
     refs: Iterable[WorkloadRef],
     pods: Iterable[str],
     owners: Mapping[str, PodOwner],
-    replicaset_owners: Mapping[str, str],
+    replicaset_owners: Mapping[str, PodOwner],
 ) -> PodMapping:
-    """Map every pod in ``pods`` and in ``owners`` to one of ``refs`` (see the module doc)."""
+    """Map every pod in ``pods`` and in ``owners`` to one of ``refs`` (see the module doc);
+    ``replicaset_owners`` is the owner of each ReplicaSet."""
     by_name = {(r.kind, r.name): r for r in refs}
-    deployments = [r for r in by_name.values() if r.kind == "Deployment"]
+    deployments = [r for r in by_name.values() if r.kind in REPLICASET_OWNER_KINDS]
     by_pod: dict[str, WorkloadRef] = {}
     owned: dict[WorkloadRef, set[str]] = {}
     for pod, owner in owners.items():
         ref: WorkloadRef | None = None
-        if owner.kind == "StatefulSet":
-            ref = by_name.get(("StatefulSet", owner.name))
+        if owner.kind in DIRECT_OWNER_KINDS:
+            ref = by_name.get((owner.kind, owner.name))
         elif owner.kind == "ReplicaSet":
-            deployment = replicaset_owners.get(owner.name)
-            if deployment is not None:
-                ref = by_name.get(("Deployment", deployment))
+            controller = replicaset_owners.get(owner.name)
+            if controller is not None:
+                ref = by_name.get((controller.kind, controller.name))
             else:
                 ref = next(
                     (

@@ -51,7 +51,7 @@ from bot.metrics.errors import (
     RemoteReadUnsupportedError,
 )
 from bot.metrics.mapping import PodOwner
-from bot.metrics.promql import NamespaceQueries, RawSelector
+from bot.metrics.promql import REPLICASET_OWNER_KINDS, NamespaceQueries, RawSelector
 from bot.metrics.raw import combine_max, counter_rates, step_max
 from bot.metrics.restarts import oom_kills, restart_events
 from bot.metrics.source import FetchResult, FetchStats, HistoryRequest, StreamingSource
@@ -63,8 +63,13 @@ WAIT_NOTICE_S = 10.0
 """Seconds without any answer after which a fetch says what it is waiting for (and again
 after each further such period)."""
 
-SUPPORTED_KINDS = ("Deployment", "StatefulSet")
-"""Workload kinds whose pods and replicas the source can find."""
+SUPPORTED_KINDS = ("Deployment", "StatefulSet", "Rollout", "DaemonSet")
+"""Workload kinds whose pods the source can find."""
+REPLICA_SERIES_KINDS = ("Deployment", "StatefulSet")
+"""Kinds with a kube-state-metrics replica series; a Rollout's and a DaemonSet's replicas are
+their pods counted per step (``assemble``)."""
+HPA_KINDS = ("Deployment", "StatefulSet", "Rollout")
+"""Kinds an HPA scales (``replicas_source: hpa``)."""
 
 GroupKey = tuple[str, tuple[tuple[str, str], ...]]
 """(namespace, sorted selector items)."""
@@ -266,7 +271,7 @@ class PrometheusSource(StreamingSource):
                 )
                 yield _Task(group, "replicas:hpa", index, read)
                 continue
-            for kind in sorted({r.ref.kind for r in batch}):
+            for kind in sorted({r.ref.kind for r in batch} & set(REPLICA_SERIES_KINDS)):
                 label = labels.statefulset if kind == "StatefulSet" else labels.deployment
                 read = (
                     partial(self._raw, q.replicas_raw(kind), span, b, (label, labels.namespace))
@@ -289,9 +294,9 @@ class PrometheusSource(StreamingSource):
             0,
             partial(self._instant, q.pod_owners(window_s), plan.end_s, owner_labels),
         )
-        if any(r.ref.kind == "Deployment" for r in batch):
+        if any(r.ref.kind in REPLICASET_OWNER_KINDS for r in batch):
             rs_query = q.replicaset_owners(window_s)
-            rs_labels = (labels.replicaset, labels.owner_name)
+            rs_labels = (labels.replicaset, labels.owner_kind, labels.owner_name)
             yield _Task(
                 group, "replicasets", 0, partial(self._instant, rs_query, plan.end_s, rs_labels)
             )
@@ -612,7 +617,7 @@ class PrometheusSource(StreamingSource):
         else:
             per_name = {key[0]: series for key, series in merge_chunks(parts).items()}
         workload_kind = kind.split(":", 1)[1]
-        kinds = SUPPORTED_KINDS if workload_kind == "hpa" else (workload_kind,)
+        kinds = HPA_KINDS if workload_kind == "hpa" else (workload_kind,)
         return {(k, name): series for name, series in per_name.items() for k in kinds}
 
     def _namespace_data(self, parts: dict[tuple[str, int], Any], plan: _Plan) -> NamespaceData:
@@ -624,8 +629,8 @@ class PrometheusSource(StreamingSource):
                 for (pod, owner_kind, owner_name), _ in payload:
                     data.owners[pod] = PodOwner(owner_kind, owner_name)
             elif kind == "replicasets":
-                for (replicaset, owner_name), _ in payload:
-                    data.replicaset_owners[replicaset] = owner_name
+                for (replicaset, owner_kind, owner_name), _ in payload:
+                    data.replicaset_owners[replicaset] = PodOwner(owner_kind, owner_name)
             elif kind == "restarts":
                 for (pod, container), count in payload:
                     if count > 0:

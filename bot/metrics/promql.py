@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 from bot.config.metrics import LABEL_NAME, PrometheusConfig
 
+REPLICASET_OWNER_KINDS = ("Deployment", "Rollout")
+"""Workload kinds whose pods are owned by ReplicaSets (``kube_replicaset_owner``)."""
 POD_HASH_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 """Characters of generated name parts (``k8s.io/apimachinery/pkg/util/rand``, ``alphanums``)."""
 
@@ -267,33 +269,40 @@ class NamespaceQueries:
         return f"max by ({by}) (max_over_time({inner}[{duration(window_s)}]))"
 
     def replicaset_owners(self, window_s: float) -> str:
-        """Every (ReplicaSet, Deployment) of the requested Deployments seen in the window."""
+        """Every (ReplicaSet, owner kind, owner) of the requested Deployments and Argo Rollouts
+        (``REPLICASET_OWNER_KINDS``; a Rollout's canary and stable ReplicaSets alike) seen in the
+        window: one query whatever the kinds."""
         labels = self.config.labels
         inner = selector(
             self.config.metrics.replicaset_owner,
             self._ksm(
-                LabelMatch(labels.owner_kind, "=", "Deployment"),
+                LabelMatch(labels.owner_kind, "=~", regex_alternatives(REPLICASET_OWNER_KINDS)),
                 LabelMatch(labels.owner_name, "=~", regex_alternatives(self.workload_names)),
                 pods=False,
             ),
         )
-        by = f"{labels.namespace}, {labels.replicaset}, {labels.owner_name}"
+        by = f"{labels.namespace}, {labels.replicaset}, {labels.owner_kind}, {labels.owner_name}"
         return f"max by ({by}) (max_over_time({inner}[{duration(window_s)}]))"
 
 
 def pod_name_pattern(kind: str, name: str) -> re.Pattern[str]:
     """The controller's pod-name pattern, used when kube-state-metrics has no owner for a pod.
 
-    Deployment: ``<name>-<pod-template-hash>-<5 chars>`` (ReplicaSet controller,
-    ``pkg/controller/replicaset``, names from ``GenerateName`` + ``rand.String(5)``);
-    StatefulSet: ``<name>-<ordinal>`` (``pkg/controller/statefulset/stateful_set_utils.go``).
+    Deployment and Argo Rollout: ``<name>-<pod-template-hash>-<5 chars>`` (ReplicaSet
+    controller, ``pkg/controller/replicaset``, names from ``GenerateName`` + ``rand.String(5)``;
+    Argo Rollouts names its ReplicaSets the same way); StatefulSet: ``<name>-<ordinal>``
+    (``pkg/controller/statefulset/stateful_set_utils.go``); DaemonSet: ``<name>-<5 chars>``
+    (``GenerateName`` of the DaemonSet controller).
     """
     chars = f"[{POD_HASH_CHARS}]"
     if kind == "StatefulSet":
         return re.compile(rf"{re.escape(name)}-(?:0|[1-9][0-9]*)")
+    if kind == "DaemonSet":
+        return re.compile(rf"{re.escape(name)}-{chars}{{5}}")
     return re.compile(rf"{re.escape(name)}-{chars}{{1,10}}-{chars}{{5}}")
 
 
 def replicaset_name_pattern(name: str) -> re.Pattern[str]:
-    """``<deployment>-<pod-template-hash>``: a ReplicaSet name the Deployment controller makes."""
+    """``<name>-<pod-template-hash>``: a ReplicaSet name the Deployment (or Argo Rollouts)
+    controller makes."""
     return re.compile(rf"{re.escape(name)}-[{POD_HASH_CHARS}]{{1,10}}")

@@ -22,7 +22,8 @@ Order, per workload (``docs/recommendations.md`` has the formulas), each step in
    backtest, this engine one horizon ago scored on the days since (``backtest``), and the
    absolute budget on CPU minutes over request, in the replay and in the backtest
    (``replay.budget``);
-7. status: ``changes`` exactly when ``changes.field_changes`` is non-empty.
+7. status: ``changes`` exactly when ``changes.field_changes`` is non-empty; a DaemonSet's
+   notes say how much its pods differ (``spread``).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from bot.recommend.replay.gate import LimitOf, ReplayContext, gate
 from bot.recommend.replay.replica_bounds import replayed_bounds, replays_bounds
 from bot.recommend.replay.risk import at_risk
 from bot.recommend.replay.targets import replayed_targets
+from bot.recommend.spread import pod_spread
 from bot.recommend.tortoise.hpa import recommend_hpa
 from bot.recommend.tortoise.hpa_targets import NOT_EXPRESSIBLE
 from bot.recommend.vpa.recommender import ReplayGrid
@@ -176,6 +178,7 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
         containers.append(ContainerRecommendation(container.name, per["cpu"], per["memory"]))
 
     notes = tuple(inp.history.quality) + ((hpa_part.note,) if hpa_part.note else ())
+    notes += pod_spread(inp, window)  # a DaemonSet's pods: one request, the busiest governs
     if (
         inp.hpa is not None
         and not inp.container_resource_metrics

@@ -184,15 +184,17 @@ def _has_limit(figures: ReplayFigures) -> bool:
 # --------------------------------------------------------------------------- the table
 
 
-def rows(replay: ReplayComparison, prices: Prices) -> list[Row]:
+def rows(replay: ReplayComparison, prices: Prices, *, kind: str = "") -> list[Row]:
     """The replay table: replicas, requests with replicas, CPU minutes over request (of the
     container-minutes), OOM kills (and minutes above the memory request where there is no
-    memory limit: eviction risk), capacity shortfall, monthly cost."""
+    memory limit: eviction risk), capacity shortfall, monthly cost. A DaemonSet's (``kind``)
+    replicas are its pods, one per node."""
     cur, new = replay.current, replay.proposed
     recorded = "" if cur.replicas.replayed or new.replicas.replayed else " (as recorded)"
+    counted = "pods (one per node)" if kind == "DaemonSet" else "replicas"
     out = [
         Row(
-            f"replicas mean / p95 / max{recorded}",
+            f"{counted} mean / p95 / max{recorded}",
             *(
                 " / ".join(
                     numbers.replicas(v) for v in (f.replicas.mean, f.replicas.p95, f.replicas.max)
@@ -437,7 +439,7 @@ def markdown(
     ]
     lines += [
         f"| {escape(r.label)} | {escape(r.current)} | {escape(r.proposed)} |"
-        for r in rows(replay, prices)
+        for r in rows(replay, prices, kind=rec.ref.kind)
     ]
     formula = cost_formula(replay, prices, brief=brief)
     if formula:
@@ -455,7 +457,7 @@ def text(rec: Recommendation, prices: Prices, *, indent: str = "  ") -> list[str
     replay = rec.replay
     if replay is None:
         return []
-    table = rows(replay, prices)
+    table = rows(replay, prices, kind=rec.ref.kind)
     width = max(len(r.label) for r in table)
     lines = [f"replay of the last {window_days(replay.current.window_s)}, current → proposed"]
     lines += [f"{indent}{r.label:<{width}}  {r.current} → {r.proposed}" for r in table]

@@ -324,6 +324,9 @@ def _simulate_service(
         for start, stop in _runs(replicas > slot, rollouts):
             if service.kind == "StatefulSet":
                 name, owner_kind, owner = f"{service.name}-{slot}", "StatefulSet", service.name
+            elif service.kind == "DaemonSet":
+                name = f"{service.name}-{_name_part(names, POD_SUFFIX_CHARS)}"
+                owner_kind, owner = "DaemonSet", service.name
             else:
                 owner = f"{service.name}-{hashes[int(epoch[start])]}"
                 name = f"{owner}-{_name_part(names, POD_SUFFIX_CHARS)}"

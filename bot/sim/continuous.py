@@ -135,6 +135,9 @@ def simulate_switched(
         for start, stop in _runs(replicas > slot, rollouts):
             if after.kind == "StatefulSet":
                 name, owner_kind, owner = f"{after.name}-{slot}", "StatefulSet", after.name
+            elif after.kind == "DaemonSet":
+                suffix = _name(random.Random(f"{key}/{slot}/{start}"), POD_SUFFIX_CHARS)
+                name, owner_kind, owner = f"{after.name}-{suffix}", "DaemonSet", after.name
             else:
                 owner = f"{after.name}-{hashes[int(epoch[start])]}"
                 suffix = _name(random.Random(f"{key}/{slot}/{start}"), POD_SUFFIX_CHARS)

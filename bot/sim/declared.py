@@ -24,6 +24,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import get_args
 
 from bot.model import (
     MIB,
@@ -36,7 +37,7 @@ from bot.model import (
 )
 from bot.sim.cluster import simulate
 from bot.sim.profiles import PROFILES, Profile, ProfileShape
-from bot.sim.spec import ClusterSpec, ContainerSpec, HpaSpec, ServiceSpec
+from bot.sim.spec import ClusterSpec, ContainerSpec, HpaSpec, Kind, ServiceSpec
 
 UTILISATION_RANGE = (0.25, 1.1)
 """Peak CPU use of the first container per pod, as a fraction of its request (uniform)."""
@@ -75,6 +76,13 @@ def _container(
     )
 
 
+DAEMONSET_NODES = 3
+"""Nodes a simulated DaemonSet runs on (one pod each): a DaemonSet declares no replicas."""
+
+_KINDS: dict[str, Kind] = {k: k for k in get_args(Kind)}
+"""A declared kind as the simulator's (anything else runs like a Deployment)."""
+
+
 def service_for(workload: DeclaredWorkload, profile: Profile, seed: int) -> ServiceSpec | None:
     """The simulated service of ``workload`` (None when it declares no container)."""
     declared = [c for c in workload.containers if not c.init]
@@ -87,8 +95,10 @@ def service_for(workload: DeclaredWorkload, profile: Profile, seed: int) -> Serv
     containers = tuple(_container(c, s, shape, rng) for c, s in zip(declared, shares, strict=True))
     utilisation = rng.uniform(*UTILISATION_RANGE)
     hpa = None
-    replicas = max(1, workload.replicas or 1)
-    if workload.hpa is not None and workload.ref.kind == "Deployment":
+    replicas = (
+        DAEMONSET_NODES if workload.ref.kind == "DaemonSet" else max(1, workload.replicas or 1)
+    )
+    if workload.hpa is not None and workload.ref.kind in ("Deployment", "Rollout"):
         low = max(1, workload.hpa.min_replicas or 1)
         high = max(low, workload.hpa.max_replicas)
         target = next(
@@ -104,7 +114,7 @@ def service_for(workload: DeclaredWorkload, profile: Profile, seed: int) -> Serv
     return ServiceSpec(
         name=workload.ref.name,
         namespace=workload.ref.namespace,
-        kind="StatefulSet" if workload.ref.kind == "StatefulSet" else "Deployment",
+        kind=_KINDS.get(workload.ref.kind, "Deployment"),
         containers=containers,
         replicas=replicas,
         hpa=hpa,

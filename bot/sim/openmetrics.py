@@ -14,8 +14,11 @@ Series written, with kube-prometheus-stack's names and labels:
   kill of that container until a restart for another reason, absent otherwise, as
   kube-state-metrics 2 reports the last reason only),
   ``kube_pod_container_resource_requests{resource="memory"}``, ``kube_pod_owner``,
-  ``kube_replicaset_owner``, ``kube_deployment_status_replicas``,
-  ``kube_statefulset_status_replicas`` and ``kube_horizontalpodautoscaler_status_current_replicas``.
+  ``kube_replicaset_owner`` (``owner_kind="Rollout"`` for a simulated Argo Rollout),
+  ``kube_deployment_status_replicas``,
+  ``kube_statefulset_status_replicas`` and ``kube_horizontalpodautoscaler_status_current_replicas``
+  (a Rollout's HPA too; kube-state-metrics has no Rollout or DaemonSet replica series). A
+  DaemonSet's pods are owned by it directly (``kube_pod_owner{owner_kind="DaemonSet"}``).
 
 cAdvisor is scraped at every sample of the grid. kube-state-metrics is too by default;
 ``KsmScrape(every=k, jitter_s=j)`` scrapes it at every ``k``-th sample only (grid index
@@ -163,7 +166,7 @@ def _families(cluster: SimulatedCluster) -> Iterator[tuple[str, Iterator[_Series
                 labels = {
                     "namespace": s.spec.namespace,
                     "replicaset": rs,
-                    "owner_kind": "Deployment",
+                    "owner_kind": "Rollout" if s.spec.kind == "Rollout" else "Deployment",
                     "owner_name": s.spec.name,
                     "owner_is_controller": "true",
                     "job": KSM_JOB,
@@ -173,8 +176,9 @@ def _families(cluster: SimulatedCluster) -> Iterator[tuple[str, Iterator[_Series
     yield "kube_replicaset_owner", replicasets()
 
     def replicas(kind: str, label: str, hpa: bool) -> Iterator[_Series]:
+        kinds = (kind, "Rollout") if hpa else (kind,)  # an HPA scales a Rollout too
         for s in cluster.services:
-            if s.spec.kind != kind or (hpa and s.spec.hpa is None):
+            if s.spec.kind not in kinds or (hpa and s.spec.hpa is None):
                 continue
             labels = {"namespace": s.spec.namespace, label: s.spec.name, "job": KSM_JOB}
             yield _Series(labels, 0, s.replicas.astype(np.float64), True)

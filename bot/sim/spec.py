@@ -16,7 +16,9 @@ import numpy as np
 from bot.model import MIB, SECONDS_PER_DAY, FloatArray
 from bot.sim.errors import SimError
 
-Kind = Literal["Deployment", "StatefulSet"]
+Kind = Literal["Deployment", "StatefulSet", "Rollout", "DaemonSet"]
+"""A ``Rollout`` runs pods through ReplicaSets it owns (Argo Rollouts), a ``DaemonSet`` owns one
+pod per node (``replicas`` nodes) directly."""
 
 DEFAULT_START_S = 1_767_225_600.0
 """2026-01-01T00:00:00Z, a Thursday: the default first sample of a simulated history."""

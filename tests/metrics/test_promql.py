@@ -144,6 +144,39 @@ def test_pod_name_patterns_are_exclusive():
     assert not db.fullmatch("db-01") and not db.fullmatch("db-7d9f8b6c5-x2b4c")
 
 
+def test_daemonset_pod_pattern_is_name_and_five_characters():
+    agent = pod_name_pattern("DaemonSet", "agent")
+    assert agent.fullmatch("agent-x2b4c")
+    assert not agent.fullmatch("agent-7d9f8b6c5-x2b4c") and not agent.fullmatch("agent-0")
+    rollout = pod_name_pattern("Rollout", "web")
+    assert rollout.fullmatch("web-7d9f8b6c5-x2b4c")
+
+
+def test_map_pods_of_rollouts_and_daemonsets():
+    """A Rollout's pods through its ReplicaSets (canary and stable), a DaemonSet's directly; a
+    Deployment of the same name is not confused with the Rollout."""
+    rollout = WorkloadRef("Rollout", "ns", "web")
+    deployment = WorkloadRef("Deployment", "ns", "web")
+    agent = WorkloadRef("DaemonSet", "ns", "agent")
+    owners = {
+        "web-stable-aaaaa": PodOwner("ReplicaSet", "web-stable"),
+        "web-canary-bbbbb": PodOwner("ReplicaSet", "web-canary"),
+        "web-dep-ccccc": PodOwner("ReplicaSet", "web-dep"),
+        "agent-x2b4c": PodOwner("DaemonSet", "agent"),
+        "agent-z9z9z": PodOwner("DaemonSet", "agent"),
+    }
+    replicasets = {
+        "web-stable": PodOwner("Rollout", "web"),
+        "web-canary": PodOwner("Rollout", "web"),
+        "web-dep": PodOwner("Deployment", "web"),
+    }
+    mapping = map_pods([rollout, deployment, agent], list(owners), owners, replicasets)
+    assert mapping.owned[rollout] == {"web-stable-aaaaa", "web-canary-bbbbb"}
+    assert mapping.owned[deployment] == {"web-dep-ccccc"}
+    assert mapping.owned[agent] == {"agent-x2b4c", "agent-z9z9z"}
+    assert not mapping.by_pattern
+
+
 def test_map_pods_by_owner_then_by_pattern():
     web = WorkloadRef("Deployment", "ns", "web")
     db = WorkloadRef("StatefulSet", "ns", "db")
@@ -155,7 +188,7 @@ def test_map_pods_by_owner_then_by_pattern():
         "web-silent-qqqqq": PodOwner("ReplicaSet", "web-abc"),
     }
     pods = ["web-abc-zzzzz", "web-old-yyyyy", "db-0", "db-1", "job-x", "other-1"]
-    mapping = map_pods([web, db], pods, owners, {"web-abc": "web"})
+    mapping = map_pods([web, db], pods, owners, {"web-abc": PodOwner("Deployment", "web")})
     assert mapping.by_pod == {
         "web-abc-zzzzz": web,
         "web-old-yyyyy": web,

@@ -1,0 +1,53 @@
+"""Which objects are workloads, and how an Argo Rollout finds its pod template.
+
+Kinds the bot right-sizes:
+
+| kind | API group | pod template | replicas / HPA |
+|---|---|---|---|
+| Deployment, StatefulSet | ``apps/*`` | ``spec.template`` | yes |
+| DaemonSet | ``apps/*`` | ``spec.template`` | no: one pod per node, vertical only |
+| Rollout | ``argoproj.io/*`` | ``spec.template``, or the Deployment ``spec.workloadRef`` names | yes |
+
+A Rollout with ``spec.workloadRef`` (``apiVersion: apps/v1, kind: Deployment, name: N``) runs
+the pods of Deployment ``N``'s template, which Argo Rollouts scales to zero (or leaves, with
+``scaleDown: never``): the Rollout is the workload (its replicas, its HPA, its pods), its
+containers are edited in the Deployment's template, and the Deployment is not a workload of its
+own (a note says so, ``Inventory.notes``; ``bot.manifests.rollouts``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from bot.manifests.sources import Obj
+
+REPLICATED_KINDS: Final = frozenset({"Deployment", "StatefulSet", "Rollout"})
+"""Workload kinds with ``spec.replicas`` that an HPA can scale."""
+NODE_KINDS: Final = frozenset({"DaemonSet"})
+"""Workload kinds with one pod per node: no replicas, no HPA, vertical only."""
+WORKLOAD_KINDS: Final = REPLICATED_KINDS | NODE_KINDS
+"""Every kind the bot right-sizes."""
+ROLLOUT_GROUP: Final = "argoproj.io/"
+"""API group prefix of an Argo ``Rollout``."""
+
+
+def is_workload(obj: Obj) -> bool:
+    """Whether ``obj`` is a workload the bot right-sizes (kind and API group)."""
+    if obj.kind == "Rollout":
+        return obj.api_version.startswith(ROLLOUT_GROUP)
+    return obj.kind in WORKLOAD_KINDS and obj.api_version.startswith("apps/")
+
+
+JSON_MERGE_KINDS: Final = frozenset({"Rollout"})
+"""Workload kinds Kustomize patches as JSON merge patches (custom resources without a schema):
+a list in a patch replaces the whole list, containers included."""
+
+
+def strategic_merge(data: Mapping[str, Any]) -> bool:
+    """Whether Kustomize merges a patch into the object ``data`` by strategic merge (lists of
+    containers merged by name) rather than by JSON merge patch (``JSON_MERGE_KINDS``)."""
+    return not (
+        data.get("kind") in JSON_MERGE_KINDS
+        and str(data.get("apiVersion", "")).startswith(ROLLOUT_GROUP)
+    )

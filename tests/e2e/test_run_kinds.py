@@ -1,0 +1,130 @@
+"""Argo Rollouts and DaemonSets end to end: the demo shop plus a canary Rollout with its HPA, a
+Rollout running a Deployment's template and a DaemonSet, simulated with kube-state-metrics'
+owner chains (Rollout -> ReplicaSets -> pods, DaemonSet -> pods), served by a real Prometheus,
+proposed by ``tortoise-bot run`` to the GitHub emulator and listed on the dashboard."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from datetime import UTC, datetime
+
+import pytest
+
+from bot.demo.spec import DEMO_LABELS, demo_spec
+from bot.model import MIB
+from bot.sim.cluster import simulate
+from bot.sim.spec import ClusterSpec, ContainerSpec, HpaSpec, ServiceSpec
+from tests.e2e.test_run import DEMO_REPO, TOKEN, _bot_config, _files, _run
+from tests.support.prometheus import prometheus_from_cluster
+
+KINDS = DEMO_REPO.parents[2] / "tests" / "manifests" / "kinds" / "base"
+
+
+def _container(name: str, cpu: float, memory_mib: int, limit_mib: int) -> ContainerSpec:
+    return ContainerSpec(
+        name=name,
+        cpu_request_cores=cpu,
+        memory_request_bytes=memory_mib * MIB,
+        cpu_share_fraction=1.0,
+        cpu_floor_cores=0.005,
+        memory_base_bytes=memory_mib * MIB // 3,
+        memory_load_bytes=20 * MIB,
+        memory_limit_bytes=limit_mib * MIB,
+    )
+
+
+def _spec() -> ClusterSpec:
+    """The demo cluster with the services of ``tests/manifests/kinds/base`` (``checkout``
+    renamed ``payments``, the demo has a ``checkout``), all over-provisioned."""
+    payments = ServiceSpec(
+        "payments",
+        "shop",
+        "Rollout",
+        (_container("payments", 0.5, 512, 1024),),
+        3,
+        hpa=HpaSpec(3, 12, 70),
+        peak_cores=0.9,
+        rollouts_per_week=5.0,
+    )
+    catalog = ServiceSpec(
+        "catalog", "shop", "Rollout", (_container("catalog", 0.25, 256, 512),), 4, peak_cores=0.3
+    )
+    shipper = ServiceSpec(
+        "log-shipper",
+        "shop",
+        "DaemonSet",
+        (_container("shipper", 0.2, 128, 256),),
+        3,
+        peak_cores=0.15,
+        rollouts_per_week=2.0,
+    )
+    spec = demo_spec()
+    return dataclasses.replace(spec, services=(*spec.services, payments, catalog, shipper))
+
+
+@pytest.fixture(scope="module")
+def kinds_prometheus(tmp_path_factory):
+    spec = _spec()
+    with prometheus_from_cluster(
+        simulate(spec), tmp_path_factory.mktemp("prom"), labels=DEMO_LABELS
+    ) as prom:
+        prom.extra["now"] = datetime.fromtimestamp(spec.end_s, UTC).isoformat()
+        yield prom
+
+
+def test_run_proposes_for_rollouts_and_daemonsets(cli, tmp_path, kinds_prometheus, github_emulator):
+    files = _files(DEMO_REPO)
+    for name in ("rollout-canary", "rollout-ref", "daemonset"):
+        text = (KINDS / f"{name}.yaml").read_text().replace("checkout", "payments")
+        files[f"apps/raw/{name}.yaml"] = text.encode()
+    gh = github_emulator
+    gh.create_repository("octo", "shop", files)
+    gh.add_token(TOKEN, "tortoise-bot")
+    config = _bot_config(tmp_path / "bot.yaml", kinds_prometheus.url, gh.api_url)
+    now = kinds_prometheus.extra["now"]
+
+    local = tmp_path / "local"
+    shutil.copytree(DEMO_REPO, local)
+    for path, content in files.items():
+        (local / path).write_bytes(content)
+    planned = cli(
+        "plan", "--repo", str(local), "--config", str(config), "--now", now,
+        "--format", "json", "--write",
+    )  # fmt: skip
+    assert planned.returncode == 0, planned.stderr
+    plan = {w["name"]: w for w in json.loads(planned.stdout)["workloads"]}
+    for name, kind in (
+        ("payments", "Rollout"),
+        ("catalog", "Rollout"),
+        ("log-shipper", "DaemonSet"),
+    ):
+        workload = plan[name]
+        assert workload["kind"] == kind
+        assert workload["status"] == "changes", workload["reasons"]
+        codes = {n["code"] for n in workload["notes"]}
+        # every pod found through its owners, replicas counted from the pods
+        assert not codes & {"no-data", "owner-fallback", "no-replicas", "silent-pods"}, codes
+
+    run = _run(cli, config, now)
+    assert run.returncode == 0, run.stdout + run.stderr
+    pulls = {
+        p.pull.head.rsplit("/", 1)[-1]: p for p in gh.pulls("octo/shop", state="open") if p.pull
+    }
+    bare = gh.repository("octo/shop").git
+    for name in ("payments", "catalog", "log-shipper"):
+        pull = pulls[name]
+        assert pull.pull is not None
+        for path in plan[name]["files"]:
+            assert bare.read_file(pull.pull.head, path) == (local / path).read_bytes()
+    catalog_pull = pulls["catalog"]
+    assert catalog_pull.pull is not None
+    ref = bare.read_file(catalog_pull.pull.head, "apps/raw/rollout-ref.yaml").decode()
+    assert "replicas: 0 # scaled down by Argo Rollouts" in ref  # the Deployment's left alone
+    assert r"pods \(one per node\) mean" in (pulls["log-shipper"].body or "")  # the replay
+    (dashboard,) = gh.issues("octo/shop")
+    body = dashboard.body or ""
+    for shown in ("Rollout/shop/payments", "Rollout/shop/catalog", "DaemonSet/shop/log-shipper"):
+        assert shown in body
+    gh.assert_valid()

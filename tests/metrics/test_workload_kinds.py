@@ -1,0 +1,126 @@
+"""Argo Rollouts and DaemonSets against the real Prometheus: their pods found through
+kube-state-metrics' owner chains, in the same batched queries as Deployments'."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from bot.config.metrics import PrometheusConfig
+from bot.metrics import HistoryRequest, PrometheusSource
+from bot.model import WorkloadRef
+from bot.sim import ClusterSpec, SimulatedCluster, simulate
+from tests.metrics.helpers import assert_matches_truth, requests_for
+from tests.support.prometheus import (
+    TEST_LABELS,
+    TEST_SPEC,
+    RunningPrometheus,
+    prometheus_from_cluster,
+)
+
+pytestmark = pytest.mark.prometheus
+
+
+def _kinds_spec() -> ClusterSpec:
+    """``TEST_SPEC`` with ``svc-0`` (an HPA, a sidecar, rollouts) an Argo Rollout and a
+    DaemonSet of three nodes added beside the Deployment ``svc-2`` in ``ns-0``."""
+    services = [
+        dataclasses.replace(s, kind="Rollout", rollouts_per_week=10.0) if s.name == "svc-0" else s
+        for s in TEST_SPEC.services
+    ]
+    app = TEST_SPEC.services[2].containers[0]
+    agent = dataclasses.replace(
+        TEST_SPEC.services[2],
+        name="node-agent",
+        kind="DaemonSet",
+        containers=(app,),
+        replicas=3,
+        hpa=None,
+        rollouts_per_week=30.0,
+    )
+    return dataclasses.replace(TEST_SPEC, services=(*services, agent))
+
+
+@pytest.fixture(scope="module")
+def kinds_cluster() -> SimulatedCluster:
+    return simulate(_kinds_spec())
+
+
+@pytest.fixture(scope="module")
+def kinds_prometheus(
+    kinds_cluster: SimulatedCluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RunningPrometheus]:
+    with prometheus_from_cluster(
+        kinds_cluster, tmp_path_factory.mktemp("kinds"), labels=TEST_LABELS
+    ) as prom:
+        yield prom
+
+
+def _source(prom: RunningPrometheus, **overrides: object) -> PrometheusSource:
+    return PrometheusSource(PrometheusConfig(url=prom.url, gzip=False, **overrides))
+
+
+def _window(cluster: SimulatedCluster) -> dict[str, float]:
+    return {"start_s": float(cluster.t_s[0]), "end_s": float(cluster.t_s[-1])}
+
+
+def test_simulated_owner_chains(kinds_cluster):
+    rollout = kinds_cluster.service("ns-0", "svc-0")
+    agent = kinds_cluster.service("ns-0", "node-agent")
+    assert len(rollout.replicasets) >= 2  # canary and stable generations
+    assert {p.owner_kind for p in agent.pods} == {"DaemonSet"}
+    assert len(agent.pods) > 3  # re-created on each rollout
+
+
+@pytest.mark.parametrize("mode", ["raw", "range"])
+def test_rollout_and_daemonset_histories_match_the_truth(kinds_cluster, kinds_prometheus, mode):
+    result = _source(kinds_prometheus, query_mode=mode).fetch(
+        requests_for(kinds_cluster, TEST_LABELS), **_window(kinds_cluster)
+    )
+    assert not result.errors
+    kinds = {ref.kind for ref in result.histories}
+    assert {"Rollout", "DaemonSet", "Deployment", "StatefulSet"} <= kinds
+    for history in result.histories.values():
+        assert_matches_truth(kinds_cluster, history)  # pods, samples and replicas
+        assert not [n for n in history.quality if n.code in ("owner-fallback", "no-replicas")]
+    rollout = result.histories[WorkloadRef("Rollout", "ns-0", "svc-0")]
+    assert len({p.rsplit("-", 1)[0] for p in rollout.pods}) >= 2  # every ReplicaSet's pods
+    agent = result.histories[WorkloadRef("DaemonSet", "ns-0", "node-agent")]
+    assert set(np.unique(agent.replicas)) == {3.0}
+
+
+def test_query_count_is_the_same_as_for_deployments(kinds_cluster, kinds_prometheus):
+    """The new kinds widen the owner matchers of the existing queries: the same number of
+    queries as the same workloads requested as Deployments, whatever the workload count."""
+    source = _source(kinds_prometheus)
+    window = _window(kinds_cluster)
+    ns0 = [r for r in requests_for(kinds_cluster, TEST_LABELS) if r.ref.namespace == "ns-0"]
+    assert {r.ref.kind for r in ns0} == {"Rollout", "DaemonSet", "Deployment"}
+    as_deployments = [
+        HistoryRequest(dataclasses.replace(r.ref, kind="Deployment"), r.containers, r.selector)
+        for r in ns0
+    ]
+    new_kinds = [r for r in ns0 if r.ref.kind != "Deployment"]
+    counts = [
+        source.fetch(batch, **window).stats.queries
+        for batch in (new_kinds[:1], new_kinds, ns0, as_deployments)
+    ]
+    # cpu, memory, pod owners, ReplicaSet owners, restart counts, and the replicas of the
+    # Deployments (a Rollout's and a DaemonSet's are counted from their pods' samples)
+    assert counts == [5, 5, 6, 6]
+
+
+def test_rollout_replicas_from_its_hpa(kinds_cluster, kinds_prometheus):
+    ref = WorkloadRef("Rollout", "ns-0", "svc-0")
+    request = [r for r in requests_for(kinds_cluster, TEST_LABELS) if r.ref == ref]
+    history = (
+        _source(kinds_prometheus, replicas_source="hpa")
+        .fetch(request, **_window(kinds_cluster))
+        .history(ref)
+    )
+    truth = kinds_cluster.expected_history(ref)
+    np.testing.assert_array_equal(history.replicas, truth.replicas)
+    assert truth.replicas.max() > truth.replicas.min()  # the HPA scaled it
