@@ -83,6 +83,8 @@ def _table(inventory: Inventory, errors: list[SourceError], settings: Repository
             )
     for e in errors:
         lines.append(f"error: {e.file}:{e.line}: {e.message}")
+    for warning in inventory.warnings:
+        lines.append(f"warning: {warning.file}:{warning.line}: {warning.message}")
     for n in inventory.notes:
         lines.append(f"note: {n.file}:{n.line}: {n.message}")
     return "\n".join(lines)

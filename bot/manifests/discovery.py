@@ -34,7 +34,7 @@ from typing import Any
 
 from bot.config.manifests import EnvironmentConfig
 from bot.config.repo import REPO_CONFIG_FILES, RepoConfig, repo_config_line
-from bot.manifests import helm
+from bot.manifests import helm, hpas
 from bot.manifests.deployments import merge, place
 from bot.manifests.errors import KustomizeError, ManifestError
 from bot.manifests.files import RepoFiles, join, normalize
@@ -551,7 +551,10 @@ def _discover_index(
         set(errors) | set(builder.errors) | broken, key=lambda e: (e.file, e.line, e.message)
     )
     names = tuple(sorted({e.name for e in envs}))
-    inventory = Inventory(names, workloads, tuple(all_errors), *merge(placed, workloads, config))
+    deployments, not_proposed, notes = merge(placed, workloads, config)
+    warnings, ambiguous = hpas.ambiguous(builder.hpas)
+    proposing = (deployments, {**not_proposed, **ambiguous}, notes, warnings)
+    inventory = Inventory(names, workloads, tuple(all_errors), *proposing)
     return Discovery(
         inventory, entries, {e.name: e for e in envs}, file_users, repo, discoverer.renders
     )
