@@ -188,6 +188,11 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
                 console.print(line, markup=False)
     for error in plan.errors:
         console.print(f"error: {error}", markup=False, style="red", soft_wrap=True)
+    for w in plan.inventory.warnings:
+        where = f"{w.file}:{w.line}"
+        console.print(
+            f"warning: {where}: {w.message}", markup=False, style="yellow", soft_wrap=True
+        )
     if plan.edit.diff:
         console.print()
         if console.is_terminal:
