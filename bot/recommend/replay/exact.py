@@ -129,10 +129,12 @@ def replay_exact_reach(
     up, down = behavior.scale_up, behavior.scale_down
     up_width = window_steps(step_s, up.stabilization_s)
     down_width = window_steps(step_s, down.stabilization_s)
-    recent: deque[float] = deque([replicas], maxlen=max(up_width, down_width))
+    up_recent: deque[float] = deque([replicas], maxlen=up_width)
+    down_recent: deque[float] = deque([replicas], maxlen=down_width)
     low, high = 1.0 - down.tolerance, 1.0 + up.tolerance
     ups: deque[Event] = deque()
     downs: deque[Event] = deque()
+    path = [replicas] * n  # Python floats: far cheaper to write one by one than numpy's
     for k in range(1, n):
         desired = -1.0
         for usage, request, target in columns if replicas > 0 else ():
@@ -144,11 +146,22 @@ def replay_exact_reach(
             desired = max(desired, proposal)
         if desired < 0:  # no metric had a sample: nothing to act on
             desired = replicas
-        recent.append(desired)
-        ordered = list(recent)
-        floor = min(ordered[-up_width:])
-        ceiling = max(ordered[-down_width:])
-        stabilised = min(max(replicas, floor), ceiling)
+        if up_width > 1:
+            up_recent.append(desired)
+        down_recent.append(desired)
+        # the replicas brought within [smallest of the up window, largest of the down window]
+        # (``desired`` lies within both): up to the floor when rising, down to the ceiling
+        if desired >= replicas:
+            stabilised = desired if up_width == 1 else min(up_recent)
+        else:
+            stabilised = max(down_recent)
+        if (stabilised <= replicas) if desired >= replicas else (stabilised >= replicas):
+            path[k] = replicas
+            continue
+        rising = stabilised > replicas
+        if not rising and replicas <= min_replicas:  # held at the floor
+            path[k] = replicas
+            continue
         for sync in range(syncs):
             now = k * step_s + sync * SYNC_PERIOD_S
             if stabilised > replicas:
@@ -165,9 +178,13 @@ def replay_exact_reach(
                 ups.append((now, new - replicas))
             elif new < replicas:
                 downs.append((now, replicas - new))
+            elif (new >= max_replicas if rising else new <= min_replicas) or (
+                (up if rising else down).select == "Disabled"
+            ):
+                break  # held by a bound or a disabled direction: no later sync moves it
             replicas = new  # unchanged while a policy holds it: a later sync may allow more
-        out[k] = int(replicas)
-    return out, reach
+        path[k] = replicas
+    return np.array(path).astype(np.int64), reach
 
 
 def replay_reach(
