@@ -267,6 +267,59 @@ class HpaTarget:
     container: str | None = None
 
 
+KubernetesVersion: TypeAlias = tuple[int, int]
+"""A cluster's Kubernetes version as (major, minor), e.g. ``(1, 30)``."""
+
+ScalingPolicyType = Literal["Pods", "Percent"]
+SelectPolicy = Literal["Max", "Min", "Disabled"]
+
+
+@dataclass(frozen=True, slots=True)
+class ScalingPolicy:
+    """One ``behavior.scaleUp|scaleDown.policies`` item: at most ``value`` pods (``Pods``) or
+    ``value`` percent of the replicas (``Percent``) added or removed per ``period_s``."""
+
+    type: ScalingPolicyType
+    value: int
+    period_s: int
+
+
+@dataclass(frozen=True, slots=True)
+class ScalingRules:
+    """One direction of an HPA's ``behavior`` with the upstream defaults filled in (``D2`` in
+    ``pkg/apis/autoscaling/v2/defaults.go``): a declared field replaces its default only."""
+
+    stabilization_s: int
+    """``stabilizationWindowSeconds``: recommendations of this many seconds are weighed."""
+    policies: tuple[ScalingPolicy, ...]
+    select: SelectPolicy = "Max"
+    """``selectPolicy``: the policy allowing the largest change (``Max``), the smallest
+    (``Min``), or no change in this direction (``Disabled``)."""
+    tolerance: float = 0.1
+    """``tolerance`` (alpha in Kubernetes 1.33): no change while the usage ratio is within it;
+    else the controller's ``--horizontal-pod-autoscaler-tolerance`` (0.1)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HpaBehavior:
+    """An HPA's ``spec.behavior`` (``DEFAULT_BEHAVIOR`` where it declares none): what the
+    replay of its controller uses (``recommend/replay/controller.py``)."""
+
+    scale_up: ScalingRules = ScalingRules(
+        0, (ScalingPolicy("Pods", 4, 15), ScalingPolicy("Percent", 100, 15))
+    )
+    scale_down: ScalingRules = ScalingRules(300, (ScalingPolicy("Percent", 100, 15),))
+
+    @property
+    def declared(self) -> bool:
+        """Whether anything differs from the defaults."""
+        return self != DEFAULT_BEHAVIOR
+
+
+DEFAULT_BEHAVIOR: Final = HpaBehavior()
+"""The behaviour of an HPA that declares none (the controller's defaults and flags)."""
+
+
 @dataclass(frozen=True, slots=True)
 class DeclaredHPA:
     """An ``autoscaling/v2`` HorizontalPodAutoscaler linked to its workload."""
@@ -282,6 +335,9 @@ class DeclaredHPA:
     """Whether the repository can express per-container (``ContainerResource``) metrics for this
     HPA: raw YAML and Kustomize can; ``autoscaling/v1`` and Helm values (unless the mapping names
     per-container targets) cannot."""
+    behavior: HpaBehavior = DEFAULT_BEHAVIOR
+    """``spec.behavior`` with the defaults filled in (Helm values, ``autoscaling/v1``: the
+    defaults)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,6 +418,9 @@ class Inventory:
     deploys, a copy of the same pods proposed for in another environment)."""
     notes: tuple[SourceError, ...] = ()
     """GitOps objects not read or read on an assumption, with why; not problems."""
+    warnings: tuple[SourceError, ...] = ()
+    """What the cluster would not do as declared, the files still read (two HPAs on one
+    workload); the workload concerned is in ``not_proposed``."""
 
     def deployment(self, environment: str) -> EnvironmentDeployment | None:
         """The deployment of ``environment``, None when none is known."""

@@ -271,3 +271,59 @@ def test_an_empty_plan_says_what_it_read(tmp_path, capsys):
     assert "no workloads found in 1 file (paths.include **/*.yaml, **/*.yml;" in out
     assert main(["plan", "--demo", "--namespace", "nope"]) == 0
     assert "no workload selected of the 4 found" in capsys.readouterr().out
+
+
+SECOND_HPA = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: frontend-memory, namespace: shop}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: frontend}
+  maxReplicas: 8
+  metrics:
+    - type: Resource
+      resource: {name: memory, target: {type: Utilization, averageUtilization: 80}}
+"""
+
+
+def test_two_hpas_on_one_workload_are_a_warning_and_neither_is_edited(cli, demo_copy):
+    (demo_copy / "apps/raw/frontend-memory.yaml").write_text(SECOND_HPA)
+    result = cli("plan", *_demo_args(demo_copy))
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "warning: apps/raw/frontend.yaml:39: Deployment shop/frontend" in out, out
+    assert "AmbiguousSelector" in out
+    assert re.search(r"skipped +frontend", out)
+    assert "+++ b/apps/raw/frontend.yaml" not in out and "frontend-memory.yaml\n" not in out
+    assert "+++ b/apps/raw/redis.yaml" in out  # the other workloads go on
+
+
+def _frontend_targets(cli, demo_copy, version: str | None) -> list[dict]:
+    config = (DEMO / "repo" / ".tortoise-bot.yaml").read_text()
+    if version is not None:
+        config = config.replace(
+            "selector: {cluster: demo}\n",
+            f"selector: {{cluster: demo}}\n    kubernetes_version: '{version}'\n",
+            1,
+        )
+    (demo_copy / ".tortoise-bot.yaml").write_text(config)
+    result = cli("plan", *_demo_args(demo_copy), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    frontend = next(w for w in doc["workloads"] if w["name"] == "frontend")
+    notes = [n["message"] for n in frontend.get("notes", [])]
+    return [*frontend["hpa"]["targets"], {"notes": notes}]
+
+
+def test_container_resource_metrics_are_proposed_only_from_kubernetes_1_27(cli, demo_copy):
+    # The demo frontend's HPA scales on the pod-level CPU Resource metric: on 1.30 (and on an
+    # unknown version) it is replaced by one ContainerResource metric per container; on 1.26
+    # the pod-level target is tuned instead and a note says why.
+    *new, _ = _frontend_targets(cli, demo_copy, "1.30")
+    assert sorted(t["container"] for t in new) == ["app", "istio-proxy"]
+    *unknown, _ = _frontend_targets(cli, demo_copy, None)
+    assert unknown == new
+    *old, notes = _frontend_targets(cli, demo_copy, "1.26")
+    assert [t["container"] for t in old] == ["*"]
+    assert "ContainerResource not expressible here" in old[0]["reason"]
+    assert any("Kubernetes 1.26 serves no ContainerResource" in n for n in notes["notes"])

@@ -214,6 +214,9 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
             print_wrapped(console, note)
     for error in error_lines(plan.inventory.errors):
         print_wrapped(console, f"error: {visible(error)}", indent="  ", style="red")
+    for w in plan.inventory.warnings:
+        warning = visible(f"warning: {w.file}:{w.line}: {w.message}")
+        print_wrapped(console, warning, indent="  ", style="yellow")
     if plan.edit.diff:
         console.print()
         if console.is_terminal:

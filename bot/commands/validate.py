@@ -105,6 +105,7 @@ def _table(
             )
     problems = [f"error: {e.file}:{e.line}: {e.message}" for e in config_errors]  # usage
     problems += [f"warning: {finding}" for finding in error_lines(inventory.errors)]
+    problems += [f"warning: {w.file}:{w.line}: {w.message}" for w in inventory.warnings]
     problems += [f"note: {n.file}:{n.line}: {n.message}" for n in inventory.notes]
     for problem in problems:
         first, *rest = wrap_cell(problem, WORDS, width)

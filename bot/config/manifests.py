@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from bot.config.base import ConfigModel
 from bot.config.metrics import LabelName
@@ -55,6 +56,20 @@ RepoGlob = Annotated[str, AfterValidator(_glob)]
 
 RepoPath = Annotated[str, AfterValidator(_inside)]
 """A path relative to the repository root, never leading outside it."""
+
+
+def _version(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"write the version quoted, e.g. '1.30' ({value!r} is read as a number)")
+    text = value.strip()
+    if not re.fullmatch(r"v?1\.\d{1,3}(\.\d{1,4})?", text):
+        raise ValueError(f"{text!r} is not a Kubernetes version such as '1.30' or 'v1.30.2'")
+    return text.removeprefix("v")
+
+
+KubernetesVersion = Annotated[str, BeforeValidator(_version)]
+"""``1.30``, ``v1.30`` or ``1.30.2`` (stored without the ``v``; write it quoted in YAML:
+``1.30`` unquoted is the number 1.3)."""
 
 
 class PathsConfig(ConfigModel):
@@ -117,6 +132,15 @@ class EnvironmentConfig(ConfigModel):
         None,
         description="The largest request the environment's nodes can hold, per resource; "
         "unset: the largest of ``nodes``.",
+    )
+    kubernetes_version: KubernetesVersion | None = Field(
+        None,
+        description="The Kubernetes version of the environment's cluster, quoted (``'1.30'``): "
+        "only what it serves is proposed. Per-container ``ContainerResource`` HPA metrics need "
+        "1.27 or later (below, the pod-level ``Resource`` target is tuned instead, unless the "
+        "HPA already uses ``ContainerResource``); an HPA's declared ``behavior`` ``tolerance`` "
+        "is replayed from 1.33 on (below, the controller's 0.1). Unset: unknown, as for a "
+        "current cluster.",
     )
     propose: bool | None = Field(
         None,

@@ -31,6 +31,8 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
 
 def _type_name(annotation: Any) -> str:
     origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:  # a checked type: its base type
+        return _type_name(typing.get_args(annotation)[0])
     if origin is typing.Literal:
         return " \\| ".join(json.dumps(a) for a in typing.get_args(annotation))
     if origin in (typing.Union, types.UnionType):

@@ -34,7 +34,7 @@ from typing import Any
 
 from bot.config.manifests import EnvironmentConfig
 from bot.config.repo import REPO_CONFIG_FILES, RepoConfig, repo_config_line
-from bot.manifests import helm
+from bot.manifests import helm, hpas
 from bot.manifests.deployments import merge, place
 from bot.manifests.errors import KustomizeError, ManifestError
 from bot.manifests.files import Checkpoint, RepoFiles, join, normalize
@@ -578,8 +578,15 @@ def _discover_index(
     )
     names = tuple(sorted({e.name for e in envs}))
     deployments, not_proposed, gitops_notes = merge(placed, workloads, config)
+    warnings, ambiguous = hpas.ambiguous(builder.hpas)
     inventory = Inventory(
-        names, workloads, tuple(all_errors), deployments, not_proposed, gitops_notes + tuple(notes)
+        names,
+        workloads,
+        tuple(all_errors),
+        deployments,
+        {**not_proposed, **ambiguous},
+        gitops_notes + tuple(notes),
+        warnings,
     )
     return Discovery(
         inventory, entries, {e.name: e for e in envs}, file_users, repo, discoverer.renders

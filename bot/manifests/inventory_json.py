@@ -46,6 +46,21 @@ def _hpa(hpa: DeclaredHPA | None) -> dict[str, Any] | None:
         ],
         "otherMetrics": hpa.other_metrics,
         "containerResource": hpa.container_resource,
+        "behavior": {
+            name: {
+                "stabilizationWindowSeconds": rules.stabilization_s,
+                "selectPolicy": rules.select,
+                "policies": [
+                    {"type": p.type, "value": p.value, "periodSeconds": p.period_s}
+                    for p in rules.policies
+                ],
+                "tolerance": rules.tolerance,
+            }
+            for name, rules in (
+                ("scaleUp", hpa.behavior.scale_up),
+                ("scaleDown", hpa.behavior.scale_down),
+            )
+        },
         "locations": _locations(hpa.locations),
     }
 
@@ -129,6 +144,7 @@ def inventory_json(
             {**_ref(ref), "reason": reason} for ref, reason in inventory.not_proposed.items()
         ],
         "notes": errors_json(inventory.notes),
+        "warnings": errors_json(inventory.warnings),
     }
 
 

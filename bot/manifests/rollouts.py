@@ -10,9 +10,10 @@ at its line, and that Rollout is left out.
 
 from __future__ import annotations
 
+from bot.manifests.fields import get_path
 from bot.manifests.kinds import is_workload
 from bot.manifests.sources import Obj
-from bot.manifests.workloads import DEFAULT_NAMESPACE, Environment, WorkloadBuilder, get_path
+from bot.manifests.workloads import DEFAULT_NAMESPACE, Environment, WorkloadBuilder
 from bot.model import SourceError
 
 

@@ -16,13 +16,16 @@ from typing import Any, Final, Literal, TypeAlias
 from bot.config.manifests import HelmWorkloadMapping
 from bot.config.repo import RepoConfig
 from bot.manifests import helm
+from bot.manifests.fields import Unit, get_path, number, unit_of
 from bot.manifests.files import RepoFiles
+from bot.manifests.hpas import read_behavior
 from bot.manifests.kinds import NODE_KINDS, WORKLOAD_KINDS
 from bot.manifests.quantities import QuantityError, bytes_from_quantity, cores_from_quantity
 from bot.manifests.sources import Obj, Origin, PatchKey, Path_
 from bot.manifests.yamldoc import YScalar
 from bot.model import (
     ANY_CONTAINER,
+    DEFAULT_BEHAVIOR,
     RESOURCES,
     DeclaredContainer,
     DeclaredHPA,
@@ -48,7 +51,6 @@ RESOURCE_FIELDS = (
 DEFAULT_NAMESPACE = "default"
 """Namespace of an object that names none, in an environment that assumes none."""
 
-Unit = Literal["cpu", "memory", "count", "percent"]
 EnvKind = Literal["raw", "kustomize", "helm"]
 
 
@@ -77,13 +79,6 @@ OTHER_METRICS: Final = "hpa.otherMetrics"
 
 CheckKey: TypeAlias = tuple[str | None, FieldId | Literal["hpa.otherMetrics"]]
 """A value an edit is checked for after it is rendered: a slot's, or ``OTHER_METRICS``."""
-
-
-def unit_of(field: FieldId) -> Unit:
-    """How a field's value is read: cores, bytes, a percentage or a count."""
-    if field.is_request_or_limit:
-        return "cpu" if field.resource == "cpu" else "memory"
-    return "percent" if field.is_hpa_target else "count"
 
 
 @dataclass(eq=False, slots=True)
@@ -122,31 +117,6 @@ class Entry:
     slots: dict[SlotKey, Slot]
 
 
-def number(unit: Unit, value: Any) -> float | int | None:
-    """A value read as cores, bytes or an integer; raises ``QuantityError``/``ValueError``."""
-    if value is None or isinstance(value, bool):
-        return None
-    if unit == "cpu":
-        return cores_from_quantity(value)
-    if unit == "memory":
-        return bytes_from_quantity(value)
-    if isinstance(value, int | float):
-        return int(value)
-    return int(str(value))
-
-
-def get_path(data: Any, path: Path_) -> Any:
-    """The value at ``path`` (keys and list indices), or None."""
-    for part in path:
-        if isinstance(data, dict) and isinstance(part, str):
-            data = data.get(part)
-        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
-            data = data[part]
-        else:
-            return None
-    return data
-
-
 class WorkloadBuilder:
     """Turns the objects of each environment into workloads, errors kept aside."""
 
@@ -155,6 +125,8 @@ class WorkloadBuilder:
         self.files = files
         self.errors: list[SourceError] = []
         self.entries: dict[WorkloadRef, Entry] = {}
+        self.hpas: dict[WorkloadRef, list[Obj]] = {}
+        """Every HPA object that targets each workload (two or more: ``hpas.ambiguous``)."""
 
     def error(self, origin: Origin | None, message: str, file: str = "") -> None:
         """Record a problem at ``origin`` (or in ``file``)."""
@@ -386,9 +358,9 @@ class WorkloadBuilder:
             if where is not None:
                 locations[hpa_location_key(fld, None)] = where
         targets, others = [], 0
-        if (
-            obj.api_version == "autoscaling/v1"
-        ):  # one CPU target: spec.targetCPUUtilizationPercentage
+        self.hpas.setdefault(entry.workload.ref, []).append(obj)
+        v1 = obj.api_version.startswith("autoscaling/v1")
+        if v1:  # one CPU target: spec.targetCPUUtilizationPercentage
             slot = Slot(obj, ("spec", "targetCPUUtilizationPercentage"), "percent")
             slots[(None, FieldId.HPA_TARGET_CPU)] = slot
             value = self.value(slot)
@@ -436,7 +408,8 @@ class WorkloadBuilder:
             tuple(targets),
             others,
             locations,
-            container_resource=not obj.api_version.startswith("autoscaling/v1"),
+            container_resource=not v1,
+            behavior=DEFAULT_BEHAVIOR if v1 else read_behavior(obj, self.error),
         )
         self._replace(entry, hpa=hpa, files=obj.files)
 

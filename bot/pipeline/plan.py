@@ -204,6 +204,7 @@ def decide_workload(
         emergency=emergency,
         target_changed_s=dict(memory.target_changed_s) if memory else {},
         excluded_intervals_s=history.crash_loops_s,
+        kubernetes_version=settings.environment(ref.environment).kubernetes_version.value,
     )
     try:
         recommendation = recommend(engine_input, resolved.recommend, now_s=now_s)

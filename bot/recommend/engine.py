@@ -185,6 +185,8 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
         and any(t.container is None for t in inp.hpa.targets)
     ):
         notes += (Note("container-resource-unsupported", NOT_EXPRESSIBLE),)
+    if inp.kubernetes_note:
+        notes += (Note("kubernetes-version", inp.kubernetes_note),)
     draft = Recommendation(
         inp.ref,
         "no-change",

@@ -23,12 +23,14 @@ from bot.model import (
     DeclaredHPA,
     DeclaredWorkload,
     EmergencyPhase,
+    KubernetesVersion,
     Policy,
     Resource,
     ResourceValues,
     WorkloadHistory,
     WorkloadRef,
 )
+from bot.recommend import kubernetes
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +81,10 @@ class WorkloadInput:
     files: tuple[str, ...] = ()
     container_resource_metrics: bool = True
     """False when the repository cannot express ``ContainerResource`` HPA metrics (e.g. a chart
-    without them): targets are then held with a skip reason instead of a broken edit."""
+    without them) or the cluster does not serve them (``kubernetes.py``): targets are then held
+    with a skip reason instead of a broken edit."""
+    kubernetes_note: str | None = None
+    """What the environment's Kubernetes version holds back (``kubernetes.version_note``)."""
 
     def container(self, name: str) -> ContainerInput | None:
         return next((c for c in self.containers if c.name == name), None)
@@ -108,16 +113,22 @@ def build_input(
     target_changed_s: Mapping[tuple[str, Resource], float] | None = None,
     excluded_intervals_s: tuple[tuple[float, float], ...] = (),
     container_resource_metrics: bool | None = None,
+    kubernetes_version: KubernetesVersion | None = None,
 ) -> WorkloadInput:
     """A ``WorkloadInput`` from discovery and metrics output.
 
     ``containers`` is each container's effective settings by name, resolved by
     ``bot.settings`` (policy per resource, allocation bounds; the defaults of the module doc
     already applied); init containers are left out. ``container_resource_metrics`` defaults to
-    what discovery found (``DeclaredHPA.container_resource``).
+    what discovery found (``DeclaredHPA.container_resource``) and ``kubernetes_version`` (the
+    environment's, None: unknown) serves; the HPA is taken as that version runs it
+    (``kubernetes.py``).
     """
     if container_resource_metrics is None:
-        container_resource_metrics = workload.hpa.container_resource if workload.hpa else True
+        container_resource_metrics = kubernetes.container_resource_metrics(
+            workload.hpa, kubernetes_version
+        )
+    hpa = workload.hpa and kubernetes.served_hpa(workload.hpa, kubernetes_version)
     inputs = []
     for declared in workload.containers:
         if declared.init:
@@ -141,11 +152,12 @@ def build_input(
         ref=workload.ref,
         containers=tuple(inputs),
         history=history,
-        hpa=workload.hpa,
+        hpa=hpa,
         replicas=workload.replicas,
         emergency=emergency or EmergencyState(),
         target_changed_s=dict(target_changed_s or {}),
         excluded_intervals_s=excluded_intervals_s,
         files=workload.files,
         container_resource_metrics=container_resource_metrics,
+        kubernetes_note=kubernetes.version_note(workload.hpa, kubernetes_version),
     )

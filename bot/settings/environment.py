@@ -17,7 +17,7 @@ from bot.config.errors import ConfigError, ConfigProblem
 from bot.config.manifests import NodeSize
 from bot.config.repo import ConfigSource, RepoConfig
 from bot.manifests.quantities import bytes_from_quantity, cores_from_quantity
-from bot.model import ResourceValues
+from bot.model import KubernetesVersion, ResourceValues
 from bot.settings.origin import Origin, Resolved
 
 UpdateMode = Literal["off", "auto"]
@@ -36,6 +36,9 @@ class EnvironmentSettings:
     """``off``: its workloads are shown, never edited; None: as the repository's."""
     max_allocatable: Resolved[ResourceValues]
     """The largest request its nodes can hold (module doc); ``ResourceValues()``: no bound."""
+    kubernetes_version: Resolved[KubernetesVersion | None]
+    """Its cluster's (major, minor) Kubernetes version; None: unknown
+    (``bot.recommend.kubernetes``)."""
 
 
 def environment_settings(
@@ -50,6 +53,7 @@ def environment_settings(
             Resolved(None, Origin.default("environments.namespace")),
             Resolved(None, Origin.default("environments.update_mode")),
             Resolved(ResourceValues(), Origin.default("environments.max_allocatable")),
+            Resolved(None, Origin.default("environments.kubernetes_version")),
         )
     index, env = found
 
@@ -88,7 +92,16 @@ def environment_settings(
             ),
             bound_origin,
         ),
+        Resolved(_version(env.kubernetes_version), origin("kubernetes_version")),
     )
+
+
+def _version(text: str | None) -> KubernetesVersion | None:
+    """``1.30`` or ``1.30.2`` (as the opt-in file's check leaves it) as ``(1, 30)``."""
+    if text is None:
+        return None
+    major, minor = text.split(".")[:2]
+    return int(major), int(minor)
 
 
 def _parsed(node: NodeSize, resource: str, where: Origin) -> tuple[float | int | None, Origin]:

@@ -45,6 +45,7 @@ def current_values(inp: WorkloadInput) -> Values:
             inp.hpa.min_replicas if inp.hpa.min_replicas is not None else 1,
             inp.hpa.max_replicas,
             tuple(inp.hpa.targets),
+            inp.hpa.behavior,
         )
     return Values(containers, hpa)
 
@@ -102,6 +103,7 @@ def proposed_values(current: Values, rec: Recommendation) -> Values:
             int(low) if low is not None else hpa.min_replicas,
             int(high) if high is not None else hpa.max_replicas,
             tuple(targets),
+            hpa.behavior,
         )
     return Values(tuple(containers), hpa)
 

@@ -14,7 +14,8 @@ Per step ``k``, with ``R`` the replicas of the step before:
   tolerance (``0.9 <= ratio <= 1.1``) the metric proposes ``R``, else ``ceil(ratio × R)``;
 * ``desired`` is the largest proposal (the controller's maximum over metrics);
 * stabilisation (the defaults of ``behavior``): scaling up takes ``desired`` at once; scaling
-  down takes the largest ``desired`` of the last ``DOWNSCALE_STABILIZATION_S`` (300 s);
+  down takes the largest ``desired`` of the last ``DOWNSCALE_STABILIZATION_S`` (300 s), never
+  above ``R``;
 * rate: up by at most ``max(2 × R, R + 4)`` per 15 s sync (the default ``Percent 100`` and
   ``Pods 4`` policies, ``selectPolicy: Max``), compounded over the syncs of one step; down
   unlimited (``Percent 100`` per 15 s);
@@ -22,8 +23,11 @@ Per step ``k``, with ``R`` the replicas of the step before:
 * ``[minReplicas, maxReplicas]`` clamp; the first step starts from the recorded replicas,
   clamped.
 
-Two implementations of this one model. ``replay_exact_reach`` walks the steps one by one (the
-reference, about 20 ms per two weeks of one-minute steps). ``replay_fast_reach`` is vectorised
+These are the defaults; an HPA's own ``behavior`` (``HpaBehavior``: its windows, policies,
+``selectPolicy`` and tolerances) replaces them, as ``exact.py`` tells.
+
+Two implementations of this one model. ``exact.replay_exact_reach`` walks the steps one by one
+(the reference, about 20 ms per two weeks of one-minute steps). ``replay_fast_reach`` is vectorised
 with numpy (its doc): it judges the tolerance against a starting path instead of the
 replicas of the step before, then keeps the replicas wherever the load stays in the tolerance
 band. They agree on step loads, clean ramps and flat loads; on the simulator's services and
@@ -37,19 +41,19 @@ walks over it) instead of fresh arrays of the series' length at every walk.
 from __future__ import annotations
 
 import math
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 import numpy as np
 
-from bot.model import FloatArray
+from bot.model import DEFAULT_BEHAVIOR, FloatArray, HpaBehavior
 
-TOLERANCE = 0.1
-"""``--horizontal-pod-autoscaler-tolerance``: no scaling while ``|ratio − 1| <= 0.1``."""
+TOLERANCE = DEFAULT_BEHAVIOR.scale_up.tolerance
+"""``--horizontal-pod-autoscaler-tolerance``: no scaling while ``|ratio − 1| <= 0.1`` (an
+HPA's ``behavior`` may declare its own, ``HpaBehavior``)."""
 
-DOWNSCALE_STABILIZATION_S = 300.0
+DOWNSCALE_STABILIZATION_S = float(DEFAULT_BEHAVIOR.scale_down.stabilization_s)
 """``behavior.scaleDown.stabilizationWindowSeconds`` default (the controller flag, 5 min)."""
 
 SYNC_PERIOD_S = 15.0
@@ -64,7 +68,8 @@ it."""
 
 FAST_START_UTILISATION = 1.0 + TOLERANCE / 2
 """``replay_fast_reach`` starts from the path that keeps utilisation at this multiple of the target
-(the middle of the tolerance band on the side the stabilisation window leans to): on the
+(the middle of the tolerance band on the side the stabilisation window leans to; with an HPA's
+own scale-up tolerance, the middle of that): on the
 simulator's services and noisy series, its pod-hours are within 1.3 % of the exact
 walk's (0.8 % on average; starting at the target itself: 3 %)."""
 
@@ -130,9 +135,10 @@ def syncs_per_step(step_s: float) -> int:
     return max(1, round(step_s / SYNC_PERIOD_S))
 
 
-def window_steps(step_s: float) -> int:
-    """Recommendations newer than ``now − 300 s`` at a step of ``step_s``: the window length."""
-    return max(1, math.ceil(DOWNSCALE_STABILIZATION_S / step_s - 1e-9))
+def window_steps(step_s: float, seconds: float = DOWNSCALE_STABILIZATION_S) -> int:
+    """Recommendations newer than ``now − seconds`` (a stabilisation window) at a step of
+    ``step_s``, the step's own included: the window length in steps (at least 1)."""
+    return max(1, math.ceil(seconds / step_s - 1e-9))
 
 
 def scale_up_limit(replicas: int, syncs: int) -> int:
@@ -163,53 +169,6 @@ def _up_limits(replicas: np.ndarray, syncs: int, out: np.ndarray | None = None) 
 
 def _usable(metrics: Sequence[Metric]) -> list[Metric]:
     return [m for m in metrics if m.request > 0 and m.target_percent > 0]
-
-
-def replay_exact_reach(
-    metrics: Sequence[Metric],
-    *,
-    min_replicas: int,
-    max_replicas: int,
-    initial: int,
-    step_s: float,
-) -> tuple[np.ndarray, float]:
-    """Replicas per step, the controller walked step by step (module doc; ``int64`` array),
-    and its reach: the largest value the ``max_replicas`` clamp met (the start before the
-    clamp, and every rise before it), so every maxReplicas no lower than the reach gives the
-    same path."""
-    usable = _usable(metrics)
-    n = len(metrics[0].usage) if metrics else 0
-    start = max(initial, min_replicas)
-    reach = float(start)
-    replicas = float(min(start, max_replicas))
-    out = np.full(n, int(replicas), dtype=np.int64)
-    if not usable or n == 0:
-        return out, reach
-    columns = [(m.usage.tolist(), m.request, float(m.target_percent)) for m in usable]
-    syncs = syncs_per_step(step_s)
-    recent: deque[float] = deque([replicas], maxlen=window_steps(step_s))
-    low, high = 1.0 - TOLERANCE, 1.0 + TOLERANCE
-    for k in range(1, n):
-        desired = -1.0
-        for usage, request, target in columns if replicas > 0 else ():
-            value = usage[k]
-            if math.isnan(value):  # no sample: the metric proposes nothing
-                continue
-            ratio = _whole(value * 100.0 / (replicas * request), math.floor) / target
-            proposal = replicas if low <= ratio <= high else _whole(ratio * replicas, math.ceil)
-            desired = max(desired, proposal)
-        if desired < 0:  # no metric had a sample: nothing to act on
-            desired = replicas
-        recent.append(desired)
-        stabilised = desired if desired >= replicas else max(recent)
-        if stabilised > replicas:
-            wanted = min(stabilised, float(scale_up_limit(int(replicas), syncs)))
-            reach = max(reach, wanted)
-            replicas = min(wanted, float(max_replicas))
-        elif stabilised < replicas:
-            replicas = max(stabilised, float(min_replicas))
-        out[k] = int(replicas)
-    return out, reach
 
 
 def _whole(x: float, rounding: Callable[[float], int]) -> float:
@@ -261,11 +220,12 @@ def _step(
     seed: int,
     out: FloatArray,
     area: WalkArea,
+    band: tuple[float, float] = (1.0 - TOLERANCE, 1.0 + TOLERANCE),
 ) -> float:
     """The step rule for every step at once, given the replicas of the step before each
     (whole numbers within ``[min_replicas, max_replicas]`` where those are in order), written
     into ``out``; returns the largest value the ``max_replicas`` clamp met (infinite where that
-    is not tracked). Works in the rows ``_BELOW``, ``_RATIO``, ``_SPARE``, ``_RECENT``,
+    is not tracked). ``band``: the ratios within the tolerance. Works in the rows ``_BELOW``, ``_RATIO``, ``_SPARE``, ``_RECENT``,
     ``_TEST`` and ``_TEST_TOO`` of ``area``."""
     prev = previous
     size = prev.size
@@ -279,8 +239,8 @@ def _step(
             ratio /= np.multiply(prev, m.request, out=below)
             np.floor(ratio, out=ratio)
             ratio /= m.target_percent
-            np.greater_equal(ratio, 1.0 - TOLERANCE, out=within)
-            within &= np.less_equal(ratio, 1.0 + TOLERANCE, out=under)
+            np.greater_equal(ratio, band[0], out=within)
+            within &= np.less_equal(ratio, band[1], out=under)
             ratio *= prev
             np.ceil(ratio, out=ratio)
             into = desired if i == 0 else proposal
@@ -295,9 +255,11 @@ def _step(
     # the largest desired of the window
     recent = window_max(desired, window, out=area.floats[_RECENT, :size])
     np.maximum(recent[: window - 1], float(seed), out=recent[: window - 1])  # the seed before
-    # scaling up (or not at all) takes ``desired`` at once, down the largest of the window
+    # scaling up (or not at all) takes ``desired`` at once, down the largest of the window but
+    # never above the replicas before (``min(recent, max(desired, prev))``)
     stabilised = proposal
-    np.copyto(stabilised, recent)
+    np.maximum(desired, prev, out=stabilised)
+    np.minimum(stabilised, recent, out=stabilised)
     np.copyto(stabilised, desired, where=np.greater_equal(desired, prev, out=within))
     up = _up_limits_float(prev, syncs, out=recent, spare=below)
     if min_replicas <= max_replicas:
@@ -321,12 +283,16 @@ def replay_fast_reach(
     max_replicas: int,
     initial: int,
     step_s: float,
+    behavior: HpaBehavior = DEFAULT_BEHAVIOR,
     area: WalkArea | None = None,
 ) -> tuple[np.ndarray, float]:
     """Replicas per step, vectorised (``int64`` array), and its reach: the largest value the
     ``max_replicas`` clamp met. The clamp changed nothing below it, so every maxReplicas no
     lower than the reach gives this same path. ``area``: where to work, for series of this
-    length (None: a fresh one); the path returned is the walk's own.
+    length (None: a fresh one); the path returned is the walk's own. ``behavior``: its
+    tolerances and scale-down window are used; its policies are taken as the defaults
+    (``exact.fast_expresses`` tells when that holds; ``exact.replay_reach`` walks the other
+    behaviours step by step instead).
 
     1. A starting path: each step's need at ``FAST_START_UTILISATION`` of the target, held
        over the stabilisation window (steps without a sample keep the start value).
@@ -348,11 +314,14 @@ def replay_fast_reach(
     elif area.steps != n:
         raise ValueError(f"a walk area for {area.steps} steps, a series of {n}")
     floats, ints, flags = area.floats, area.ints, area.flags
-    window, syncs = window_steps(step_s), syncs_per_step(step_s)
+    down = behavior.scale_down
+    window, syncs = window_steps(step_s, down.stabilization_s), syncs_per_step(step_s)
+    band = (1.0 - down.tolerance, 1.0 + behavior.scale_up.tolerance)
+    utilisation = 1.0 + behavior.scale_up.tolerance / 2
     need = each = floats[_NEED]
     with np.errstate(invalid="ignore"):
         for i, m in enumerate(usable):
-            scale = 100.0 / (m.request * m.target_percent * FAST_START_UTILISATION)
+            scale = 100.0 / (m.request * m.target_percent * utilisation)
             np.multiply(m.usage, scale, out=each)
             np.ceil(each, out=each)
             if i == 0:
@@ -379,6 +348,7 @@ def replay_fast_reach(
         seed=start,
         out=passed[1:],
         area=area,
+        band=band,
     )
     new_run = flags[_NEW_RUN]
     new_run[0] = True
@@ -396,8 +366,8 @@ def replay_fast_reach(
             ratio /= np.multiply(held, m.request, out=below)
             np.floor(ratio, out=ratio)
             ratio /= m.target_percent  # … / target beyond the tolerance (NaN: no sample)
-            breaks |= np.less(ratio, 1.0 - TOLERANCE, out=beyond)
-            breaks |= np.greater(ratio, 1.0 + TOLERANCE, out=beyond)
+            breaks |= np.less(ratio, band[0], out=beyond)
+            breaks |= np.greater(ratio, band[1], out=beyond)
     # held from each run's first step up to the first break at or after it: while the breaks
     # counted up to the step are those counted before the run's first step
     counted = np.cumsum(breaks, out=ints[_COUNT])
@@ -423,26 +393,4 @@ def _rate_limited(path: np.ndarray, syncs: int, spare: np.ndarray | None = None)
         while k < path.size and path[k] > scale_up_limit(int(path[k - 1]), syncs):
             path[k] = scale_up_limit(int(path[k - 1]), syncs)
             k += 1
-    return path
-
-
-def replay_replicas(
-    metrics: Sequence[Metric],
-    *,
-    min_replicas: int,
-    max_replicas: int,
-    initial: int,
-    step_s: float,
-    model: Model = "fast",
-) -> np.ndarray:
-    """Replicas per step under one HPA configuration (``replay_fast_reach`` or
-    ``replay_exact_reach``, without the reach). ``int64`` array."""
-    walk = {"fast": replay_fast_reach, "exact": replay_exact_reach}[model]
-    path, _ = walk(
-        metrics,
-        min_replicas=min_replicas,
-        max_replicas=max_replicas,
-        initial=initial,
-        step_s=step_s,
-    )
     return path

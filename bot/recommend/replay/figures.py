@@ -27,24 +27,21 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from bot.model import (
+    DEFAULT_BEHAVIOR,
     GIB,
     HOURS_PER_WEEK,
     SECONDS_PER_HOUR,
     CpuReplay,
     FloatArray,
+    HpaBehavior,
     HpaTarget,
     MemoryReplay,
     ReplayFigures,
     ReplicaReplay,
     ResourceValues,
 )
-from bot.recommend.replay.controller import (
-    TOLERANCE,
-    Metric,
-    Model,
-    replay_exact_reach,
-    replay_fast_reach,
-)
+from bot.recommend.replay.controller import Metric, Model
+from bot.recommend.replay.exact import replay_reach
 from bot.recommend.replay.series import ContainerSeries, ReplaySeries
 
 KILL_MATCH_STEPS = 2
@@ -63,11 +60,13 @@ class ContainerValues:
 
 @dataclass(frozen=True, slots=True)
 class HpaValues:
-    """An HPA's bounds and resource metrics (``container`` None: pod-level ``Resource``)."""
+    """An HPA's bounds, resource metrics (``container`` None: pod-level ``Resource``) and
+    ``behavior`` (its declared one, the defaults filled in)."""
 
     min_replicas: int
     max_replicas: int
     targets: tuple[HpaTarget, ...] = ()
+    behavior: HpaBehavior = DEFAULT_BEHAVIOR
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,8 +192,8 @@ def _percentile_of_counts(values: FloatArray, q: float) -> float:
 
 @dataclass(frozen=True, slots=True)
 class ReplicaPath:
-    """Replicas per step (float) and the steps of capacity shortfall (module doc);
-    ``replayed`` False: the recorded replicas (no HPA, or no resource metric to replay)."""
+    """Replicas per step (float) and the steps of capacity shortfall (module doc); ``replayed``
+    False: the recorded replicas (no HPA, or no resource metric to replay)."""
 
     replicas: FloatArray
     short: np.ndarray
@@ -237,24 +236,25 @@ def _steps(
     series: ReplaySeries, hpa: HpaValues, metrics: list[Metric], values: Values, options: Options
 ) -> np.ndarray:
     """The replayed replicas per step (``int64``). Paths are also remembered without their
-    maxReplicas, with their reach (``controller.replay_exact_reach``): a maxReplicas no lower
-    than the reach, and no lower than the reach of the one it was replayed with, gives the same
-    path (the search for bounds replays the same requests and targets under several
-    maxReplicas)."""
+    maxReplicas, with their reach (``exact.replay_reach``): a maxReplicas no lower than the
+    reach, and no lower than the reach of the one it was replayed with, gives the same path
+    (the search for bounds replays the same requests and targets under several maxReplicas)."""
     initial = max(round(float(series.replicas[0])) if series.steps else hpa.min_replicas, 1)
     key = _path_key(replace(values, hpa=replace(hpa, max_replicas=0)), options)
     known: list[tuple[float, np.ndarray]] = series.memo.setdefault(("any max", key), [])
     for reach, steps in known:
         if reach <= hpa.max_replicas:
             return steps
-    bounds = {"min_replicas": hpa.min_replicas, "max_replicas": hpa.max_replicas}
-    if options.model == "fast":
-        area = series.walk_area()
-        steps, reach = replay_fast_reach(
-            metrics, **bounds, initial=initial, step_s=series.step_s, area=area
-        )
-    else:
-        steps, reach = replay_exact_reach(metrics, **bounds, initial=initial, step_s=series.step_s)
+    steps, reach = replay_reach(
+        metrics,
+        min_replicas=hpa.min_replicas,
+        max_replicas=hpa.max_replicas,
+        initial=initial,
+        step_s=series.step_s,
+        model=options.model,
+        behavior=hpa.behavior,
+        area=series.walk_area() if options.model == "fast" else None,
+    )
     if reach <= hpa.max_replicas:  # the clamp changed nothing
         known.append((reach, steps))
     return steps
@@ -266,13 +266,16 @@ def _replica_path(series: ReplaySeries, values: Values, options: Options) -> Rep
     if hpa is None or not metrics:
         path = np.maximum(np.round(series.replicas), 0.0)
         return ReplicaPath(path, np.zeros(series.steps, dtype=bool), False)
-    steps = _steps(series, hpa, [m for m, _ in metrics], values, options)
-    path = steps.astype(np.float64)
+    plain = [m for m, _ in metrics]
+    path = _steps(series, hpa, plain, values, options).astype(np.float64)
     lag = math.ceil(options.pod_startup_s / series.step_s - 1e-9)
-    return ReplicaPath(path, _shortfall(path, [m for m, _ in metrics], hpa.max_replicas, lag), True)
+    short = _shortfall(path, plain, hpa.max_replicas, lag, hpa.behavior.scale_up.tolerance)
+    return ReplicaPath(path, short, True)
 
 
-def _shortfall(path: FloatArray, metrics: list[Metric], max_replicas: int, lag: int) -> np.ndarray:
+def _shortfall(
+    path: FloatArray, metrics: list[Metric], max_replicas: int, lag: int, tolerance: float
+) -> np.ndarray:
     """The steps of capacity shortfall of ``path`` (bool per step): at ``max_replicas`` with a
     metric's utilisation ``floor(usage × 100 / (path × request))`` above its target beyond the
     tolerance, or while pods started within the last ``lag`` steps are not serving yet (the
@@ -291,7 +294,7 @@ def _shortfall(path: FloatArray, metrics: list[Metric], max_replicas: int, lag: 
                 util = np.multiply(metric.usage, 100.0)
                 util /= path * metric.request
                 np.floor(util, out=util)
-                short |= at_max & (util > metric.target_percent * (1.0 + TOLERANCE))
+                short |= at_max & (util > metric.target_percent * (1.0 + tolerance))
             if any_starting:
                 short |= starting & (metric.usage > serving * metric.request)
     return short

@@ -15,12 +15,11 @@ from bot.recommend.replay.controller import (
     _rate_limited,
     _up_limits,
     _up_limits_float,
-    replay_exact_reach,
     replay_fast_reach,
-    replay_replicas,
     scale_up_limit,
     window_steps,
 )
+from bot.recommend.replay.exact import replay_exact_reach, replay_replicas
 from bot.recommend.replay.series import ReplaySeries
 from bot.sim import ClusterSpec, simulate
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from bot.model import MIB, HpaTarget, ResourceValues
 from bot.recommend.replay import figures
-from bot.recommend.replay.controller import replay_fast_reach
+from bot.recommend.replay.exact import replay_reach
 from bot.recommend.replay.figures import (
     ContainerValues,
     HpaValues,
@@ -240,9 +240,9 @@ def test_a_looser_max_replicas_takes_the_path_already_replayed(monkeypatch):
 
     def counted(*args, **kwargs):
         replays.append(1)
-        return replay_fast_reach(*args, **kwargs)
+        return replay_reach(*args, **kwargs)
 
-    monkeypatch.setattr(figures, "replay_fast_reach", counted)
+    monkeypatch.setattr(figures, "replay_reach", counted)
     for high in (peak + 1, 59):
         values = _values(hpa=HpaValues(1, high, target))
         reused = replica_path(built, values, Options())

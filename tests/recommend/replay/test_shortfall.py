@@ -48,4 +48,4 @@ def test_shortfall_steps_are_the_rule_step_by_step(rows, max_replicas, lag, two)
     if two:
         metrics.append(Metric(usage * 0.2, 0.1, 80))
     want = _by_step(path, metrics, max_replicas, lag)
-    assert _shortfall(path, metrics, max_replicas, lag).tolist() == want
+    assert _shortfall(path, metrics, max_replicas, lag, TOLERANCE).tolist() == want
