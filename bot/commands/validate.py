@@ -109,7 +109,8 @@ def _table(
     problems += [f"note: {n.file}:{n.line}: {n.message}" for n in inventory.notes]
     for problem in problems:
         first, *rest = wrap_cell(problem, WORDS, width)
-        lines += [first, *(f"  {line}" for line in wrap_cell(" ".join(rest), WORDS, width - 2))]
+        more = wrap_cell(" ".join(rest), WORDS, width - 2) if rest else []
+        lines += [first, *(f"  {line}" for line in more)]
     return "\n".join(lines)
 
 
