@@ -1,14 +1,17 @@
 """A proxy on 127.0.0.1 in front of the GitHub emulator that floods one endpoint.
 
 ``with FloodProxy(gh.api_url, r"/repos/octo/boom/pulls$") as proxy:`` point the bot at
-``proxy.api_url``: every REST request is forwarded to the emulator (method, headers and body
-both ways), except those whose path matches the pattern: they are answered ``200`` with a body
+``proxy.api_url``: every request (REST and git) is forwarded to the emulator (method, headers
+and body both ways; the emulator's address in answers becomes the proxy's, as PyGithub follows
+only URLs of its own base), except those whose path matches the pattern: they are answered
+``200`` with a body
 that never ends (chunked, or ``declare`` a ``Content-Length`` of 1 TiB) until the client hangs
 up. ``proxy.flooded`` counts such answers, ``proxy.sent`` the bytes written to them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import re
 import threading
@@ -25,6 +28,18 @@ DECLARED_BYTES = 1 << 40
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
 
 
+def read_body(request: BaseHTTPRequestHandler) -> bytes:
+    """The request's body, sent with a length or chunked (git sends large pushes chunked)."""
+    if request.headers.get("Transfer-Encoding", "").lower() != "chunked":
+        return request.rfile.read(int(request.headers.get("Content-Length") or 0))
+    out = bytearray()
+    while size := int(request.rfile.readline().split(b";")[0], 16):
+        out += request.rfile.read(size)
+        request.rfile.readline()
+    request.rfile.readline()
+    return bytes(out)
+
+
 class FloodProxy:
     """Forward to ``upstream`` (the emulator's ``api_url``), flood paths matching ``path_regex``."""
 
@@ -32,6 +47,7 @@ class FloodProxy:
         parts = urlsplit(upstream)
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
         self.prefix = parts.path
+        self.origin = f"{parts.scheme}://{parts.netloc}"
         self.pattern = re.compile(path_regex)
         self.declare = declare
         self.flooded = 0
@@ -46,10 +62,9 @@ class FloodProxy:
                 del format, args
 
             def handle(self) -> None:
-                try:
+                # the client may close a kept-alive connection at any time
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     super().handle()
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client closed a kept-alive connection
 
             def do_GET(self) -> None:
                 proxy.handle(self)
@@ -82,7 +97,7 @@ class FloodProxy:
         self._thread.join(5)
 
     def handle(self, request: BaseHTTPRequestHandler) -> None:
-        body = request.rfile.read(int(request.headers.get("Content-Length") or 0))
+        body = read_body(request)
         if self.pattern.search(urlsplit(request.path).path):
             self.flood(request)
             return
@@ -91,11 +106,11 @@ class FloodProxy:
             headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP}
             upstream.request(request.command, request.path, body=body or None, headers=headers)
             answer = upstream.getresponse()
-            data = answer.read()
+            data = answer.read().replace(self.origin.encode(), self.url.encode())
             request.send_response(answer.status)
             for key, value in answer.getheaders():
                 if key.lower() not in HOP_BY_HOP:
-                    request.send_header(key, value)
+                    request.send_header(key, value.replace(self.origin, self.url))
             request.send_header("Content-Length", str(len(data)))
             request.end_headers()
             request.wfile.write(data)

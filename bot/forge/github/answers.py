@@ -95,19 +95,14 @@ def read_bounded(response: requests.Response, limit: int) -> None:
     if declared.isdigit() and int(declared) > limit:
         response.close()
         raise AnswerTooLarge(endpoint(response), limit, int(declared))
-    parts: list[bytes] = []
-    size = 0
-    try:
-        for chunk in response.iter_content(READ_CHUNK_BYTES):
-            size += len(chunk)
-            if size > limit:
-                raise AnswerTooLarge(endpoint(response), limit)
-            parts.append(chunk)
-    except AnswerTooLarge:
-        parts.clear()
-        response.close()
-        raise
-    response._content = b"".join(parts)
+    body = bytearray()  # grows in place: no second copy of what was read while reading
+    for chunk in response.iter_content(READ_CHUNK_BYTES):
+        if len(body) + len(chunk) > limit:
+            del body
+            response.close()
+            raise AnswerTooLarge(endpoint(response), limit)
+        body += chunk
+    response._content = bytes(body)
 
 
 def bound_session(session: requests.Session, retry: object) -> None:
