@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from github.Requester import Requester
 
 from bot.config.forge import GitHubConfig, PullRequestConfig
 from bot.forge.errors import ForgeError
@@ -135,3 +136,11 @@ def test_the_bound_reaches_every_connection_the_client_derives(github_emulator, 
     retry = make_retry(GitHubConfig(max_response_bytes=5 * MIB))
     assert isinstance(retry, BoundedRetry)
     assert retry.new(total=1).max_response_bytes == 5 * MIB  # urllib3's copies keep it
+
+
+def test_a_pygithub_that_opens_connections_elsewhere_is_refused(monkeypatch):
+    """Should PyGithub stop naming its connection classes where the bound is installed, the
+    bot refuses to start its GitHub client rather than read answers unbounded."""
+    monkeypatch.setattr(Requester, "_Requester__httpsConnectionClass", object)
+    with pytest.raises(RuntimeError, match="the bound on GitHub's answers cannot be installed"):
+        make_retry(GitHubConfig())

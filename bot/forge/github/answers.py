@@ -92,6 +92,8 @@ def read_bounded(response: requests.Response, limit: int) -> None:
     then close the connection and raise ``AnswerTooLarge`` (``Content-Length`` first, so a
     declared oversize is refused without reading)."""
     declared = response.headers.get("Content-Length", "")
+    if response.request.method == "HEAD":  # a length without a body
+        declared = ""
     if declared.isdigit() and int(declared) > limit:
         response.close()
         raise AnswerTooLarge(endpoint(response), limit, int(declared))
