@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 from pydantic import Field
 
 from bot.config.base import ConfigModel, TimeZoneName
+from bot.model import MIB
 
 
 class CostConfig(ConfigModel):
@@ -118,6 +119,13 @@ class GitHubConfig(ConfigModel):
     )
     timeout_s: float = Field(15.0, gt=0, description="Timeout of one API request, seconds.")
     git_timeout_s: float = Field(300.0, gt=0, description="Timeout of one git command, seconds.")
+    max_response_bytes: int = Field(
+        32 * MIB,
+        ge=64 * 1024,
+        description="Largest answer of one API request, bytes (as decoded): a larger one is "
+        "not read further and fails its repository with an error naming the request; the "
+        "other repositories are served. A page of GitHub's API is a few MB at most.",
+    )
     retries: int = Field(5, ge=0, description="Retries of a request failing with 5xx or 429.")
     backoff_factor: float = Field(0.5, ge=0, description="Exponential backoff base, seconds.")
     max_rate_limit_wait_s: float = Field(

@@ -8,9 +8,10 @@ of an open bot pull request only when its branch moved away from the commit the 
 Everything else is a write, made only when something changes. Bot branches are listed with
 ``git ls-remote``, not through the API.
 
-Modules: ``api`` (the REST client: retries, errors, budget), ``listing`` (the bot's pull
-requests, as ``bot.forge.pulls.ListedPull``), ``dashboard`` (the dashboard issue), ``writes``
-(open, edit, comment, close, labels, reviews), ``session`` (one repository in one run), ``forge`` (``GitHubForge``).
+Modules: ``api`` (the REST client: retries, errors, budget), ``answers`` (the bound on each
+answer's size), ``listing`` (the bot's pull requests, as ``bot.forge.pulls.ListedPull``),
+``dashboard`` (the dashboard issue), ``writes`` (open, edit, comment, close, labels, reviews),
+``session`` (one repository in one run), ``forge`` (``GitHubForge``).
 """
 
 from bot.forge.github.api import make_retry

@@ -1,5 +1,6 @@
-"""GitHub's REST API for one repository through PyGithub: retries, errors as ``ForgeError``,
-a refused installation token renewed once, and the primary request budget."""
+"""GitHub's REST API for one repository through PyGithub: retries, a bound on each answer's size
+(``answers``), errors as ``ForgeError``, a refused installation token renewed once, and the
+primary request budget."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from github.Repository import Repository
 
 from bot.config.forge import GitHubConfig
 from bot.forge.errors import AuthError, ForgeError, RateLimitError
+from bot.forge.github.answers import AnswerTooLarge, BoundedRetry, install
 from bot.forge.github.auth import RepositoryAuth
 
 LOG = logging.getLogger(__name__)
@@ -32,13 +34,16 @@ T = TypeVar("T")
 
 
 def make_retry(config: GitHubConfig) -> GithubRetry:
-    """PyGithub's retry policy from settings: 5xx and 429 with backoff, 403 rate limits.
+    """PyGithub's retry policy from settings: 5xx and 429 with backoff, 403 rate limits; it
+    carries ``max_response_bytes`` to every connection of the client (``answers``).
 
     ``GithubRetry`` (``github/GithubRetry.py``) waits for ``X-RateLimit-Reset`` on a primary
     limit, ``Retry-After`` or ``secondary_rate_wait`` on a secondary one, and raises
     ``RateLimitExceededExceedsMaxWait`` when the wait would exceed ``max_rate_limit_wait``.
     """
-    return GithubRetry(
+    install()
+    return BoundedRetry(
+        max_response_bytes=config.max_response_bytes,
         total=config.retries,
         backoff_factor=config.backoff_factor,
         status_forcelist=[*range(500, 600), 429],
@@ -63,6 +68,8 @@ def translated(repo: str, operation: str) -> Iterator[None]:
     except GithubException as exc:
         message = exc.data.get("message", str(exc)) if isinstance(exc.data, dict) else str(exc.data)
         raise ForgeError(repo, operation, str(message), exc.status) from exc
+    except AnswerTooLarge as exc:
+        raise ForgeError(repo, operation, str(exc)) from exc
     except requests.RequestException as exc:
         raise ForgeError(repo, operation, f"{type(exc).__name__}: {exc}") from exc
     except RecursionError as exc:  # PyGithub decodes answers with ``json``, which raises this
