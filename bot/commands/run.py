@@ -23,9 +23,12 @@ from bot.commands.common import (
     DEMO_DIR,
     DEMO_NAME,
     PROMETHEUS_URL_ENV,
+    WorkloadSelector,
+    add_selector_options,
     open_snapshot,
     parse_now,
     register_secrets,
+    selector_of,
 )
 from bot.config.bot import BotSettings, load_bot_settings
 from bot.console import make_console, progress
@@ -80,6 +83,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="With --out: preview the embedded demo shop (its settings and recorded history).",
     )
+    add_selector_options(parser)
 
 
 def summary_markdown(summary: RunSummary) -> str:
@@ -142,13 +146,16 @@ def execute(
     env: Mapping[str, str] | None = None,
     snapshot: Path | None = None,
     preview: Preview | None = None,
+    selected: WorkloadSelector | None = None,
 ) -> int:
     """One run over every repository; the exit code of ``tortoise-bot run``.
 
     ``snapshot`` replaces Prometheus: every repository's history comes from that file, and the
     window ends where the snapshot ends unless ``now_s`` is given. ``preview`` replaces the
     forge: its local checkouts are served and what would be published is written as files
-    (``bot.forge.preview``), with no credentials.
+    (``bot.forge.preview``), with no credentials. ``selected``: only these workloads of each
+    repository, and only the pull requests holding nothing else
+    (``bot.pipeline.serve.serve_repository``).
     """
     env = os.environ if env is None else env
     if env.get(PROMETHEUS_URL_ENV):
@@ -203,7 +210,13 @@ def execute(
             def serve_one(name: str) -> RepositoryReport:
                 try:
                     return serve_repository(
-                        name, forge, source, settings, now_s=now, dry_run=not publish
+                        name,
+                        forge,
+                        source,
+                        settings,
+                        now_s=now,
+                        dry_run=not publish,
+                        selected=selected,
                     )
                 finally:
                     advance(REPOSITORIES, label=name)
@@ -294,4 +307,5 @@ def run(args: argparse.Namespace) -> int:
         now_s=parse_now(args.now),
         snapshot=args.snapshot,
         preview=preview,
+        selected=selector_of(args),
     )
