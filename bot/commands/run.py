@@ -30,6 +30,7 @@ from bot.commands.common import (
     register_secrets,
     selector_of,
 )
+from bot.commands.origin import Repository, check_snapshot
 from bot.config.bot import BotSettings, load_bot_settings
 from bot.console import make_console, progress
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
@@ -39,6 +40,7 @@ from bot.forge.github.auth import credentials_from_env
 from bot.forge.messages import public
 from bot.forge.preview import PreviewForge
 from bot.metrics.prometheus import PrometheusSource
+from bot.metrics.snapshot import SnapshotSource
 from bot.metrics.source import HistorySource
 from bot.pipeline.serve import RepositoryReport, RunSummary, run_repositories, serve_repository
 from bot.report.markdown import escape
@@ -82,6 +84,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--demo",
         action="store_true",
         help="With --out: preview the embedded demo shop (its settings and recorded history).",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="Replay a --snapshot recorded for another repository.",
     )
     add_selector_options(parser)
 
@@ -147,6 +154,7 @@ def execute(
     snapshot: Path | None = None,
     preview: Preview | None = None,
     selected: WorkloadSelector | None = None,
+    force: bool = False,
 ) -> int:
     """One run over every repository; the exit code of ``tortoise-bot run``.
 
@@ -155,7 +163,8 @@ def execute(
     forge: its local checkouts are served and what would be published is written as files
     (``bot.forge.preview``), with no credentials. ``selected``: only these workloads of each
     repository, and only the pull requests holding nothing else
-    (``bot.pipeline.serve.serve_repository``).
+    (``bot.pipeline.serve.serve_repository``). A snapshot recorded for another repository
+    than those served is refused (``bot.commands.origin``) unless ``force``.
     """
     env = os.environ if env is None else env
     if env.get(PROMETHEUS_URL_ENV):
@@ -202,6 +211,16 @@ def execute(
             return EXIT_FAILED
         if shard is not None:
             repositories = shard.select(repositories)
+        if isinstance(source, SnapshotSource):
+            check_snapshot(
+                source,
+                [
+                    Repository.of_checkout(preview.checkouts[n]) if preview else Repository(n)
+                    for n in repositories
+                ],
+                force=force,
+                selected=selected,
+            )
         state = state_path(settings.run.state_dir, shard) if settings.run.state_dir else None
         if state is not None:
             repositories = resume_order(repositories, load_not_reached(state))
@@ -308,4 +327,5 @@ def run(args: argparse.Namespace) -> int:
         snapshot=args.snapshot,
         preview=preview,
         selected=selector_of(args),
+        force=args.force,
     )
