@@ -79,7 +79,9 @@ def _line(label: str, value: Explained, field: FieldId) -> str:
     return text + (f"\n  {'':<22} inputs: {inputs}" if inputs else "")
 
 
-def describe(outcome: WorkloadOutcome, prices: Prices | None = None) -> str:
+def describe(
+    outcome: WorkloadOutcome, prices: Prices | None = None, *, time_zone: str = "UTC"
+) -> str:
     """Human-readable explanation of every value, then the replay of the proposal (at
     ``prices`` for its monthly cost)."""
     lines = [f"{outcome.ref}: {outcome.status}"]
@@ -121,7 +123,7 @@ def describe(outcome: WorkloadOutcome, prices: Prices | None = None) -> str:
                 slots = ", ".join(f"{k}: {lo}-{hi}" for k, (lo, hi) in rec.hpa.slots.items())
                 lines.append(f"  per-slot (min-max)     {slots}")
         lines += _replay(rec, prices or Prices())
-        lines += backtest_view.text(rec)
+        lines += backtest_view.text(rec, time_zone=time_zone)
         for note in rec.notes:
             lines.append(f"note [{note.code}] {note.message}")
     if outcome.summary is not None:
@@ -191,5 +193,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(outcome_json(outcome, plan.prices))
     else:
         width = make_console(color=args.color).width
-        sys.stdout.write(fit(describe(outcome, plan.prices), width))
+        sys.stdout.write(
+            fit(describe(outcome, plan.prices, time_zone=plan.settings.display_zone), width)
+        )
     return exit_code(failures=int(outcome.failed), findings=int(outcome.status == "error"))
