@@ -75,7 +75,7 @@ def _line(label: str, value: Explained, field: FieldId) -> str:
     else:
         arrow = show(value.current)
     text = f"  {label:<22} {arrow:<26} [{value.rule}] {value.reason}"
-    inputs = inputs_text(field, value.inputs)
+    inputs = inputs_text(field, value.inputs, superseded=True)
     return text + (f"\n  {'':<22} inputs: {inputs}" if inputs else "")
 
 

@@ -220,6 +220,31 @@ def window(proposal: Proposal) -> str | None:
     return escape(f"{start:%Y-%m-%d %H:%M} → {end:%Y-%m-%d %H:%M} {clock.key} ({days:.1f} days)")
 
 
+TERMS_URL = "https://github.com/tortoise-bot/tortoise-bot/blob/main/docs/pull-requests.md#terms"
+"""The section of ``docs/pull-requests.md`` that defines every term a body uses."""
+
+TERMS = (
+    "replay = the last days of recorded usage run again under the current and the proposed "
+    "values (the HPA controller included)",
+    "CPU minutes over request = container-minutes whose CPU usage was above its request",
+    "predicted OOM kills = times the memory reached the limit in the replay",
+    "capacity shortfall = minutes at maxReplicas above the target, or with new pods still "
+    "starting while the others run above their requests",
+    "backtest = the same method decided on the older history, replayed on the days after",
+    "P50/P90/P99 = percentiles of the samples",
+    "confidence = days of history the VPA target rests on (fewer samples count less); its "
+    "bounds narrow as it grows",
+    "step k of n = an HPA target moved toward the replay's target a bounded step per pull "
+    "request; the next runs continue",
+)
+"""One line of terms in the folded data of every body (``docs/pull-requests.md#terms``)."""
+
+
+def terms() -> str:
+    """The terms line: each term a body may use, defined once, and the section with more."""
+    return f"Terms ([docs/pull-requests.md#terms]({TERMS_URL})): " + escape("; ".join(TERMS)) + "."
+
+
 def _weekly(proposal: Proposal) -> bool:
     """Whether the body shows hours of the week: replica slots (an HPA's replicas change or are
     replayed) or a chart of the week."""
@@ -448,6 +473,7 @@ def context(proposal: Proposal, prices: Prices) -> dict[str, Any]:
         "zone": escape(zone(proposal.display_zone).key),
         "slots_zone": escape(zone(proposal.time_zone).key) if _weekly(proposal) else None,
         "window": window(proposal),
+        "terms": terms(),
         "notes": notes(proposal, recs, reasons, named=several),
         "key": escape(proposal.key),
         "hours": any(
