@@ -21,7 +21,7 @@ from bot.forge.lifecycle import Observed, ObservedPull, ThresholdCheck, decide, 
 from bot.forge.protocol import PullRequestPlatform
 from bot.forge.pulls import ListedPull, latest
 from bot.forge.results import KeyResult, PublishReport, WorkloadStatus
-from bot.forge.schedule import Slots, Step, branch_keys, ordered
+from bot.forge.schedule import WAIT_ACTIONS, Slots, Step, branch_keys, ordered
 from bot.report import parse_state, state_of
 from bot.report import ticked_keys as ticked_in
 from bot.report.proposal import Proposal
@@ -161,7 +161,7 @@ def publish(
             continue
         wait = slots.wait_reason(step)
         if wait is not None:
-            results.append(KeyResult(step.key, "pending", "pending", wait))
+            results.append(KeyResult(step.key, WAIT_ACTIONS[wait], "pending", wait))
             continue
         kind, pull = step.action.kind, pulls.get(step.ref)
         try:

@@ -69,6 +69,9 @@ class RepositoryReport:
     """Why the run stopped in this repository (GitHub's API budget is gone), None otherwise."""
     held: tuple[str, ...] = ()
     """Keys whose new pull request was held back below ``pull_requests.min_monthly_change``."""
+    waiting: tuple[str, ...] = ()
+    """Keys whose new pull request waits for a later run (``pull_requests.max_new_per_run``
+    opened already, or ``max_open`` open): pending on the dashboard, named in the summary."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,11 +272,16 @@ def _serve_configured(
     findings += len(plan.errors)
     warned = [f"{findings} finding(s) in the repository (listed on the dashboard)"] * bool(findings)
     message = "; ".join([*failed, *warned]) or (report.stopped or "")
-    if report.held and not failed:
-        held = f"{len(report.held)} held back below pull_requests.min_monthly_change: " + ", ".join(
-            report.held
-        )
-        message = f"{message}; {held}" if message else held
+    if not failed:
+        limits = repository.pull_requests
+        for keys, why in (
+            (report.held, "held back below pull_requests.min_monthly_change"),
+            (report.waiting_new, f"held back by max_new_per_run ({limits.max_new_per_run})"),
+            (report.waiting_open, f"held back by max_open ({limits.max_open} open)"),
+        ):
+            if keys:
+                held = f"{len(keys)} {why}: {', '.join(keys)}"
+                message = f"{message}; {held}" if message else held
     if scope is not None and scope.mixed:
         left = scope.mixed_text()
         message = f"{message}; {left}" if message else left
@@ -289,6 +297,7 @@ def _serve_configured(
         counts=dict(counts),
         cost=cost,
         held=report.held,
+        waiting=(*report.waiting_new, *report.waiting_open),
     )
 
 

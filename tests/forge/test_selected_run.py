@@ -9,22 +9,14 @@ the Helm environment one workload each.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from bot.commands.common import WorkloadSelector
-from bot.forge.github import GitHubForge
-from bot.forge.github.auth import TokenCredentials
 from bot.model import DeclaredWorkload, WorkloadRef
-from bot.pipeline.serve import selection_scope, serve_repository
-from tests.support.github.scenario import settings as fast_settings
-from tests.test_pipeline import demo_settings, demo_source
+from bot.pipeline.serve import selection_scope
+from tests.forge.demo_runs import REPO, demo_settings, demo_shop, demo_source
 
-__all__ = ["demo_settings", "demo_source"]
-
-DEMO = Path(__file__).resolve().parents[2] / "bot" / "demo"
-REPO = "octo/shop"
+__all__ = ["demo_settings", "demo_shop", "demo_source"]
 
 
 def _declared(name: str, namespace: str = "shop", environment: str = "prod") -> DeclaredWorkload:
@@ -44,31 +36,10 @@ def test_the_scope_keeps_only_keys_whose_every_workload_is_selected():
     assert everything.keys == {"all"}
 
 
-def _files() -> dict[str, bytes]:
-    root = DEMO / "repo"
-    files = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
-    config = files[".tortoise-bot.yaml"]
-    assert b"  grouping: workload\n" in config
-    config = config.replace(b"  grouping: workload\n", b"  grouping: namespace\n")
-    files[".tortoise-bot.yaml"] = config + b"  min_monthly_change: 0\n"
-    return files
-
-
 @pytest.fixture
-def serve(github_emulator, tmp_path, demo_source, demo_settings):
-    """Serve the demo shop (grouped per namespace) once with an optional selection."""
-    gh = github_emulator
-    gh.create_repository("octo", "shop", _files())
-    forge = GitHubForge(fast_settings(gh), TokenCredentials(gh.token), workdir=tmp_path)
-    count = iter(range(100))
-
-    def once(selected: WorkloadSelector | None = None):
-        forge.workdir = tmp_path / f"run{next(count)}"
-        return serve_repository(
-            REPO, forge, demo_source, demo_settings, now_s=demo_source.end_s, selected=selected
-        )
-
-    return once
+def serve(demo_shop):
+    """The demo shop grouped per namespace, any new pull request opened."""
+    return demo_shop(b"  min_monthly_change: 0\n", grouping="namespace")
 
 
 def _open_pulls(gh) -> dict[str, tuple[int, str]]:
