@@ -106,7 +106,7 @@ def test_run_reads_a_simulated_history(cli, shop_repo, tmp_path, github_emulator
     files[".tortoise-bot.yaml"] = b"update_mode: auto\npull_requests: {grouping: repository}\n"
     gh.create_repository("octo", "boutique", files)
     gh.add_token(TOKEN, "tortoise-bot")
-    local = tmp_path / "local"
+    local = tmp_path / "boutique"  # a checkout of octo/boutique: the snapshot is its own
     local.mkdir()
     for name, data in files.items():
         (local / name).parent.mkdir(parents=True, exist_ok=True)

@@ -133,6 +133,11 @@ def add_source_options(parser: argparse.ArgumentParser, *, snapshot: bool = True
     group.add_argument("--prometheus", metavar="URL", help="Prometheus-compatible API base URL.")
     if snapshot:
         group.add_argument("--snapshot", type=Path, metavar="FILE", help="Replay a snapshot.")
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="Replay a snapshot recorded for another repository.",
+        )
     parser.add_argument(
         "--now",
         metavar="ISO8601",
@@ -245,7 +250,17 @@ def planning_target(args: argparse.Namespace) -> Iterator[Target]:
     if not args.repo.is_dir():
         raise UsageError(f"--repo {args.repo}: not a directory")
     settings = load_settings(args)
-    yield Target(args.repo, display_name(args.repo), settings, choose_source(args, settings))
+    choice = choose_source(args, settings)
+    if isinstance(choice.source, SnapshotSource):
+        from bot.commands.origin import Repository, check_snapshot  # noqa: PLC0415 (a cycle)
+
+        check_snapshot(
+            choice.source,
+            [Repository.of_checkout(args.repo)],
+            force=args.force,
+            selected=selector_of(args),
+        )
+    yield Target(args.repo, display_name(args.repo), settings, choice)
 
 
 def choose_source(args: argparse.Namespace, settings: BotSettings) -> SourceChoice:

@@ -76,11 +76,13 @@ def _line(label: str, value: Explained, field: FieldId) -> str:
     else:
         arrow = show(value.current)
     text = f"  {label:<22} {arrow:<26} [{value.rule}] {value.reason}"
-    inputs = inputs_text(field, value.inputs)
+    inputs = inputs_text(field, value.inputs, superseded=True)
     return text + (f"\n  {'':<22} inputs: {inputs}" if inputs else "")
 
 
-def describe(outcome: WorkloadOutcome, prices: Prices | None = None) -> str:
+def describe(
+    outcome: WorkloadOutcome, prices: Prices | None = None, *, time_zone: str = "UTC"
+) -> str:
     """Human-readable explanation of every value, then the replay of the proposal (at
     ``prices`` for its monthly cost)."""
     lines = [f"{outcome.ref}: {outcome.status}"]
@@ -122,7 +124,7 @@ def describe(outcome: WorkloadOutcome, prices: Prices | None = None) -> str:
                 slots = ", ".join(f"{k}: {lo}-{hi}" for k, (lo, hi) in rec.hpa.slots.items())
                 lines.append(f"  per-slot (min-max)     {slots}")
         lines += _replay(rec, prices or Prices())
-        lines += backtest_view.text(rec)
+        lines += backtest_view.text(rec, time_zone=time_zone)
         for note in rec.notes:
             lines.append(f"note [{note.code}] {note.message}")
     if outcome.summary is not None:
@@ -192,5 +194,9 @@ def run(args: argparse.Namespace) -> int:
         print_json(outcome_json(outcome, plan.prices))
     else:
         width = make_console(color=args.color).width
-        sys.stdout.write(visible(fit(describe(outcome, plan.prices), width)))
+        sys.stdout.write(
+            visible(
+                fit(describe(outcome, plan.prices, time_zone=plan.settings.display_zone), width)
+            )
+        )
     return exit_code(failures=int(outcome.failed), findings=int(outcome.status == "error"))

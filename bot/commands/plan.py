@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from rich.console import Console
 
+from bot.clock import zone
 from bot.commands.common import (
     SourceChoice,
     add_selector_options,
@@ -164,8 +165,9 @@ VALUES = (
 """A workload's table: one line per value the engine looked at."""
 
 
-def _utc(unix_s: float) -> str:
-    return datetime.fromtimestamp(unix_s, UTC).strftime("%Y-%m-%d %H:%M")
+def _when(unix_s: float, time_zone: str) -> str:
+    """``2026-01-01 09:00`` on the display clock (``report.time_zone``)."""
+    return f"{datetime.fromtimestamp(unix_s, zone(time_zone)):%Y-%m-%d %H:%M}"
 
 
 def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, source: str) -> None:
@@ -174,8 +176,11 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
     start_s, end_s = plan.window
     days = (end_s - start_s) / SECONDS_PER_DAY
     print_wrapped(console, f"tortoise-bot plan: {repository}", style="bold")
+    clock = zone(plan.settings.display_zone).key
     print_wrapped(
-        console, f"history {_utc(start_s)} to {_utc(end_s)} UTC ({days:g} days) from {source}"
+        console,
+        f"history {_when(start_s, clock)} to {_when(end_s, clock)} {clock} ({days:g} days) "
+        f"from {source}",
     )
     console.print()
     names = short_names([o.ref for o in plan.outcomes])

@@ -23,11 +23,15 @@ from bot.commands.common import (
     DEMO_DIR,
     DEMO_NAME,
     PROMETHEUS_URL_ENV,
+    WorkloadSelector,
+    add_selector_options,
     open_snapshot,
     parse_now,
     register_secrets,
+    selector_of,
     snapshot_now,
 )
+from bot.commands.origin import Repository, check_snapshot
 from bot.config.bot import BotSettings, load_bot_settings
 from bot.console import make_console, progress
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
@@ -37,6 +41,7 @@ from bot.forge.github.auth import credentials_from_env
 from bot.forge.messages import public
 from bot.forge.preview import PreviewForge
 from bot.metrics.prometheus import PrometheusSource
+from bot.metrics.snapshot import SnapshotSource
 from bot.metrics.source import HistorySource
 from bot.pipeline.serve import RepositoryReport, RunSummary, run_repositories, serve_repository
 from bot.report.markdown import escape
@@ -81,6 +86,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="With --out: preview the embedded demo shop (its settings and recorded history).",
     )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="Replay a --snapshot recorded for another repository.",
+    )
+    add_selector_options(parser)
 
 
 def summary_markdown(summary: RunSummary) -> str:
@@ -143,13 +154,18 @@ def execute(
     env: Mapping[str, str] | None = None,
     snapshot: Path | None = None,
     preview: Preview | None = None,
+    selected: WorkloadSelector | None = None,
+    force: bool = False,
 ) -> int:
     """One run over every repository; the exit code of ``tortoise-bot run``.
 
     ``snapshot`` replaces Prometheus: every repository's history comes from that file, and the
     window ends where the snapshot ends unless ``now_s`` is given. ``preview`` replaces the
     forge: its local checkouts are served and what would be published is written as files
-    (``bot.forge.preview``), with no credentials.
+    (``bot.forge.preview``), with no credentials. ``selected``: only these workloads of each
+    repository, and only the pull requests holding nothing else
+    (``bot.pipeline.serve.serve_repository``). A snapshot recorded for another repository
+    than those served is refused (``bot.commands.origin``) unless ``force``.
     """
     env = os.environ if env is None else env
     if env.get(PROMETHEUS_URL_ENV):
@@ -196,6 +212,16 @@ def execute(
             return EXIT_FAILED
         if shard is not None:
             repositories = shard.select(repositories)
+        if isinstance(source, SnapshotSource):
+            check_snapshot(
+                source,
+                [
+                    Repository.of_checkout(preview.checkouts[n]) if preview else Repository(n)
+                    for n in repositories
+                ],
+                force=force,
+                selected=selected,
+            )
         state = state_path(settings.run.state_dir, shard) if settings.run.state_dir else None
         if state is not None:
             repositories = resume_order(repositories, load_not_reached(state))
@@ -204,7 +230,13 @@ def execute(
             def serve_one(name: str) -> RepositoryReport:
                 try:
                     return serve_repository(
-                        name, forge, source, settings, now_s=now, dry_run=not publish
+                        name,
+                        forge,
+                        source,
+                        settings,
+                        now_s=now,
+                        dry_run=not publish,
+                        selected=selected,
                     )
                 finally:
                     advance(REPOSITORIES, label=name)
@@ -295,4 +327,6 @@ def run(args: argparse.Namespace) -> int:
         now_s=parse_now(args.now),
         snapshot=args.snapshot,
         preview=preview,
+        selected=selector_of(args),
+        force=args.force,
     )

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import get_args
 
 from bot.commands.common import parse_now
+from bot.commands.origin import checkout_origin
 from bot.config.repo import load_repo_config
 from bot.errors import EXIT_OK, UsageError
 from bot.manifests import discover
@@ -69,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         start_s=last - args.days * SECONDS_PER_DAY,
         end_s=last,
         compression=zipfile.ZIP_DEFLATED,  # a simulated history is cheap to draw again
+        origin=checkout_origin(args.repo),
     )
     size = args.out.stat().st_size
     print(

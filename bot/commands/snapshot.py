@@ -1,6 +1,8 @@
 """``tortoise-bot snapshot``: record the history a repository needs into one compressed file.
 
-``plan --snapshot FILE`` later replays it instead of Prometheus, with identical results.
+``plan --snapshot FILE`` later replays it instead of Prometheus, with identical results. The
+file records the repository (directory name, git remote) and the selection it was taken for
+(``bot.commands.origin``).
 """
 
 from __future__ import annotations
@@ -10,11 +12,14 @@ import sys
 from pathlib import Path
 
 from bot.commands.common import (
+    add_selector_options,
     add_settings_option,
     add_source_options,
     choose_source,
     load_settings,
+    selector_of,
 )
+from bot.commands.origin import checkout_origin
 from bot.commands.tracking import NAMESPACES, WORKLOADS, TrackedSource
 from bot.config.repo import load_repo_config
 from bot.console import make_console, progress
@@ -23,7 +28,7 @@ from bot.manifests import discover
 from bot.metrics.errors import MetricsError
 from bot.metrics.snapshot import record_snapshot
 from bot.model import SECONDS_PER_DAY
-from bot.pipeline.plan import history_requests
+from bot.pipeline.plan import history_requests, selected_inventory
 from bot.settings import RepositorySettings
 
 
@@ -32,6 +37,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="Snapshot file.")
     add_source_options(parser, snapshot=False)
     add_settings_option(parser)
+    add_selector_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,6 +47,9 @@ def run(args: argparse.Namespace) -> int:
     choice = choose_source(args, settings)
     config = load_repo_config(args.repo)
     inventory = discover(args.repo, config).inventory
+    selected = selector_of(args)
+    if selected is not None:
+        inventory = selected_inventory(inventory, selected)
     requests = history_requests(
         inventory, RepositorySettings.of_checkout(args.repo, config, settings)
     )
@@ -50,7 +59,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         with progress(console, {NAMESPACES: None, WORKLOADS: None}) as advance:
             source = TrackedSource(choice.source, advance, count_workloads=True)
-            result = record_snapshot(source, requests, start_s=start_s, end_s=end_s, path=args.out)
+            result = record_snapshot(
+                source,
+                requests,
+                start_s=start_s,
+                end_s=end_s,
+                path=args.out,
+                origin=checkout_origin(args.repo, selected),
+            )
     except MetricsError as exc:
         print(f"tortoise-bot: nothing recorded: {exc}", file=sys.stderr)
         return EXIT_FAILED

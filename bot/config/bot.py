@@ -85,6 +85,17 @@ class RunConfig(ConfigModel):
         return 1 if workloads < AUTO_PROCESSES_MIN_WORKLOADS else max(1, cores)
 
 
+class ReportConfig(ConfigModel):
+    """How pull requests, the dashboard and text output show what they report."""
+
+    time_zone: TimeZoneName = Field(
+        "UTC",
+        description="IANA time zone of the times shown (data windows, backtests, plan's history "
+        "window); stated where they appear. Not the replica slots' clock "
+        "(recommend.admin.time_zone).",
+    )
+
+
 class BotSettings(ConfigModel):
     """Settings of one bot deployment."""
 
@@ -105,6 +116,7 @@ class BotSettings(ConfigModel):
     )
     schedule: ScheduleConfig = ScheduleConfig()
     run: RunConfig = RunConfig()
+    report: ReportConfig = ReportConfig()
 
 
 def load_bot_settings(path: Path | None) -> BotSettings:

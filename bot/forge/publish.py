@@ -21,7 +21,7 @@ from bot.forge.lifecycle import Observed, ObservedPull, ThresholdCheck, decide, 
 from bot.forge.protocol import PullRequestPlatform
 from bot.forge.pulls import ListedPull, latest
 from bot.forge.results import KeyResult, PublishReport, WorkloadStatus
-from bot.forge.schedule import Slots, Step, branch_keys, ordered
+from bot.forge.schedule import WAIT_ACTIONS, Slots, Step, branch_keys, ordered
 from bot.report import parse_state, state_of
 from bot.report import ticked_keys as ticked_in
 from bot.report.proposal import Proposal
@@ -84,6 +84,7 @@ def publish(
     within_thresholds: ThresholdCheck = same_proposal,
     in_error: Collection[str] = (),
     held: Mapping[str, str] | None = None,
+    scope: Collection[str] | None = None,
 ) -> PublishReport:
     """Bring the repository's bot pull requests in line with ``proposals`` (lifecycle table).
 
@@ -95,6 +96,9 @@ def publish(
     proposal they are left as they are. ``held``: keys whose new pull request is held back,
     with why (below ``pull_requests.min_monthly_change``): such a key is not opened (``held``,
     pending on the dashboard) unless a human ticked it; an open one is still updated.
+    ``scope``: the only keys this run may act on (a run with a selection of workloads;
+    ``bot.pipeline.serve.selection_scope``); the branches and pull requests of other keys are
+    neither read nor touched. None: every key.
     """
     config = platform.config
     names = BranchNames.of_settings(config)
@@ -112,6 +116,8 @@ def publish(
         {ref: pull.key(names) for ref, pull in pulls.items()},
         {ref: names.key_of(ref) for ref in remote},
     )
+    if scope is not None:
+        keys = {ref: key for ref, key in keys.items() if key in scope}
     steps: list[Step] = []
     stopped: str | None = None
     for ref, key in sorted(keys.items(), key=lambda kv: kv[1]):
@@ -155,7 +161,7 @@ def publish(
             continue
         wait = slots.wait_reason(step)
         if wait is not None:
-            results.append(KeyResult(step.key, "pending", "pending", wait))
+            results.append(KeyResult(step.key, WAIT_ACTIONS[wait], "pending", wait))
             continue
         kind, pull = step.action.kind, pulls.get(step.ref)
         try:

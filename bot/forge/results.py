@@ -65,6 +65,17 @@ class PublishReport:
         return self.keys("held")
 
     @property
+    def waiting_new(self) -> tuple[str, ...]:
+        """Keys whose new pull request waits for a later run: this run opened
+        ``max_new_per_run`` already."""
+        return self.keys("waiting-new")
+
+    @property
+    def waiting_open(self) -> tuple[str, ...]:
+        """Keys whose new pull request waits while ``max_open`` bot pull requests are open."""
+        return self.keys("waiting-open")
+
+    @property
     def errors(self) -> tuple[KeyResult, ...]:
         return tuple(r for r in self.results if r.status == "error")
 

@@ -61,6 +61,16 @@ def ordered(steps: Iterable[Step]) -> list[Step]:
     )
 
 
+WAIT_MAX_OPEN = "waiting for a free slot (max_open)"
+"""Why a new pull request waits while ``max_open`` bot pull requests are open."""
+
+WAIT_MAX_NEW = "waiting for a free slot (max_new_per_run)"
+"""Why a new pull request waits once this run opened ``max_new_per_run``."""
+
+WAIT_ACTIONS: Mapping[str, str] = {WAIT_MAX_OPEN: "waiting-open", WAIT_MAX_NEW: "waiting-new"}
+"""The ``KeyResult.action`` of a new pull request held back by each limit."""
+
+
 @dataclass(frozen=True, slots=True)
 class Slots:
     """Bot pull requests open (``open``) and opened in this run (``opened``), against the two
@@ -77,9 +87,9 @@ class Slots:
         if step.action.kind != "create" or step.observed.requested:
             return None
         if self.open >= self.max_open:
-            return "waiting for a free slot (max_open)"
+            return WAIT_MAX_OPEN
         if self.opened >= self.max_new_per_run:
-            return "waiting for a free slot (max_new_per_run)"
+            return WAIT_MAX_NEW
         return None
 
     def after(self, kind: ActionKind) -> Slots:
@@ -92,4 +102,13 @@ class Slots:
         return self
 
 
-__all__ = ["ORDER", "Slots", "Step", "branch_keys", "ordered"]
+__all__ = [
+    "ORDER",
+    "WAIT_ACTIONS",
+    "WAIT_MAX_NEW",
+    "WAIT_MAX_OPEN",
+    "Slots",
+    "Step",
+    "branch_keys",
+    "ordered",
+]

@@ -7,7 +7,8 @@ File format (version ``SNAPSHOT_VERSION``): a ZIP archive, LZMA-compressed (or D
   "warnings": [...], "histories": [{"ref": {...}, "start_s", "end_s", "pods": [...],
   "quality": [{"code", "message", "container"}], "containers": [names],
   "crash_loops_s": [[start, end], ...]}], "errors": [{"ref", "type", "message", "query", "url",
-  "status"}]}``; ``crash_loops_s`` was added later within version 1 and reads as none when
+  "status"}], "origin": {"name", "remote", "selection": {"namespace", ...}}}``;
+  ``crash_loops_s`` and ``origin`` were added later within version 1 and read as none when
   absent;
 - one ``.npy`` array per history field: ``h<i>/replicas_t.npy``, ``h<i>/replicas.npy`` and
   ``h<i>/c<j>/<field>.npy`` for every ``ContainerHistory`` array (``cpu_t``, ``cpu_pod``, ...),
@@ -25,7 +26,7 @@ import os
 import tempfile
 import zipfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,37 @@ _ERROR_TYPES: Mapping[str, type[MetricsError]] = {
     "PrometheusUnavailableError": PrometheusUnavailableError,
     "SnapshotError": SnapshotError,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotOrigin:
+    """What a snapshot was recorded for: the repository's directory name, its git remote
+    (credentials removed; None without one) and the selection (``--namespace``,
+    ``--workload``, ``--environment`` globs by option; empty: every workload). Commands that
+    replay a snapshot refuse one recorded for another repository."""
+
+    name: str
+    remote: str | None = None
+    selection: Mapping[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "remote": self.remote, "selection": dict(self.selection)}
+
+    @classmethod
+    def of_json(cls, data: Any) -> SnapshotOrigin | None:
+        """The origin of ``meta.json`` (None when absent); raises ``TypeError`` when malformed."""
+        if data is None:
+            return None
+        if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+            raise TypeError("origin: expected an object with a name")
+        remote, selection = data.get("remote"), data.get("selection") or {}
+        if (remote is not None and not isinstance(remote, str)) or not isinstance(selection, dict):
+            raise TypeError("origin: remote must be text, selection an object")
+        return cls(data["name"], remote, {str(k): str(v) for k, v in selection.items()})
+
+    def describe(self) -> str:
+        """``shop (https://github.com/octo/shop)``: the repository, for messages."""
+        return f"{self.name} ({self.remote})" if self.remote else self.name
 
 
 def _utc(unix_s: float) -> str:
@@ -90,8 +122,11 @@ def write_snapshot(
     start_s: float,
     end_s: float,
     compression: int = zipfile.ZIP_LZMA,
+    origin: SnapshotOrigin | None = None,
 ) -> None:
     """Write ``result`` to ``path`` atomically (temporary file in the same folder, then rename).
+
+    ``origin``: the repository and selection it was recorded for (kept in ``meta.json``).
 
     ``compression`` is the ZIP method of every member (``read_snapshot`` reads any):
     ``ZIP_LZMA`` is smallest, ``ZIP_DEFLATED`` several times faster to write.
@@ -115,6 +150,8 @@ def write_snapshot(
             for ref, error in sorted(result.errors.items())
         ],
     }
+    if origin is not None:
+        meta["origin"] = origin.to_json()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -159,6 +196,8 @@ class Snapshot:
     histories: Mapping[WorkloadRef, WorkloadHistory]
     errors: Mapping[WorkloadRef, MetricsError]
     warnings: tuple[str, ...]
+    origin: SnapshotOrigin | None = None
+    """The repository and selection it was recorded for; None in older snapshots."""
 
 
 def read_snapshot(path: Path) -> Snapshot:
@@ -227,6 +266,7 @@ def read_snapshot(path: Path) -> Snapshot:
                 histories=histories,
                 errors=errors,
                 warnings=tuple(str(w) for w in meta["warnings"]),
+                origin=SnapshotOrigin.of_json(meta.get("origin")),
             )
     except SnapshotError:
         raise
@@ -243,13 +283,14 @@ def record_snapshot(
     start_s: float,
     end_s: float,
     path: Path,
+    origin: SnapshotOrigin | None = None,
 ) -> FetchResult:
     """Fetch ``requests`` from ``source`` and write the result to ``path``; return the result.
 
     An outage raises (and writes nothing): a snapshot never records "no answer" as "no data".
     """
     result = source.fetch(requests, start_s=start_s, end_s=end_s)
-    write_snapshot(path, result, start_s=start_s, end_s=end_s)
+    write_snapshot(path, result, start_s=start_s, end_s=end_s, origin=origin)
     return result
 
 

@@ -328,6 +328,12 @@ def _mark_failed_edits(
     return tuple(out)
 
 
+def selected_inventory(inventory: Inventory, selected: Callable[[WorkloadRef], bool]) -> Inventory:
+    """``inventory`` with only the workloads ``selected`` accepts (the command line's
+    ``--namespace``, ``--workload``, ``--environment``)."""
+    return replace(inventory, workloads=tuple(w for w in inventory.workloads if selected(w.ref)))
+
+
 def repository_outcome(
     root: Path,
     source: HistorySource,
@@ -378,8 +384,7 @@ def repository_outcome(
     timings.discovered()
     inventory = discovery.inventory
     if selected is not None:
-        kept = tuple(w for w in inventory.workloads if selected(w.ref))
-        inventory = replace(inventory, workloads=kept)
+        inventory = selected_inventory(inventory, selected)
     problems = repository.problems()
     if problems:
         raise ConfigError(problems)

@@ -57,7 +57,11 @@ def build_proposals(plan: RepositoryOutcome) -> list[Proposal]:
         )
         notes = tuple(n for n in edited.edit.notes if n.code != SKIPPED_NOTE)
         edit = replace(edited.edit, notes=notes)
-        proposals.append(make_proposal(change_set, edit, summaries=summaries))
+        proposals.append(
+            make_proposal(
+                change_set, edit, summaries=summaries, display_zone=plan.settings.display_zone
+            )
+        )
     return proposals
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,11 +15,12 @@ from bot.config.bot import BotSettings
 from bot.config.errors import ConfigError
 from bot.config.forge import PullRequestConfig
 from bot.config.repo import find_repo_config, load_repo_config
-from bot.forge.branches import group_key
+from bot.forge.branches import Grouping, group_key
 from bot.forge.errors import RateLimitError
 from bot.forge.results import KeyResult, PublishReport
 from bot.manifests.files import parse_all
 from bot.metrics.source import HistorySource
+from bot.model import DeclaredWorkload, WorkloadRef
 from bot.pipeline.failures import KNOWN_FAILURES, Budget, RepositoryCrashError, failure_message
 from bot.pipeline.plan import repository_outcome
 from bot.pipeline.proposals import (
@@ -37,7 +38,14 @@ from bot.worker_pool import rehearse
 if TYPE_CHECKING:  # what a forge offers (``bot.forge.github`` is one); ``plan`` loads none
     from bot.forge.protocol import Forge, ForgeSession
 
-__all__ = ["RepositoryReport", "RunSummary", "run_repositories", "serve_repository"]
+__all__ = [
+    "RepositoryReport",
+    "RunSummary",
+    "SelectionScope",
+    "run_repositories",
+    "selection_scope",
+    "serve_repository",
+]
 
 log = logging.getLogger("bot.pipeline")
 
@@ -63,6 +71,9 @@ class RepositoryReport:
     """Why the run stopped in this repository (GitHub's API budget is gone), None otherwise."""
     held: tuple[str, ...] = ()
     """Keys whose new pull request was held back below ``pull_requests.min_monthly_change``."""
+    waiting: tuple[str, ...] = ()
+    """Keys whose new pull request waits for a later run (``pull_requests.max_new_per_run``
+    opened already, or ``max_open`` open): pending on the dashboard, named in the summary."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +140,7 @@ def serve_repository(
     *,
     now_s: float,
     dry_run: bool = False,
+    selected: Callable[[WorkloadRef], bool] | None = None,
 ) -> RepositoryReport:
     """Plan one repository on a fresh checkout and bring its pull requests and dashboard in line.
 
@@ -137,6 +149,10 @@ def serve_repository(
     manifest files are parsed once in a worker process first (``rehearse``): input that
     would crash the parser (a signal, never an exception) fails this repository, not the
     run.
+
+    ``selected`` (``run --namespace/--workload/--environment``): only the workloads it accepts
+    are planned, and only the pull requests whose every workload it accepts are opened,
+    updated or closed (``selection_scope``); the others and the dashboard are left as they are.
     """
     budget = Budget.start(settings.run.repository_timeout_s)
     session = forge.open(full_name, PullRequestConfig())
@@ -167,6 +183,7 @@ def serve_repository(
                 now_s=now_s,
                 dry_run=dry_run,
                 budget=budget,
+                selected=selected,
             )
         except Exception as exc:
             if not dry_run:
@@ -194,6 +211,7 @@ def _serve_configured(
     now_s: float,
     dry_run: bool,
     budget: Budget,
+    selected: Callable[[WorkloadRef], bool] | None = None,
 ) -> RepositoryReport:
     """``serve_repository`` once the opt-in file is read and the session configured."""
     from bot.forge.publish import publish, update_dashboard  # noqa: PLC0415 (jinja2: not for plan)
@@ -209,12 +227,19 @@ def _serve_configured(
         memory=memory,
         budget=budget,
         grouping=repository.pull_requests.grouping,
+        selected=selected,
     )
     phases = emergency_phases(plan)
     proposals = [
         replace(p, emergency_phases={r.key: phases[r.key] for r in p.workloads if r.key in phases})
         for p in build_proposals(plan)
     ]
+    scope = None
+    if selected is not None:
+        scope = selection_scope(
+            plan.inventory.workloads, repository.pull_requests.grouping, selected
+        )
+        proposals = [p for p in proposals if p.key in scope.keys]
     counts: dict[str, int] = defaultdict(int)
     for outcome in plan.outcomes:
         counts[outcome.status] += 1
@@ -243,8 +268,10 @@ def _serve_configured(
                 repository.pull_requests.min_monthly_change,
                 noise.risk_minutes,
             ),
+            scope=scope.keys if scope is not None else None,
         )
-    update_dashboard(session, workload_statuses(plan), report)
+    if scope is None:  # a selection sees part of the repository: its dashboard stays whole
+        update_dashboard(session, workload_statuses(plan), report)
     failed = [r.message for r in report.errors]
     failures = sum(o.failed for o in plan.outcomes)
     if failures:
@@ -254,11 +281,19 @@ def _serve_configured(
     warned = [f"{findings} finding(s) in the repository (listed on the dashboard)"] * bool(findings)
     message = "; ".join([*failed, *warned]) or (report.stopped or "")
     message = "; ".join(m for m in (message, unread) if m)
-    if report.held and not failed:
-        held = f"{len(report.held)} held back below pull_requests.min_monthly_change: " + ", ".join(
-            report.held
-        )
-        message = f"{message}; {held}" if message else held
+    if not failed:
+        limits = repository.pull_requests
+        for keys, why in (
+            (report.held, "held back below pull_requests.min_monthly_change"),
+            (report.waiting_new, f"held back by max_new_per_run ({limits.max_new_per_run})"),
+            (report.waiting_open, f"held back by max_open ({limits.max_open} open)"),
+        ):
+            if keys:
+                held = f"{len(keys)} {why}: {', '.join(keys)}"
+                message = f"{message}; {held}" if message else held
+    if scope is not None and scope.mixed:
+        left = scope.mixed_text()
+        message = f"{message}; {left}" if message else left
     return RepositoryReport(
         full_name,
         ok=not failed and report.stopped is None,
@@ -271,6 +306,44 @@ def _serve_configured(
         counts=dict(counts),
         cost=cost,
         held=report.held,
+        waiting=(*report.waiting_new, *report.waiting_open),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SelectionScope:
+    """The pull-request keys a filtered run may act on, and the keys it must leave alone
+    because they also hold workloads outside the selection (acting on them would drop those
+    workloads' changes from their pull request, or close it)."""
+
+    keys: frozenset[str]
+    mixed: tuple[str, ...] = ()
+
+    def mixed_text(self) -> str:
+        """The run's line about the keys left alone for holding unselected workloads."""
+        return (
+            f"{len(self.mixed)} pull request(s) also holding workloads outside the selection "
+            f"left as they are: {', '.join(self.mixed)}"
+        )
+
+
+def selection_scope(
+    workloads: Iterable[DeclaredWorkload],
+    grouping: Grouping,
+    selected: Callable[[WorkloadRef], bool],
+) -> SelectionScope:
+    """Which keys of the grouping every one of whose declared workloads ``selected`` accepts.
+
+    A key none of whose workloads is selected is outside the run: its pull request is neither
+    updated nor closed (the run has no proposal for it, which means "not looked at", not "no
+    change needed"). A key with selected and unselected workloads is left alone too, and named.
+    """
+    chosen: dict[str, list[bool]] = defaultdict(list)
+    for w in workloads:
+        chosen[group_key(w.ref, grouping)].append(selected(w.ref))
+    return SelectionScope(
+        frozenset(k for k, marks in chosen.items() if all(marks)),
+        tuple(sorted(k for k, marks in chosen.items() if any(marks) and not all(marks))),
     )
 
 

@@ -11,16 +11,19 @@ replay. The same lines in the pull request (Markdown) and in ``explain``/``plan`
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
+from bot.clock import zone
 from bot.model import Backtest, CpuReplay, Recommendation, ReplayFigures
 from bot.report import numbers
 from bot.report.markdown import escape
 from bot.report.replay import window_days
 
 
-def _when(unix_s: float) -> str:
-    return datetime.fromtimestamp(unix_s, UTC).strftime("%Y-%m-%d %H:%M UTC")
+def _when(unix_s: float, time_zone: str) -> str:
+    """``2026-01-01 09:00 Asia/Tokyo``: on the display clock (``report.time_zone``), named."""
+    clock = zone(time_zone)
+    return f"{datetime.fromtimestamp(unix_s, clock):%Y-%m-%d %H:%M} {clock.key}"
 
 
 def _share(cpu: CpuReplay | None) -> str:
@@ -34,12 +37,12 @@ def _shortfall(figures: ReplayFigures) -> str:
     return "–" if minutes is None else f"{minutes:.0f} min"
 
 
-def heading(bt: Backtest) -> str:
+def heading(bt: Backtest, time_zone: str = "UTC") -> str:
     """``decided on the history up to …, replayed on the N days since``, or why there is none."""
     if bt.unavailable is not None or bt.proposed is None:
         return f"no backtest: {bt.unavailable or 'nothing to replay'}"
     return (
-        f"decided by the same method on the history up to {_when(bt.trained_until_s)}, "
+        f"decided by the same method on the history up to {_when(bt.trained_until_s, time_zone)}, "
         f"replayed on the {window_days(bt.proposed.window_s)} since"
     )
 
@@ -106,12 +109,13 @@ def brief(rec: Recommendation) -> str | None:
     )
 
 
-def markdown(rec: Recommendation) -> str:
+def markdown(rec: Recommendation, time_zone: str = "UTC") -> str:
     """The backtest section of one workload's details; empty without a backtest."""
     bt = rec.backtest
     if bt is None:
         return ""
-    said = escape(heading(bt)[0].upper() + heading(bt)[1:])
+    said = heading(bt, time_zone)
+    said = escape(said[0].upper() + said[1:])
     table = rows(bt)
     if not table:
         return f"{said}.\n"
@@ -125,15 +129,15 @@ def markdown(rec: Recommendation) -> str:
     return "\n".join(lines) + "\n"
 
 
-def text(rec: Recommendation, *, indent: str = "  ") -> list[str]:
+def text(rec: Recommendation, *, indent: str = "  ", time_zone: str = "UTC") -> list[str]:
     """The backtest as plain lines (terminal): ``label  that proposal → current``."""
     bt = rec.backtest
     if bt is None:
         return []
     table = rows(bt)
     if not table:
-        return [heading(bt)]
+        return [heading(bt, time_zone)]
     width = max(len(a) for a, _, _ in table)
-    lines = [f"backtest, {heading(bt)}: that proposal | current values"]
+    lines = [f"backtest, {heading(bt, time_zone)}: that proposal | current values"]
     lines += [f"{indent}{a:<{width}}  {b} | {c}" for a, b, c in table]
     return lines

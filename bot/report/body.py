@@ -5,7 +5,8 @@ summary line (what changes, the monthly cost with replicas, the replay's risk fi
 story), one table of changes whose "why" holds the rule in words and the numbers it used, the
 replay's table of the last days; everything else (rule ids, usage and the recommender, the
 replay per container, the chart of the week, the data window and notes, feedback) folded in
-``<details>``. Every time is on one clock, ``Proposal.time_zone``, stated once. Every name that
+``<details>``. Every time is on one clock, ``Proposal.display_zone``, stated once; hours of the
+week (replica slots, charts) are on the slots' clock, ``Proposal.time_zone``, named with them. Every name that
 came from a repository or from Prometheus is escaped here (``markdown.escape``/``code``).
 """
 
@@ -210,13 +211,45 @@ def legend(rows: Sequence[dict[str, str]], time_zone: str, *, hours: bool) -> st
 
 
 def window(proposal: Proposal) -> str | None:
-    """``2026-01-01 08:58 → 2026-01-09 08:58 Asia/Tokyo (8.0 days)``."""
+    """``2026-01-01 08:58 → 2026-01-09 08:58 UTC (8.0 days)`` on ``report.time_zone``."""
     if proposal.window_s is None:
         return None
-    clock = zone(proposal.time_zone)
+    clock = zone(proposal.display_zone)
     start, end = (datetime.fromtimestamp(t, clock) for t in proposal.window_s)
     days = (proposal.window_s[1] - proposal.window_s[0]) / SECONDS_PER_DAY
     return escape(f"{start:%Y-%m-%d %H:%M} → {end:%Y-%m-%d %H:%M} {clock.key} ({days:.1f} days)")
+
+
+TERMS_URL = "https://github.com/tortoise-bot/tortoise-bot/blob/main/docs/pull-requests.md#terms"
+"""The section of ``docs/pull-requests.md`` that defines every term a body uses."""
+
+TERMS = (
+    "replay = the last days of recorded usage run again under the current and the proposed "
+    "values (the HPA controller included)",
+    "CPU minutes over request = container-minutes whose CPU usage was above its request",
+    "predicted OOM kills = times the memory reached the limit in the replay",
+    "capacity shortfall = minutes at maxReplicas above the target, or with new pods still "
+    "starting while the others run above their requests",
+    "backtest = the same method decided on the older history, replayed on the days after",
+    "P50/P90/P99 = percentiles of the samples",
+    "confidence = days of history the VPA target rests on (fewer samples count less); its "
+    "bounds narrow as it grows",
+    "step k of n = an HPA target moved toward the replay's target a bounded step per pull "
+    "request; the next runs continue",
+)
+"""One line of terms in the folded data of every body (``docs/pull-requests.md#terms``)."""
+
+
+def terms() -> str:
+    """The terms line: each term a body may use, defined once, and the section with more."""
+    return f"Terms ([docs/pull-requests.md#terms]({TERMS_URL})): " + escape("; ".join(TERMS)) + "."
+
+
+def _weekly(proposal: Proposal) -> bool:
+    """Whether the body shows hours of the week: replica slots (an HPA's replicas change or are
+    replayed) or a chart of the week."""
+    hpa = any(r.replay is not None for r in proposal.change_set.recommendations)
+    return hpa or bool(proposal.week_usage)
 
 
 def _restarts(message: str) -> int | None:
@@ -316,7 +349,8 @@ def week_chart(
                 _line(replay.proposed.replicas.by_hour),
             ],
             "caption": f"Replicas by hour of the week ({how}; mean of each hour), current "
-            f"(first line) and proposed (second line); x: hours from Sunday 00:00.",
+            f"(first line) and proposed (second line); x: hours from Sunday 00:00 "
+            f"{escape(zone(replay.current.replicas.time_zone).key)}.",
         }
     usage = proposal.week_usage.get(rec.ref.key)
     if usage is None:
@@ -350,7 +384,8 @@ def week_chart(
         "y_axis": unit,
         "lines": lines,
         "caption": f"{escape(container)} {resource} usage by hour of the week ({statistic}), "
-        f"in {unit}; lines in order: {', '.join(names)}; x: hours from Sunday 00:00.",
+        f"in {unit}; lines in order: {', '.join(names)}; x: hours from Sunday 00:00 "
+        f"{escape(zone(usage.time_zone).key)}.",
     }
 
 
@@ -401,7 +436,7 @@ def context(proposal: Proposal, prices: Prices) -> dict[str, Any]:
                 "replay": replay_view.markdown(
                     rec, prices, heading=heading, column=rec.ref.environment, brief=True
                 ),
-                "backtest": backtest_view.markdown(rec),
+                "backtest": backtest_view.markdown(rec, proposal.display_zone),
                 "rules": rule_lines(rec, mine),
                 "usage": usage_rows(rec),
                 "per_container": [
@@ -435,8 +470,10 @@ def context(proposal: Proposal, prices: Prices) -> dict[str, Any]:
             "requests": escape(cost.requests_text() or ""),
         },
         "workloads": workloads,
-        "zone": escape(zone(proposal.time_zone).key),
+        "zone": escape(zone(proposal.display_zone).key),
+        "slots_zone": escape(zone(proposal.time_zone).key) if _weekly(proposal) else None,
         "window": window(proposal),
+        "terms": terms(),
         "notes": notes(proposal, recs, reasons, named=several),
         "key": escape(proposal.key),
         "hours": any(

@@ -99,6 +99,7 @@ def make_proposal(
     *,
     title: str | None = None,
     summaries: Mapping[WorkloadRef, HistorySummary] | None = None,
+    display_zone: str = "UTC",
 ) -> Proposal:
     """The proposal for ``change_set`` whose files ``edit`` produced against the current base.
 
@@ -106,7 +107,7 @@ def make_proposal(
     requests (``chart_subject``), that container resource's usage by hour of the week (CPU:
     P95, memory: the peak) on the clock of its replay; the OOM kills recorded per container;
     the data window. Notes: the edit's, then each history's quality notes. ``time_zone``: the
-    first replay's clock (UTC without one).
+    first replay's clock (UTC without one); ``display_zone``: the clock of the other times.
     """
     summaries = summaries or {}
     zones = {
@@ -142,4 +143,5 @@ def make_proposal(
         oom_kills=kills,
         window_s=window,
         time_zone=next(iter(zones.values()), "UTC"),
+        display_zone=display_zone,
     )

@@ -85,8 +85,10 @@ class Proposal:
     every changed file; ``week_usage`` maps a workload key to the usage its chart shows (see
     ``WeekUsage``; absent when the chart shows replicas, or without history); ``oom_kills``
     maps a workload key to the OOM kills recorded per container in the window;
-    ``window_s`` is the data window ``(start, end)`` in unix seconds and ``time_zone`` the
-    clock every time in the body is read on (the replica time slots'); ``emergency_phases``
+    ``window_s`` is the data window ``(start, end)`` in unix seconds; ``time_zone`` the
+    clock of the replica time slots and the charts by hour of the week
+    (``recommend.admin.time_zone``), ``display_zone`` the clock every other time in the body
+    is shown on (``report.time_zone``); ``emergency_phases``
     maps a workload key to the emergency phase this proposal leaves it in (``normal``,
     ``emergency`` or ``back-to-normal``), kept in the state so the next run knows it.
     """
@@ -101,6 +103,7 @@ class Proposal:
     oom_kills: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     window_s: tuple[float, float] | None = None
     time_zone: str = "UTC"
+    display_zone: str = "UTC"
     emergency_phases: Mapping[str, EmergencyPhase] = field(default_factory=dict)
 
     @property

@@ -41,6 +41,15 @@ INPUT_NAMES: Mapping[str, str] = {
 HIDDEN_INPUTS = frozenset({"wanted_rule", "unfiltered_rule", "metric"})
 """Inputs the rule id list shows (rule names) or the reason already says (the metric kind)."""
 
+SUPERSEDED_INPUTS: Mapping[str, tuple[str, str]] = {
+    "unlimited": ("replayed_target", "Tortoise's formula, not applied"),
+}
+"""An input that is not what the proposal applies when another input is present, and its name
+then. An HPA target's ``unlimited`` is Tortoise's formula before its per-change limit (+5
+points a day): with ``replicas.target: replay`` the replay's target (``replayed_target``) and
+its step are applied instead, so "before the per-change limit 87%" beside a proposed 88% would
+read as a limit that was not there. A pull request leaves it out; ``explain`` names it so."""
+
 PLAIN_SUFFIXES = (
     "_ratio",
     "_factor",
@@ -96,15 +105,23 @@ def input_value(field: FieldId, key: str, value: Number | str | None) -> str:
     return numbers.plain(float(value))
 
 
-def inputs_text(field: FieldId, inputs: Mapping[str, Number | str | None]) -> str:
+def inputs_text(
+    field: FieldId, inputs: Mapping[str, Number | str | None], *, superseded: bool = False
+) -> str:
     """``rec 560.6 MiB, VPA target 488 MiB, wanted 617 MiB``: every shown input, in words and
     units, in the engine's order (``HIDDEN_INPUTS`` left out; the emergency phase only when it is
-    not ``normal``)."""
+    not ``normal``). An input another one supersedes (``SUPERSEDED_INPUTS``) is left out, or
+    with ``superseded`` shown under the name that says it is not applied."""
     parts = []
     for key, value in inputs.items():
         if key in HIDDEN_INPUTS or (key == "phase" and value == "normal"):
             continue
         name = INPUT_NAMES.get(key, key.replace("_", " "))
+        over = SUPERSEDED_INPUTS.get(key)
+        if over is not None and over[0] in inputs:
+            if not superseded:
+                continue
+            name = over[1]
         parts.append(f"{name} {input_value(field, key, value)}")
     return ", ".join(parts)
 

@@ -64,6 +64,8 @@ class RepositorySettings:
         self.source = self.rules.source
         self.recommend: RecommendSettings = bot.recommend
         """The bot's recommend settings, before the file's (its ``noise`` judges proposals)."""
+        self.display_zone: str = bot.report.time_zone
+        """The clock of the times pull requests show (``report.time_zone``)."""
         if "cost" in config.pull_requests.model_fields_set:
             cost_origin = self.origin_of("pull_requests", "cost")
             self.pull_requests: PullRequestConfig = config.pull_requests

@@ -159,7 +159,13 @@ def test_crash_loops_survive_a_snapshot(crash_cluster, crash_prometheus, tmp_pat
     source = PrometheusSource(PrometheusConfig(url=crash_prometheus.url, gzip=False))
     path = tmp_path / "snap.zip"
     window = _window(crash_cluster)
-    recorded = record_snapshot(source, requests_for(crash_cluster), path=path, **window)
+    recorded = record_snapshot(
+        source,
+        requests_for(crash_cluster),
+        path=path,
+        start_s=window["start_s"],
+        end_s=window["end_s"],
+    )
     replayed = SnapshotSource(path).fetch(requests_for(crash_cluster), **window)
     for ref, history in recorded.histories.items():
         assert replayed.histories[ref].crash_loops_s == history.crash_loops_s

@@ -96,6 +96,32 @@ def test_a_reviewer_reads_the_demo_bodies_in_a_minute(demo_plan, demo_proposals,
     body = _body(demo_plan, demo_proposals[name])
     visible = body.split("<details>", 1)[0]
     assert len(visible) < 3000, len(visible)
-    assert "UTC" not in body and "Times are Asia/Tokyo." in body
+    assert "Times are UTC (`report.time_zone`)" in body
+    if "hour of the week" in body:  # hours of the week name their own clock, and its setting
+        assert "Sunday 00:00 Asia/Tokyo" in body or "on the Asia/Tokyo clock" in body
+        assert "on the Asia/Tokyo clock of the replica slots (`recommend.admin.time_zone`)" in body
     notes = [line for line in body.splitlines() if line.startswith("- ")]
     assert len(notes) == len(set(notes))
+
+
+def test_times_are_shown_on_the_display_clock_apart_from_the_slots(demo_plan):
+    """``report.time_zone`` moves the data window (and backtest) times; the hours of the week
+    stay on the replica slots' clock (``recommend.admin.time_zone``), named beside them."""
+    settings = load_bot_settings(DEMO_DIR / "bot.yaml")
+    berlin = settings.model_copy(
+        update={"report": settings.report.model_copy(update={"time_zone": "Europe/Berlin"})}
+    )
+    root = demo_plan.root
+    source = SnapshotSource(DEMO_DIR / "snapshot.zip")
+    plan = repository_outcome(root, source, berlin, now_s=source.end_s, grouping="workload")
+    proposal = next(p for p in build_proposals(plan) if p.workloads[0].name == "frontend")
+    assert (proposal.display_zone, proposal.time_zone) == ("Europe/Berlin", "Asia/Tokyo")
+    body = _body(plan, proposal)
+    assert "Times are Europe/Berlin (`report.time_zone`)" in body
+    (window,) = [line for line in body.splitlines() if line.startswith("- Window: ")]
+    utc = _body(demo_plan, {p.workloads[0].name: p for p in build_proposals(demo_plan)}["frontend"])
+    (utc_window,) = [line for line in utc.splitlines() if line.startswith("- Window: ")]
+    assert window.endswith("Europe/Berlin \\(8.0 days\\)")
+    assert utc_window.endswith("UTC \\(8.0 days\\)")
+    assert window.split(" → ")[0] != utc_window.split(" → ")[0]  # an hour apart
+    assert "Sunday 00:00 Asia/Tokyo" in body or "on the Asia/Tokyo clock" in body

@@ -136,8 +136,9 @@ def test_body_reads_in_one_minute():
         in details
     )
     assert (
-        "Times are UTC.\n- Window: 2023-11-14 22\\:13 → 2023-11-28 22\\:13 UTC \\(14.0 days\\)"
-        in details
+        "Times are UTC (`report.time_zone`); hours of the week are on the UTC clock of the "
+        "replica slots (`recommend.admin.time_zone`).\n"
+        "- Window: 2023-11-14 22\\:13 → 2023-11-28 22\\:13 UTC \\(14.0 days\\)" in details
     )
     assert "- `gap` 2 h without samples" in details
     assert body.count("2 h without samples") == 1
@@ -181,7 +182,8 @@ def test_inputs_stand_beside_each_value_with_their_terms_defined():
     )
     assert "usage % = ⌈100 × rec / request⌉" in body and "rec = Tortoise's recommendation" in body
     assert "slots are hours of the week on the Asia/Tokyo clock" in body
-    assert body.count("Asia/Tokyo") == 3  # the legend, the data's clock, the window
+    # the legend and the slots' clock; the window is on the display clock (UTC by default)
+    assert body.count("Asia/Tokyo") == 2 and "Times are UTC (`report.time_zone`)" in body
 
 
 def test_one_week_chart_per_workload_shows_what_the_change_is_about():
@@ -213,8 +215,9 @@ def test_one_week_chart_per_workload_shows_what_the_change_is_about():
     _, body = render_pull_request(hpa_proposal)
     assert body.count("```mermaid\nxychart-beta\n") == 1 and body.count("    line [") == 2
     assert 'x-axis "hour of the week" 0 --> 167' in body
-    assert "x: hours from Sunday 00:00." in body and "current (first line) and proposed" in body
-    assert "Times are Asia/Tokyo." in body
+    assert "x: hours from Sunday 00:00 Asia/Tokyo." in body
+    assert "current (first line) and proposed" in body
+    assert "hours of the week are on the Asia/Tokyo clock of the replica slots" in body
     # A change about requests: usage against the current and the proposed request.
     _, body = render_pull_request(proposal())
     assert body.count("```mermaid\nxychart-beta\n") == 1 and body.count("    line [") == 3
