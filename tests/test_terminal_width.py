@@ -167,3 +167,26 @@ def test_a_reason_in_the_changes_column_breaks_between_its_words():
     )
     lines = wrap_cell(Prose(reason), LIST, 30)
     assert all(len(line) <= 30 for line in lines) and " ".join(lines) == reason
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_where_each_environment_is_deployed_wraps_at_the_width(
+    capsys, monkeypatch, tmp_path, width
+):
+    """``validate``'s lines on the Argo CD applications (where each overlay is deployed, what
+    it was merged into) wrap between words like every other line."""
+    from tests.manifests.gitops_repos import argo_bank
+
+    def repo(files: dict[str, str]) -> Path:
+        for name, text in files.items():
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name).write_text(text)
+        return tmp_path
+
+    root = argo_bank(repo)
+    wide = output(capsys, monkeypatch, 400, "validate", "--repo", str(root))
+    out = output(capsys, monkeypatch, width, "validate", "--repo", str(root))
+    assert "deployed to cluster prod-eu, namespace bank" in " ".join(out.split())
+    assert out.split() == wide.split()  # the same words, none cut
+    for line in out.splitlines():
+        assert cell_len(line) <= width or len(line.split()) == 1, line

@@ -88,7 +88,10 @@ def _table(
     lines = wrap_cell(f"environments: {', '.join(envs) or '(none)'}", LIST, width)
     if len(lines) > 1:
         lines[1:] = [f"  {line}" for line in wrap_cell(" ".join(lines[1:]), LIST, width - 2)]
-    lines += deployment_lines(inventory)
+    for line in deployment_lines(inventory):  # "  ENV: …", continued four columns in
+        first, *rest = wrap_cell(line.strip(), WORDS, width - 2)
+        more = wrap_cell(" ".join(rest), WORDS, width - 4) if rest else []
+        lines += [f"  {first}", *(f"    {part}" for part in more)]
     for w in inventory.workloads:
         replicas = f"replicas={w.replicas}" if w.replicas is not None else "replicas=-"
         hpa = ""
