@@ -59,12 +59,22 @@ def dashboard_rows(statuses: Sequence[WorkloadStatus], report: PublishReport) ->
 
 
 def dashboard_body(
-    statuses: Sequence[WorkloadStatus], report: PublishReport, *, title: str, prices: Prices
+    statuses: Sequence[WorkloadStatus],
+    report: PublishReport,
+    *,
+    title: str,
+    prices: Prices,
+    findings: Sequence[str] = (),
 ) -> str:
-    """The dashboard's Markdown: its rows and the keys the run did not get to."""
+    """The dashboard's Markdown: its rows, the keys the run did not get to and the
+    repository's findings."""
     not_done = [f"{k}: not done ({report.stopped or 'stopped'})" for k in report.not_done]
     return render_dashboard(
-        dashboard_rows(statuses, report), title=title, not_done=not_done, prices=prices
+        dashboard_rows(statuses, report),
+        title=title,
+        not_done=not_done,
+        prices=prices,
+        findings=findings,
     )
 
 

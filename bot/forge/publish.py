@@ -183,14 +183,25 @@ def publish(
 
 
 def update_dashboard(
-    platform: PullRequestPlatform, statuses: Sequence[WorkloadStatus], report: PublishReport
+    platform: PullRequestPlatform,
+    statuses: Sequence[WorkloadStatus],
+    report: PublishReport,
+    *,
+    findings: Sequence[str] = (),
 ) -> set[str]:
-    """Create or edit the dashboard (only when its body changes); the ticked keys read."""
+    """Create or edit the dashboard (only when its body changes), with the repository's
+    ``findings`` (problems in what it declares); the ticked keys read."""
     if not platform.dashboard_enabled:
         return set()
     ticked = ticked_keys(platform)
     config = platform.config
-    body = dashboard_body(statuses, report, title=config.dashboard_title, prices=prices_of(config))
+    body = dashboard_body(
+        statuses,
+        report,
+        title=config.dashboard_title,
+        prices=prices_of(config),
+        findings=findings,
+    )
     platform.write_dashboard(body)
     return ticked
 

@@ -21,8 +21,9 @@ from bot.forge.results import KeyResult, PublishReport
 from bot.manifests.files import parse_all
 from bot.metrics.source import HistorySource
 from bot.model import DeclaredWorkload, WorkloadRef
+from bot.outcome_view import error_lines
 from bot.pipeline.failures import KNOWN_FAILURES, Budget, RepositoryCrashError, failure_message
-from bot.pipeline.plan import repository_outcome
+from bot.pipeline.plan import RepositoryOutcome, repository_outcome
 from bot.pipeline.proposals import (
     build_proposals,
     changes_cost,
@@ -271,7 +272,9 @@ def _serve_configured(
             scope=scope.keys if scope is not None else None,
         )
     if scope is None:  # a selection sees part of the repository: its dashboard stays whole
-        update_dashboard(session, workload_statuses(plan), report)
+        update_dashboard(
+            session, workload_statuses(plan), report, findings=repository_findings(plan)
+        )
     failed = [r.message for r in report.errors]
     failures = sum(o.failed for o in plan.outcomes)
     if failures:
@@ -345,6 +348,13 @@ def selection_scope(
         frozenset(k for k, marks in chosen.items() if all(marks)),
         tuple(sorted(k for k, marks in chosen.items() if any(marks) and not all(marks))),
     )
+
+
+def repository_findings(plan: RepositoryOutcome) -> list[str]:
+    """The repository's findings for its dashboard, each distinct one once: what it declares
+    that the bot cannot read or edit (``file:line: message``) and its warnings."""
+    warnings = [f"{w.file}:{w.line}: {w.message}" for w in plan.inventory.warnings]
+    return [*error_lines(plan.inventory.errors), *warnings]
 
 
 def _unread(full_name: str, errors: Sequence[str]) -> str:

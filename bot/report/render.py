@@ -164,6 +164,7 @@ def render_dashboard(
     not_done: Sequence[str] = (),
     templates_dir: Path | None = None,
     prices: Prices | None = None,
+    findings: Sequence[str] = (),
 ) -> str:
     """The dashboard issue body: every workload by status, checkboxes for pending/suppressed.
 
@@ -171,7 +172,7 @@ def render_dashboard(
     current → proposed, ``replay.summary``); the values the replay gate held back are listed
     in their own section. The body is deterministic (sorted, no timestamps) so an unchanged run
     leaves it alone. ``not_done`` lists work a run could not finish (e.g. the API budget ran
-    out).
+    out); ``findings`` what the repository declares that the bot cannot read or edit.
     """
     prices = prices or Prices()
     sections = []
@@ -232,6 +233,7 @@ def render_dashboard(
         total=len(rows),
         marker=REQUEST_MARKER,
         not_done=[escape(x) for x in not_done],
+        findings=[escape(x) for x in findings],
     )
     if len(body) > MAX_BODY_CHARS:
         cut = body[: MAX_BODY_CHARS - 200]
