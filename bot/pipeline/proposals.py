@@ -11,8 +11,8 @@ from bot.forge.branches import group_key
 from bot.forge.lifecycle import ThresholdCheck, within_per_value
 from bot.forge.results import WorkloadStatus
 from bot.manifests.edit_planner import SKIPPED_NOTE
-from bot.model import ChangeSet, EmergencyPhase, FieldId
-from bot.pipeline.plan import RepositoryOutcome
+from bot.model import ChangeSet, EmergencyPhase, FieldId, Note
+from bot.pipeline.plan import ChangeSetEdit, RepositoryOutcome
 from bot.recommend.changes import next_emergency_phase, risk_fix
 from bot.recommend.noise import passes_min_change
 from bot.report import Prices
@@ -56,6 +56,7 @@ def build_proposals(plan: RepositoryOutcome) -> list[Proposal]:
             tuple(o.recommendation for o in written if o.recommendation is not None),
         )
         notes = tuple(n for n in edited.edit.notes if n.code != SKIPPED_NOTE)
+        notes += refused_notes(edited)
         edit = replace(edited.edit, notes=notes)
         proposals.append(
             make_proposal(
@@ -63,6 +64,22 @@ def build_proposals(plan: RepositoryOutcome) -> list[Proposal]:
             )
         )
     return proposals
+
+
+REFUSED_NOTE = "edit-refused"
+"""The code of a note naming a workload of the change set whose edit was refused."""
+
+
+def refused_notes(edited: ChangeSetEdit) -> tuple[Note, ...]:
+    """A note per workload of the change set whose edit would not render and is left out of
+    the pull request: its reason (kustomize's message, the object's file and line, what to
+    do), so a reviewer of a grouped pull request sees what it does not hold."""
+    out = []
+    for ref in dict.fromkeys(edited.edit.failed):
+        why = [e.message for e in edited.edit.errors if e.message.startswith(f"{ref}: ")]
+        text = why[0] if why else f"{ref}: its edit was refused"
+        out.append(Note(REFUSED_NOTE, f"not in this pull request: {text}"))
+    return tuple(out)
 
 
 def proposals_within_thresholds(noise: NoiseSettings) -> ThresholdCheck:
