@@ -202,7 +202,10 @@ class WorkloadBuilder:
                     where = self.location(slot, values[fld])
                     if where is not None:
                         locations[fld] = where
-                containers.append(_container(name, values, locations, init))
+                sidecar = init and item.get("restartPolicy") == "Always"
+                containers.append(
+                    _container(name, values, locations, init and not sidecar, sidecar=sidecar)
+                )
         replicas, locations = None, {}
         if obj.kind not in NODE_KINDS:
             replicas_slot = Slot(obj, ("spec", "replicas"), "count")
@@ -486,6 +489,8 @@ def _container(
     values: Mapping[FieldId, float | int | None],
     locations: Mapping[str, Location],
     init: bool,
+    *,
+    sidecar: bool = False,
 ) -> DeclaredContainer:
     def rv(of: Callable[[Resource], FieldId]) -> ResourceValues:
         cpu, memory = values.get(of("cpu")), values.get(of("memory"))
@@ -493,4 +498,4 @@ def _container(
             float(cpu) if cpu is not None else None, int(memory) if memory is not None else None
         )
 
-    return DeclaredContainer(name, rv(FieldId.request), rv(FieldId.limit), locations, init)
+    return DeclaredContainer(name, rv(FieldId.request), rv(FieldId.limit), locations, init, sidecar)
