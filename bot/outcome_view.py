@@ -45,6 +45,10 @@ SKIPPED_INIT = "skipped: init container"
 """What every output says of an ordinary init container: it runs to completion before the
 others, so it is neither sized nor edited."""
 
+SKIPPED_NO_REQUEST = "skipped: no request"
+"""What the tables say of a request the container does not declare and the bot does not add
+(``requests.add_missing: false``, or the resource's policy ``off``)."""
+
 NOT_COMPUTED = Rule.NOT_COMPUTED
 """Rule of the values of a workload the engine did not run for (skipped, or an error first)."""
 
@@ -273,6 +277,8 @@ def value_rows(outcome: WorkloadOutcome) -> list[tuple[str, str, str, str, str]]
         return []
 
     def why(value: Explained) -> str:
+        if value.current is None and value.proposed is None and value.rule == Rule.POLICY_OFF:
+            return SKIPPED_NO_REQUEST
         return f"{value.rule}: {value.reason}" if value.changed and value.reason else value.rule
 
     rows = []

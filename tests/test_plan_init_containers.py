@@ -88,3 +88,45 @@ def test_write_edits_the_sidecar_never_the_init_container(shop, history, tmp_pat
     changed = [(i + 1, a) for i, (b, a) in enumerate(zip(before, after, strict=False)) if a != b]
     assert [line for line, _ in changed if line < 22] == [], "the init container was edited"
     assert any(line == 27 for line, _ in changed), changed  # shipper's cpu request
+
+
+def test_a_container_without_requests_gets_them_added(shop, history, tmp_path):
+    doc = json.loads(_plan(shop, history, "--format", "json").stdout)
+    (worker,) = [w for w in doc["workloads"] if w["name"] == "worker"]
+    bare = next(c for c in worker["containers"] if c["name"] == "bare")
+    for resource in ("cpu", "memory"):
+        request, limit = bare[resource]["request"], bare[resource]["limit"]
+        assert request["current"] is None and request["proposed"] > 0
+        assert request["rule"] == "policy.add_missing"
+        assert limit["current"] is None and limit["proposed"] is None
+    root = tmp_path / "shop"
+    shutil.copytree(shop, root)
+    before = (root / "apps" / "raw" / "worker.yaml").read_text()
+    _plan(root, history, "--write", "--force")
+    after = (root / "apps" / "raw" / "worker.yaml").read_text()
+    bare_before = before.split("- name: bare", 1)[1]
+    bare_after = after.split("- name: bare", 1)[1]
+    assert bare_after.startswith(bare_before.rstrip("\n"))  # the comment is kept
+    added = bare_after[len(bare_before.rstrip("\n")) :].strip("\n").splitlines()
+    assert [line.split(":")[0] for line in added] == [
+        "        resources",
+        "          requests",
+        "            cpu",
+        "            memory",
+    ], added
+
+
+def test_requests_add_missing_false_lists_the_container_as_skipped(shop, history, tmp_path):
+    root = tmp_path / "shop"
+    shutil.copytree(shop, root)
+    config = root / ".tortoise-bot.yaml"
+    config.write_text(config.read_text() + "requests:\n  add_missing: false\n")
+    text = _plan(root, history, "--force").stdout
+    block = text.split("worker: ", 1)[1].split("\n\n", 1)[0]
+    assert "bare  cpu request" in block and "skipped: no request" in block
+    _plan(root, history, "--write", "--force")
+    assert (
+        (root / "apps" / "raw" / "worker.yaml")
+        .read_text()
+        .endswith("image: ghcr.io/example/bare:1\n")
+    )

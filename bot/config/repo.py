@@ -71,6 +71,17 @@ class WorkloadConfig(ConfigModel):
     )
 
 
+class RequestsConfig(ConfigModel):
+    """What the bot does with a container that declares no CPU or memory request."""
+
+    add_missing: bool = Field(
+        True,
+        description="Propose a CPU and a memory request (the VPA target, within the bounds) for "
+        "a container that has none, adding the ``resources.requests`` key; limits are never "
+        "added. ``false``: such a container is listed as ``skipped: no request``.",
+    )
+
+
 class RepoConfig(ConfigModel):
     """The whole opt-in file."""
 
@@ -90,6 +101,7 @@ class RepoConfig(ConfigModel):
     workloads: tuple[WorkloadConfig, ...] = Field(
         (), description="Per-workload settings; later entries win."
     )
+    requests: RequestsConfig = RequestsConfig()
     recommend: dict[str, Any] = Field(
         default_factory=dict, description="Overrides of the admin ``recommend`` settings."
     )
