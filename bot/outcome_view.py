@@ -85,7 +85,7 @@ def outcome_json(outcome: WorkloadOutcome, prices: Prices | None = None) -> dict
     declared = outcome.declared
     for container in data.get("containers", ()):
         found = declared.container(container["name"])
-        if found is not None and found.sidecar:
+        if found is not None and found.mark:
             container["mark"] = found.mark
     data["init_containers"] = [
         {"name": c.name, "mark": c.mark, "status": SKIPPED_INIT}

@@ -130,3 +130,22 @@ def test_requests_add_missing_false_lists_the_container_as_skipped(shop, history
         .read_text()
         .endswith("image: ghcr.io/example/bare:1\n")
     )
+
+
+def test_containers_init_propose_sizes_and_edits_the_init_container(tmp_path):
+    root = tmp_path / "shop"
+    shutil.copytree(DEMO / "repo", root)
+    shutil.copy(WORKER, root / "apps" / "raw" / "worker.yaml")
+    config = root / ".tortoise-bot.yaml"
+    config.write_text(config.read_text() + "containers:\n  init: propose\n")
+    out = tmp_path / "history.zip"
+    args = ("--repo", str(root), "--out", str(out), "--days", "14", "--seed", "3", "--now", NOW)
+    assert _cli("simulate", *args).returncode == 0
+    doc = json.loads(_plan(root, out, "--format", "json").stdout)
+    (worker,) = [w for w in doc["workloads"] if w["name"] == "worker"]
+    assert worker["init_containers"] == []
+    migrate = next(c for c in worker["containers"] if c["name"] == "migrate")
+    assert migrate["mark"] == "init" and migrate["cpu"]["usage"] is not None
+    assert "--- a/apps/raw/worker.yaml" in doc["diff"]
+    migrate_hunk = doc["diff"].split("+++ b/apps/raw/worker.yaml", 1)[1]
+    assert '-            cpu: "2"\n+' in migrate_hunk.split("- name: shipper", 1)[0]

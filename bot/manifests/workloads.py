@@ -203,8 +203,17 @@ class WorkloadBuilder:
                     if where is not None:
                         locations[fld] = where
                 sidecar = init and item.get("restartPolicy") == "Always"
+                ordinary = init and not sidecar
+                sized = ordinary and self.config.containers.init == "propose"
                 containers.append(
-                    _container(name, values, locations, init and not sidecar, sidecar=sidecar)
+                    _container(
+                        name,
+                        values,
+                        locations,
+                        ordinary and not sized,
+                        sidecar=sidecar,
+                        init_sized=sized,
+                    )
                 )
         replicas, locations = None, {}
         if obj.kind not in NODE_KINDS:
@@ -491,6 +500,7 @@ def _container(
     init: bool,
     *,
     sidecar: bool = False,
+    init_sized: bool = False,
 ) -> DeclaredContainer:
     def rv(of: Callable[[Resource], FieldId]) -> ResourceValues:
         cpu, memory = values.get(of("cpu")), values.get(of("memory"))
@@ -498,4 +508,6 @@ def _container(
             float(cpu) if cpu is not None else None, int(memory) if memory is not None else None
         )
 
-    return DeclaredContainer(name, rv(FieldId.request), rv(FieldId.limit), locations, init, sidecar)
+    return DeclaredContainer(
+        name, rv(FieldId.request), rv(FieldId.limit), locations, init, sidecar, init_sized
+    )
