@@ -249,6 +249,11 @@ class DeclaredContainer:
     """A container as the repository declares it.
 
     ``locations`` maps a field (``requests.cpu``, ``limits.memory`` ...) to where it is written.
+    ``init``: an ordinary init container (runs to completion before the others; left alone).
+    ``sidecar``: a native sidecar, an ``initContainers`` item with ``restartPolicy: Always``; it
+    runs beside the containers for the pod's life, so it is sized like one (``init`` is False).
+    ``init_sized``: an ordinary init container sized like a container because the repository
+    says so (``containers.init: propose``; ``init`` is False).
     """
 
     name: str
@@ -256,6 +261,13 @@ class DeclaredContainer:
     limits: ResourceValues = ResourceValues()
     locations: Mapping[str, Location] = field(default_factory=dict)
     init: bool = False
+    sidecar: bool = False
+    init_sized: bool = False
+
+    @property
+    def mark(self) -> str:
+        """How outputs label it beside its name: ``sidecar (init)``, ``init`` or empty."""
+        return "sidecar (init)" if self.sidecar else "init" if self.init or self.init_sized else ""
 
 
 @dataclass(frozen=True, slots=True)

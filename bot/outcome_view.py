@@ -41,6 +41,14 @@ def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")
 
 
+SKIPPED_INIT = "skipped: init container"
+"""What every output says of an ordinary init container: it runs to completion before the
+others, so it is neither sized nor edited."""
+
+SKIPPED_NO_REQUEST = "skipped: no request"
+"""What the tables say of a request the container does not declare and the bot does not add
+(``requests.add_missing: false``, or the resource's policy ``off``)."""
+
 NOT_COMPUTED = Rule.NOT_COMPUTED
 """Rule of the values of a workload the engine did not run for (skipped, or an error first)."""
 
@@ -74,6 +82,16 @@ def outcome_json(outcome: WorkloadOutcome, prices: Prices | None = None) -> dict
     data = workload_json(rec, files=outcome.declared.files, prices=prices)
     data["status"] = outcome.status
     data["reasons"] = list(outcome.reasons)
+    declared = outcome.declared
+    for container in data.get("containers", ()):
+        found = declared.container(container["name"])
+        if found is not None and found.mark:
+            container["mark"] = found.mark
+    data["init_containers"] = [
+        {"name": c.name, "mark": c.mark, "status": SKIPPED_INIT}
+        for c in declared.containers
+        if c.init
+    ]
     return data
 
 
@@ -244,6 +262,13 @@ def change_summary(outcome: WorkloadOutcome) -> str:
     return ", ".join(parts)
 
 
+def container_label(declared: DeclaredWorkload, name: str) -> str:
+    """A container's name as tables show it: ``shipper (sidecar (init))`` for a native sidecar,
+    ``migrate (init)`` for an ordinary init container, else the name alone."""
+    found = declared.container(name)
+    return f"{name} ({found.mark})" if found is not None and found.mark else name
+
+
 def value_rows(outcome: WorkloadOutcome) -> list[tuple[str, str, str, str, str]]:
     """Per value the engine looked at: ``(container, value, current → proposed, usage p90 /
     max, rule and reason)``; the reason only where the value changes."""
@@ -252,15 +277,18 @@ def value_rows(outcome: WorkloadOutcome) -> list[tuple[str, str, str, str, str]]
         return []
 
     def why(value: Explained) -> str:
+        if value.current is None and value.proposed is None and value.rule == Rule.POLICY_OFF:
+            return SKIPPED_NO_REQUEST
         return f"{value.rule}: {value.reason}" if value.changed and value.reason else value.rule
 
     rows = []
     for container in rec.containers:
+        name = container_label(outcome.declared, container.name)
         for res in (container.cpu, container.memory):
             usage = _usage(res)
             rows.append(
                 (
-                    container.name,
+                    name,
                     f"{res.resource} request",
                     _value(res.resource, res.request),
                     usage,
@@ -269,13 +297,18 @@ def value_rows(outcome: WorkloadOutcome) -> list[tuple[str, str, str, str, str]]
             )
             rows.append(
                 (
-                    container.name,
+                    name,
                     f"{res.resource} limit",
                     _value(res.resource, res.limit),
                     "",
                     why(res.limit),
                 )
             )
+    rows += [
+        (container_label(outcome.declared, c.name), "requests, limits", "", "", SKIPPED_INIT)
+        for c in outcome.declared.containers
+        if c.init
+    ]
     if rec.hpa is not None:
         for label, value in (
             ("minReplicas", rec.hpa.min_replicas),

@@ -180,14 +180,18 @@ def test_defaults_fill_what_the_file_leaves_and_a_vpa_bound_names_its_manifest_l
     got = RepositoryRules(RepoConfig(), RecommendSettings()).for_workload(workload)
     assert list(got.containers) == ["app"]
     [settings] = got.containers.values()
-    assert settings.policies == {"cpu": "vertical", "memory": "off"}  # no memory request
+    # no memory request: one is added (requests.add_missing)
+    assert settings.policies == {"cpu": "vertical", "memory": "vertical"}
     assert settings.min_allocated == ResourceValues(0.05, None)
     assert str(got.origins["min_allocated.app.cpu"]) == "vpa.yaml:12: spec.minAllowed.cpu"
     assert got.origins["min_allocated.app.memory"] == Origin.default("min_allocated.app.memory")
     assert got.origins["policy.app.cpu"].is_default
     # the engine's input takes the resolved values as they are
     [container] = build_input(workload, _history(), containers=got.containers).containers
-    assert (container.cpu_policy, container.memory_policy) == ("vertical", "off")
+    assert (container.cpu_policy, container.memory_policy) == ("vertical", "vertical")
+    kept = RepoConfig.model_validate({"requests": {"add_missing": False}})
+    off = RepositoryRules(kept, RecommendSettings()).for_workload(workload)
+    assert off.containers["app"].policies == {"cpu": "vertical", "memory": "off"}
     assert container.min_allocated == ResourceValues(0.05, None)
     with pytest.raises(ValueError, match="no settings resolved for container 'app'"):
         build_input(workload, _history(), containers={})

@@ -71,6 +71,28 @@ class WorkloadConfig(ConfigModel):
     )
 
 
+class ContainersConfig(ConfigModel):
+    """Which of a pod template's containers are sized."""
+
+    init: Literal["skip", "propose"] = Field(
+        "skip",
+        description="Ordinary init containers (``initContainers`` without ``restartPolicy: "
+        "Always``): ``skip`` lists them as ``skipped: init container`` and never edits them; "
+        "``propose`` sizes and edits them like containers. Native sidecars are always sized.",
+    )
+
+
+class RequestsConfig(ConfigModel):
+    """What the bot does with a container that declares no CPU or memory request."""
+
+    add_missing: bool = Field(
+        True,
+        description="Propose a CPU and a memory request (the VPA target, within the bounds) for "
+        "a container that has none, adding the ``resources.requests`` key; limits are never "
+        "added. ``false``: such a container is listed as ``skipped: no request``.",
+    )
+
+
 class RepoConfig(ConfigModel):
     """The whole opt-in file."""
 
@@ -90,6 +112,8 @@ class RepoConfig(ConfigModel):
     workloads: tuple[WorkloadConfig, ...] = Field(
         (), description="Per-workload settings; later entries win."
     )
+    containers: ContainersConfig = ContainersConfig()
+    requests: RequestsConfig = RequestsConfig()
     recommend: dict[str, Any] = Field(
         default_factory=dict, description="Overrides of the admin ``recommend`` settings."
     )

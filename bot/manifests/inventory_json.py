@@ -99,6 +99,8 @@ def workload_json(workload: DeclaredWorkload) -> dict[str, Any]:
             {
                 "name": c.name,
                 "init": c.init,
+                "sidecar": c.sidecar,
+                "init_sized": c.init_sized,
                 "requests": _values(c.requests),
                 "limits": _values(c.limits),
                 "locations": _locations(c.locations),

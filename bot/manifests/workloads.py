@@ -9,14 +9,20 @@ what the editor plans with; values that cannot be read become errors with file a
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
 from bot.config.manifests import HelmWorkloadMapping
 from bot.config.repo import RepoConfig
 from bot.manifests import helm
-from bot.manifests.fields import Unit, get_path, number, unit_of
+from bot.manifests.fields import (
+    Unit,
+    container_role,
+    declared_container,
+    get_path,
+    number,
+    unit_of,
+)
 from bot.manifests.files import RepoFiles
 from bot.manifests.hpas import read_behavior
 from bot.manifests.kinds import NODE_KINDS, WORKLOAD_KINDS
@@ -27,14 +33,12 @@ from bot.model import (
     ANY_CONTAINER,
     DEFAULT_BEHAVIOR,
     RESOURCES,
-    DeclaredContainer,
     DeclaredHPA,
     DeclaredVPA,
     DeclaredWorkload,
     FieldId,
     HpaTarget,
     Location,
-    Resource,
     ResourceValues,
     SourceError,
     VpaContainerPolicy,
@@ -202,7 +206,8 @@ class WorkloadBuilder:
                     where = self.location(slot, values[fld])
                     if where is not None:
                         locations[fld] = where
-                containers.append(_container(name, values, locations, init))
+                role = container_role(item, init, self.config.containers.init)
+                containers.append(declared_container(name, values, locations, role))
         replicas, locations = None, {}
         if obj.kind not in NODE_KINDS:
             replicas_slot = Slot(obj, ("spec", "replicas"), "count")
@@ -254,11 +259,8 @@ class WorkloadBuilder:
                 continue
             ns = namespace or env.namespace or DEFAULT_NAMESPACE
             ref = WorkloadRef(paths.kind, ns, paths.name, env.name)
-            container = _container(
-                paths.container,
-                nums,
-                {k: v for k, v in locs.items() if k in RESOURCE_FIELDS},
-                False,
+            container = declared_container(
+                paths.container, nums, {k: v for k, v in locs.items() if k in RESOURCE_FIELDS}
             )
             hpa = None
             enabled = (
@@ -479,18 +481,3 @@ def _values(raw: Any) -> ResourceValues:
     except QuantityError:
         return ResourceValues()
     return ResourceValues(cpu, memory)
-
-
-def _container(
-    name: str,
-    values: Mapping[FieldId, float | int | None],
-    locations: Mapping[str, Location],
-    init: bool,
-) -> DeclaredContainer:
-    def rv(of: Callable[[Resource], FieldId]) -> ResourceValues:
-        cpu, memory = values.get(of("cpu")), values.get(of("memory"))
-        return ResourceValues(
-            float(cpu) if cpu is not None else None, int(memory) if memory is not None else None
-        )
-
-    return DeclaredContainer(name, rv(FieldId.request), rv(FieldId.limit), locations, init)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 
-from bot.config.recommend import RecommendSettings
+from bot.config.recommend import AdminSettings, RecommendSettings
 from bot.model import (
     Explained,
     Number,
@@ -60,12 +60,14 @@ def request_move(
     admin = settings.admin
     current = container.requests.get(resource)
     policy = container.policy(resource)
-    if policy == "off" or current is None:
+    if policy == "off":
         return Explained(current, current, Rule.POLICY_OFF, "policy off or no request: untouched")
     if hpa_part.frozen:
         return Explained(
             current, current, Rule.TORTOISE_EMERGENCY_FROZEN, "emergency: requests frozen"
         )
+    if current is None:
+        return _add_missing(container, resource, est, admin)
     if policy == "horizontal" and inp.hpa is None:
         return Explained(
             current,
@@ -243,6 +245,31 @@ def floors(
     return Explained(current, proposed, x.rule, f"{x.reason}; floor: {what}", inputs)
 
 
+def _add_missing(
+    container: ContainerInput, resource: Resource, est: ResourceEstimate, admin: AdminSettings
+) -> Explained:
+    """A request for a container resource that has none (``requests.add_missing``): the VPA
+    target within the container's bounds and the global minimum and maximum."""
+    bounds = RequestBounds(
+        resource,
+        container.name,
+        admin,
+        container.min_allocated.get(resource),
+        container.max_allocated.get(resource),
+        step_limit=False,
+    )
+    floor, ceiling = bounds.floor_and_ceiling(0)
+    value = from_milli(min(max(milli(est.vpa.target, resource), floor), ceiling), resource)
+    return Explained(
+        None,
+        value,
+        Rule.POLICY_ADD_MISSING,
+        f"no request: one added at the VPA target {units.amount(est.vpa.target, resource)} "
+        "(within the bounds)",
+        {"vpa_target": est.vpa.target},
+    )
+
+
 def noise_control(
     raw: Explained,
     resource: Resource,
@@ -379,7 +406,7 @@ def limit(
     ``memory.limit_floors`` (the OOM bump, the observed ``peak`` in bytes and its margin)."""
     current = container.limits.get(resource)
     orig_request = container.requests.get(resource)
-    if request.rule in (Rule.POLICY_OFF, Rule.TORTOISE_EMERGENCY_FROZEN):
+    if request.rule in (Rule.POLICY_OFF, Rule.TORTOISE_EMERGENCY_FROZEN, Rule.POLICY_ADD_MISSING):
         return Explained(current, current, request.rule, "limit untouched")
     if leak is not None and resource == "memory" and settings.noise.oom_response != "stacked":
         return memory.leak_limit(current, request, leak, settings)

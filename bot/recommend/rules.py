@@ -51,6 +51,7 @@ class Rule(StrEnum):
     OOM_RAISE = "oom.raise"
     POLICY_HORIZONTAL_WITHOUT_HPA = "policy.horizontal_without_hpa"
     POLICY_OFF = "policy.off"
+    POLICY_ADD_MISSING = "policy.add_missing"
     TORTOISE_BACK_TO_NORMAL_DONE = "tortoise.back_to_normal.done"
     TORTOISE_BACK_TO_NORMAL_STEP = "tortoise.back_to_normal.step"
     TORTOISE_EMERGENCY = "tortoise.emergency"

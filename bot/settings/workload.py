@@ -169,7 +169,12 @@ class RepositoryRules:
         containers = {
             name: replace(settings, max_allocatable=allocatable.value)
             for name, settings in effective_containers(
-                declared, policies, low, high, origins
+                declared,
+                policies,
+                low,
+                high,
+                origins,
+                add_missing=self.config.requests.add_missing,
             ).items()
         }
         return WorkloadSettings(
@@ -327,11 +332,15 @@ def effective_containers(
     low: Mapping[str, ResourceValues] | None = None,
     high: Mapping[str, ResourceValues] | None = None,
     origins: dict[str, Origin] | None = None,
+    *,
+    add_missing: bool = True,
 ) -> dict[str, ContainerSettings]:
     """Per container of ``declared`` that is not an init container, its complete settings from
     what the opt-in file sets (``policies``, bounds ``low`` and ``high`` per container name; the
     ``origins`` of those values) and, where it sets nothing, the defaults (see the module doc);
-    the origin of each default is added to ``origins``."""
+    the origin of each default is added to ``origins``. ``add_missing``
+    (``requests.add_missing``): a resource without a request is sized vertically (a request is
+    proposed), else its policy is ``off``."""
     where = origins if origins is not None else {}
     vpa = {p.container: p for p in (declared.vpa.container_policies if declared.vpa else ())}
     out: dict[str, ContainerSettings] = {}
@@ -341,7 +350,9 @@ def effective_containers(
         name = container.name
         chosen: dict[Resource, Policy] = {}
         for resource in RESOURCES:
-            chosen[resource] = _policy(declared, container, resource, policies or {}, where)
+            chosen[resource] = _policy(
+                declared, container, resource, policies or {}, where, add_missing=add_missing
+            )
         declared_vpa = vpa.get(name) or vpa.get(ANY_CONTAINER)
         bounds: list[ResourceValues] = []
         pairs: tuple[tuple[Bound, ResourceValues | None], ...] = (
@@ -375,12 +386,18 @@ def _policy(
     resource: Resource,
     policies: Mapping[str, Mapping[Resource, Policy]],
     origins: dict[str, Origin],
+    *,
+    add_missing: bool,
 ) -> Policy:
-    """One container resource's policy: ``off`` without a request, else the file's, else the
-    engine's default from the HPA."""
+    """One container resource's policy: without a request ``vertical`` when ``add_missing``
+    (the file's ``off`` still wins) else ``off``; with one the file's, else the engine's default
+    from the HPA."""
     key = f"policy.{container.name}.{resource}"
     request = container.requests.get(resource)
     if not request:
+        if add_missing and policies.get(container.name, {}).get(resource) != "off":
+            origins[key] = Origin.default(key)
+            return "vertical"
         origins[key] = Origin.default(key)
         return "off"
     configured = policies.get(container.name, {}).get(resource)

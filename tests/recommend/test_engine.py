@@ -257,12 +257,24 @@ def test_hvpa_strategy_blends_requests():
 
 def test_off_policy_and_missing_request_are_untouched():
     h = history(container_history("app", 0.5, 300e6))
-    inp = workload(container("app", None, 512 * MIB, memory_policy="off"), hist=h)
-    rec, changes = _run(inp)
+    off = container("app", None, 512 * MIB, cpu_policy="off", memory_policy="off")
+    rec, changes = _run(workload(off, hist=h))
     assert rec.containers[0].cpu.request.rule == "policy.off"
     assert rec.containers[0].memory.request.rule == "policy.off"
     assert changes == {}
     assert rec.status == "no-change"
+
+
+def test_a_missing_request_with_a_policy_is_added_and_its_limit_left_alone():
+    h = history(container_history("app", 0.5, 300e6))
+    inp = workload(container("app", None, 512 * MIB, memory_policy="off"), hist=h)
+    rec, changes = _run(inp)
+    request = rec.containers[0].cpu.request
+    assert request.rule == "policy.add_missing" and request.current is None
+    assert request.proposed == pytest.approx(0.5, rel=0.3)
+    assert rec.containers[0].cpu.limit.proposed is None
+    assert set(changes) == {("requests.cpu", "app")}
+    assert rec.status == "changes"
 
 
 def test_build_input_policies_and_vpa_bounds():
@@ -286,7 +298,9 @@ def test_build_input_policies_and_vpa_bounds():
     assert [c.name for c in inp.containers] == ["app", "sidecar"]
     app, sidecar = inp.containers
     assert (app.cpu_policy, app.memory_policy) == ("horizontal", "vertical")
-    assert (sidecar.cpu_policy, sidecar.memory_policy) == ("vertical", "off")
+    assert (sidecar.cpu_policy, sidecar.memory_policy) == ("vertical", "vertical")  # added
+    kept = effective_containers(declared, {"sidecar": {"cpu": "vertical"}}, add_missing=False)
+    assert kept["sidecar"].policies["memory"] == "off"
     assert app.min_allocated.cpu_cores == 0.05
 
 
