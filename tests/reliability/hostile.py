@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from ruamel.yaml import YAML
 
@@ -157,27 +157,26 @@ def summary_lines(stdout: str) -> dict[str, str]:
     }
 
 
-class Trickle:
-    """A server on 127.0.0.1 that answers every request one byte per ``interval_s``: the status
-    line and headers at once and then the body (``stage="body"``), or the headers themselves
-    (``stage="headers"``), until the client goes away. ``Trickle.seen`` counts requests."""
+class _RawServer:
+    """A TCP server on 127.0.0.1 whose every connection goes to ``answer`` (a context manager:
+    serving inside ``with``); ``seen`` counts connections, ``_stop`` is set on leaving."""
 
-    def __init__(self, stage: str = "body", interval_s: float = 1.0) -> None:
-        self.stage, self.interval_s, self.seen = stage, interval_s, 0
+    def __init__(self) -> None:
+        self.seen = 0
         self._stop = threading.Event()
-        trickle = self
+        server = self
 
         class Handler(socketserver.BaseRequestHandler):
             def handle(self) -> None:
-                trickle.seen += 1
-                trickle.answer(self.request)
+                server.seen += 1
+                server.answer(self.request)
 
         self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> Trickle:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -186,6 +185,19 @@ class Trickle:
         self.server.shutdown()
         self.server.server_close()
         self._thread.join(5)
+
+    def answer(self, conn: socket.socket) -> None:
+        raise NotImplementedError
+
+
+class Trickle(_RawServer):
+    """A server on 127.0.0.1 that answers every request one byte per ``interval_s``: the status
+    line and headers at once and then the body (``stage="body"``), or the headers themselves
+    (``stage="headers"``), until the client goes away. ``Trickle.seen`` counts requests."""
+
+    def __init__(self, stage: str = "body", interval_s: float = 1.0) -> None:
+        super().__init__()
+        self.stage, self.interval_s = stage, interval_s
 
     def answer(self, conn: socket.socket) -> None:
         head = (
@@ -206,34 +218,14 @@ class Trickle:
             return
 
 
-class Endless:
+class Endless(_RawServer):
     """A server on 127.0.0.1 whose every answer is a 200 with a body that never ends (no
     ``Content-Length``, zeros until the client goes away), or announces ``length`` bytes
     when given. ``Endless.sent`` counts the body bytes it managed to send."""
 
     def __init__(self, length: int | None = None) -> None:
+        super().__init__()
         self.length, self.sent = length, 0
-        self._stop = threading.Event()
-        endless = self
-
-        class Handler(socketserver.BaseRequestHandler):
-            def handle(self) -> None:
-                endless.answer(self.request)
-
-        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> Endless:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self.server.shutdown()
-        self.server.server_close()
-        self._thread.join(5)
 
     def answer(self, conn: socket.socket) -> None:
         length = "" if self.length is None else f"Content-Length: {self.length}\r\n"
