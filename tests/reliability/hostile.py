@@ -10,6 +10,7 @@ from __future__ import annotations
 import socket
 import socketserver
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -155,6 +156,27 @@ def summary_lines(stdout: str) -> dict[str, str]:
         for line in stdout.splitlines()
         if line.strip().startswith(("ok", "FAILED"))
     }
+
+
+def plan_against(
+    cli: Callable[..., Any], tmp_path: Path, url: str, **prometheus: object
+) -> tuple[Any, float]:
+    """``plan`` of a one-Deployment repository against the Prometheus at ``url`` with a 3 s
+    total deadline and one retry (``prometheus`` adds settings): its result and seconds."""
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "deploy.yaml").write_bytes(deployment("shop"))
+    settings = {
+        "url": url,
+        "timeout_s": 3,
+        "retries": 1,
+        "backoff_s": 0.01,
+        "concurrency": 1,
+        **prometheus,
+    }
+    config = bot_config(tmp_path / "bot.yaml", settings, "http://127.0.0.1:9", ())
+    began = time.monotonic()
+    done = cli("plan", "--repo", str(tmp_path / "repo"), "--config", str(config), timeout=60)
+    return done, time.monotonic() - began
 
 
 class _RawServer:

@@ -37,6 +37,7 @@ from tests.reliability.hostile import (
     deployment,
     empty,
     fake_prometheus,
+    plan_against,
     repo_files,
     serve_repositories,
     summary_lines,
@@ -50,20 +51,8 @@ REQUEST = HistoryRequest(WorkloadRef("Deployment", "shop", "web", "default"), ("
 
 @pytest.mark.parametrize("stage", ["body", "headers"])
 def test_a_trickling_prometheus_is_cut_off_by_the_request_deadline(cli, tmp_path, stage):
-    (tmp_path / "repo").mkdir()
-    (tmp_path / "repo" / "deploy.yaml").write_bytes(deployment("shop"))
     with Trickle(stage) as server:
-        settings = {
-            "url": server.url,
-            "timeout_s": 3,
-            "retries": 1,
-            "backoff_s": 0.01,
-            "concurrency": 1,
-        }
-        config = bot_config(tmp_path / "bot.yaml", settings, "http://127.0.0.1:9", ())
-        began = time.monotonic()
-        done = cli("plan", "--repo", str(tmp_path / "repo"), "--config", str(config), timeout=60)
-        took = time.monotonic() - began
+        done, took = plan_against(cli, tmp_path, server.url)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "timed out: no complete answer within 3 s" in done.stdout + done.stderr
     assert server.seen == 2  # the request and its one retry, each cut off

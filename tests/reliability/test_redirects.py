@@ -8,8 +8,6 @@ A 307 to another host that trickled its answer kept ``plan`` busy past 150 s wit
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from bot.config.metrics import PrometheusConfig
@@ -20,9 +18,8 @@ from bot.metrics.source import HistoryRequest
 from bot.model import WorkloadRef
 from tests.reliability.hostile import (
     Trickle,
-    bot_config,
-    deployment,
     fake_prometheus,
+    plan_against,
     redirect_to,
 )
 
@@ -122,22 +119,10 @@ def test_same_host_means_host_and_port(configured, location, same):
 
 @pytest.mark.parametrize("stage", ["body", "headers"])
 def test_a_redirect_to_a_trickling_host_is_cut_off_by_the_request_deadline(cli, tmp_path, stage):
-    (tmp_path / "repo").mkdir()
-    (tmp_path / "repo" / "deploy.yaml").write_bytes(deployment("shop"))
     with Trickle(stage) as slow, fake_prometheus(redirect_to(slow.url)) as prom:
-        settings = {
-            "url": prom.url,
-            "timeout_s": 3,
-            "fetch_timeout_s": 10,
-            "follow_redirects": "any",
-            "retries": 1,
-            "backoff_s": 0.01,
-            "concurrency": 1,
-        }
-        config = bot_config(tmp_path / "bot.yaml", settings, "http://127.0.0.1:9", ())
-        began = time.monotonic()
-        done = cli("plan", "--repo", str(tmp_path / "repo"), "--config", str(config), timeout=60)
-        took = time.monotonic() - began
+        done, took = plan_against(
+            cli, tmp_path, prom.url, fetch_timeout_s=10, follow_redirects="any"
+        )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "timed out: no complete answer within 3 s" in done.stdout + done.stderr
     assert slow.seen == 2  # the request and its one retry, each cut off
