@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from bot.model import (
@@ -165,18 +165,21 @@ def test_the_fast_model_expresses_windows_and_tolerances_only():
     window=st.sampled_from([0, 60, 120, 600]),
     tolerance=st.sampled_from([0.02, 0.1, 0.25]),
 )
+@example(levels=[26.0, 24.25], window=600, tolerance=0.02)
 def test_both_models_settle_where_the_declared_tolerance_holds_the_replicas(
     levels, window, tolerance
 ):
-    """Each level lasts longer than any window: both models settle on a count the controller
-    keeps under the declared tolerance (within it, or ``ceil(ratio × R) = R``)."""
+    """Each level lasts an hour, several scale-down windows: a fall settles in stages (26 →
+    25 → 24 pods at 24.2 cores and a 2 % tolerance, a window each), and both models settle on
+    a count the controller keeps under the declared tolerance (within it, or
+    ``ceil(ratio × R) = R``)."""
     behavior = _behavior(
         up={"tolerance": tolerance}, down={"stabilization_s": window, "tolerance": tolerance}
     )
-    usage = np.repeat(np.round(levels, 1), 15)
+    usage = np.repeat(np.round(levels, 1), 60)
     kw = {"min_replicas": 1, "max_replicas": 60, "initial": 3, "step_s": 60, "behavior": behavior}
     metrics = [Metric(usage, 1.0, 100)]
-    ends = np.arange(14, usage.size, 15)
+    ends = np.arange(59, usage.size, 60)
     for walk in (replay_exact_reach, replay_fast_reach):
         path, _ = walk(metrics, **kw)
         for end in ends.tolist():
