@@ -147,7 +147,8 @@ def strip_url_credentials(text: str) -> str:
     spans = _url_lines(text)
     if len(spans) == 1 and spans[0] == (0, len(text)):
         return _URL_CREDENTIALS.sub(_hide_url_credentials, text)
-    out, done = [], 0
+    out: list[str] = []
+    done = 0
     for start, end in spans:
         out += (text[done:start], _URL_CREDENTIALS.sub(_hide_url_credentials, text[start:end]))
         done = end
