@@ -139,8 +139,57 @@ def _hide_url_credentials(match: re.Match[str]) -> str:
 def strip_url_credentials(text: str) -> str:
     """``text`` (a URL, or any text with URLs in it) with the user-info of each URL and the
     value of each query parameter named like a secret (``SECRET_QUERY_WORDS``) replaced by
-    ``***``: ``http://u:p@host/?token=t&x=1`` -> ``http://***@host/?token=***&x=1``."""
-    return _URL_CREDENTIALS.sub(_hide_url_credentials, text)
+    ``***``: ``http://u:p@host/?token=t&x=1`` -> ``http://***@host/?token=***&x=1``.
+
+    Only the lines holding ``://`` or ``=`` are searched: every match holds one of them and
+    none holds a line break (a line's start is a word boundary as the start of the text is),
+    so a long text (a 3,000-container plan) is not walked by the expression line by line."""
+    spans = _url_lines(text)
+    if len(spans) == 1 and spans[0] == (0, len(text)):
+        return _URL_CREDENTIALS.sub(_hide_url_credentials, text)
+    out: list[str] = []
+    done = 0
+    for start, end in spans:
+        out += (text[done:start], _URL_CREDENTIALS.sub(_hide_url_credentials, text[start:end]))
+        done = end
+    out.append(text[done:])
+    return "".join(out)
+
+
+def _url_lines(text: str) -> list[tuple[int, int]]:
+    """The lines of ``text`` (start, end without the line break) holding ``://`` or ``=``, in
+    order, each once."""
+    found = set()
+    for mark in ("://", "="):
+        at = text.find(mark)
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end
+            found.add((start, end))
+            at = text.find(mark, end)
+    return sorted(found)
+
+
+_TOKEN_MARKS = (
+    *(f"gh{kind}_" for kind in "pousr"),
+    "github_pat_",
+    "Bearer",
+    "Basic",
+    "bearer",
+    "basic",
+    "x-access-token:",
+)
+"""What every match of ``_TOKEN_PATTERNS`` but the ``authorization`` one holds."""
+
+
+def _may_hold_token(text: str) -> bool:
+    """Whether ``_TOKEN_PATTERNS`` may match in ``text``: False only when it holds none of
+    ``_TOKEN_MARKS`` and is ASCII without ``authorization`` in any case (in ASCII text only
+    ASCII letters match the pattern's case-insensitive part)."""
+    if any(mark in text for mark in _TOKEN_MARKS) or not text.isascii():
+        return True
+    return "authorization" in text.lower()
 
 
 def add_url(url: str | None) -> None:
@@ -217,7 +266,8 @@ def redact(text: str, *, encodings: Iterable[Callable[[str], str]] = ()) -> str:
     pattern = _secrets_pattern(frozenset(secrets), tuple(encodings))
     if pattern is not None:
         text = pattern.sub(REDACTED, text)
-    return _TOKEN_PATTERNS.sub(REDACTED, strip_url_credentials(text))
+    text = strip_url_credentials(text)
+    return _TOKEN_PATTERNS.sub(REDACTED, text) if _may_hold_token(text) else text
 
 
 def excerpt(content: bytes | str, limit: int = EXCERPT_CHARS) -> str:

@@ -42,7 +42,10 @@ def _last_step(first_s: float, last_s: float, step_s: float) -> int:
 
 
 def _buckets(t: FloatArray, first_s: float, last_s: float, step_s: float) -> tuple[Index, Mask]:
-    index = np.ceil((t - first_s) / step_s - EPSILON_S).astype(np.int64)
+    at = np.subtract(t, first_s)  # ceil((t − first) / step − ε), in one buffer
+    at /= step_s
+    at -= EPSILON_S
+    index = np.ceil(at, out=at).astype(np.int64)
     steps = _last_step(first_s, last_s, step_s)
     inside = (index >= 0) & (index <= steps)
     return index, inside
@@ -77,7 +80,8 @@ def counter_rates(
         return np.zeros(0), np.zeros(0)
     dt = np.diff(t)
     dv = np.diff(v)
-    increase = np.where(dv >= 0, dv, v[1:])
+    grew = dv >= 0
+    increase = dv if bool(grew.all()) else np.where(grew, dv, v[1:])
     ok = (dt > 0) & (dt <= max_gap_s + EPSILON_S)
     index, inside = _buckets(t[1:], first_s, last_s, step_s)
     keep = ok & inside
@@ -89,7 +93,8 @@ def counter_rates(
     if starts is not None:
         increase, dt = np.add.reduceat(increase, starts), np.add.reduceat(dt, starts)
     rate = increase / dt
-    return (first_s + unique * step_s).astype(np.float64), rate.astype(np.float64)
+    times = first_s + unique * step_s
+    return times.astype(np.float64, copy=False), rate.astype(np.float64, copy=False)
 
 
 def step_max(
@@ -103,7 +108,7 @@ def step_max(
     if not len(index):
         return np.zeros(0), np.zeros(0)
     unique, starts, (values,) = _runs(index, values)
-    times = (first_s + unique * step_s).astype(np.float64)
+    times = (first_s + unique * step_s).astype(np.float64, copy=False)
     if starts is not None:
         values = np.maximum.reduceat(values, starts)
     return times, values.astype(np.float64, copy=False)

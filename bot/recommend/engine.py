@@ -118,6 +118,14 @@ def _gathering(inp: WorkloadInput, reasons: list[str]) -> Recommendation:
 
 def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) -> Recommendation:
     """What the bot proposes for one workload at ``now_s`` (unix s); see the module doc."""
+    return _recommend(inp, settings, now_s, report=True)
+
+
+def _recommend(
+    inp: WorkloadInput, settings: RecommendSettings, now_s: float, *, report: bool
+) -> Recommendation:
+    """``recommend``; ``report`` False: the same values, without the replay figures a report
+    shows (``ReplayContext.report``), for the backtest, which reads the values alone."""
     if not inp.containers:
         return Recommendation(inp.ref, "error", ("no containers: nothing to recommend",))
     problems = input_problems(inp)
@@ -152,6 +160,7 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
         now_s=now_s,
         hours=lambda times: hour_of_week(times, settings.admin.time_zone),
         time_zone=settings.admin.time_zone,
+        report=report,
     )
     hpa_part = recommend_hpa(inp, settings, estimates, now_s)
     containers = []
@@ -249,8 +258,9 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
 def _without_backtest(
     inp: WorkloadInput, settings: RecommendSettings, now_s: float
 ) -> Recommendation:
-    """The engine for the backtest (its settings say ``replay.backtest: off``)."""
-    return recommend(inp, settings, now_s=now_s)
+    """The engine for the backtest (its settings say ``replay.backtest: off``): its values
+    alone are read, so it leaves out the replay figures (``report`` False)."""
+    return _recommend(inp, settings, now_s, report=False)
 
 
 def _same_fields(a: Recommendation, b: Recommendation) -> bool:

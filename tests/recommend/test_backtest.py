@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from bot.config.recommend import RecommendSettings, resolve
 from bot.model import MIB
-from bot.recommend.engine import recommend
+from bot.recommend.engine import _without_backtest, recommend
 from bot.recommend.quantiles import weighted_upper_quantile
 from tests.recommend.factories import (
     DAY_S,
@@ -99,6 +99,25 @@ def test_a_proposal_over_the_budget_in_the_replay_is_raised_even_above_the_curre
     assert rec.replay is not None
     after = rec.replay.proposed.container_cpu("app")
     assert after is not None and after.over_request_minutes == 0.0
+
+
+def test_the_backtest_s_run_gives_the_engine_s_values_without_its_figures():
+    """The run one horizon ago leaves out the replay figures (``report`` False), nothing
+    else: its values, rules and reasons are the engine's own at that moment."""
+    t = series(14.0, STEP_S)
+    cpu = np.full(t.size, 0.2)
+    cpu[(np.arange(t.size) % 20) == 0] = 0.5
+    for inp in (_single(cpu, 0.3), _single(_growing(), 0.3)):
+        for now_s in (NOW_S, NOW_S - 7 * DAY_S):
+            full = recommend(inp, NO_BACKTEST, now_s=now_s)
+            lean = _without_backtest(inp, NO_BACKTEST, now_s)
+            assert full.status == lean.status
+            assert lean.containers == full.containers
+            assert (lean.hpa, lean.reasons, lean.notes) == (full.hpa, full.reasons, full.notes)
+            assert lean.replay is None
+            assert (full.replay is not None) == (full.status == "changes")
+    raised = recommend(_single(cpu, 0.3), NO_BACKTEST, now_s=NOW_S)
+    assert raised.containers[0].cpu.request.rule == "replay.budget"  # the budget's path ran
 
 
 def test_within_the_budget_nothing_is_raised_and_without_it_the_old_engine_returns():

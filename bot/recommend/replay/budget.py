@@ -201,6 +201,8 @@ def apply_budget(
         cpu = replace(cr.cpu, request=new, limit=limit_of(cr.name, "cpu", new))
         containers.append(ContainerRecommendation(cr.name, cpu, cr.memory))
     out = replace(rec, containers=tuple(containers))
+    if not context.report:  # the values are read, not the figures
+        return out
     after = replay(
         series, proposed_values(context.now, out), recorded=context.now, options=context.options
     )

@@ -279,6 +279,10 @@ class ReplayContext:
     options: Options
     now: Values
     before: ReplayFigures
+    report: bool = True
+    """Whether the result's replay figures are read (its ``replay`` comparison, the per-hour
+    profile, the 95th percentiles): False for the backtest's run one horizon ago, whose
+    values alone are read, so the replays only its figures need are left out."""
 
     @classmethod
     def build(
@@ -289,9 +293,11 @@ class ReplayContext:
         now_s: float,
         hours: Callable[[np.ndarray], np.ndarray] | None = None,
         time_zone: str = "UTC",
+        report: bool = True,
     ) -> ReplayContext | None:
         """None when the history has no CPU sample to replay. ``hours``: the hour of the week
-        of unix times (for the per-hour profile and the hours named in reasons)."""
+        of unix times (for the per-hour profile and the hours named in reasons; left out
+        without ``report``)."""
         series = ReplaySeries.build(
             inp.history,
             tuple(c.name for c in inp.containers),
@@ -303,11 +309,11 @@ class ReplayContext:
         options = Options(
             settings.replay.hpa_model,
             settings.replay.pod_startup_s,
-            hours(series.times_s) if hours is not None else None,
+            hours(series.times_s) if hours is not None and report else None,
             time_zone,
         )
         now = current_values(inp)
-        return cls(series, options, now, replay(series, now, options=options))
+        return cls(series, options, now, replay(series, now, options=options), report)
 
 
 def gate(
@@ -379,6 +385,8 @@ def gate(
     first = score(wanted_values, detail=True)  # most proposals pass: the figures they show
     found = () if mode == "off" else judged(wanted_values, first)
     if mode != "on" or not found:
+        if not context.report:  # the values are read, not the figures
+            return replace(draft, replay=None)
         proposed = score(wanted_values, detail=True)
         return replace(draft, replay=ReplayComparison(before, proposed, mode, found))
 
@@ -469,6 +477,8 @@ def gate(
             values[key] = k.current
             reasons[key] = f"{reasons.get(key, '')}; that move is below the target step: kept"
     gated = _apply(draft, values, reasons, limit_of)
+    if not context.report:  # the values are read, not the figures
+        return replace(gated, replay=None)
     proposed = score(proposed_values(now, gated), detail=True)
     held = tuple(
         (k.field, k.container, k.wanted, values[(k.field, k.container)])

@@ -30,10 +30,12 @@ def _settings(mode: str = "on") -> RecommendSettings:
     return resolve(RecommendSettings(), {"replay": {"gate": mode}})
 
 
-def _gate(inp: WorkloadInput, draft: Recommendation, mode: str = "on") -> Recommendation:
+def _gate(
+    inp: WorkloadInput, draft: Recommendation, mode: str = "on", *, report: bool = True
+) -> Recommendation:
     settings = _settings(mode)
     by_name = {c.name: c for c in inp.containers}
-    context = ReplayContext.build(inp, settings, now_s=NOW_S)
+    context = ReplayContext.build(inp, settings, now_s=NOW_S, report=report)
     assert context is not None
     return gate(
         inp,
@@ -90,6 +92,16 @@ def test_a_memory_limit_below_the_peak_is_held_at_the_nearest_safe_value():
     assert gated.replay.findings[0].kind == "oom"
     assert gated.replay.proposed.memory[0].oom_kills == 0
     assert gated.replay.held == (("limits.memory", "app", 600 * MIB, limit.proposed),)
+
+
+def test_without_report_the_gate_holds_the_same_values_and_attaches_no_figures():
+    inp = _memory_workload()
+    risky = _set(_draft(inp), "app", requests_memory=400 * MIB, limits_memory=600 * MIB)
+    full, lean = _gate(inp, risky), _gate(inp, risky, report=False)
+    assert full.containers[0].memory.limit.rule == GATE_RULE  # something was held back
+    assert lean.containers == full.containers
+    assert lean.hpa == full.hpa
+    assert lean.replay is None and full.replay is not None
 
 
 def test_report_only_shows_the_finding_and_keeps_the_proposal():
