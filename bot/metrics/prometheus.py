@@ -226,6 +226,7 @@ class PrometheusSource(StreamingSource):
             selector=group[1],
             workload_names=tuple(sorted({r.ref.name for r in batch})),
             containers=tuple(sorted({c for r in batch for c in r.containers})),
+            hpa_names=tuple(sorted({r.hpa or r.ref.name for r in batch})),
         )
 
     @property
