@@ -283,7 +283,7 @@ def assemble(
                 )
             )
         notes.extend(Note("prometheus-warning", w) for w in dict.fromkeys(data.warnings))
-        replicas = data.replicas.get((ref.kind, request.hpa or ref.name)) or (
+        replicas = data.replicas.get((ref.kind, ref.name)) or (
             pods_per_step(containers.values())
             if ref.kind in COUNTED_KINDS
             else Series(_empty_f(), _empty_f())

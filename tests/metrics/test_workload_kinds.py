@@ -161,6 +161,11 @@ def test_keda_scaled_replicas_from_keda_hpa(kinds_cluster, kinds_prometheus, mod
         found.stats.queries
         == source.fetch(_keda_request(kinds_cluster, None), **window).stats.queries
     )
+    # the Deployment's own status series by default, KEDA's HPA named or not
+    own = _source(kinds_prometheus, query_mode=mode).fetch(
+        _keda_request(kinds_cluster, f"keda-hpa-{KEDA_SCALER}"), **window
+    )
+    np.testing.assert_array_equal(own.history(ref).replicas, truth.replicas)
 
 
 def test_keda_scaled_query_count_is_flat(kinds_cluster, kinds_prometheus):
