@@ -197,3 +197,12 @@ def test_plan_refuses_a_scaled_object_beside_an_hpa(cli, keda_shop, keda_history
     assert web["status"] == "skipped"
     assert "KEDA refuses a second autoscaler" in " ".join(web["reasons"])
     assert "apps/raw/web.yaml" not in doc["diff"]
+
+
+def test_validate_names_the_scaled_objects(cli, keda_shop):
+    text = cli("validate", str(keda_shop)).stdout
+    assert (
+        "Deployment/shop/web@default  replicas=- keda web-scaler min=2 max=20 "
+        "(also scaled by: cron, prometheus)"
+    ) in text
+    assert "Deployment/shop/worker@default  replicas=1 keda worker min=0 max=100" in text

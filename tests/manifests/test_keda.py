@@ -204,3 +204,58 @@ def test_inventory_json_names_the_scaled_object(raw):
         "externalTriggers": ["kafka"],
     }
     assert worker["name"] == "keda-hpa-worker"
+
+
+SCALED = (
+    "apiVersion: keda.sh/v1alpha1\nkind: ScaledObject\nmetadata:\n  name: {name}\n"
+    "  namespace: shop\nspec:\n  scaleTargetRef:\n    apiVersion: {api}\n    kind: {kind}\n"
+    "    name: {target}\n  maxReplicaCount: 6\n{advanced}  triggers:\n"
+    "    - type: cpu\n      metricType: AverageValue\n      metadata:\n        value: 300m\n"
+)
+
+
+def _scaled(name: str, kind: str, target: str, api: str = "apps/v1", advanced: str = "") -> str:
+    return SCALED.format(name=name, kind=kind, target=target, api=api, advanced=advanced)
+
+
+def test_statefulsets_and_rollouts_are_scaled_a_daemonset_is_an_error(raw, tmp_path):
+    kinds = Path(__file__).parent / "kinds" / "base"
+    shutil.copy(kinds / "rollout-canary.yaml", raw / "rollout.yaml")
+    shutil.copy(kinds / "daemonset.yaml", raw / "daemonset.yaml")
+    text = (raw / "rollout.yaml").read_text()
+    (raw / "rollout.yaml").write_text(text.split("\n---", 1)[0] + "\n")  # the Rollout alone
+    (raw / "db.yaml").write_text(
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\n  namespace: shop\n"
+        "spec:\n  replicas: 2\n  template:\n    spec:\n      containers:\n        - name: db\n"
+    )
+    named = "  advanced:\n    horizontalPodAutoscalerConfig:\n      name: db-hpa\n"
+    (raw / "scalers.yaml").write_text(
+        _scaled("db", "StatefulSet", "db", advanced=named)
+        + "---\n"
+        + _scaled("checkout", "Rollout", "checkout", api="argoproj.io/v1alpha1")
+        + "---\n"
+        + _scaled("shipper", "DaemonSet", "log-shipper")
+    )
+    inventory = discover(raw, RepoConfig()).inventory
+    (error,) = inventory.errors
+    assert (error.file, error.line) == ("scalers.yaml", 47)  # its scaleTargetRef.name
+    assert "targets DaemonSet log-shipper" in error.message
+    db = workload(inventory, "db").hpa
+    assert db is not None and db.keda is not None
+    assert db.name == "db-hpa"  # advanced.horizontalPodAutoscalerConfig.name
+    assert db.external_only and db.keda.external == ("cpu (AverageValue)",)
+    checkout = workload(inventory, "checkout")
+    assert checkout.ref.kind == "Rollout"
+    assert checkout.hpa is not None and checkout.hpa.scaler == "KEDA ScaledObject checkout"
+    assert workload(inventory, "log-shipper").hpa is None
+
+
+def test_two_scaled_objects_on_one_workload_is_a_finding(raw):
+    (raw / "second.yaml").write_text(_scaled("web-again", "Deployment", "web"))
+    inventory = discover(raw, RepoConfig()).inventory
+    ref = workload(inventory, "web").ref
+    why = inventory.not_proposed[ref]
+    assert "KEDA ScaledObject web-again (second.yaml:1)" in why
+    assert "KEDA ScaledObject web-scaler (web.yaml:" in why
+    (warning,) = inventory.warnings  # at the second one found
+    assert warning.file == "web.yaml" and "KEDA refuses a second autoscaler" in warning.message
