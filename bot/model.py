@@ -333,6 +333,21 @@ DEFAULT_BEHAVIOR: Final = HpaBehavior()
 
 
 @dataclass(frozen=True, slots=True)
+class KedaScaler:
+    """The KEDA ``ScaledObject`` behind a ``DeclaredHPA``: KEDA generates that HPA (named
+    ``keda-hpa-<name>`` unless ``advanced.horizontalPodAutoscalerConfig.name`` says otherwise)
+    from the ScaledObject's replica counts, its ``cpu``/``memory`` triggers and its behavior
+    (``bot.manifests.keda``)."""
+
+    name: str
+    min_replica_count: int
+    """``minReplicaCount`` as declared (KEDA's default 0: scaled to zero when idle)."""
+    external: tuple[str, ...] = ()
+    """The types of the triggers the bot neither models nor edits (``kafka``, ``prometheus``,
+    ``cpu (AverageValue)`` ...), sorted."""
+
+
+@dataclass(frozen=True, slots=True)
 class DeclaredHPA:
     """An ``autoscaling/v2`` HorizontalPodAutoscaler linked to its workload."""
 
@@ -350,6 +365,21 @@ class DeclaredHPA:
     behavior: HpaBehavior = DEFAULT_BEHAVIOR
     """``spec.behavior`` with the defaults filled in (Helm values, ``autoscaling/v1``: the
     defaults)."""
+    keda: KedaScaler | None = None
+    """Set when KEDA generates this HPA from a ``ScaledObject`` (its name is KEDA's HPA's)."""
+
+    @property
+    def scaler(self) -> str:
+        """What outputs call it: ``KEDA ScaledObject web`` or ``HorizontalPodAutoscaler web``."""
+        if self.keda is not None:
+            return f"KEDA ScaledObject {self.keda.name}"
+        return f"HorizontalPodAutoscaler {self.name}"
+
+    @property
+    def external_only(self) -> bool:
+        """A ScaledObject with no ``cpu``/``memory`` Utilization trigger: KEDA scales the
+        workload on its external triggers alone (its replicas are not proposed for)."""
+        return self.keda is not None and not self.targets
 
 
 @dataclass(frozen=True, slots=True)

@@ -310,12 +310,13 @@ def value_rows(outcome: WorkloadOutcome) -> list[tuple[str, str, str, str, str]]
         if c.init
     ]
     if rec.hpa is not None:
+        keda = outcome.declared.hpa is not None and outcome.declared.hpa.keda is not None
         for label, value in (
             ("minReplicas", rec.hpa.min_replicas),
             ("maxReplicas", rec.hpa.max_replicas),
         ):
             shown = f"{value.current} → {value.proposed}" if value.changed else str(value.current)
-            rows.append(("(hpa)", label, shown, "", why(value)))
+            rows.append(("(keda)" if keda else "(hpa)", label, shown, "", why(value)))
         for hpa_target in rec.hpa.targets:
             v = hpa_target.value
             rows.append(

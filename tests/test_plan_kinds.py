@@ -106,3 +106,103 @@ def test_set_names_the_new_kinds_and_refuses_daemonset_replicas(cli, shop):
     catalog = cli("set", "--repo", str(shop), "rollout/shop/catalog", "catalog.requests.cpu=300m")
     assert catalog.returncode == 0, catalog.stderr
     assert "+              cpu: 300m # edited for the Rollout" in catalog.stdout
+
+
+KEDA = PROJECT / "tests" / "manifests" / "keda" / "base"
+
+
+@pytest.fixture
+def keda_shop(tmp_path: Path) -> Path:
+    """The demo repository with ``apps/raw/web.yaml`` (Deployment ``web`` and ScaledObject
+    ``web-scaler``: cpu, memory of one container, prometheus and cron triggers) and
+    ``apps/raw/worker.yaml`` (Deployment ``worker`` scaled on kafka alone, from zero)."""
+    root = tmp_path / "keda-shop"
+    shutil.copytree(DEMO / "repo", root)
+    for name in ("web", "worker"):
+        shutil.copy(KEDA / f"{name}.yaml", root / "apps" / "raw" / f"{name}.yaml")
+    return root
+
+
+@pytest.fixture
+def keda_history(cli, keda_shop: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "keda-history.zip"
+    args = ("--repo", str(keda_shop), "--out", str(out), "--days", "14", "--seed", "3")
+    result = cli("simulate", *args, "--now", NOW)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_plan_sizes_a_keda_scaled_workload_horizontally(cli, keda_shop, keda_history):
+    """The Deployment a ScaledObject scales is HPA-scaled: its CPU request moves only with its
+    trigger's threshold (never cut alone, which would double the utilisation KEDA sees), the
+    replica bounds and targets written into the ScaledObject, external triggers kept."""
+    doc = _plan(cli, keda_shop, keda_history)
+    web = next(w for w in doc["workloads"] if w["name"] == "web")
+    assert web["status"] == "changes", web["reasons"]
+    cpu = next(c for c in web["containers"] if c["name"] == "web")["cpu"]["request"]
+    assert cpu["rule"].startswith("tortoise.horizontal"), cpu
+    assert cpu["proposed"] == cpu["current"] == 0.5
+    assert web["hpa"]["max_replicas"]["reason"].startswith("KEDA ScaledObject web-scaler: ")
+    notes = {n["code"]: n["message"] for n in web["notes"]}
+    assert notes["keda"] == (
+        "scaled by KEDA ScaledObject web-scaler (its HPA keda-hpa-web-scaler); "
+        "also scaled by: cron, prometheus"
+    )
+    scaler = doc["diff"].split("+++ b/apps/raw/web.yaml", 1)[1].split("--- a/", 1)[0]
+    assert "+  maxReplicaCount: 33" in scaler
+    assert "+        value: '85'" in scaler  # the memory trigger's value, its quoting kept
+    assert "threshold" not in scaler and "desiredReplicas" not in scaler
+    text = cli("plan", "--repo", str(keda_shop), "--snapshot", str(keda_history), "--now", NOW)
+    words = " ".join(text.stdout.split())
+    assert "(keda) maxReplicas 20 → 33" in words
+    assert "also scaled by: cron, prometheus" in words
+
+
+def test_plan_keeps_external_only_keda_workloads_vertical(cli, keda_shop, keda_history):
+    doc = _plan(cli, keda_shop, keda_history)
+    worker = next(w for w in doc["workloads"] if w["name"] == "worker")
+    assert worker["hpa"] is None  # replicas never proposed
+    cpu = worker["containers"][0]["cpu"]["request"]
+    assert cpu["rule"].startswith("vertical"), cpu
+    (note,) = [n for n in worker["notes"] if n["code"].startswith("keda")]
+    assert note["message"] == (
+        "KEDA ScaledObject worker scales it on external triggers (kafka): its replicas are "
+        "not proposed; requests are sized vertically"
+    )
+    worker_diff = doc["diff"].split("+++ b/apps/raw/worker.yaml", 1)[1].split("--- a/", 1)[0]
+    assert "minReplicaCount" not in worker_diff and "replicas" not in worker_diff
+
+
+def test_plan_keeps_scale_to_zero(cli, keda_shop, keda_history):
+    path = keda_shop / "apps" / "raw" / "web.yaml"
+    path.write_text(path.read_text().replace("minReplicaCount: 2 #", "minReplicaCount: 0 #"))
+    doc = _plan(cli, keda_shop, keda_history)
+    web = next(w for w in doc["workloads"] if w["name"] == "web")
+    notes = {n["code"]: n["message"] for n in web["notes"]}
+    assert "minReplicaCount 0 (scale to zero) is kept" in notes["keda-scale-to-zero"]
+    assert web["hpa"]["min_replicas"]["proposed"] == 1  # the HPA KEDA generates
+    assert "+  minReplicaCount" not in doc["diff"]
+    assert "-  minReplicaCount" not in doc["diff"]
+
+
+def test_plan_refuses_a_scaled_object_beside_an_hpa(cli, keda_shop, keda_history):
+    (keda_shop / "apps" / "raw" / "web-hpa.yaml").write_text(
+        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n"
+        "  name: web\n  namespace: shop\nspec:\n  scaleTargetRef:\n"
+        "    apiVersion: apps/v1\n    kind: Deployment\n    name: web\n"
+        "  minReplicas: 2\n  maxReplicas: 5\n"
+    )
+    doc = _plan(cli, keda_shop, keda_history)
+    web = next(w for w in doc["workloads"] if w["name"] == "web")
+    assert web["status"] == "skipped"
+    assert "KEDA refuses a second autoscaler" in " ".join(web["reasons"])
+    assert "apps/raw/web.yaml" not in doc["diff"]
+
+
+def test_validate_names_the_scaled_objects(cli, keda_shop):
+    text = cli("validate", str(keda_shop)).stdout
+    assert (
+        "Deployment/shop/web@default  replicas=- keda web-scaler min=2 max=20 "
+        "(also scaled by: cron, prometheus)"
+    ) in text
+    assert "Deployment/shop/worker@default  replicas=1 keda worker min=0 max=100" in text

@@ -198,6 +198,9 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
         print_wrapped(
             console, f"{names[outcome.ref]}: {outcome.status}  ({outcome.ref})", style="bold"
         )
+        for scaler in outcome.recommendation.notes if outcome.recommendation else ():
+            if scaler.code.startswith("keda"):  # what scales it, and what is kept
+                print_wrapped(console, scaler.message, indent="  ")
         rows = value_rows(outcome)
         if rows:
             print_table(console, VALUES, rows)

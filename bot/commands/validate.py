@@ -98,6 +98,12 @@ def _table(
         if w.hpa:
             low = w.hpa.min_replicas if w.hpa.min_replicas is not None else "-"
             hpa = f" hpa min={low} max={w.hpa.max_replicas}"
+            if w.hpa.keda is not None:  # the ScaledObject's own counts, its other triggers
+                keda = w.hpa.keda
+                also = f" (also scaled by: {', '.join(keda.external)})" if keda.external else ""
+                hpa = (
+                    f" keda {keda.name} min={keda.min_replica_count} max={w.hpa.max_replicas}{also}"
+                )
         lines.append(f"{w.ref}  {replicas}{hpa}")
         for c in w.containers:
             lines.append(

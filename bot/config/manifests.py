@@ -204,6 +204,11 @@ class HelmWorkloadMapping(ConfigModel):
     hpa_enabled: str | None = Field(
         None, description="Path of a boolean that turns the HPA on (absent: on when max is set)."
     )
+    keda: str | None = Field(
+        None,
+        description="Path of a KEDA ScaledObject block (``enabled``, ``minReplicaCount``, "
+        "``maxReplicaCount``, ``triggers``, ``advanced``) that scales this workload.",
+    )
     fields: Annotated[dict[str, str], AfterValidator(_field_paths)] = Field(
         default_factory=dict,
         description="Any other field -> path, e.g. ``{requests.cpu: web.cpu}``; wins over the above.",
@@ -229,6 +234,7 @@ class HelmWorkloadMapping(ConfigModel):
             "hpa_target_cpu_percent": self.hpa_target_cpu_percent,
             "hpa_target_memory_percent": self.hpa_target_memory_percent,
             "hpa_enabled": self.hpa_enabled,
+            "keda": self.keda,
             **{f"fields.{k}": v for k, v in fields.items()},
         }
 

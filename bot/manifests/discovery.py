@@ -34,7 +34,7 @@ from typing import Any
 
 from bot.config.manifests import EnvironmentConfig
 from bot.config.repo import REPO_CONFIG_FILES, RepoConfig, repo_config_line
-from bot.manifests import helm, hpas
+from bot.manifests import helm, hpas, keda
 from bot.manifests.deployments import merge, place
 from bot.manifests.errors import KustomizeError, ManifestError
 from bot.manifests.files import Checkpoint, RepoFiles, join, normalize
@@ -514,6 +514,7 @@ def _discover_index(
     envs, errors = discoverer.run(only)
     placed = place(root, envs, repo, discoverer.renders, config)  # sets GitOps namespaces
     builder = WorkloadBuilder(config, repo)
+    scaled = keda.Scaled()
     notes: list[SourceError] = []
     for env in envs:
         if env.kind == "helm":
@@ -529,6 +530,8 @@ def _discover_index(
                 mappings=mapping.workloads if mapping else (),
                 always=False,
             )
+            own = (values.original_name, values.original_name)
+            keda.helm_link(builder, env, values, (), names=own, mapping=mapping, scaled=scaled)
             continue
         notes.extend(add_workloads(builder, env))
         for obj in env.objects:
@@ -553,8 +556,18 @@ def _discover_index(
                     mappings=mapping.workloads if mapping else (),
                     always=True,
                 )
+                keda.helm_link(
+                    builder,
+                    env,
+                    holder,
+                    prefix,
+                    names=(release, chart),
+                    mapping=mapping,
+                    scaled=scaled,
+                )
     for env in envs:
         builder.link(env)
+        keda.link(builder, env, scaled)
     file_users: dict[str, set[str]] = {}
     for name, paths in discoverer.broken.items():
         for path in paths:
@@ -579,14 +592,15 @@ def _discover_index(
     names = tuple(sorted({e.name for e in envs}))
     deployments, not_proposed, gitops_notes = merge(placed, workloads, config)
     warnings, ambiguous = hpas.ambiguous(builder.hpas)
+    keda_warnings, keda_reasons = keda.conflicts(builder.hpas, scaled)
     inventory = Inventory(
         names,
         workloads,
         tuple(all_errors),
         deployments,
-        {**not_proposed, **ambiguous},
+        {**not_proposed, **ambiguous, **keda_reasons},
         gitops_notes + tuple(notes),
-        warnings,
+        warnings + keda_warnings,
     )
     return Discovery(
         inventory, entries, {e.name: e for e in envs}, file_users, repo, discoverer.renders

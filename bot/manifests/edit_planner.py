@@ -156,6 +156,8 @@ class EditPlanner(MetricPlanner):
                 plan.edits.append((origin.file, replace_scalar(file, origin.node, text)))
             return
         leaf = text if text is not None else "null"
+        if slot.string and text is not None:
+            leaf = f'"{text}"'  # a new value in a patch: a string, as KEDA reads it
         if self._insert_exclusive(plan, entry, slot, leaf):
             if origin is not None:
                 plan.notes.append(
@@ -183,7 +185,10 @@ class EditPlanner(MetricPlanner):
                 rest = slot.path[cut:]
                 node = origin.node
                 if isinstance(node, YMap) and not isinstance(rest[0], int):
-                    tree = tree_for(value_at(slot.obj.data, prefix), rest, leaf)
+                    try:
+                        tree = tree_for(value_at(slot.obj.data, prefix), rest, leaf)
+                    except EditError:  # an item of a list with no merge key: a whole-list patch
+                        continue
                     assert isinstance(tree, dict)
                     plan.inserts.append(
                         Insert(origin.file, node, None, tree, origin.document, origin.inline)

@@ -28,8 +28,10 @@ CONVENTION: dict[str, str] = {
     "hpa_max_replicas": "autoscaling.maxReplicas",
     "hpa_target_cpu_percent": "autoscaling.targetCPUUtilizationPercentage",
     "hpa_target_memory_percent": "autoscaling.targetMemoryUtilizationPercentage",
+    "keda": "keda",
 }
-"""``helm create``'s values layout (``helm/pkg/chartutil/create.go``, ``defaultValues``)."""
+"""``helm create``'s values layout (``helm/pkg/chartutil/create.go``, ``defaultValues``), and
+a KEDA ScaledObject block at ``keda`` (``bot.manifests.keda``)."""
 
 MAPPED_FIELDS: tuple[tuple[str, FieldId], ...] = (
     ("replicas", FieldId.REPLICAS),
@@ -53,6 +55,8 @@ class FieldPaths:
     container: str
     fields: dict[FieldId, Path_]
     hpa_enabled: Path_ | None
+    keda: Path_ | None = None
+    """Path of a KEDA ScaledObject block (``bot.manifests.keda``)."""
 
 
 def dotted(path: str) -> Path_:
@@ -73,6 +77,7 @@ def field_paths(mapping: HelmWorkloadMapping | None, name: str, chart: str) -> F
             "hpa_max_replicas": mapping.hpa_max_replicas,
             "hpa_target_cpu_percent": mapping.hpa_target_cpu_percent,
             "hpa_target_memory_percent": mapping.hpa_target_memory_percent,
+            "keda": mapping.keda,
         }
     )
     fields: dict[FieldId, Path_] = {}
@@ -89,12 +94,14 @@ def field_paths(mapping: HelmWorkloadMapping | None, name: str, chart: str) -> F
         for text, value in mapping.fields.items():
             fields[FieldId(text)] = dotted(value)  # names checked by the config model
     enabled = source.get("hpa_enabled")
+    keda = source.get("keda")
     return FieldPaths(
         mapping.kind if mapping else "Deployment",
         mapping.name if mapping else name,
         (mapping.container or mapping.name) if mapping else chart,
         fields,
         dotted(enabled) if enabled else None,
+        dotted(keda) if keda else None,
     )
 
 

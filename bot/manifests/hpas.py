@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, cast, get_args
 
+from bot.manifests.fields import get_path
 from bot.manifests.quantities import QuantityError, parse_quantity
 from bot.manifests.sources import Obj, Origin, Path_
 from bot.model import (
@@ -43,14 +44,19 @@ MAX_PERIOD_S = 1800
 """The API's bounds of ``stabilizationWindowSeconds`` and ``periodSeconds``."""
 
 
-def read_behavior(obj: Obj, report: Report) -> HpaBehavior:
-    """``obj``'s ``spec.behavior`` (an ``autoscaling/v2`` HPA), the defaults filled in."""
-    base: Path_ = ("spec", "behavior")
-    spec = obj.data.get("spec")
-    raw = spec.get("behavior") if isinstance(spec, dict) else None
+def read_behavior(
+    obj: Obj,
+    report: Report,
+    base: Path_ = ("spec", "behavior"),
+    label: str = "HorizontalPodAutoscaler",
+) -> HpaBehavior:
+    """``obj``'s ``spec.behavior`` (an ``autoscaling/v2`` HPA), the defaults filled in; ``base``
+    names another place of the same shape (a KEDA ScaledObject's
+    ``spec.advanced.horizontalPodAutoscalerConfig.behavior``), ``label`` what reports call it."""
+    raw = get_path(obj.data, base)
     if raw is None:
         return DEFAULT_BEHAVIOR
-    reader = _Reader(obj, report)
+    reader = _Reader(obj, report, label)
     if not isinstance(raw, dict):
         reader.bad(base, "not a mapping")
         return DEFAULT_BEHAVIOR
@@ -63,14 +69,15 @@ def read_behavior(obj: Obj, report: Report) -> HpaBehavior:
 class _Reader:
     """Reads one HPA's rules, reporting each invalid field at its origin."""
 
-    def __init__(self, obj: Obj, report: Report) -> None:
+    def __init__(self, obj: Obj, report: Report, label: str) -> None:
         self.obj = obj
         self.report = report
+        self.label = label
 
     def bad(self, path: Path_, why: str) -> None:
         where = ".".join(str(p) for p in path)
         origin = self.obj.origin(path) or self.obj.root
-        self.report(origin, f"HorizontalPodAutoscaler {self.obj.name}: {where}: {why}")
+        self.report(origin, f"{self.label} {self.obj.name}: {where}: {why}")
 
     def whole(self, raw: Any, path: Path_, low: int, high: int) -> int | None:
         """A whole number within ``[low, high]``, or None (reported)."""

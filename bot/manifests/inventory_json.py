@@ -46,6 +46,15 @@ def _hpa(hpa: DeclaredHPA | None) -> dict[str, Any] | None:
         ],
         "otherMetrics": hpa.other_metrics,
         "containerResource": hpa.container_resource,
+        "keda": (
+            {
+                "scaledObject": hpa.keda.name,
+                "minReplicaCount": hpa.keda.min_replica_count,
+                "externalTriggers": list(hpa.keda.external),
+            }
+            if hpa.keda is not None
+            else None
+        ),
         "behavior": {
             name: {
                 "stabilizationWindowSeconds": rules.stabilization_s,

@@ -44,10 +44,15 @@ JSON_MERGE_KINDS: Final = frozenset({"Rollout"})
 a list in a patch replaces the whole list, containers included."""
 
 
+SCALED_OBJECT_GROUP: Final = "keda.sh/"
+"""API group prefix of a KEDA ``ScaledObject`` (a custom resource: JSON merge patches too)."""
+
+
 def strategic_merge(data: Mapping[str, Any]) -> bool:
     """Whether Kustomize merges a patch into the object ``data`` by strategic merge (lists of
-    containers merged by name) rather than by JSON merge patch (``JSON_MERGE_KINDS``)."""
-    return not (
-        data.get("kind") in JSON_MERGE_KINDS
-        and str(data.get("apiVersion", "")).startswith(ROLLOUT_GROUP)
-    )
+    containers merged by name) rather than by JSON merge patch (``JSON_MERGE_KINDS``, a KEDA
+    ``ScaledObject``)."""
+    api = str(data.get("apiVersion", ""))
+    if data.get("kind") == "ScaledObject" and api.startswith(SCALED_OBJECT_GROUP):
+        return False
+    return not (data.get("kind") in JSON_MERGE_KINDS and api.startswith(ROLLOUT_GROUP))

@@ -81,6 +81,7 @@ RENDERED_KINDS = frozenset(
         "DaemonSet",
         "Rollout",
         "HorizontalPodAutoscaler",
+        "ScaledObject",
         "VerticalPodAutoscaler",
         "Tortoise",
         "HelmRelease",

@@ -110,6 +110,8 @@ class Slot:
     obj: Obj
     path: Path_
     unit: Unit
+    string: bool = False
+    """The number is written as a YAML string (a KEDA trigger's ``metadata.value``)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -413,7 +415,7 @@ class WorkloadBuilder:
             container_resource=not v1,
             behavior=DEFAULT_BEHAVIOR if v1 else read_behavior(obj, self.error),
         )
-        self._replace(entry, hpa=hpa, files=obj.files)
+        self.replace(entry, hpa=hpa, files=obj.files)
 
     def _vpa(
         self, env: Environment, obj: Obj, by_target: dict[tuple[str, str, str], Entry]
@@ -452,7 +454,7 @@ class WorkloadBuilder:
         vpa = DeclaredVPA(
             obj.name, str(mode) if mode is not None else None, tuple(policies), locations
         )
-        self._replace(entry, vpa=vpa, files=obj.files)
+        self.replace(entry, vpa=vpa, files=obj.files)
 
     def _tortoise(
         self, env: Environment, obj: Obj, by_target: dict[tuple[str, str, str], Entry]
@@ -460,9 +462,10 @@ class WorkloadBuilder:
         entry = self._target(env, obj, ("spec", "targetRefs", "scaleTargetRef"), by_target)
         mode = get_path(obj.data, ("spec", "updateMode")) or "Off"
         if entry is not None and mode != "Off":
-            self._replace(entry, managed_by_tortoise=True, files=obj.files)
+            self.replace(entry, managed_by_tortoise=True, files=obj.files)
 
-    def _replace(self, entry: Entry, *, files: set[str], **changes: Any) -> None:
+    def replace(self, entry: Entry, *, files: set[str], **changes: Any) -> None:
+        """``entry``'s workload with ``changes`` and ``files`` added to its files."""
         workload = entry.workload
         merged = tuple(sorted(set(workload.files) | files))
         entry.workload = dataclasses.replace(workload, files=merged, **changes)

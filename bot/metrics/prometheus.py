@@ -226,6 +226,7 @@ class PrometheusSource(StreamingSource):
             selector=group[1],
             workload_names=tuple(sorted({r.ref.name for r in batch})),
             containers=tuple(sorted({c for r in batch for c in r.containers})),
+            hpa_names=tuple(sorted({r.hpa or r.ref.name for r in batch})),
         )
 
     @property
@@ -526,7 +527,8 @@ class PrometheusSource(StreamingSource):
         if run.failed is not None:
             errors = {request.ref: run.failed for request in run.batch}
         else:
-            data = self._namespace_data(run.results, plan)
+            aliases = {r.hpa: r.ref.name for r in run.batch if r.hpa}
+            data = self._namespace_data(run.results, plan, aliases)
             warnings.extend(data.warnings)
             histories.update(
                 assemble(
@@ -606,10 +608,12 @@ class PrometheusSource(StreamingSource):
         return out
 
     def _replicas(
-        self, kind: str, parts: Sequence[Any], plan: _Plan
+        self, kind: str, parts: Sequence[Any], plan: _Plan, aliases: Mapping[str, str]
     ) -> dict[tuple[str, str], Series]:
         """``{(workload kind, name): replicas}`` from the chunks of one ``replicas:*`` task:
-        raw chunks keyed (name, namespace) in raw mode, else range answers keyed (name,)."""
+        raw chunks keyed (name, namespace) in raw mode, else range answers keyed (name,); an
+        HPA named otherwise than its workload (``aliases``: KEDA's ``keda-hpa-<name>``) is
+        keyed by the workload's name."""
         if self.config.query_mode == "raw":
             per_name = {
                 key[0]: series for key, series in self._from_raw(parts, plan, counter=False).items()
@@ -617,10 +621,17 @@ class PrometheusSource(StreamingSource):
         else:
             per_name = {key[0]: series for key, series in merge_chunks(parts).items()}
         workload_kind = kind.split(":", 1)[1]
-        kinds = HPA_KINDS if workload_kind == "hpa" else (workload_kind,)
-        return {(k, name): series for name, series in per_name.items() for k in kinds}
+        if workload_kind != "hpa":
+            return {(workload_kind, name): series for name, series in per_name.items()}
+        return {
+            (k, aliases.get(name, name)): series
+            for name, series in per_name.items()
+            for k in HPA_KINDS
+        }
 
-    def _namespace_data(self, parts: dict[tuple[str, int], Any], plan: _Plan) -> NamespaceData:
+    def _namespace_data(
+        self, parts: dict[tuple[str, int], Any], plan: _Plan, aliases: Mapping[str, str]
+    ) -> NamespaceData:
         data = NamespaceData()
         by_kind: dict[str, list[Any]] = {}
         for (kind, _chunk), (payload, warnings) in sorted(parts.items(), key=lambda kv: kv[0]):
@@ -661,5 +672,5 @@ class PrometheusSource(StreamingSource):
                 if len(kills.t):
                     data.oom[key] = kills
         for kind in [k for k in by_kind if k.startswith("replicas:")]:
-            data.replicas.update(self._replicas(kind, by_kind[kind], plan))
+            data.replicas.update(self._replicas(kind, by_kind[kind], plan, aliases))
         return data

@@ -101,6 +101,9 @@ class NamespaceQueries:
     selector: tuple[tuple[str, str], ...]
     workload_names: tuple[str, ...]
     containers: tuple[str, ...]
+    hpa_names: tuple[str, ...] = ()
+    """The HPAs whose current replicas are read (``replicas_source: hpa``); empty: one named
+    like each workload."""
 
     # ------------------------------------------------------------------ matchers
 
@@ -227,7 +230,8 @@ class NamespaceQueries:
         """Current replicas per HPA named like a requested workload (``replicas_source: hpa``).
 
         Assumes each HPA is named after its ``scaleTargetRef`` (the usual convention, and what
-        ``kubectl autoscale`` does): kube-state-metrics' HPA series carry no target label.
+        ``kubectl autoscale`` does): kube-state-metrics' HPA series carry no target label. A
+        KEDA ScaledObject's HPA is ``keda-hpa-<name>`` (``HistoryRequest.hpa``).
         """
         labels = self.config.labels
         raw = self.hpa_replicas_raw()
@@ -235,8 +239,10 @@ class NamespaceQueries:
         return f"max by ({labels.namespace}, {labels.hpa}) (max_over_time({inner}[{self._step_range}]))"
 
     def hpa_replicas_raw(self) -> RawSelector:
-        """Raw current-replica samples of the HPAs named like a requested workload."""
-        names = LabelMatch(self.config.labels.hpa, "=~", regex_alternatives(self.workload_names))
+        """Raw current-replica samples of the requested HPAs (``hpa_names``, else those named
+        like a requested workload)."""
+        wanted = self.hpa_names or self.workload_names
+        names = LabelMatch(self.config.labels.hpa, "=~", regex_alternatives(wanted))
         return RawSelector(
             self.config.metrics.hpa_current_replicas, tuple(self._ksm(names, pods=False))
         )

@@ -29,6 +29,9 @@ class HistoryRequest:
     ref: WorkloadRef
     containers: tuple[str, ...]
     selector: Mapping[str, str] = field(default_factory=dict)
+    hpa: str | None = None
+    """The HPA whose kube-state-metrics series carry the replicas (``replicas_source: hpa``)
+    when it is not named like the workload: ``keda-hpa-<name>`` for a KEDA ScaledObject."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,7 @@ from bot.model import (
     ResourceRecommendation,
     Status,
 )
+from bot.recommend import keda
 from bot.recommend.backtest import run_backtest
 from bot.recommend.changes import field_changes
 from bot.recommend.estimate import (
@@ -196,6 +197,7 @@ def _recommend(
         notes += (Note("container-resource-unsupported", NOT_EXPRESSIBLE),)
     if inp.kubernetes_note:
         notes += (Note("kubernetes-version", inp.kubernetes_note),)
+    notes += keda.notes(inp.scaler)
     draft = Recommendation(
         inp.ref,
         "no-change",
@@ -204,9 +206,11 @@ def _recommend(
         hpa_part.recommendation if inp.hpa else None,
         notes,
     )
+    draft = keda.hold(inp.hpa, draft)  # what a KEDA ScaledObject cannot take
     if context is not None and inp.hpa is not None and replays_bounds(inp, hpa_part, settings):
         draft = replayed_targets(inp, draft, settings, context, now_s=now_s)
         draft = replayed_bounds(inp, draft, settings, context)
+        draft = keda.hold(inp.hpa, draft)
     changes = field_changes(draft)
     limit_of = _limits_of(inp, settings, estimates)
     if context is not None and changes:

@@ -30,7 +30,7 @@ from bot.model import (
     WorkloadHistory,
     WorkloadRef,
 )
-from bot.recommend import kubernetes
+from bot.recommend import keda, kubernetes
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +85,9 @@ class WorkloadInput:
     with a skip reason instead of a broken edit."""
     kubernetes_note: str | None = None
     """What the environment's Kubernetes version holds back (``kubernetes.version_note``)."""
+    scaler: DeclaredHPA | None = None
+    """The autoscaler as declared, a KEDA ScaledObject's included even when ``hpa`` is None
+    (external triggers alone: ``keda.engine_hpa``)."""
 
     def container(self, name: str) -> ContainerInput | None:
         return next((c for c in self.containers if c.name == name), None)
@@ -128,7 +131,7 @@ def build_input(
         container_resource_metrics = kubernetes.container_resource_metrics(
             workload.hpa, kubernetes_version
         )
-    hpa = workload.hpa and kubernetes.served_hpa(workload.hpa, kubernetes_version)
+    hpa = keda.engine_hpa(workload.hpa and kubernetes.served_hpa(workload.hpa, kubernetes_version))
     inputs = []
     for declared in workload.containers:
         if declared.init:
@@ -160,4 +163,5 @@ def build_input(
         files=workload.files,
         container_resource_metrics=container_resource_metrics,
         kubernetes_note=kubernetes.version_note(workload.hpa, kubernetes_version),
+        scaler=workload.hpa,
     )

@@ -66,6 +66,8 @@ class Rule(StrEnum):
     # HPA: replica bounds and targets
     HPA_CONTAINER_RESOURCE_UNSUPPORTED = "hpa.container_resource_unsupported"
     HPA_NONE = "hpa.none"
+    KEDA_SCALE_TO_ZERO = "keda.scale_to_zero"
+    KEDA_TRIGGERS_KEPT = "keda.triggers_kept"
     TORTOISE_GATHERING_DATA = "tortoise.gathering_data"
     TORTOISE_REPLICAS_MAX = "tortoise.replicas.max"
     TORTOISE_REPLICAS_MAX_BY_REPLAY = "tortoise.replicas.max_by_replay"

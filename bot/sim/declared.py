@@ -105,7 +105,8 @@ def service_for(workload: DeclaredWorkload, profile: Profile, seed: int) -> Serv
             (t.utilization_percent for t in workload.hpa.targets if t.resource == "cpu"),
             DEFAULT_TARGET_PERCENT,
         )
-        hpa = HpaSpec(low, high, target)
+        keda = workload.hpa.keda.name if workload.hpa.keda is not None else None
+        hpa = HpaSpec(low, high, target, keda=keda)
         replicas = low
         peak_pods = low + (high - low) * rng.uniform(*HPA_PEAK_RANGE)
         utilisation = target / 100

@@ -74,7 +74,9 @@ def service_yaml(service: ServiceSpec) -> str:
         f"    spec:\n"
         f"      containers:\n" + "".join(_container_yaml(c) for c in service.containers)
     )
-    if service.hpa is not None:
+    if service.hpa is not None and service.hpa.keda:
+        text += _scaled_object_yaml(service, service.hpa.keda)
+    elif service.hpa is not None:
         text += (
             f"---\n"
             f"apiVersion: autoscaling/v2\n"
@@ -107,6 +109,44 @@ def service_yaml(service: ServiceSpec) -> str:
                     f"        container: {_quote(metric.container)}\n" + target
                 )
     return text
+
+
+def _scaled_object_yaml(service: ServiceSpec, name: str) -> str:
+    """A KEDA ScaledObject for ``service``'s HPA: its bounds, one ``cpu`` trigger per metric
+    (``containerName`` for a per-container one, values quoted as KEDA reads them) and a
+    ``prometheus`` trigger the bot keeps as it is."""
+    assert service.hpa is not None
+    text = (
+        f"---\n"
+        f"apiVersion: keda.sh/v1alpha1\n"
+        f"kind: ScaledObject\n"
+        f"metadata:\n"
+        f"  name: {name}\n"
+        f"  namespace: {service.namespace}\n"
+        f"spec:\n"
+        f"  scaleTargetRef:\n"
+        f"    kind: {service.kind}\n"
+        f"    name: {service.name}\n"
+        f"  minReplicaCount: {service.hpa.min_replicas}\n"
+        f"  maxReplicaCount: {service.hpa.max_replicas}\n"
+        f"  triggers:\n"
+    )
+    for metric in service.hpa.targets(service.containers[0].name):
+        text += (
+            f"    - type: cpu\n"
+            f"      metricType: Utilization\n"
+            f"      metadata:\n"
+            f'        value: "{metric.target_percent}"\n'
+        )
+        if metric.container is not None:
+            text += f"        containerName: {_quote(metric.container)}\n"
+    return text + (
+        "    - type: prometheus\n"
+        "      metadata:\n"
+        "        serverAddress: http://prometheus.monitoring:9090\n"
+        f'        query: sum(rate(http_requests_total{{app="{service.name}"}}[2m]))\n'
+        '        threshold: "100"\n'
+    )
 
 
 def write_manifests(spec: ClusterSpec, directory: Path) -> list[Path]:

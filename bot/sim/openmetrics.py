@@ -180,7 +180,8 @@ def _families(cluster: SimulatedCluster) -> Iterator[tuple[str, Iterator[_Series
         for s in cluster.services:
             if s.spec.kind not in kinds or (hpa and s.spec.hpa is None):
                 continue
-            labels = {"namespace": s.spec.namespace, label: s.spec.name, "job": KSM_JOB}
+            named = s.spec.hpa.name(s.spec.name) if hpa and s.spec.hpa else s.spec.name
+            labels = {"namespace": s.spec.namespace, label: named, "job": KSM_JOB}
             yield _Series(labels, 0, s.replicas.astype(np.float64), True)
 
     yield "kube_deployment_status_replicas", replicas("Deployment", "deployment", False)

@@ -72,13 +72,20 @@ class HpaSpec:
     ``metrics`` empty (the default): one ``ContainerResource`` target of ``target_cpu_percent``
     on the first container. Otherwise ``metrics`` are the HPA's targets and
     ``target_cpu_percent`` is not read. The controller follows the metric that asks for the most
-    replicas (``bot.sim.hpa``).
+    replicas (``bot.sim.hpa``). ``keda`` set: a KEDA ScaledObject of that name makes the HPA
+    (named ``keda-hpa-<keda>``, and declared as the ScaledObject in the manifests), with a
+    ``prometheus`` trigger beside its ``cpu`` ones.
     """
 
     min_replicas: int
     max_replicas: int
     target_cpu_percent: int
     metrics: tuple[HpaMetric, ...] = ()
+    keda: str | None = None
+
+    def name(self, service: str) -> str:
+        """The HPA's name: the service's, or the one KEDA gives it."""
+        return f"keda-hpa-{self.keda}" if self.keda else service
 
     def targets(self, first_container: str) -> tuple[HpaMetric, ...]:
         """The metrics the controller reads (the default one when ``metrics`` is empty)."""

@@ -1,7 +1,9 @@
-"""Argo Rollouts and DaemonSets end to end: the demo shop plus a canary Rollout with its HPA, a
-Rollout running a Deployment's template and a DaemonSet, simulated with kube-state-metrics'
-owner chains (Rollout -> ReplicaSets -> pods, DaemonSet -> pods), served by a real Prometheus,
-proposed by ``tortoise-bot run`` to the GitHub emulator and listed on the dashboard."""
+"""Argo Rollouts, DaemonSets and KEDA ScaledObjects end to end: the demo shop plus a canary
+Rollout with its HPA, a Rollout running a Deployment's template, a DaemonSet, a Deployment a
+ScaledObject scales on cpu, memory, prometheus and cron triggers and one scaled on kafka alone,
+simulated with kube-state-metrics' owner chains (Rollout -> ReplicaSets -> pods, DaemonSet ->
+pods, KEDA's ``keda-hpa-<name>``), served by a real Prometheus, proposed by ``tortoise-bot run``
+to the GitHub emulator and listed on the dashboard."""
 
 from __future__ import annotations
 
@@ -15,11 +17,12 @@ import pytest
 from bot.demo.spec import DEMO_LABELS, demo_spec
 from bot.model import MIB
 from bot.sim.cluster import simulate
-from bot.sim.spec import ClusterSpec, ContainerSpec, HpaSpec, ServiceSpec
+from bot.sim.spec import ClusterSpec, ContainerSpec, HpaMetric, HpaSpec, ServiceSpec
 from tests.e2e.test_run import DEMO_REPO, TOKEN, _bot_config, _files, _run
 from tests.support.prometheus import prometheus_from_cluster
 
 KINDS = DEMO_REPO.parents[2] / "tests" / "manifests" / "kinds" / "base"
+KEDA = DEMO_REPO.parents[2] / "tests" / "manifests" / "keda" / "base"
 
 
 def _container(name: str, cpu: float, memory_mib: int, limit_mib: int) -> ContainerSpec:
@@ -60,8 +63,21 @@ def _spec() -> ClusterSpec:
         peak_cores=0.15,
         rollouts_per_week=2.0,
     )
+    web = ServiceSpec(
+        "web",
+        "shop",
+        "Deployment",
+        (_container("web", 0.5, 256, 512), _container("proxy", 0.1, 64, 128)),
+        2,
+        hpa=HpaSpec(2, 20, 60, (HpaMetric(60),), keda="web-scaler"),
+        peak_cores=2.0,
+    )
+    worker = ServiceSpec(
+        "worker", "shop", "Deployment", (_container("worker", 0.25, 128, 256),), 1, peak_cores=0.1
+    )
     spec = demo_spec()
-    return dataclasses.replace(spec, services=(*spec.services, payments, catalog, shipper))
+    services = (*spec.services, payments, catalog, shipper, web, worker)
+    return dataclasses.replace(spec, services=services)
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +95,12 @@ def test_run_proposes_for_rollouts_and_daemonsets(cli, tmp_path, kinds_prometheu
     for name in ("rollout-canary", "rollout-ref", "daemonset"):
         text = (KINDS / f"{name}.yaml").read_text().replace("checkout", "payments")
         files[f"apps/raw/{name}.yaml"] = text.encode()
+    for name in ("web", "worker"):
+        files[f"apps/raw/{name}.yaml"] = (KEDA / f"{name}.yaml").read_bytes()
+    opt_in = files[".tortoise-bot.yaml"].decode()  # one pull request per new workload
+    files[".tortoise-bot.yaml"] = opt_in.replace(
+        "  grouping: workload\n", "  grouping: workload\n  max_new_per_run: 10\n"
+    ).encode()
     gh = github_emulator
     gh.create_repository("octo", "shop", files)
     gh.add_token(TOKEN, "tortoise-bot")
@@ -99,13 +121,17 @@ def test_run_proposes_for_rollouts_and_daemonsets(cli, tmp_path, kinds_prometheu
         ("payments", "Rollout"),
         ("catalog", "Rollout"),
         ("log-shipper", "DaemonSet"),
+        ("web", "Deployment"),
+        ("worker", "Deployment"),
     ):
         workload = plan[name]
         assert workload["kind"] == kind
         assert workload["status"] == "changes", workload["reasons"]
         codes = {n["code"] for n in workload["notes"]}
         # every pod found through its owners, replicas counted from the pods
-        assert not codes & {"no-data", "owner-fallback", "no-replicas", "silent-pods"}, codes
+        assert not codes & {"no-data", "owner-fallback", "no-replicas", "silent-pods"}, workload[
+            "notes"
+        ]
 
     run = _run(cli, config, now)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -123,8 +149,21 @@ def test_run_proposes_for_rollouts_and_daemonsets(cli, tmp_path, kinds_prometheu
     ref = bare.read_file(catalog_pull.pull.head, "apps/raw/rollout-ref.yaml").decode()
     assert "replicas: 0 # scaled down by Argo Rollouts" in ref  # the Deployment's left alone
     assert r"pods \(one per node\) mean" in (pulls["log-shipper"].body or "")  # the replay
+    web_cpu = next(c for c in plan["web"]["containers"] if c["name"] == "web")["cpu"]["request"]
+    assert web_cpu["rule"].startswith("tortoise.horizontal")  # moves with its trigger only
+    web_body = " ".join((pulls["web"].body or "").split())
+    assert "KEDA ScaledObject web-scaler" in web_body
+    assert r"also scaled by\: cron, prometheus" in web_body  # Markdown-escaped
+    worker_notes = {n["code"]: n["message"] for n in plan["worker"]["notes"]}
+    assert "scales it on external triggers (kafka)" in worker_notes["keda-external"]
+    assert plan["worker"]["hpa"] is None
     (dashboard,) = gh.issues("octo/shop")
     body = dashboard.body or ""
-    for shown in ("Rollout/shop/payments", "Rollout/shop/catalog", "DaemonSet/shop/log-shipper"):
+    for shown in (
+        "Rollout/shop/payments",
+        "Rollout/shop/catalog",
+        "DaemonSet/shop/log-shipper",
+        "Deployment/shop/web",
+    ):
         assert shown in body
     gh.assert_valid()

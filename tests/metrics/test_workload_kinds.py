@@ -1,5 +1,6 @@
-"""Argo Rollouts and DaemonSets against the real Prometheus: their pods found through
-kube-state-metrics' owner chains, in the same batched queries as Deployments'."""
+"""Argo Rollouts, DaemonSets and a KEDA-scaled Deployment against the real Prometheus: their
+pods found through kube-state-metrics' owner chains, in the same batched queries as
+Deployments'; the replicas of a KEDA-scaled one under the HPA KEDA names ``keda-hpa-<name>``."""
 
 from __future__ import annotations
 
@@ -23,12 +24,20 @@ from tests.support.prometheus import (
 
 pytestmark = pytest.mark.prometheus
 
+KEDA_SCALER = "svc-2-scaler"
+"""The ScaledObject that scales ``svc-2``: its HPA's series are ``keda-hpa-svc-2-scaler``'s."""
+
 
 def _kinds_spec() -> ClusterSpec:
-    """``TEST_SPEC`` with ``svc-0`` (an HPA, a sidecar, rollouts) an Argo Rollout and a
-    DaemonSet of three nodes added beside the Deployment ``svc-2`` in ``ns-0``."""
+    """``TEST_SPEC`` with ``svc-0`` (an HPA, a sidecar, rollouts) an Argo Rollout, the HPA of
+    the Deployment ``svc-2`` made by KEDA ScaledObject ``svc-2-scaler``, and a DaemonSet of
+    three nodes added in ``ns-0``."""
     services = [
-        dataclasses.replace(s, kind="Rollout", rollouts_per_week=10.0) if s.name == "svc-0" else s
+        dataclasses.replace(s, kind="Rollout", rollouts_per_week=10.0)
+        if s.name == "svc-0"
+        else dataclasses.replace(s, hpa=dataclasses.replace(s.hpa, keda=KEDA_SCALER))
+        if s.name == "svc-2" and s.hpa is not None
+        else s
         for s in TEST_SPEC.services
     ]
     app = TEST_SPEC.services[2].containers[0]
@@ -124,3 +133,51 @@ def test_rollout_replicas_from_its_hpa(kinds_cluster, kinds_prometheus):
     truth = kinds_cluster.expected_history(ref)
     np.testing.assert_array_equal(history.replicas, truth.replicas)
     assert truth.replicas.max() > truth.replicas.min()  # the HPA scaled it
+
+
+def _keda_request(cluster: SimulatedCluster, hpa: str | None) -> list[HistoryRequest]:
+    ref = WorkloadRef("Deployment", "ns-0", "svc-2")
+    (request,) = [r for r in requests_for(cluster, TEST_LABELS) if r.ref == ref]
+    return [dataclasses.replace(request, hpa=hpa)]
+
+
+@pytest.mark.parametrize("mode", ["raw", "range"])
+def test_keda_scaled_replicas_from_keda_hpa(kinds_cluster, kinds_prometheus, mode):
+    """The HPA KEDA generates is ``keda-hpa-<ScaledObject>``: its kube-state-metrics series are
+    the replica history; looked up under the workload's name there is none."""
+    ref = WorkloadRef("Deployment", "ns-0", "svc-2")
+    source = _source(kinds_prometheus, replicas_source="hpa", query_mode=mode)
+    window = _window(kinds_cluster)
+    found = source.fetch(_keda_request(kinds_cluster, f"keda-hpa-{KEDA_SCALER}"), **window)
+    truth = kinds_cluster.expected_history(ref)
+    history = found.history(ref)
+    np.testing.assert_array_equal(history.replicas, truth.replicas)
+    assert truth.replicas.max() > truth.replicas.min()  # KEDA's HPA scaled it
+    assert_matches_truth(kinds_cluster, history)  # pods map as for any Deployment
+    missed = source.fetch(_keda_request(kinds_cluster, None), **window).history(ref)
+    assert not len(missed.replicas)
+    assert "no-replicas" in {n.code for n in missed.quality}
+    assert (
+        found.stats.queries
+        == source.fetch(_keda_request(kinds_cluster, None), **window).stats.queries
+    )
+    # the Deployment's own status series by default, KEDA's HPA named or not
+    own = _source(kinds_prometheus, query_mode=mode).fetch(
+        _keda_request(kinds_cluster, f"keda-hpa-{KEDA_SCALER}"), **window
+    )
+    np.testing.assert_array_equal(own.history(ref).replicas, truth.replicas)
+
+
+def test_keda_scaled_query_count_is_flat(kinds_cluster, kinds_prometheus):
+    """Naming KEDA's HPA widens the HPA matcher of the one replicas query: the namespace's
+    workloads cost the same number of queries with or without it."""
+    source = _source(kinds_prometheus, replicas_source="hpa")
+    window = _window(kinds_cluster)
+    ns0 = [r for r in requests_for(kinds_cluster, TEST_LABELS) if r.ref.namespace == "ns-0"]
+    keda = [
+        dataclasses.replace(r, hpa=f"keda-hpa-{KEDA_SCALER}") if r.ref.name == "svc-2" else r
+        for r in ns0
+    ]
+    counts = [source.fetch(batch, **window).stats.queries for batch in (ns0, keda)]
+    # cpu, memory, HPA replicas, pod owners, ReplicaSet owners, restart counts
+    assert counts == [6, 6]
