@@ -35,6 +35,7 @@ from bot.model import (
     WorkloadRef,
 )
 from bot.pipeline.failures import Budget, failure_message
+from bot.pipeline.namespace_findings import with_namespace_findings
 from bot.pipeline.timings import PlanTimings
 from bot.recommend.changes import field_changes
 from bot.recommend.engine import recommend
@@ -448,7 +449,7 @@ def repository_outcome(
         if budget is not None:
             budget.check("reading its history", cause=exc)
         raise
-    outcomes = [decided[i] for i in range(len(inventory.workloads))]
+    outcomes = with_namespace_findings([decided[i] for i in range(len(inventory.workloads))])
     timings.recommended()
     if budget is not None:
         budget.check("editing")

@@ -42,6 +42,7 @@ from bot.model import (
     ResourceRecommendation,
     Status,
 )
+from bot.recommend import namespace
 from bot.recommend.backtest import run_backtest
 from bot.recommend.changes import field_changes
 from bot.recommend.estimate import (
@@ -187,6 +188,7 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
         notes += (Note("container-resource-unsupported", NOT_EXPRESSIBLE),)
     if inp.kubernetes_note:
         notes += (Note("kubernetes-version", inp.kubernetes_note),)
+    notes += namespace.notes(inp, containers)  # LimitRange defaults, runtime memory
     draft = Recommendation(
         inp.ref,
         "no-change",
@@ -270,7 +272,7 @@ def _limit(
 ) -> Explained:
     """The limit that goes with ``request``, with the estimate's peak, OOM bump and leak: the
     same rules for a proposed request and for one the gate held back."""
-    return limit(
+    proposed = limit(
         container,
         resource,
         request,
@@ -279,6 +281,7 @@ def _limit(
         oom_bump=est.oom_floor,
         leak=est.leak,
     )
+    return namespace.bound_limit(container, resource, request, proposed, settings)
 
 
 def _limits_of(
