@@ -787,6 +787,9 @@ class ReplayComparison:
     gate: str = "on"
     findings: tuple[GateFinding, ...] = ()
     held: tuple[tuple[FieldId, str | None, Number | None, Number | None], ...] = ()
+    extended: Mapping[str, float] = field(default_factory=dict)
+    """Extended resources per pod (``nvidia.com/gpu`` -> 1): priced per replica, never
+    proposed."""
 
 
 @dataclass(frozen=True, slots=True)

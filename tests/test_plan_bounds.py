@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from bot.config.bot import BotSettings
+from bot.metrics.snapshot import SnapshotSource
 from bot.model import GIB, MIB
+from bot.pipeline.plan import repository_outcome
+from bot.pipeline.proposals import build_proposals
+from bot.report import render_pull_request
 from tests.conftest import PROJECT, require_binary
 
 BOUNDS = PROJECT / "tests" / "manifests" / "bounds"
@@ -154,3 +159,45 @@ def test_a_memory_limit_is_not_proposed_below_the_heap(cli, payments, tmp_path):
         "server: args: -Xmx2400m (2.3Gi) holds the memory limit at 2.6Gi (from 3Gi): lower the "
         "limit further only with it"
     )
+
+
+def test_gpus_are_priced_in_the_monthly_cost(cli, payments, tmp_path):
+    """``pull_requests.cost.extended_resources``: the inference replay's monthly cost holds
+    1 GPU per pod × 2 replicas × $1,500 beside 2 cores × $30 and 4 GiB × $4 requested now."""
+    history = _history(cli, payments, tmp_path)
+    (payments / ".tortoise-bot.yaml").write_text(
+        "pull_requests:\n  cost:\n    cpu_core_month: 30\n    memory_gib_month: 4\n"
+        '    extended_resources:\n      "nvidia.com/gpu": 1500\n'
+    )
+    by_name = _plan(cli, payments, history)
+    replay = by_name["inference"]["replay"]
+    assert replay["extended_resources"] == {"nvidia.com/gpu": 1.0}
+    assert replay["prices"]["extended"] == {"nvidia.com/gpu": 1500.0}
+    assert replay["current"]["monthly_cost"] == pytest.approx(2 * 30 + 4 * 4 + 2 * 1500)
+    assert by_name["ledger"]["replay"]["extended_resources"] == {}
+    text = cli("plan", "--repo", str(payments), "--snapshot", str(history), "--now", NOW).stdout
+    assert "+ 1 nvidia.com/gpu per pod × replicas × $1,500.00 per unit-month" in " ".join(
+        text.split()
+    )
+
+
+def test_the_pull_request_names_the_findings(cli, payments, tmp_path):
+    """Each workload's pull request body lists the quota, PDB and heap notes once (with the
+    data notes), and its visible part stays under 3,000 characters."""
+    history = _history(cli, payments, tmp_path)
+    source = SnapshotSource(history)
+    plan = repository_outcome(
+        payments, source, BotSettings(), now_s=source.end_s, grouping="workload"
+    )
+    bodies = {}
+    for proposal in build_proposals(plan):
+        _, body = render_pull_request(proposal, prices=plan.prices)
+        bodies[proposal.workloads[0].name] = body.replace("\\", "")  # Markdown escapes
+    assert set(bodies) == {"ledger", "rates", "inference"}
+    ledger = bodies["ledger"]
+    assert ledger.count("ResourceQuota compute (base/namespace.yaml:29) requests.cpu 6") == 1
+    assert "PDB ledger (base/pdb.yaml:1) minAvailable 3 = proposed minReplicas 3" in ledger
+    assert "-Xmx1536m (1.5Gi) under the memory limit 2Gi" in ledger
+    assert "GOMEMLIMIT=900MiB (900Mi) is 88% of the limit" in bodies["rates"]
+    for name, body in bodies.items():
+        assert len(body.split("<details>", 1)[0]) < 3000, name

@@ -10,6 +10,11 @@ plan, its JSON and the pull request show them); nothing is scaled down to fit.
   ``minReplicas`` fails exactly under load. Values not proposed are the manifest's; a container
   without a request counts the LimitRange's ``defaultRequest`` (else nothing). Added to the
   workloads of the namespace that have changes, with the current total beside it.
+- extended resources (``nvidia.com/gpu``): the workload's units per pod go on its replay
+  (``ReplayComparison.extended``) so the monthly cost prices them per replica
+  (``pull_requests.cost.extended_resources``); a raised ``minReplicas`` of a workload with a
+  priced one gets an ``extended-cost`` note naming the floor's rule and what the added pods'
+  units cost a month.
 - ``pdb``: a ``PodDisruptionBudget`` selecting the workload whose ``minAvailable`` (a count)
   is at or above its proposed ``minReplicas`` (else ``spec.replicas``): no pod may be evicted
   at that size, so node drains block; a percentage is worked out at that size
@@ -36,13 +41,18 @@ from bot.model import (
 if TYPE_CHECKING:
     from bot.pipeline.plan import WorkloadOutcome
 from bot.recommend.units import amount
+from bot.report.numbers import money, unsigned_money
+from bot.report.proposal import Prices
 
-NOTE_CODES = ("resource-quota", "pdb", "limit-range-default", "runtime-memory")
+NOTE_CODES = ("resource-quota", "pdb", "limit-range-default", "runtime-memory", "extended-cost")
 """The note codes of what the namespace and the runtime declare (``plan`` prints them)."""
 
 
-def with_namespace_findings(outcomes: Sequence[WorkloadOutcome]) -> tuple[WorkloadOutcome, ...]:
-    """``outcomes`` with the quota and PDB findings of the module doc in their notes."""
+def with_namespace_findings(
+    outcomes: Sequence[WorkloadOutcome], prices: Prices | None = None
+) -> tuple[WorkloadOutcome, ...]:
+    """``outcomes`` with the quota and PDB findings of the module doc in their notes, and
+    their extended resources on their replays (``prices``: of the ``extended-cost`` notes)."""
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for index, outcome in enumerate(outcomes):
         groups[(outcome.ref.environment, outcome.ref.namespace)].append(index)
@@ -57,15 +67,62 @@ def with_namespace_findings(outcomes: Sequence[WorkloadOutcome]) -> tuple[Worklo
                     added[i].append(note)
     for index, outcome in enumerate(outcomes):
         added[index].extend(pdb_notes(outcome.declared, outcome.recommendation))
+        added[index].extend(floor_cost_notes(outcome, prices or Prices()))
     out = []
     for index, outcome in enumerate(outcomes):
         rec = outcome.recommendation
-        if added[index] and rec is not None:
-            notes = rec.notes + tuple(n for n in added[index] if n not in rec.notes)
-            out.append(replace(outcome, recommendation=replace(rec, notes=notes)))
-        else:
+        if rec is None:
             out.append(outcome)
+            continue
+        units = extended_per_pod(outcome.declared)
+        if units and rec.replay is not None:
+            rec = replace(rec, replay=replace(rec.replay, extended=units))
+        if added[index]:
+            rec = replace(
+                rec, notes=rec.notes + tuple(n for n in added[index] if n not in rec.notes)
+            )
+        out.append(replace(outcome, recommendation=rec))
     return tuple(out)
+
+
+def extended_per_pod(declared: DeclaredWorkload) -> dict[str, float]:
+    """The extended resources one pod of ``declared`` requests (its containers' sum; init
+    containers run before them and are not counted)."""
+    units: dict[str, float] = {}
+    for container in declared.containers:
+        if container.init:
+            continue
+        for name, value in container.extended.items():
+            units[name] = units.get(name, 0.0) + value
+    return units
+
+
+def floor_cost_notes(outcome: WorkloadOutcome, prices: Prices) -> list[Note]:
+    """A raised ``minReplicas`` of a workload with a priced extended resource: the floor's rule
+    and what the pods it adds cost a month in that resource."""
+    rec = outcome.recommendation
+    if rec is None or rec.hpa is None or not outcome.changes:
+        return []
+    low = rec.hpa.min_replicas
+    if low.current is None or low.proposed is None or low.proposed <= low.current:
+        return []
+    added = int(low.proposed) - int(low.current)
+    notes = []
+    for name, units in extended_per_pod(outcome.declared).items():
+        price = prices.extended.get(name)
+        if not price:
+            continue
+        cost = added * units * price
+        notes.append(
+            Note(
+                "extended-cost",
+                f"minReplicas {low.current} → {low.proposed} ({low.rule}) adds {added} "
+                f"pod{'s' if added != 1 else ''} × {units:g} {name} × "
+                f"{unsigned_money(price, prices.currency)} per unit-month = "
+                f"{money(cost, prices.currency)}/month at the floor",
+            )
+        )
+    return notes
 
 
 def max_replicas(declared: DeclaredWorkload, rec: Recommendation | None, *, proposed: bool) -> int:

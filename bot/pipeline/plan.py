@@ -449,7 +449,10 @@ def repository_outcome(
         if budget is not None:
             budget.check("reading its history", cause=exc)
         raise
-    outcomes = with_namespace_findings([decided[i] for i in range(len(inventory.workloads))])
+    outcomes = with_namespace_findings(
+        [decided[i] for i in range(len(inventory.workloads))],
+        cost_prices(repository.pull_requests.cost),
+    )
     timings.recommended()
     if budget is not None:
         budget.check("editing")
@@ -482,4 +485,6 @@ def repository_outcome(
 
 def cost_prices(cost: CostConfig) -> Prices:
     """The prices of the cost figures (``bot.report``) from the effective ``pull_requests.cost``."""
-    return Prices(cost.cpu_core_month, cost.memory_gib_month, cost.currency)
+    return Prices(
+        cost.cpu_core_month, cost.memory_gib_month, cost.currency, dict(cost.extended_resources)
+    )
