@@ -27,6 +27,7 @@ from bot.manifests.workloads import DEFAULT_NAMESPACE, Entry, Environment
 from bot.model import (
     DEFAULT_ENVIRONMENT,
     RESOURCES,
+    DeclaredContainer,
     DeclaredLimitRange,
     DeclaredPDB,
     DeclaredQuota,
@@ -186,16 +187,16 @@ def _pod_parts(entry: Entry) -> tuple[Mapping[str, Any], dict[str, Mapping[str, 
     items: dict[str, Mapping[str, Any]] = {}
     for (container, _), slot in entry.slots.items():
         path = slot.path
-        if container is None or len(path) < 6 or path[-3] != "resources":
+        if container is None or container in items or len(path) < 6 or path[-3] != "resources":
             continue
         if path[-5] not in ("containers", "initContainers"):
             continue
         item = get_path(slot.obj.data, path[:-3])
         if isinstance(item, dict):
             items[container] = item
-        found = get_path(slot.obj.data, (*path[:-6], "metadata", "labels"))
-        if isinstance(found, dict):
-            labels = found
+        if not labels:
+            found = get_path(slot.obj.data, (*path[:-6], "metadata", "labels"))
+            labels = found if isinstance(found, dict) else {}
     return labels, items
 
 
@@ -226,22 +227,26 @@ def attach_bounds(
         pdbs = tuple(
             pdb(o) for o in of(ref, "PodDisruptionBudget") if labels and selects(o, labels)
         )
-        containers = tuple(
-            dataclasses.replace(
-                c,
-                runtime=runtime_memory(items[c.name]),
-                extended=extended_resources(items[c.name]),
+        containers = tuple(_with_runtime(c, items.get(c.name)) for c in entry.workload.containers)
+        bounds = dataclasses.replace(read[key], pdbs=pdbs) if pdbs else read[key]
+        if bounds != entry.workload.bounds or containers != entry.workload.containers:
+            entry.workload = dataclasses.replace(
+                entry.workload, containers=containers, bounds=bounds
             )
-            if c.name in items
-            else c
-            for c in entry.workload.containers
-        )
-        entry.workload = dataclasses.replace(
-            entry.workload,
-            containers=containers,
-            bounds=dataclasses.replace(read[key], pdbs=pdbs),
-        )
     return errors
+
+
+def _with_runtime(
+    container: DeclaredContainer, item: Mapping[str, Any] | None
+) -> DeclaredContainer:
+    """``container`` with the runtime settings and extended resources of its pod template
+    ``item`` (itself when it has none)."""
+    if item is None:
+        return container
+    runtime, extended = runtime_memory(item), extended_resources(item)
+    if not runtime and not extended:
+        return container
+    return dataclasses.replace(container, runtime=runtime, extended=extended)
 
 
 def _namespace(ranges: list[Obj], quotas: list[Obj], errors: list[SourceError]) -> NamespaceBounds:
