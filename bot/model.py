@@ -244,6 +244,80 @@ class ContainerSettings:
     """The largest request its environment's nodes can hold (None: no bound)."""
 
 
+# --------------------------------------------------------------------------- namespace bounds
+
+
+RuntimeMemoryKind: TypeAlias = Literal[
+    "max_heap", "initial_heap", "max_ram_percentage", "gomemlimit"
+]
+"""A runtime memory setting: ``-Xmx``, ``-Xms``, ``-XX:MaxRAMPercentage`` or ``GOMEMLIMIT``."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeMemory:
+    """A runtime memory setting a container's env or args declare (``bot.manifests.runtime``):
+    ``value`` in bytes (a heap, ``GOMEMLIMIT``) or percent (``MaxRAMPercentage``); None when it
+    comes from ``valueFrom`` (unknown to the repository). ``source`` says where
+    (``env JAVA_TOOL_OPTIONS``, ``args``), ``text`` the setting as written (``-Xmx768m``)."""
+
+    kind: RuntimeMemoryKind
+    source: str
+    text: str
+    value: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredLimitRange:
+    """What the ``LimitRange`` objects of a workload's namespace bound (``v1``, ``type:
+    Container`` and ``type: Pod``), merged: the largest ``min``, the smallest ``max`` and
+    ``maxLimitRequestRatio``; ``name`` names them with their files (``limits (ns/lr.yaml:3)``).
+    Cores and bytes; ``max_ratio`` per resource."""
+
+    name: str
+    min: ResourceValues = ResourceValues()
+    max: ResourceValues = ResourceValues()
+    max_ratio: Mapping[Resource, float] = field(default_factory=dict)
+    default_limit: ResourceValues = ResourceValues()
+    default_request: ResourceValues = ResourceValues()
+    pod_max: ResourceValues = ResourceValues()
+    """``type: Pod`` ``max``: the sum over a pod's containers."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredQuota:
+    """A ``ResourceQuota`` of a workload's namespace: ``hard`` by the request or limit field it
+    bounds the namespace's sum of (its ``requests.cpu`` ... keys; ``cpu`` and ``memory`` are
+    read as requests) in cores and bytes."""
+
+    name: str
+    where: str
+    """``file:line`` of the object."""
+    hard: Mapping[FieldId, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredPDB:
+    """A ``PodDisruptionBudget`` selecting a workload's pods (its ``matchLabels`` all in the pod
+    template's labels, same namespace): ``min_available`` / ``max_unavailable`` as written (a
+    count or a percentage such as ``"50%"``)."""
+
+    name: str
+    where: str
+    min_available: int | str | None = None
+    max_unavailable: int | str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceBounds:
+    """What a workload's namespace and pods already declare that bounds its proposals
+    (``bot.manifests.namespace_bounds``): its LimitRange (None: none), its quotas and the PDBs
+    that select its pods."""
+
+    limit_range: DeclaredLimitRange | None = None
+    quotas: tuple[DeclaredQuota, ...] = ()
+    pdbs: tuple[DeclaredPDB, ...] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class DeclaredContainer:
     """A container as the repository declares it.
@@ -263,6 +337,10 @@ class DeclaredContainer:
     init: bool = False
     sidecar: bool = False
     init_sized: bool = False
+    runtime: tuple[RuntimeMemory, ...] = ()
+    """Runtime memory settings its env and args declare (heap, ``GOMEMLIMIT``)."""
+    extended: Mapping[str, float] = field(default_factory=dict)
+    """Extended resources it requests (``nvidia.com/gpu`` -> 1); never proposed."""
 
     @property
     def mark(self) -> str:
@@ -417,6 +495,8 @@ class DeclaredWorkload:
     locations: Mapping[str, Location] = field(default_factory=dict)
     managed_by_tortoise: bool = False
     """A live Tortoise object (mode not Off) in the repository manages this workload."""
+    bounds: NamespaceBounds = NamespaceBounds()
+    """What its namespace's LimitRange, ResourceQuotas and PDBs declare."""
 
     def container(self, name: str) -> DeclaredContainer | None:
         return next((c for c in self.containers if c.name == name), None)
@@ -737,6 +817,9 @@ class ReplayComparison:
     gate: str = "on"
     findings: tuple[GateFinding, ...] = ()
     held: tuple[tuple[FieldId, str | None, Number | None, Number | None], ...] = ()
+    extended: Mapping[str, float] = field(default_factory=dict)
+    """Extended resources per pod (``nvidia.com/gpu`` -> 1): priced per replica, never
+    proposed."""
 
 
 @dataclass(frozen=True, slots=True)

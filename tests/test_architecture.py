@@ -549,3 +549,24 @@ def test_the_preview_forge_reaches_no_network():
     bad = [n for n in names if n.split(".")[0] in network]
     bad += [n for n in names if n.startswith("bot.forge.github") or n == "bot.forge.checkout"]
     assert not bad, bad
+
+
+BOUND_READERS = {BOT / "recommend" / "namespace.py", BOT / "recommend" / "inputs.py"}
+"""Where the engine reads a container's ceilings (the node's allocatable, the namespace's
+LimitRange and Pod room): the one clamp of ``bot.recommend.namespace``, and ``inputs`` that
+fills them; the folding, the gate and the budget ask it, so no second clamp can drift."""
+
+
+def test_request_ceilings_are_read_in_one_place():
+    bad = []
+    for path in _modules("recommend"):
+        if path in BOUND_READERS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in (
+                "max_allocatable",
+                "limit_range",
+                "pod_room",
+            ):
+                bad.append(f"{path.relative_to(BOT.parent)}:{node.lineno}: .{node.attr}")
+    assert not bad, "\n".join(bad)

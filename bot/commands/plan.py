@@ -54,7 +54,13 @@ from bot.outcome_view import (
     short_names,
     value_rows,
 )
-from bot.pipeline.plan import RepositoryOutcome, history_requests, repository_outcome
+from bot.pipeline.namespace_findings import NOTE_CODES
+from bot.pipeline.plan import (
+    RepositoryOutcome,
+    WorkloadOutcome,
+    history_requests,
+    repository_outcome,
+)
 from bot.redaction import visible
 
 
@@ -220,6 +226,8 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
             print_table(console, columns, replayed[1:])
         for note in replay_notes(outcome, plan.prices):
             print_wrapped(console, note)
+        for note in namespace_notes(outcome):
+            print_wrapped(console, note, indent="  ")
     for error in error_lines(plan.inventory.errors):
         print_wrapped(console, f"error: {visible(error)}", indent="  ", style="red")
     for w in plan.inventory.warnings:
@@ -237,3 +245,14 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
         print_wrapped(console, nothing_found(plan), indent="  ")
     else:
         console.print("\nno changes to propose")
+
+
+def namespace_notes(outcome: WorkloadOutcome) -> list[str]:
+    """What the namespace and the runtime declare of the workload (quota, PDB, LimitRange
+    defaults, heap settings), each ``note: [container: ]message``."""
+    rec = outcome.recommendation
+    return [
+        f"note: {n.container + ': ' if n.container else ''}{n.message}"
+        for n in (rec.notes if rec is not None else ())
+        if n.code in NOTE_CODES
+    ]

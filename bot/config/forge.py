@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Literal
 from zoneinfo import ZoneInfo
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from bot.config.base import ConfigModel, TimeZoneName
 from bot.model import MIB
@@ -25,6 +25,24 @@ class CostConfig(ConfigModel):
         0.0, ge=0, description="Price of one requested GiB for a month."
     )
     currency: str = Field("$", max_length=8, description="Currency symbol printed before amounts.")
+    extended_resources: dict[str, float] = Field(
+        default_factory=dict,
+        description="Price of one unit of an extended resource for a month, by resource name "
+        '(e.g. {"nvidia.com/gpu": 1500}): a workload requesting it has units per pod × replicas '
+        "× price in its monthly cost, and a raised minReplicas names its cost. The bot never "
+        "proposes extended-resource quantities.",
+    )
+
+    @field_validator("extended_resources")
+    @classmethod
+    def _extended_names(cls, value: dict[str, float]) -> dict[str, float]:
+        """Names are ``<domain>/<name>`` and prices not negative."""
+        for name, price in value.items():
+            if "/" not in name or name.startswith("/") or name.endswith("/"):
+                raise ValueError(f"{name!r} is not an extended resource name (<domain>/<name>)")
+            if price < 0:
+                raise ValueError(f"{name}: a price is not negative")
+        return value
 
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]

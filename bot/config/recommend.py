@@ -359,6 +359,21 @@ class LimitsSettings(ConfigModel):
         "request with it); 0: no margin (upstream). 0.1 is two buckets of the VPA memory "
         "histogram (5 % each, the resolution a peak is known to) and half of peak_margin.",
     )
+    jvm_non_heap_bytes: int = Field(
+        256 * 1024**2,
+        ge=0,
+        description="A memory limit is never proposed below a container's explicit JVM heap "
+        "(-Xmx, -Xms in JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, JAVA_OPTS, command or args) plus "
+        "this: the JVM's non-heap memory (metaspace, thread stacks, code cache, direct "
+        "buffers, GC structures) (bot rule runtime.heap).",
+    )
+    gomemlimit_headroom: float = Field(
+        0.1,
+        ge=0,
+        description="A memory limit is never proposed below GOMEMLIMIT × (1 + this): what the "
+        "Go runtime does not count against GOMEMLIMIT (cgo, the binary's own pages) and the "
+        "time its GC takes to react (bot rule runtime.heap).",
+    )
 
 
 class WeightInterval(ConfigModel):

@@ -21,7 +21,9 @@ from bot.report.proposal import DashboardStatus, Proposal
 def prices_of(config: PullRequestConfig) -> Prices:
     """The prices of the repository's cost settings (per core-month and GiB-month)."""
     cost = config.cost
-    return Prices(cost.cpu_core_month, cost.memory_gib_month, cost.currency)
+    return Prices(
+        cost.cpu_core_month, cost.memory_gib_month, cost.currency, dict(cost.extended_resources)
+    )
 
 
 @dataclass(frozen=True, slots=True)

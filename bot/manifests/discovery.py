@@ -45,6 +45,7 @@ from bot.manifests.kustomize import (
     error_line,
     kustomization_in,
 )
+from bot.manifests.namespace_bounds import attach_bounds
 from bot.manifests.rendercache import render_cache, render_cached
 from bot.manifests.renders import Closure, Renders, find_renders
 from bot.manifests.rollouts import add_workloads
@@ -568,6 +569,7 @@ def _discover_index(
     for env in envs:
         builder.link(env)
         keda.link(builder, env, scaled)
+    errors.extend(attach_bounds(builder.entries, envs))  # LimitRange, quota, PDB, runtime
     file_users: dict[str, set[str]] = {}
     for name, paths in discoverer.broken.items():
         for path in paths:

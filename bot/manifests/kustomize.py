@@ -86,6 +86,9 @@ RENDERED_KINDS = frozenset(
         "Tortoise",
         "HelmRelease",
         "Application",
+        "LimitRange",
+        "ResourceQuota",
+        "PodDisruptionBudget",
     }
 )
 """Kinds read from ``kubectl kustomize`` output; other documents are not parsed at all."""

@@ -35,6 +35,7 @@ from bot.model import (
     WorkloadRef,
 )
 from bot.pipeline.failures import Budget, failure_message
+from bot.pipeline.namespace_findings import with_namespace_findings
 from bot.pipeline.timings import PlanTimings
 from bot.recommend.changes import field_changes
 from bot.recommend.engine import recommend
@@ -449,7 +450,10 @@ def repository_outcome(
         if budget is not None:
             budget.check("reading its history", cause=exc)
         raise
-    outcomes = [decided[i] for i in range(len(inventory.workloads))]
+    outcomes = with_namespace_findings(
+        [decided[i] for i in range(len(inventory.workloads))],
+        cost_prices(repository.pull_requests.cost),
+    )
     timings.recommended()
     if budget is not None:
         budget.check("editing")
@@ -482,4 +486,6 @@ def repository_outcome(
 
 def cost_prices(cost: CostConfig) -> Prices:
     """The prices of the cost figures (``bot.report``) from the effective ``pull_requests.cost``."""
-    return Prices(cost.cpu_core_month, cost.memory_gib_month, cost.currency)
+    return Prices(
+        cost.cpu_core_month, cost.memory_gib_month, cost.currency, dict(cost.extended_resources)
+    )

@@ -42,7 +42,7 @@ from bot.model import (
     ResourceRecommendation,
     Status,
 )
-from bot.recommend import keda
+from bot.recommend import keda, namespace
 from bot.recommend.backtest import run_backtest
 from bot.recommend.changes import field_changes
 from bot.recommend.estimate import (
@@ -198,6 +198,7 @@ def _recommend(
     if inp.kubernetes_note:
         notes += (Note("kubernetes-version", inp.kubernetes_note),)
     notes += keda.notes(inp.scaler)
+    notes += namespace.notes(inp, containers)  # LimitRange defaults, runtime memory
     draft = Recommendation(
         inp.ref,
         "no-change",
@@ -284,7 +285,7 @@ def _limit(
 ) -> Explained:
     """The limit that goes with ``request``, with the estimate's peak, OOM bump and leak: the
     same rules for a proposed request and for one the gate held back."""
-    return limit(
+    proposed = limit(
         container,
         resource,
         request,
@@ -293,6 +294,7 @@ def _limit(
         oom_bump=est.oom_floor,
         leak=est.leak,
     )
+    return namespace.bound_limit(container, resource, request, proposed, settings)
 
 
 def _limits_of(

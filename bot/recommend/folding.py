@@ -25,7 +25,7 @@ from bot.model import (
     Number,
     Resource,
 )
-from bot.recommend import hvpa, memory, noise, units
+from bot.recommend import hvpa, memory, namespace, noise, units
 from bot.recommend.estimate import (
     ResourceEstimate,
 )
@@ -260,6 +260,7 @@ def _add_missing(
     )
     floor, ceiling = bounds.floor_and_ceiling(0)
     value = from_milli(min(max(milli(est.vpa.target, resource), floor), ceiling), resource)
+    value = namespace.clamp_request(value, container, resource)  # what admission accepts
     return Explained(
         None,
         value,
@@ -295,7 +296,8 @@ def noise_control(
         return raw
     rule, reason = raw.rule, raw.reason
     inputs = dict(raw.inputs)
-    allocatable = container.max_allocatable.get(resource)
+    bound = namespace.request_cap(container, resource)  # node, LimitRange
+    allocatable = bound.value if bound is not None else None
     caps = [float(c) for c in (container.max_allocated.get(resource), allocatable) if c]
     cap = min(caps) if caps else None
     forced = False
@@ -329,14 +331,19 @@ def noise_control(
         elif proposed > current:
             forced = True
     wanted = max(wanted, float(proposed))
-    if allocatable and proposed >= allocatable and wanted > allocatable:
-        proposed, rule = allocatable, Rule.NODE_MAX_ALLOCATABLE
+    if bound is not None and proposed >= bound.value and wanted > bound.value:
+        proposed, rule = bound.value, bound.rule
         forced = forced or proposed < current
         reason = (
-            f"{reason}; wants {units.amount(wanted, resource)}, clamped to the largest node's "
-            f"allocatable {units.amount(allocatable, resource)}"
+            f"{reason}; wants {units.amount(wanted, resource)}, clamped to {bound.what} "
+            f"{units.amount(bound.value, resource)}"
         )
-        inputs |= {"unclamped": wanted, "max_allocatable": allocatable}
+        inputs |= {"unclamped": wanted, bound.key: bound.value}
+    low = namespace.request_floor(container, resource)
+    if low is not None and proposed < low.value and (bound is None or low.value <= bound.value):
+        proposed, rule = low.value, low.rule
+        reason = f"{reason}; raised to {low.what} {units.amount(low.value, resource)}"
+        inputs |= {low.key: low.value}
     if at_risk is not None and proposed > current and not forced and rule not in memory.LEAK_RULES:
         forced = True
         reason = f"{reason}; {at_risk}"

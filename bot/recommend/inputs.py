@@ -21,12 +21,14 @@ from dataclasses import dataclass, field
 from bot.model import (
     ContainerSettings,
     DeclaredHPA,
+    DeclaredLimitRange,
     DeclaredWorkload,
     EmergencyPhase,
     KubernetesVersion,
     Policy,
     Resource,
     ResourceValues,
+    RuntimeMemory,
     WorkloadHistory,
     WorkloadRef,
 )
@@ -49,6 +51,13 @@ class ContainerInput:
     max_allocatable: ResourceValues = field(default_factory=ResourceValues)
     """The largest node's allocatable CPU and memory of the workload's environment: no request
     is proposed above it (``node.max_allocatable``; unset: no bound)."""
+    limit_range: DeclaredLimitRange | None = None
+    """The namespace's LimitRange (``bot.recommend.namespace``; None: none)."""
+    pod_room: ResourceValues = field(default_factory=ResourceValues)
+    """A LimitRange ``type: Pod`` max less the other containers' limits: the most this
+    container's limit (and so its request) may be (unset: no bound)."""
+    runtime: tuple[RuntimeMemory, ...] = ()
+    """Its runtime memory settings (heap, ``GOMEMLIMIT``): the memory limit keeps room."""
 
     def policy(self, resource: Resource) -> Policy:
         return self.cpu_policy if resource == "cpu" else self.memory_policy
@@ -149,6 +158,9 @@ def build_input(
                 min_allocated=resolved.min_allocated or ResourceValues(),
                 max_allocated=resolved.max_allocated or ResourceValues(),
                 max_allocatable=resolved.max_allocatable or ResourceValues(),
+                limit_range=workload.bounds.limit_range,
+                pod_room=pod_room(workload, declared.name),
+                runtime=declared.runtime,
             )
         )
     return WorkloadInput(
@@ -165,3 +177,32 @@ def build_input(
         kubernetes_note=kubernetes.version_note(workload.hpa, kubernetes_version),
         scaler=workload.hpa,
     )
+
+
+def pod_room(workload: DeclaredWorkload, name: str) -> ResourceValues:
+    """Per resource, the LimitRange ``type: Pod`` max less the limits of the pod's other
+    containers (their current limit, else the LimitRange's default limit, else their request;
+    init containers run before the others and are not counted): the most container ``name``'s
+    limit may be. Unset where the LimitRange sets no Pod max."""
+    limits = workload.bounds.limit_range
+    if limits is None:
+        return ResourceValues()
+    room: dict[Resource, float | None] = {}
+    for resource in ("cpu", "memory"):
+        pod_max = limits.pod_max.get(resource)
+        if pod_max is None:
+            room[resource] = None
+            continue
+        others = 0.0
+        for c in workload.containers:
+            if c.name == name or c.init:
+                continue
+            others += float(
+                c.limits.get(resource)
+                or limits.default_limit.get(resource)
+                or c.requests.get(resource)
+                or 0.0
+            )
+        room[resource] = max(float(pod_max) - others, 0.0)
+    memory = room["memory"]
+    return ResourceValues(room["cpu"], int(memory) if memory is not None else None)

@@ -58,6 +58,13 @@ class Rule(StrEnum):
     TORTOISE_EMERGENCY_FROZEN = "tortoise.emergency.frozen"
     # Node capacity
     NODE_MAX_ALLOCATABLE = "node.max_allocatable"
+    # The namespace's LimitRange and the container's runtime (``bot.recommend.namespace``)
+    LIMITRANGE_DEFAULT_LIMIT = "limitrange.default_limit"
+    LIMITRANGE_MAX = "limitrange.max"
+    LIMITRANGE_MAX_RATIO = "limitrange.max_ratio"
+    LIMITRANGE_MIN = "limitrange.min"
+    LIMITRANGE_POD_MAX = "limitrange.pod_max"
+    RUNTIME_HEAP = "runtime.heap"
     # Noise control
     NOISE_MEMORY_PEAK_FLOOR = "noise.memory_peak_floor"
     NOISE_MIN_CHANGE = "noise.min_change"

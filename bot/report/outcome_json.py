@@ -9,7 +9,7 @@ to manifest quantities. ``replay`` holds the current and proposed values replaye
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -102,7 +102,9 @@ def hpa_json(hpa: HpaRecommendation | None) -> dict[str, Any] | None:
     }
 
 
-def figures_json(figures: ReplayFigures, prices: Prices) -> dict[str, Any]:
+def figures_json(
+    figures: ReplayFigures, prices: Prices, extended: Mapping[str, float] | None = None
+) -> dict[str, Any]:
     """One side of a replay: replicas, per-container CPU and memory, requested core-hours and
     GiB-hours with replicas, and their monthly cost (None without prices)."""
     r = figures.replicas
@@ -110,7 +112,7 @@ def figures_json(figures: ReplayFigures, prices: Prices) -> dict[str, Any]:
         "window_s": figures.window_s,
         "core_hours": figures.core_hours,
         "gib_hours": figures.gib_hours,
-        "monthly_cost": replay_view.monthly_cost(figures, prices),
+        "monthly_cost": replay_view.monthly_cost(figures, prices, extended),
         "replicas": {
             "mean": r.mean,
             "p95": r.p95,
@@ -159,11 +161,13 @@ def replay_json(rec: Recommendation, prices: Prices) -> dict[str, Any] | None:
             "core_month": prices.core_month,
             "gib_month": prices.gib_month,
             "currency": prices.currency,
+            **({"extended": dict(prices.extended)} if prices.extended else {}),
         }
         if replay_view.priced(prices)
         else None,
-        "current": figures_json(replay.current, prices),
-        "proposed": figures_json(replay.proposed, prices),
+        "current": figures_json(replay.current, prices, replay.extended),
+        "proposed": figures_json(replay.proposed, prices, replay.extended),
+        "extended_resources": dict(replay.extended),
         "findings": replay_view.findings_json(replay.findings),
         "held": [
             {
@@ -183,13 +187,14 @@ def backtest_json(rec: Recommendation, prices: Prices) -> dict[str, Any] | None:
     bt = rec.backtest
     if bt is None:
         return None
+    units = rec.replay.extended if rec.replay is not None else None
     return {
         "trained_until": datetime.fromtimestamp(bt.trained_until_s, UTC).isoformat(),
         "status": bt.status,
         "unavailable": bt.unavailable,
         "expected_over_request": dict(bt.expected),
-        "current": figures_json(bt.current, prices) if bt.current is not None else None,
-        "proposed": figures_json(bt.proposed, prices) if bt.proposed is not None else None,
+        "current": figures_json(bt.current, prices, units) if bt.current is not None else None,
+        "proposed": figures_json(bt.proposed, prices, units) if bt.proposed is not None else None,
     }
 
 

@@ -46,6 +46,8 @@ class Prices:
     core_month: float = 0.0
     gib_month: float = 0.0
     currency: str = "$"
+    extended: Mapping[str, float] = field(default_factory=dict)
+    """Per extended resource name (``nvidia.com/gpu``), the price of one unit for a month."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ so rather than estimate one per pod.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bot.model import (
@@ -132,8 +132,8 @@ class CostTotals:
 
 
 def priced(prices: Prices) -> bool:
-    """Whether ``prices`` give a cost (either price set)."""
-    return bool(prices.core_month or prices.gib_month)
+    """Whether ``prices`` give a cost (a CPU, memory or extended-resource price set)."""
+    return bool(prices.core_month or prices.gib_month or any(prices.extended.values()))
 
 
 def window_hours(figures: ReplayFigures) -> float:
@@ -149,13 +149,24 @@ def window_days(window_s: float) -> str:
     return f"{days:.1f} days"
 
 
-def monthly_cost(figures: ReplayFigures, prices: Prices) -> float | None:
-    """``(core_hours × core_month + gib_hours × gib_month) / window_h``: what the mean requests
-    with replicas cost for a month; None without prices or window."""
+def monthly_cost(
+    figures: ReplayFigures, prices: Prices, extended: Mapping[str, float] | None = None
+) -> float | None:
+    """``(core_hours × core_month + gib_hours × gib_month) / window_h`` + the ``extended``
+    resources per pod × mean replicas × their price per unit-month (``extended_cost``): what
+    the mean requests with replicas cost for a month; None without prices or window."""
     hours = window_hours(figures)
     if not priced(prices) or hours <= 0:
         return None
-    return (figures.core_hours * prices.core_month + figures.gib_hours * prices.gib_month) / hours
+    base = (figures.core_hours * prices.core_month + figures.gib_hours * prices.gib_month) / hours
+    return base + extended_cost(figures, prices, extended or {})
+
+
+def extended_cost(figures: ReplayFigures, prices: Prices, extended: Mapping[str, float]) -> float:
+    """Σ units per pod × price per unit-month × the replay's mean replicas, over the priced
+    extended resources (``nvidia.com/gpu``); 0 without one."""
+    per_pod = sum(units * prices.extended.get(name, 0.0) for name, units in extended.items())
+    return per_pod * figures.replicas.mean if per_pod else 0.0
 
 
 def mean_cores(figures: ReplayFigures) -> float:
@@ -231,7 +242,7 @@ def rows(replay: ReplayComparison, prices: Prices, *, kind: str = "") -> list[Ro
     short = (cur.replicas.shortfall_minutes, new.replicas.shortfall_minutes)
     if short != (None, None):
         out.append(Row("capacity shortfall", *(numbers.minutes(v or 0.0) for v in short)))
-    costs = (monthly_cost(cur, prices), monthly_cost(new, prices))
+    costs = (monthly_cost(cur, prices, replay.extended), monthly_cost(new, prices, replay.extended))
     if costs[0] is not None and costs[1] is not None:
         out.append(
             Row(
@@ -296,6 +307,10 @@ def cost_formula(replay: ReplayComparison, prices: Prices, *, brief: bool = Fals
         f"Monthly cost = requested cores with replicas × {numbers.unsigned_money(prices.core_month, c)} per "
         f"core-month + requested GiB with replicas × {numbers.unsigned_money(prices.gib_month, c)} per GiB-month"
     )
+    priced_units = {n: u for n, u in replay.extended.items() if prices.extended.get(n)}
+    for name, units in priced_units.items():
+        price = numbers.unsigned_money(prices.extended[name], c)
+        head += f" + {units:g} {name} per pod × replicas × {price} per unit-month"
     if brief:
         return head + "."
     hours = window_hours(cur)
@@ -309,7 +324,8 @@ def cost_formula(replay: ReplayComparison, prices: Prices, *, brief: bool = Fals
 def cost_line(replay: ReplayComparison, prices: Prices) -> str:
     """``monthly cost with replicas $126.06 → $184.10 (+$58.04)``; without prices, the mean
     requests with replicas (``CPU 4.757 cores → 7.013 cores, memory …``)."""
-    before, after = monthly_cost(replay.current, prices), monthly_cost(replay.proposed, prices)
+    before = monthly_cost(replay.current, prices, replay.extended)
+    after = monthly_cost(replay.proposed, prices, replay.extended)
     if before is not None and after is not None:
         c = prices.currency
         return (
@@ -325,7 +341,8 @@ def cost_line(replay: ReplayComparison, prices: Prices) -> str:
 
 def cost_change(replay: ReplayComparison, prices: Prices) -> str | None:
     """``+$12.30/month``: the proposal's monthly cost change; None without prices."""
-    before, after = monthly_cost(replay.current, prices), monthly_cost(replay.proposed, prices)
+    before = monthly_cost(replay.current, prices, replay.extended)
+    after = monthly_cost(replay.proposed, prices, replay.extended)
     if before is None or after is None:
         return None
     return f"{numbers.money(after - before, prices.currency)}/month"
@@ -499,7 +516,7 @@ def cost_totals(recs: Sequence[Recommendation], prices: Prices) -> CostTotals:
             continue
         replayed += 1
         for i, figures in enumerate((rec.replay.current, rec.replay.proposed)):
-            cost[i] += monthly_cost(figures, prices) or 0.0
+            cost[i] += monthly_cost(figures, prices, rec.replay.extended) or 0.0
             cores[i] += mean_cores(figures)
             gibs[i] += mean_gib(figures)
     return CostTotals(

@@ -41,7 +41,7 @@ from bot.model import (
     Recommendation,
     ReplayComparison,
 )
-from bot.recommend import noise, units
+from bot.recommend import namespace, noise, units
 from bot.recommend.inputs import ContainerInput, WorkloadInput
 from bot.recommend.quantiles import weighted_upper_quantile
 from bot.recommend.replay.compare import proposed_values
@@ -67,7 +67,7 @@ def usage_factor(series: ReplaySeries, container: str, request: float, share: fl
 def _ceiling(container: ContainerInput, settings: RecommendSettings) -> float:
     return min(
         float(container.max_allocated.get("cpu") or math.inf),
-        float(container.max_allocatable.get("cpu") or math.inf),
+        _cap.value if (_cap := namespace.request_cap(container, "cpu")) is not None else math.inf,
         settings.admin.maximum_cpu_request_cores,
     )
 

@@ -42,8 +42,8 @@ from bot.model import (
     ReplayFigures,
     Resource,
 )
-from bot.recommend import units
-from bot.recommend.inputs import WorkloadInput
+from bot.recommend import namespace, units
+from bot.recommend.inputs import ContainerInput, WorkloadInput
 from bot.recommend.noise import passes_min_change
 from bot.recommend.replay.compare import current_values, findings, proposed_values
 from bot.recommend.replay.figures import (
@@ -107,6 +107,12 @@ def _at(knob: Knob, share: float, settings: RecommendSettings) -> Number:
     return int(value)
 
 
+def _cap(container: ContainerInput, resource: Resource) -> float:
+    """The node's and the LimitRange's ceiling on a request (``namespace.request_cap``)."""
+    bound = namespace.request_cap(container, resource)
+    return bound.value if bound is not None else math.inf
+
+
 class _Draft:
     """The proposal being backed off: knobs and their values now."""
 
@@ -115,8 +121,13 @@ class _Draft:
         ceilings = {
             (c.name, resource): min(
                 float(c.max_allocated.get(resource) or math.inf),
-                float(c.max_allocatable.get(resource) or math.inf),
+                _cap(c, resource),
             )
+            for c in inp.containers
+            for resource in ("cpu", "memory")
+        }
+        limit_ceilings = {
+            (c.name, resource): namespace.limit_ceiling(c, resource)
             for c in inp.containers
             for resource in ("cpu", "memory")
         }
@@ -138,7 +149,9 @@ class _Draft:
                                 resource,
                                 x.current,
                                 x.proposed,
-                                ceiling if field_id.is_request else math.inf,
+                                ceiling
+                                if field_id.is_request
+                                else limit_ceilings.get((cr.name, resource), math.inf),
                             )
                         )
         if rec.hpa is not None:
