@@ -60,7 +60,7 @@ from bot.recommend.replay.gate import LimitOf, ReplayContext, gate
 from bot.recommend.replay.replica_bounds import replayed_bounds, replays_bounds
 from bot.recommend.replay.risk import at_risk
 from bot.recommend.replay.targets import replayed_targets
-from bot.recommend.runs import sized_on_runs, too_few_runs
+from bot.recommend.runs import run_reasons, sized_on_runs, too_few_runs
 from bot.recommend.spread import pod_spread
 from bot.recommend.tortoise.hpa import recommend_hpa
 from bot.recommend.tortoise.hpa_targets import NOT_EXPRESSIBLE
@@ -184,6 +184,7 @@ def recommend(inp: WorkloadInput, settings: RecommendSettings, *, now_s: float) 
                 est.vpa,
             )
         containers.append(ContainerRecommendation(container.name, per["cpu"], per["memory"]))
+    containers = run_reasons(inp, containers, settings)  # "VPA target" is the runs' peak
 
     notes = tuple(inp.history.quality) + ((hpa_part.note,) if hpa_part.note else ())
     notes += pod_spread(inp, window)  # a DaemonSet's pods: one request, the busiest governs

@@ -14,6 +14,7 @@ a run needs is its busy part, so the request is sized on the runs' peaks:
 - fewer than ``jobs.min_runs`` runs in the window (default 3): gathering-data,
   "N runs in the window; needs ≥ 3".
 
+Reasons that name the "VPA target" name the runs' peak percentile instead (``run_reasons``).
 A ``job-runs`` note states what the sizes rest on, with the numbers:
 "CronJob nightly-report: sized on 12 runs (p95 of runs' peaks: report cpu 612.1m, memory 1Gi)"
 (``units.amount``: millicores to 0.1, MiB or GiB to 0.1). The VPA's own estimate is not diluted
@@ -30,7 +31,16 @@ from typing import Final
 import numpy as np
 
 from bot.config.recommend import RecommendSettings
-from bot.model import RESOURCES, FloatArray, IntArray, Note, Resource
+from bot.model import (
+    RESOURCES,
+    ContainerRecommendation,
+    Explained,
+    FloatArray,
+    IntArray,
+    Note,
+    Resource,
+    ResourceRecommendation,
+)
 from bot.recommend.estimate import ContainerEstimate, ResourceEstimate
 from bot.recommend.inputs import WorkloadInput
 from bot.recommend.units import amount
@@ -124,3 +134,23 @@ def sized_on_runs(
         f"(p{q:g} of runs' peaks: {'; '.join(parts)})"
     )
     return out, (Note("job-runs", message),)
+
+
+def run_reasons(
+    inp: WorkloadInput, containers: list[ContainerRecommendation], settings: RecommendSettings
+) -> list[ContainerRecommendation]:
+    """A CronJob's or Job's containers with "VPA target" in each reason read as what it is, the
+    runs' peak percentile ("runs' p95 peak 817m"); other kinds' unchanged."""
+    if inp.ref.kind not in RUN_KINDS:
+        return containers
+    said = f"runs' p{settings.jobs.peak_percentile:g} peak"
+
+    def explained(x: Explained) -> Explained:
+        return dataclasses.replace(x, reason=x.reason.replace("VPA target", said))
+
+    def resource(r: ResourceRecommendation) -> ResourceRecommendation:
+        return dataclasses.replace(r, request=explained(r.request), limit=explained(r.limit))
+
+    return [
+        dataclasses.replace(c, cpu=resource(c.cpu), memory=resource(c.memory)) for c in containers
+    ]
