@@ -61,3 +61,27 @@ def test_plan_sizes_a_cronjob_and_a_job_on_their_runs(cli, shop, history):
     assert "predicted OOM kills in the runs" in table
     assert "replicas" not in table and "mean with replicas" not in table
     assert "vertical.ideal: runs' p95 peak" in table and "VPA target" not in table
+
+
+def test_too_few_runs_is_gathering_data_with_the_count(cli, shop, history):
+    config = shop / ".tortoise-bot.yaml"
+    text = config.read_text()
+    assert text.count("workloads:\n") == 1
+    override = "  - match: Job/shop/reindex\n    recommend: {jobs: {min_runs: 100}}\n"
+    config.write_text(text.replace("workloads:\n", "workloads:\n" + override))
+    by_name = {
+        w["name"]: w for w in json.loads(_plan(cli, shop, history, "--format", "json"))["workloads"]
+    }
+    reindex = by_name["reindex"]
+    assert reindex["status"] == "gathering-data"
+    assert reindex["reasons"] == ["84 runs in the window; needs ≥ 100"]
+    assert by_name["nightly-report"]["status"] == "changes"  # the default, 3, for the others
+
+
+def test_set_refuses_replicas_of_a_cronjob(cli, shop):
+    refused = cli("set", "--repo", str(shop), "cj/shop/nightly-report", "replicas=2")
+    assert refused.returncode != 0
+    assert "a CronJob runs pods to completion and has no replicas" in refused.stderr
+    done = cli("set", "--repo", str(shop), "cronjob/shop/nightly-report", "report.requests.cpu=2")
+    assert done.returncode == 0, done.stderr
+    assert '+                  cpu: "2" # the aggregation is single-threaded' in done.stdout
