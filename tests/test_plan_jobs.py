@@ -85,3 +85,15 @@ def test_set_refuses_replicas_of_a_cronjob(cli, shop):
     done = cli("set", "--repo", str(shop), "cronjob/shop/nightly-report", "report.requests.cpu=2")
     assert done.returncode == 0, done.stderr
     assert '+                  cpu: "2" # the aggregation is single-threaded' in done.stdout
+
+
+def test_explain_says_what_a_cronjob_is_sized_on(cli, shop, history):
+    result = cli(
+        "explain", "--repo", str(shop), "--snapshot", str(history), "--now", NOW,
+        "CronJob/shop/nightly-report",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "CronJob nightly-report: sized on 84 runs (p95 of runs' peaks: report cpu" in (
+        result.stdout.replace("\n", " ")
+    )
+    assert "runs' p95 peak" in result.stdout
