@@ -38,8 +38,11 @@ Policy: TypeAlias = Literal["horizontal", "vertical", "off"]
 Status: TypeAlias = Literal["changes", "no-change", "gathering-data", "skipped", "error"]
 """The outcome for one workload."""
 
-WorkloadKind: TypeAlias = Literal["Deployment", "StatefulSet", "DaemonSet", "Rollout"]
-"""Kinds the bot right-sizes; ``Rollout`` is Argo Rollouts' (``argoproj.io/v1alpha1``)."""
+WorkloadKind: TypeAlias = Literal[
+    "Deployment", "StatefulSet", "DaemonSet", "Rollout", "CronJob", "Job"
+]
+"""Kinds the bot right-sizes; ``Rollout`` is Argo Rollouts' (``argoproj.io/v1alpha1``),
+``CronJob`` and ``Job`` are ``batch/v1``'s."""
 
 FloatArray: TypeAlias = npt.NDArray[np.float64]
 IntArray: TypeAlias = npt.NDArray[np.int32]

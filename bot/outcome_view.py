@@ -356,11 +356,13 @@ def replay_rows(outcome: WorkloadOutcome, prices: Prices) -> list[tuple[str, str
 
 def replay_notes(outcome: WorkloadOutcome, prices: Prices) -> list[str]:
     """What goes under a workload's replay table: the cost formula (or that no prices are
-    set) and what the gate did; for a workload with changes but no replay, that."""
+    set) and what the gate did; for a workload with changes but no replay, that. A CronJob's or
+    Job's first says what its sizes rest on (its ``job-runs`` note)."""
     rec = outcome.recommendation
     if outcome.status != "changes" or rec is None:
         return []
-    tested = (
+    runs = [n.message for n in rec.notes if n.code == "job-runs"]
+    tested = runs + (
         [backtest.brief(rec) or backtest.heading(rec.backtest)] if rec.backtest is not None else []
     )
     if rec.replay is None:

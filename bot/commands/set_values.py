@@ -26,6 +26,7 @@ from pathlib import Path
 from bot.config.repo import load_repo_config
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from bot.manifests import apply_changes, discover
+from bot.manifests.kinds import UNREPLICATED_KINDS, unscaled_reason
 from bot.manifests.quantities import QuantityError, bytes_from_quantity, cores_from_quantity
 from bot.model import DeclaredWorkload, FieldChange, FieldId, Inventory, Number, Resource
 
@@ -38,6 +39,9 @@ KINDS = {
     "ds": "DaemonSet",
     "rollout": "Rollout",
     "ro": "Rollout",
+    "cronjob": "CronJob",
+    "cj": "CronJob",
+    "job": "Job",
 }
 """Accepted spellings of a workload kind."""
 
@@ -146,9 +150,9 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_FAILED
-        if field == FieldId.REPLICAS and target.ref.kind == "DaemonSet":
+        if field == FieldId.REPLICAS and target.ref.kind in UNREPLICATED_KINDS:
             print(
-                f"tortoise-bot: {target.ref}: a DaemonSet runs one pod per node and has no "
+                f"tortoise-bot: {target.ref}: {unscaled_reason(target.ref.kind)} and has no "
                 "replicas",
                 file=sys.stderr,
             )

@@ -185,7 +185,7 @@ class HelmWorkloadMapping(ConfigModel):
     kind: WorkloadKind = Field(
         "Deployment",
         description="Workload kind: ``Deployment``, ``StatefulSet``, ``Rollout`` (Argo Rollouts) "
-        "or ``DaemonSet`` (no replicas, no HPA).",
+        "``DaemonSet``, ``CronJob`` or ``Job`` (the last three: no replicas, no HPA).",
     )
     name: str = Field(description="Workload name as rendered (e.g. the release's full name).")
     container: str | None = Field(None, description="Container name; defaults to ``name``.")
@@ -216,11 +216,12 @@ class HelmWorkloadMapping(ConfigModel):
 
     @model_validator(mode="after")
     def _daemonset_vertical(self) -> HelmWorkloadMapping:
-        if self.kind == "DaemonSet":
+        if self.kind in ("DaemonSet", "CronJob", "Job"):
             named = [k for k, v in self._replica_paths().items() if v]
             if named:
+                runs = "one pod per node" if self.kind == "DaemonSet" else "pods to completion"
                 raise ValueError(
-                    f"workload {self.name!r}: a DaemonSet runs one pod per node and has no "
+                    f"workload {self.name!r}: a {self.kind} runs {runs} and has no "
                     f"replicas or HPA; remove {', '.join(named)}"
                 )
         return self

@@ -95,6 +95,9 @@ class MetricNames(ConfigModel):
     replicaset_owner: str = Field(
         "kube_replicaset_owner", description="kube-state-metrics ReplicaSet owner."
     )
+    job_owner: str = Field(
+        "kube_job_owner", description="kube-state-metrics Job owner (a CronJob's runs)."
+    )
     deployment_replicas: str = Field(
         "kube_deployment_status_replicas", description="Replicas of a Deployment."
     )
@@ -126,6 +129,7 @@ class LabelNames(ConfigModel):
     deployment: str = Field("deployment", description="Deployment label of kube-state-metrics.")
     statefulset: str = Field("statefulset", description="StatefulSet label of kube-state-metrics.")
     replicaset: str = Field("replicaset", description="ReplicaSet label of kube-state-metrics.")
+    job_name: str = Field("job_name", description="Job label of kube-state-metrics.")
     owner_kind: str = Field("owner_kind", description="Owner kind label of kube-state-metrics.")
     owner_name: str = Field("owner_name", description="Owner name label of kube-state-metrics.")
     hpa: str = Field("horizontalpodautoscaler", description="HPA name label of kube-state-metrics.")

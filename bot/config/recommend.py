@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from bot.config.base import ConfigModel
+from bot.config.jobs import JobSettings
 from bot.config.replay_rules import (
     ForecastSettings,
     ReplaySettings,
@@ -420,6 +421,7 @@ class RecommendSettings(ConfigModel):
     replay: ReplaySettings = ReplaySettings()
     replicas: ReplicaRules = ReplicaRules()
     forecast: ForecastSettings = ForecastSettings()
+    jobs: JobSettings = JobSettings()
     strategy: Literal["tortoise", "hvpa"] = Field(
         "tortoise", description="tortoise: Tortoise rules; hvpa: HVPA weight-based blending."
     )

@@ -7,6 +7,8 @@ Kinds the bot right-sizes:
 | Deployment, StatefulSet | ``apps/*`` | ``spec.template`` | yes |
 | DaemonSet | ``apps/*`` | ``spec.template`` | no: one pod per node, vertical only |
 | Rollout | ``argoproj.io/*`` | ``spec.template``, or the Deployment ``spec.workloadRef`` names | yes |
+| CronJob | ``batch/*`` | ``spec.jobTemplate.spec.template`` | no: runs, vertical only |
+| Job | ``batch/*`` | ``spec.template`` | no: runs, vertical only |
 
 A Rollout with ``spec.workloadRef`` (``apiVersion: apps/v1, kind: Deployment, name: N``) runs
 the pods of Deployment ``N``'s template, which Argo Rollouts scales to zero (or leaves, with
@@ -26,7 +28,12 @@ REPLICATED_KINDS: Final = frozenset({"Deployment", "StatefulSet", "Rollout"})
 """Workload kinds with ``spec.replicas`` that an HPA can scale."""
 NODE_KINDS: Final = frozenset({"DaemonSet"})
 """Workload kinds with one pod per node: no replicas, no HPA, vertical only."""
-WORKLOAD_KINDS: Final = REPLICATED_KINDS | NODE_KINDS
+JOB_KINDS: Final = frozenset({"CronJob", "Job"})
+"""Workload kinds that run to completion (``batch/*``): no replicas, no HPA, vertical only,
+sized on their runs (``bot.manifests.jobs``)."""
+UNREPLICATED_KINDS: Final = NODE_KINDS | JOB_KINDS
+"""Workload kinds without ``spec.replicas`` that no HPA can scale."""
+WORKLOAD_KINDS: Final = REPLICATED_KINDS | UNREPLICATED_KINDS
 """Every kind the bot right-sizes."""
 ROLLOUT_GROUP: Final = "argoproj.io/"
 """API group prefix of an Argo ``Rollout``."""
@@ -36,7 +43,23 @@ def is_workload(obj: Obj) -> bool:
     """Whether ``obj`` is a workload the bot right-sizes (kind and API group)."""
     if obj.kind == "Rollout":
         return obj.api_version.startswith(ROLLOUT_GROUP)
+    if obj.kind in JOB_KINDS:
+        return obj.api_version.startswith("batch/")
     return obj.kind in WORKLOAD_KINDS and obj.api_version.startswith("apps/")
+
+
+def pod_spec_path(kind: str) -> tuple[str, ...]:
+    """Where a workload of ``kind`` keeps its pod spec: a CronJob's is in its Job template."""
+    if kind == "CronJob":
+        return ("spec", "jobTemplate", "spec", "template", "spec")
+    return ("spec", "template", "spec")
+
+
+def unscaled_reason(kind: str) -> str:
+    """Why a workload of an ``UNREPLICATED_KINDS`` kind has no replicas and no HPA."""
+    if kind in JOB_KINDS:
+        return f"a {kind} runs pods to completion"
+    return f"a {kind} runs one pod per node"
 
 
 JSON_MERGE_KINDS: Final = frozenset({"Rollout"})

@@ -80,6 +80,8 @@ RENDERED_KINDS = frozenset(
         "StatefulSet",
         "DaemonSet",
         "Rollout",
+        "CronJob",
+        "Job",
         "HorizontalPodAutoscaler",
         "ScaledObject",
         "VerticalPodAutoscaler",

@@ -25,7 +25,7 @@ from bot.manifests.fields import (
 )
 from bot.manifests.files import RepoFiles
 from bot.manifests.hpas import read_behavior
-from bot.manifests.kinds import NODE_KINDS, WORKLOAD_KINDS
+from bot.manifests.kinds import UNREPLICATED_KINDS, WORKLOAD_KINDS, pod_spec_path, unscaled_reason
 from bot.manifests.quantities import QuantityError, bytes_from_quantity, cores_from_quantity
 from bot.manifests.sources import Obj, Origin, PatchKey, Path_
 from bot.manifests.yamldoc import YScalar
@@ -182,10 +182,10 @@ class WorkloadBuilder:
     def kubernetes(self, env: Environment, obj: Obj, *, template: Obj | None = None) -> Entry:
         """A workload object (``bot.manifests.kinds``) as an entry; its containers are read
         from ``template``'s pod template when given (a Rollout's ``workloadRef`` Deployment),
-        its replicas from ``obj`` (none for a DaemonSet)."""
+        its replicas from ``obj`` (none for a DaemonSet, CronJob or Job)."""
         namespace = obj.namespace or env.namespace or DEFAULT_NAMESPACE
         ref = WorkloadRef(obj.kind, namespace, obj.name, env.name)
-        pod = ("spec", "template", "spec")
+        pod = pod_spec_path(obj.kind)
         holder = template or obj
         slots: dict[SlotKey, Slot] = {}
         containers = []
@@ -211,7 +211,7 @@ class WorkloadBuilder:
                 role = container_role(item, init, self.config.containers.init)
                 containers.append(declared_container(name, values, locations, role))
         replicas, locations = None, {}
-        if obj.kind not in NODE_KINDS:
+        if obj.kind not in UNREPLICATED_KINDS:
             replicas_slot = Slot(obj, ("spec", "replicas"), "count")
             slots[(None, FieldId.REPLICAS)] = replicas_slot
             replicas = self.value(replicas_slot)
@@ -340,11 +340,11 @@ class WorkloadBuilder:
         entry = self._target(env, obj, ("spec", "scaleTargetRef"), by_target)
         if entry is None:
             return
-        if entry.workload.ref.kind in NODE_KINDS:
+        if (kind := entry.workload.ref.kind) in UNREPLICATED_KINDS:
             self.error(
                 obj.origin(("spec", "scaleTargetRef", "kind")) or obj.root,
-                f"HorizontalPodAutoscaler {obj.name} targets {entry.workload.ref.kind} "
-                f"{entry.workload.ref.name}, which runs one pod per node and cannot be scaled; "
+                f"HorizontalPodAutoscaler {obj.name} targets {kind} "
+                f"{entry.workload.ref.name}: {unscaled_reason(kind)} and cannot be scaled; "
                 "the HPA is ignored",
             )
             return

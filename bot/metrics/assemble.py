@@ -50,7 +50,7 @@ from bot.model import (
     WorkloadRef,
 )
 
-COUNTED_KINDS = ("Rollout", "DaemonSet")
+COUNTED_KINDS = ("Rollout", "DaemonSet", "CronJob", "Job")
 """Kinds whose replica history is their pods counted per step (``pods_per_step``):
 kube-state-metrics has no replica series for an Argo Rollout or a DaemonSet."""
 
@@ -85,6 +85,8 @@ class NamespaceData:
     owners: dict[str, PodOwner] = field(default_factory=dict)
     replicaset_owners: dict[str, PodOwner] = field(default_factory=dict)
     """The Deployment or Argo Rollout that owns each ReplicaSet."""
+    job_owners: dict[str, PodOwner] = field(default_factory=dict)
+    """The CronJob that owns each Job (``bot.metrics.jobs``)."""
     warnings: list[str] = field(default_factory=list)
 
 
@@ -140,7 +142,7 @@ def assemble(
     """One ``WorkloadHistory`` per request, pods numbered in order of their first sample."""
     refs = [r.ref for r in requests]
     pods = {p for p, _ in data.cpu} | {p for p, _ in data.memory}
-    mapping = map_pods(refs, pods, data.owners, data.replicaset_owners)
+    mapping = map_pods(refs, pods, data.owners, data.replicaset_owners, data.job_owners)
     first_seen: dict[str, float] = {}
     for source in (data.cpu, data.memory):
         for (pod, _), series in source.items():

@@ -50,6 +50,7 @@ from bot.metrics.errors import (
     QueryError,
     RemoteReadUnsupportedError,
 )
+from bot.metrics.jobs import JOB_KINDS
 from bot.metrics.mapping import PodOwner
 from bot.metrics.promql import REPLICASET_OWNER_KINDS, NamespaceQueries, RawSelector
 from bot.metrics.raw import combine_max, counter_rates, step_max
@@ -63,7 +64,7 @@ WAIT_NOTICE_S = 10.0
 """Seconds without any answer after which a fetch says what it is waiting for (and again
 after each further such period)."""
 
-SUPPORTED_KINDS = ("Deployment", "StatefulSet", "Rollout", "DaemonSet")
+SUPPORTED_KINDS = ("Deployment", "StatefulSet", "Rollout", "DaemonSet", *JOB_KINDS)
 """Workload kinds whose pods the source can find."""
 REPLICA_SERIES_KINDS = ("Deployment", "StatefulSet")
 """Kinds with a kube-state-metrics replica series; a Rollout's and a DaemonSet's replicas are
@@ -301,6 +302,10 @@ class PrometheusSource(StreamingSource):
             yield _Task(
                 group, "replicasets", 0, partial(self._instant, rs_query, plan.end_s, rs_labels)
             )
+        if any(r.ref.kind in JOB_KINDS for r in batch):
+            job_query = q.job_owners(window_s)
+            job_labels = (labels.job_name, labels.owner_kind, labels.owner_name)
+            yield _Task(group, "jobs", 0, partial(self._instant, job_query, plan.end_s, job_labels))
         restarts = q.restart_counts(window_s + step)
         yield _Task(group, "restarts", 0, partial(self._instant, restarts, plan.end_s, pod_labels))
         if not raw:
@@ -642,6 +647,9 @@ class PrometheusSource(StreamingSource):
             elif kind == "replicasets":
                 for (replicaset, owner_kind, owner_name), _ in payload:
                     data.replicaset_owners[replicaset] = PodOwner(owner_kind, owner_name)
+            elif kind == "jobs":
+                for (job, owner_kind, owner_name), _ in payload:
+                    data.job_owners[job] = PodOwner(owner_kind, owner_name)
             elif kind == "restarts":
                 for (pod, container), count in payload:
                     if count > 0:

@@ -290,6 +290,17 @@ class NamespaceQueries:
         by = f"{labels.namespace}, {labels.replicaset}, {labels.owner_kind}, {labels.owner_name}"
         return f"max by ({by}) (max_over_time({inner}[{duration(window_s)}]))"
 
+    def job_owners(self, window_s: float) -> str:
+        """Every (Job, owner kind, owner) of the namespace's CronJob-owned Jobs seen in the
+        window (``kube_job_owner``; ``bot.metrics.jobs``): one query whatever the CronJobs."""
+        labels = self.config.labels
+        inner = selector(
+            self.config.metrics.job_owner,
+            self._ksm(LabelMatch(labels.owner_kind, "=", "CronJob"), pods=False),
+        )
+        by = f"{labels.namespace}, {labels.job_name}, {labels.owner_kind}, {labels.owner_name}"
+        return f"max by ({by}) (max_over_time({inner}[{duration(window_s)}]))"
+
 
 def pod_name_pattern(kind: str, name: str) -> re.Pattern[str]:
     """The controller's pod-name pattern, used when kube-state-metrics has no owner for a pod.

@@ -24,6 +24,9 @@ Order, per workload (``docs/recommendations.md`` has the formulas), each step in
    (``replay.budget``);
 7. status: ``changes`` exactly when ``changes.field_changes`` is non-empty; a DaemonSet's
    notes say how much its pods differ (``spread``).
+
+A CronJob or Job is sized on its runs' peaks, and gathers data until the window holds enough
+runs (``runs``).
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from bot.recommend.replay.gate import LimitOf, ReplayContext, gate
 from bot.recommend.replay.replica_bounds import replayed_bounds, replays_bounds
 from bot.recommend.replay.risk import at_risk
 from bot.recommend.replay.targets import replayed_targets
+from bot.recommend.runs import run_reasons, sized_on_runs, too_few_runs
 from bot.recommend.spread import pod_spread
 from bot.recommend.tortoise.hpa import recommend_hpa
 from bot.recommend.tortoise.hpa_targets import NOT_EXPRESSIBLE
@@ -136,6 +140,9 @@ def _recommend(
     first = _first_cpu_time(inp, window)
     if first is None:
         return _gathering(inp, ["no CPU samples in the window"])
+    short = too_few_runs(inp, settings, window)
+    if short is not None:
+        return _gathering(inp, [short])
     grid = ReplayGrid.covering(first, now_s, settings.vpa.sticky_step_s)
     n_active = sum(
         1 for c in inp.containers if any(c.policy(r) != "off" for r in RESOURCES)
@@ -154,6 +161,7 @@ def _recommend(
             estimates[container.name] = result
     if missing:
         return _gathering(inp, missing)
+    estimates, run_notes = sized_on_runs(inp, estimates, settings, window)
 
     context = ReplayContext.build(
         inp,
@@ -186,9 +194,11 @@ def _recommend(
                 est.vpa,
             )
         containers.append(ContainerRecommendation(container.name, per["cpu"], per["memory"]))
+    containers = run_reasons(inp, containers, settings)  # "VPA target" is the runs' peak
 
     notes = tuple(inp.history.quality) + ((hpa_part.note,) if hpa_part.note else ())
     notes += pod_spread(inp, window)  # a DaemonSet's pods: one request, the busiest governs
+    notes += run_notes  # a CronJob's or Job's: sized on its runs' peaks
     if (
         inp.hpa is not None
         and not inp.container_resource_metrics

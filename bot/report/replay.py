@@ -199,7 +199,11 @@ def rows(replay: ReplayComparison, prices: Prices, *, kind: str = "") -> list[Ro
     """The replay table: replicas, requests with replicas, CPU minutes over request (of the
     container-minutes), OOM kills (and minutes above the memory request where there is no
     memory limit: eviction risk), capacity shortfall, monthly cost. A DaemonSet's (``kind``)
-    replicas are its pods, one per node."""
+    replicas are its pods, one per node; a CronJob's or Job's table is per run (``run_rows``)."""
+    if kind in ("CronJob", "Job"):
+        from bot.report.run_replay import run_rows  # noqa: PLC0415 (it imports this module)
+
+        return run_rows(replay)
     cur, new = replay.current, replay.proposed
     recorded = "" if cur.replicas.replayed or new.replicas.replayed else " (as recorded)"
     counted = "pods (one per node)" if kind == "DaemonSet" else "replicas"

@@ -40,7 +40,7 @@ from bot.model import (
 from bot.sim.errors import SimError
 from bot.sim.hpa import hpa_signals, simulate_replicas
 from bot.sim.load import demand_cores
-from bot.sim.spec import ClusterSpec, ContainerSpec, ServiceSpec
+from bot.sim.spec import ClusterSpec, ContainerSpec, JobRuns, ServiceSpec
 
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 """Characters of generated pod-name parts (``k8s.io/apimachinery/pkg/util/rand``, ``alphanums``)."""
@@ -309,6 +309,8 @@ def _simulate_service(
         )
     else:
         replicas = np.full(len(t_s), max(1, service.replicas), dtype=np.int32)
+    if service.kind in ("CronJob", "Job"):
+        replicas = _run_mask(service, t_s)
     crash_steps = _crash_steps(service, t_s, spec.step_s)
     loop = service.crash_loop
     if loop is not None and loop.replicas is not None and len(crash_steps):
@@ -317,6 +319,8 @@ def _simulate_service(
     rollouts = np.sort(
         rng.integers(1, max(2, len(t_s)), int(rng.poisson(service.rollouts_per_week * days / 7)))
     )
+    if service.kind in ("CronJob", "Job"):
+        rollouts = rollouts[:0]  # a new template applies from the next run on
     epoch = np.searchsorted(rollouts, np.arange(len(t_s)), side="right")
     hashes = [_name_part(names, TEMPLATE_HASH_CHARS) for _ in range(len(rollouts) + 1)]
     pods: list[PodLife] = []
@@ -327,6 +331,9 @@ def _simulate_service(
             elif service.kind == "DaemonSet":
                 name = f"{service.name}-{_name_part(names, POD_SUFFIX_CHARS)}"
                 owner_kind, owner = "DaemonSet", service.name
+            elif service.kind in ("CronJob", "Job"):
+                owner_kind, owner = "Job", _job_name(service, float(t_s[start]), len(pods))
+                name = f"{owner}-{_name_part(names, POD_SUFFIX_CHARS)}"
             else:
                 owner = f"{service.name}-{hashes[int(epoch[start])]}"
                 name = f"{owner}-{_name_part(names, POD_SUFFIX_CHARS)}"
@@ -348,6 +355,26 @@ def _simulate_service(
             pods.append(PodLife(name, owner_kind, owner, start, stop, runs))
     used = sorted({p.owner_name for p in pods if p.owner_kind == "ReplicaSet"})
     return SimulatedService(service, replicas, tuple(pods), tuple(used), demand)
+
+
+def _run_mask(service: ServiceSpec, t_s: FloatArray) -> IntArray:
+    """1 while a run of a CronJob or Job is alive, else 0 (``ServiceSpec.runs``)."""
+    runs = service.runs or JobRuns()
+    since = t_s - t_s[0]
+    if service.kind != "Job" or runs.generated:
+        since = since % runs.every_s
+    alive: IntArray = (since < runs.duration_s).astype(np.int32)
+    return alive
+
+
+def _job_name(service: ServiceSpec, start_s: float, index: int) -> str:
+    """The Job of one run: ``<cronjob>-<scheduled minute>`` (the CronJob controller's name),
+    ``<job>-<revision>`` for a generated bare Job, else the Job's own name."""
+    if service.kind == "CronJob":
+        return f"{service.name}-{int(start_s // 60)}"
+    if (service.runs or JobRuns()).generated:
+        return f"{service.name}-{index + 1}"
+    return service.name
 
 
 def draw_demand(spec: ClusterSpec) -> dict[str, FloatArray]:

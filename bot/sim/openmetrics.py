@@ -18,7 +18,9 @@ Series written, with kube-prometheus-stack's names and labels:
   ``kube_deployment_status_replicas``,
   ``kube_statefulset_status_replicas`` and ``kube_horizontalpodautoscaler_status_current_replicas``
   (a Rollout's HPA too; kube-state-metrics has no Rollout or DaemonSet replica series). A
-  DaemonSet's pods are owned by it directly (``kube_pod_owner{owner_kind="DaemonSet"}``).
+  DaemonSet's pods are owned by it directly (``kube_pod_owner{owner_kind="DaemonSet"}``); a
+  CronJob's and a Job's by one Job per run (``kube_pod_owner{owner_kind="Job"}``), a CronJob's
+  Jobs by it (``kube_job_owner{job_name, owner_kind="CronJob"}``).
 
 cAdvisor is scraped at every sample of the grid. kube-state-metrics is too by default;
 ``KsmScrape(every=k, jitter_s=j)`` scrapes it at every ``k``-th sample only (grid index
@@ -174,6 +176,23 @@ def _families(cluster: SimulatedCluster) -> Iterator[tuple[str, Iterator[_Series
                 yield _Series(labels, start, np.ones(len(cluster.t_s) - start), True)
 
     yield "kube_replicaset_owner", replicasets()
+
+    def job_owners() -> Iterator[_Series]:
+        for s in cluster.services:
+            if s.spec.kind != "CronJob":
+                continue
+            for p in s.pods:  # one Job per run, listed while it exists
+                labels = {
+                    "namespace": s.spec.namespace,
+                    "job_name": p.owner_name,
+                    "owner_kind": "CronJob",
+                    "owner_name": s.spec.name,
+                    "owner_is_controller": "true",
+                    "job": KSM_JOB,
+                }
+                yield _Series(labels, p.start, np.ones(p.stop - p.start), True)
+
+    yield "kube_job_owner", job_owners()
 
     def replicas(kind: str, label: str, hpa: bool) -> Iterator[_Series]:
         kinds = (kind, "Rollout") if hpa else (kind,)  # an HPA scales a Rollout too

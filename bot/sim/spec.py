@@ -16,9 +16,10 @@ import numpy as np
 from bot.model import MIB, SECONDS_PER_DAY, FloatArray
 from bot.sim.errors import SimError
 
-Kind = Literal["Deployment", "StatefulSet", "Rollout", "DaemonSet"]
+Kind = Literal["Deployment", "StatefulSet", "Rollout", "DaemonSet", "CronJob", "Job"]
 """A ``Rollout`` runs pods through ReplicaSets it owns (Argo Rollouts), a ``DaemonSet`` owns one
-pod per node (``replicas`` nodes) directly."""
+pod per node (``replicas`` nodes) directly; a ``CronJob`` and a ``Job`` run one pod per run
+(``ServiceSpec.runs``)."""
 
 DEFAULT_START_S = 1_767_225_600.0
 """2026-01-01T00:00:00Z, a Thursday: the default first sample of a simulated history."""
@@ -162,6 +163,20 @@ class ServiceSpec:
     level_changes: tuple[LevelChange, ...] = ()
     holidays: tuple[float, ...] = ()
     periodic_burst: PeriodicBurst | None = None
+    runs: JobRuns | None = None
+    """When a ``CronJob`` or ``Job`` runs (``JobRuns()`` when not given)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobRuns:
+    """The runs of a simulated CronJob or Job: one pod every ``every_s`` seconds from the first
+    sample, alive ``duration_s`` seconds. A CronJob's Jobs are ``<name>-<scheduled minute>``
+    (owned by the CronJob in ``kube_job_owner``); a bare Job's are ``<name>-<revision>`` when
+    ``generated`` (as a Helm hook or a generator names them), else the one Job ``<name>``."""
+
+    every_s: int = 4 * 3600
+    duration_s: int = 20 * 60
+    generated: bool = True
 
 
 def _check_hpa(service: ServiceSpec) -> None:

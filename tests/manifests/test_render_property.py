@@ -30,6 +30,7 @@ from ruamel.yaml import YAML
 
 from bot.config.repo import RepoConfig
 from bot.manifests import Discovery, apply_changes, discover
+from bot.manifests.kinds import UNREPLICATED_KINDS
 from bot.manifests.kustomize import KUSTOMIZATION_FILES
 from bot.model import MIB, DeclaredWorkload, FieldChange, FieldId
 from tests.conftest import require_binary
@@ -91,7 +92,10 @@ def every_field(workload: DeclaredWorkload) -> list[FieldChange]:
                     ref, FieldId(f"{group}.memory"), (memory or MIB) + 64 * MIB, memory, c.name
                 )
             )
-    out.append(FieldChange(ref, FieldId.REPLICAS, (workload.replicas or 1) + 1, workload.replicas))
+    if ref.kind not in UNREPLICATED_KINDS:  # a DaemonSet, CronJob or Job has no replicas
+        out.append(
+            FieldChange(ref, FieldId.REPLICAS, (workload.replicas or 1) + 1, workload.replicas)
+        )
     hpa = workload.hpa
     if hpa is None:
         return out

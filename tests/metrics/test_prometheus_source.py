@@ -166,7 +166,7 @@ def test_owner_fallback_by_pod_name(sim_cluster, sim_prometheus):
 
 def test_bad_request_is_an_error_for_that_workload_only(sim_cluster, sim_prometheus):
     good = requests_for(sim_cluster, TEST_LABELS)[:1]
-    bad = HistoryRequest(WorkloadRef("CronJob", "ns-0", "x"), ("app",))
+    bad = HistoryRequest(WorkloadRef("ReplicationController", "ns-0", "x"), ("app",))
     result = _source(sim_prometheus).fetch([*good, bad], **_window(sim_cluster))
     assert isinstance(result.errors[bad.ref], QueryError)
     with pytest.raises(QueryError, match="not supported"):
@@ -211,7 +211,7 @@ def test_fetch_is_stable_across_runs(sim_cluster, sim_prometheus):
 def test_iter_fetch_streams_namespaces(sim_cluster, sim_prometheus):
     source = _source(sim_prometheus)
     requests = requests_for(sim_cluster, TEST_LABELS)
-    bad = HistoryRequest(WorkloadRef("Job", "ns-0", "x"), ("app",))
+    bad = HistoryRequest(WorkloadRef("ReplicationController", "ns-0", "x"), ("app",))
     parts = list(source.iter_fetch([*requests, bad], groups_per_batch=1, **_window(sim_cluster)))
     assert set(parts[0].errors) == {bad.ref}
     namespaces = [{ref.namespace for ref in p.histories} for p in parts[1:]]

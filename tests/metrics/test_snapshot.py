@@ -51,7 +51,7 @@ def _assert_same(a, b):
 def recorded(sim_cluster, sim_prometheus, tmp_path_factory):
     path = tmp_path_factory.mktemp("snap") / "history.snapshot"
     source = PrometheusSource(PrometheusConfig(url=sim_prometheus.url, gzip=False))
-    bad = HistoryRequest(WorkloadRef("CronJob", "ns-0", "nightly"), ("job",))
+    bad = HistoryRequest(WorkloadRef("ReplicationController", "ns-0", "legacy"), ("app",))
     requests = [*requests_for(sim_cluster, TEST_LABELS), bad]
     result = record_snapshot(source, requests, path=path, **_window(sim_cluster))
     return path, requests, result

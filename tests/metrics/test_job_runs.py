@@ -1,0 +1,132 @@
+"""CronJobs and bare Jobs against the real Prometheus: each run's pod found through
+kube-state-metrics' owner chain (pod -> Job -> CronJob) in the same batched queries, a
+generator's Jobs grouped under the bare Job they are named after."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from bot.config.metrics import PrometheusConfig
+from bot.metrics import HistoryRequest, PrometheusSource
+from bot.model import WorkloadRef
+from bot.sim import ClusterSpec, SimulatedCluster, simulate
+from bot.sim.spec import JobRuns, Kind
+from tests.metrics.helpers import by_pod_time, requests_for
+from tests.support.prometheus import (
+    TEST_LABELS,
+    TEST_SPEC,
+    RunningPrometheus,
+    prometheus_from_cluster,
+)
+
+pytestmark = pytest.mark.prometheus
+
+CRONJOB = WorkloadRef("CronJob", "ns-0", "nightly-report")
+REINDEX = WorkloadRef("Job", "ns-0", "reindex")
+SEED = WorkloadRef("Job", "ns-0", "seed")
+
+
+def _jobs_spec() -> ClusterSpec:
+    """``TEST_SPEC`` (2 days) with, in ``ns-0``: a CronJob running 20 minutes every 4 hours
+    (12 runs), a Job a generator re-creates as ``reindex-<n>`` every 8 hours (6 runs) and a
+    Job ``seed`` that ran once; the CronJob has two containers."""
+    base = TEST_SPEC.services[2]
+    app = base.containers[0]
+    side = dataclasses.replace(app, name="uploader")
+
+    def job(name: str, kind: Kind, runs: JobRuns, containers=(app,)):
+        return dataclasses.replace(
+            base,
+            name=name,
+            namespace="ns-0",
+            kind=kind,
+            containers=containers,
+            replicas=1,
+            hpa=None,
+            runs=runs,
+        )
+
+    return dataclasses.replace(
+        TEST_SPEC,
+        services=(
+            *TEST_SPEC.services,
+            job("nightly-report", "CronJob", JobRuns(4 * 3600, 1200), (app, side)),
+            job("reindex", "Job", JobRuns(8 * 3600, 600)),
+            job("seed", "Job", JobRuns(duration_s=900, generated=False)),
+        ),
+    )
+
+
+@pytest.fixture(scope="module")
+def jobs_cluster() -> SimulatedCluster:
+    return simulate(_jobs_spec())
+
+
+@pytest.fixture(scope="module")
+def jobs_prometheus(
+    jobs_cluster: SimulatedCluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RunningPrometheus]:
+    with prometheus_from_cluster(
+        jobs_cluster, tmp_path_factory.mktemp("jobs"), labels=TEST_LABELS
+    ) as prom:
+        yield prom
+
+
+def _source(prom: RunningPrometheus, **overrides: object) -> PrometheusSource:
+    return PrometheusSource(PrometheusConfig(url=prom.url, gzip=False, **overrides))
+
+
+def _window(cluster: SimulatedCluster) -> dict[str, float]:
+    return {"start_s": float(cluster.t_s[0]), "end_s": float(cluster.t_s[-1])}
+
+
+def test_simulated_runs(jobs_cluster):
+    report = jobs_cluster.service("ns-0", "nightly-report")
+    assert len(report.pods) == 12
+    assert {p.owner_kind for p in report.pods} == {"Job"}
+    assert len({p.owner_name for p in report.pods}) == 12  # one Job per run
+    (seed,) = jobs_cluster.service("ns-0", "seed").pods
+    assert seed.name.startswith("seed-") and seed.owner_name == "seed"
+
+
+@pytest.mark.parametrize("mode", ["raw", "range"])
+def test_every_run_is_found_through_the_owner_chain(jobs_cluster, jobs_prometheus, mode):
+    requests = [r for r in requests_for(jobs_cluster, TEST_LABELS) if r.ref.namespace == "ns-0"]
+    result = _source(jobs_prometheus, query_mode=mode).fetch(requests, **_window(jobs_cluster))
+    assert not result.errors
+    for ref, runs in ((CRONJOB, 12), (REINDEX, 6), (SEED, 1)):
+        history = result.histories[ref]
+        truth = jobs_cluster.expected_history(ref)
+        assert sorted(history.pods) == sorted(truth.pods) and len(history.pods) == runs
+        assert not [n for n in history.quality if n.code in ("owner-fallback", "no-replicas")]
+        for name, want in truth.containers.items():
+            got = history.containers[name]
+            assert by_pod_time(history, got, "mem") == by_pod_time(truth, want, "mem")
+        # no samples between runs: the replica history counts the pods of each run only
+        assert set(np.unique(history.replicas)) == {1.0}
+        assert len(history.replicas) < len(jobs_cluster.t_s) / 5
+
+
+def test_query_count_stays_flat(jobs_cluster, jobs_prometheus):
+    """One more instant query (the Jobs' owners) for a namespace with CronJobs or Jobs, the same
+    whatever the number of CronJobs, Jobs and containers."""
+    source = _source(jobs_prometheus)
+    window = _window(jobs_cluster)
+    ns0 = [r for r in requests_for(jobs_cluster, TEST_LABELS) if r.ref.namespace == "ns-0"]
+    jobs = [r for r in ns0 if r.ref.kind in ("CronJob", "Job")]
+    others = [r for r in ns0 if r.ref.kind not in ("CronJob", "Job")]
+    one_container = [
+        HistoryRequest(r.ref, r.containers[:1], r.selector) for r in jobs if r.ref == CRONJOB
+    ]
+    counts = [
+        source.fetch(batch, **window).stats.queries
+        for batch in (one_container, jobs[:1], jobs, others, ns0)
+    ]
+    # cpu, memory, pod owners, Job owners, restart counts; the Deployments' replicas and
+    # ReplicaSet owners besides
+    assert counts[:3] == [5, 5, 5], counts
+    assert counts[4] == counts[3] + 1, counts
