@@ -17,7 +17,14 @@ ALLOWED: dict[str, set[str]] = {
     "lazy": set(),
     "clock": {"model"},
     "config": {"model", "config", "lazy", "nesting"},
-    "recommend": {"model", "clock", "recommend", "config.recommend", "config.base"},
+    "recommend": {
+        "model",
+        "clock",
+        "recommend",
+        "config.recommend",
+        "config.base",
+        "config.verify",
+    },
     "metrics": {"model", "config", "metrics", "redaction", "lazy", "nesting"},
     "sim": {"model", "sim"},
     "manifests": {"model", "config.manifests", "config.repo", "manifests", "nesting"},
@@ -26,7 +33,8 @@ ALLOWED: dict[str, set[str]] = {
     "settings": {"model", "config", "manifests.quantities", "recommend.inputs", "settings"},
 }
 """Package -> the ``bot.*`` modules it may import (prefix match). A package reads its own section
-of ``config`` only; ``clock`` (wall-clock hours of epoch times) is a leaf both ``recommend`` and
+of ``config`` only (``recommend`` also ``config.verify``: the margins it compares a merged
+proposal's outcome with); ``clock`` (wall-clock hours of epoch times) is a leaf both ``recommend`` and
 ``report`` read, so the replica slots and the week charts keep one clock; the pipeline and the
 face (``cli.py``, ``commands/``, ``serve.py``) read it all, and ``settings`` resolves every
 effective setting from it (quantities parsed by ``manifests.quantities``; the engine's default
