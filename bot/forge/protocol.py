@@ -24,7 +24,7 @@ from typing import Protocol
 from bot.config.forge import PullRequestConfig
 from bot.forge.git import Author
 from bot.forge.previous import WorkloadMemory
-from bot.forge.pulls import ListedPull, OpenedPull, Write
+from bot.forge.pulls import ListedComment, ListedPull, OpenedPull, Write
 from bot.report.proposal import Proposal
 
 
@@ -90,6 +90,15 @@ class PullRequestPlatform(Protocol):
 
     def comment(self, number: int, text: str) -> None:
         """Comment ``text`` on pull request ``number``."""
+        ...
+
+    def comments(self, number: int) -> Sequence[ListedComment]:
+        """Every comment on pull request ``number``, oldest first (to find the bot's own by
+        its marker)."""
+        ...
+
+    def edit_comment(self, comment_id: int, text: str) -> None:
+        """Replace the text of a comment ``comments`` listed."""
         ...
 
     def close_pull(self, number: int) -> None:

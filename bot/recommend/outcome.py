@@ -21,6 +21,7 @@ import numpy as np
 
 from bot.clock import hour_of_week
 from bot.model import HOURS_PER_WEEK, POD_LEVEL, FloatArray, WorkloadHistory
+from bot.verification import WindowFigures
 
 HPA_TOLERANCE = 0.1
 """The HPA controller's tolerance (``--horizontal-pod-autoscaler-tolerance``): utilisation
@@ -47,34 +48,6 @@ class Throttling:
     t_s: FloatArray
     throttled: FloatArray
     periods: FloatArray
-
-
-@dataclass(frozen=True, slots=True)
-class WindowFigures:
-    """What one window showed (see the module docstring); ``days`` is the length observed,
-    ``cpu_share`` / ``throttle_share`` fractions per container (containers without a request,
-    or without a CPU limit, absent), ``shortfall_minutes`` None without an HPA,
-    ``cpu_peak_cores`` the highest CPU summed over the workload's pods and containers,
-    ``memory_peak_bytes`` each container's highest working set."""
-
-    days: float
-    cpu_share: Mapping[str, float] = field(default_factory=dict)
-    throttle_share: Mapping[str, float] = field(default_factory=dict)
-    oom_kills: Mapping[str, int] = field(default_factory=dict)
-    replicas_mean: float | None = None
-    shortfall_minutes: float | None = None
-    cpu_peak_cores: float = 0.0
-    memory_peak_bytes: Mapping[str, float] = field(default_factory=dict)
-
-    @property
-    def total_oom_kills(self) -> int:
-        return sum(self.oom_kills.values())
-
-    def shortfall_per_day(self) -> float | None:
-        """Capacity-shortfall minutes per day observed (None without an HPA)."""
-        if self.shortfall_minutes is None:
-            return None
-        return self.shortfall_minutes / self.days if self.days > 0 else 0.0
 
 
 def _in(
@@ -210,4 +183,4 @@ def window_figures(
     )
 
 
-__all__ = ["Sizing", "Throttling", "WindowFigures", "common_hours", "window_figures"]
+__all__ = ["Sizing", "Throttling", "common_hours", "window_figures"]

@@ -24,51 +24,9 @@ throttling, maxReplicas and the targets for shortfall. Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, TypeAlias
-
 from bot.config.verify import VerifyMargins, VerifySettings
 from bot.model import POD_LEVEL, SECONDS_PER_DAY, FieldId, Prediction
-from bot.recommend.outcome import WindowFigures
-
-VerdictStatus: TypeAlias = Literal[
-    "waiting", "never-live", "verified", "regressed", "load-left-range"
-]
-"""What the bot says about one merged proposal's workload."""
-
-FindingKind: TypeAlias = Literal["oom", "cpu", "throttle", "shortfall"]
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One figure observed worse than predicted: ``container`` None for the workload;
-    ``predicted`` the prediction (a share, kills, or minutes per day), ``observed`` after the
-    merge, ``before`` the same figure before it (None when unknown), ``allowed`` the prediction
-    plus its margin; ``fields`` what a revert restores (``(container or None, field)``)."""
-
-    kind: FindingKind
-    container: str | None
-    predicted: float
-    observed: float
-    before: float | None
-    allowed: float
-    fields: tuple[tuple[str | None, FieldId], ...]
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """The verdict on one workload of a merged pull request (see the module docstring);
-    ``observed_days`` is how much of the window has run; ``findings`` are the regressions (or,
-    with ``load-left-range``, what got worse while the load left the range)."""
-
-    status: VerdictStatus
-    reason: str
-    live_s: float | None = None
-    observed_days: float = 0.0
-    findings: tuple[Finding, ...] = ()
-    before: WindowFigures | None = None
-    after: WindowFigures | None = None
+from bot.verification import Finding, Verdict, VerdictStatus, WindowFigures
 
 
 def windows(live_s: float, now_s: float, window_days: float) -> tuple[tuple[float, float], ...]:
@@ -270,4 +228,4 @@ def verify(
     return said("verified", f"{settings.window_days:g} days live, nothing worse than predicted")
 
 
-__all__ = ["Finding", "FindingKind", "Verdict", "VerdictStatus", "verify", "windows"]
+__all__ = ["verify", "windows"]
