@@ -34,7 +34,7 @@ from bot.config.forge import PullRequestConfig
 from bot.forge.branches import BranchNames
 from bot.forge.git import Author
 from bot.forge.messages import config_error_notice, failure_notice
-from bot.forge.previous import WorkloadMemory
+from bot.forge.previous import PreviousProposal, WorkloadMemory
 from bot.forge.pulls import ListedComment, ListedPull, OpenedPull, Write
 from bot.report.markdown import escape
 from bot.report.proposal import Proposal
@@ -168,6 +168,10 @@ class PreviewSession:
     def workload_memory(self) -> dict[str, WorkloadMemory]:
         """Nothing merged on the forge: no memory."""
         return {}
+
+    def previous_proposals(self) -> tuple[PreviousProposal, ...]:
+        """A preview has no earlier pull request."""
+        return ()
 
     def report_config_error(self, problems: Sequence[str]) -> None:
         self.write_dashboard(config_error_notice(self.config.dashboard_title, problems))

@@ -23,7 +23,7 @@ from bot.metrics.source import HistorySource
 from bot.model import DeclaredWorkload, WorkloadRef
 from bot.outcome_view import error_lines
 from bot.pipeline.failures import KNOWN_FAILURES, Budget, RepositoryCrashError, failure_message
-from bot.pipeline.plan import RepositoryOutcome, repository_outcome
+from bot.pipeline.plan import RepositoryOutcome, history_requests, repository_outcome
 from bot.pipeline.proposals import (
     build_proposals,
     changes_cost,
@@ -32,7 +32,10 @@ from bot.pipeline.proposals import (
     proposals_within_thresholds,
     workload_statuses,
 )
+from bot.pipeline.verification import comment_on_merges, verify_merged
 from bot.report.replay import CostTotals
+from bot.report.verification import dashboard_lines
+from bot.report.verification import summary as verification_summary
 from bot.settings import RepositorySettings
 from bot.worker_pool import rehearse
 
@@ -249,6 +252,18 @@ def _serve_configured(
     if dry_run:
         message = "; ".join(m for m in ("dry run", unread) if m)
         return RepositoryReport(full_name, ok=True, message=message, counts=dict(counts), cost=cost)
+    verified = (  # a selection sees part of the repository: its merges are left for a whole run
+        verify_merged(
+            session.previous_proposals(),
+            plan.inventory,
+            source,
+            history_requests(plan.inventory, repository),
+            settings,
+            now_s=now_s,
+        )
+        if selected is None
+        else []
+    )
     budget.check("publishing")
     held = repository.dashboard_only_reason(now_s=now_s)
     if held is not None:
@@ -273,9 +288,13 @@ def _serve_configured(
         )
     if scope is None:  # a selection sees part of the repository: its dashboard stays whole
         update_dashboard(
-            session, workload_statuses(plan), report, findings=repository_findings(plan)
+            session,
+            workload_statuses(plan),
+            report,
+            findings=repository_findings(plan),
+            verification=dashboard_lines(verified),
         )
-    failed = [r.message for r in report.errors]
+    failed = [r.message for r in report.errors] + comment_on_merges(session, verified)
     failures = sum(o.failed for o in plan.outcomes)
     if failures:
         failed.append(f"{failures} workload(s) failed (listed on the dashboard)")
@@ -294,6 +313,9 @@ def _serve_configured(
             if keys:
                 held = f"{len(keys)} {why}: {', '.join(keys)}"
                 message = f"{message}; {held}" if message else held
+    if verified:
+        said = f"verification: {verification_summary(verified)}"
+        message = f"{message}; {said}" if message else said
     if scope is not None and scope.mixed:
         left = scope.mixed_text()
         message = f"{message}; {left}" if message else left
