@@ -103,7 +103,7 @@ def _step(start_s: float, end_s: float, step_s: int) -> float:
     return float(max(step_s, math.ceil((end_s - start_s) / MAX_POINTS)))
 
 
-def _series_by(
+def series_of(
     client: PrometheusClient,
     query: str,
     span: tuple[float, float, float],
@@ -176,7 +176,7 @@ def _group(
     for kind, metric in (("requests", names.resource_requests), ("limits", names.resource_limits)):
         if containers and any(f.is_request if kind == "requests" else f.is_limit for f in fields):
             query = f"max by ({', '.join(by_pod)}) ({q.ksm(metric, container_match)})"
-            read[kind] = _series_by(client, query, span, by_pod)
+            read[kind] = series_of(client, query, span, by_pod)
     hpa_match = LabelMatch(labels.hpa, "=~", regex_alternatives(hpas))
     hpa_reads = (
         (FieldId.HPA_MIN_REPLICAS, names.hpa_min_replicas),
@@ -185,13 +185,13 @@ def _group(
     for field_id, metric in hpa_reads:
         if hpas and field_id in fields:
             query = f"max by ({labels.hpa}) ({q.ksm(metric, hpa_match, pods=False)})"
-            read[field_id.text] = _series_by(client, query, span, (labels.hpa,))
+            read[field_id.text] = series_of(client, query, span, (labels.hpa,))
     if hpas and any(f.is_hpa_target for f in fields):
         utilization = LabelMatch("metric_target_type", "=", "utilization")
         inner = q.ksm(names.hpa_target_metric, hpa_match, utilization, pods=False)
         by = (labels.hpa, "metric_name")
         query = f"max by ({', '.join(by)}) ({inner})"
-        read["targets"] = _series_by(client, query, span, by)
+        read["targets"] = series_of(client, query, span, by)
     times = [t for rows in read.values() for _, t, _ in rows]
     grid = np.unique(np.concatenate(times)) if times else np.empty(0)
     return {m.ref: _live_of(m, read, grid) for m in batch}, len(read)
@@ -231,4 +231,4 @@ def _live_of(
     return float(grid[hits[0]]) if hits.size else None
 
 
-__all__ = ["LiveResult", "MergedValues", "find_live", "first_all"]
+__all__ = ["LiveResult", "MergedValues", "find_live", "first_all", "series_of"]

@@ -21,6 +21,7 @@ from bot.forge.protocol import PullRequestPlatform
 from bot.metrics.live import MergedValues, find_live
 from bot.metrics.prometheus import PrometheusSource
 from bot.metrics.source import HistoryRequest, HistorySource
+from bot.metrics.throttling import Periods, fetch_throttling
 from bot.model import (
     POD_LEVEL,
     SECONDS_PER_DAY,
@@ -30,7 +31,7 @@ from bot.model import (
     Number,
     WorkloadRef,
 )
-from bot.recommend.outcome import Sizing, common_hours, window_figures
+from bot.recommend.outcome import Sizing, Throttling, common_hours, window_figures
 from bot.recommend.verify import verify, windows
 from bot.report.verification import PullVerification, comment_text
 from bot.verification import Verdict
@@ -195,11 +196,15 @@ def _verdicts(
     window_s = config.window_days * SECONDS_PER_DAY
     running = [m for m in merges if live.get(m.workload.ref) is not None]
     fetched = None
+    periods: dict[WorkloadRef, dict[str, Periods]] = {}
     if running:
         starts = [(live[m.workload.ref] or 0.0) - window_s for m in running]
         ends = [min(now_s, (live[m.workload.ref] or 0.0) + window_s) for m in running]
         requests = [selectors[m.workload.ref] for m in running if m.workload.ref in selectors]
         fetched = source.fetch(requests, start_s=min(starts), end_s=max(ends))
+        periods = fetch_throttling(
+            source.client, source.config, requests, start_s=min(starts), end_s=max(ends)
+        )
     out: dict[WorkloadRef, Verdict] = {}
     for merge in merges:
         ref = merge.workload.ref
@@ -210,9 +215,12 @@ def _verdicts(
             history = fetched.histories[ref]
             back, ahead = windows(live_s, now_s, config.window_days)
             hours = common_hours(history, back, ahead)
-            was = dict(merge.previous)
-            before = window_figures(history, _sizing(merge.workload, was), *back, hours=hours)
-            after = window_figures(history, _sizing(merge.workload, {}), *ahead, hours=hours)
+            throttling = {c: Throttling(*p) for c, p in periods.get(ref, {}).items()}
+            sizing_before = _sizing(merge.workload, dict(merge.previous))
+            before, after = (
+                window_figures(history, sizing, *span, hours=hours, throttling=throttling)
+                for sizing, span in ((sizing_before, back), (_sizing(merge.workload, {}), ahead))
+            )
         elif live_s is not None and fetched is not None and ref in fetched.errors:
             log.warning("%s: verification: %s", ref, fetched.errors[ref])
         out[ref] = verify(

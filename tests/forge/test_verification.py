@@ -48,8 +48,8 @@ PROPOSED = {"web": 250, "api": 250, "cart": 250, "pay": 100}
 
 @pytest.fixture(scope="module")
 def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningPrometheus]:
-    old = {"cpu_request": 0.5, "cpu_cores": 0.1}
-    new = {"cpu_request": 0.25, "cpu_cores": 0.1}
+    old = {"cpu_request": 0.5, "cpu_cores": 0.1, "throttled_share": 0.0}
+    new = {"cpu_request": 0.25, "cpu_cores": 0.1, "throttled_share": 0.0}
 
     def roll(name: str, before: dict[str, float], after=None, oom: tuple[float, ...] = ()):
         return rollout(
@@ -154,6 +154,7 @@ def test_each_merge_is_verified_waiting_or_regressed_and_said_once(merged, prom,
     for name, number in numbers.items():
         (comment,) = _comments(gh, number)
         assert said_verdicts(comment) == {ref(name).key: status[name].status}
+    assert "| app\\: CPU throttled | – | 0.0 % | 0.0 % |" in _comments(gh, numbers["web"])[0]
     assert (
         "| app\\: CPU minutes over request | 0.0 % | 0.0 % | 100.0 % |"
         in _comments(gh, numbers["pay"])[0]

@@ -31,6 +31,8 @@ class Generation:
     memory_request: float = 256 * MIB
     memory_bytes: float = 100 * MIB
     oom_at_s: tuple[float, ...] = ()
+    throttled_share: float | None = None
+    """Share of CFS periods throttled (None: no CPU limit, so no CFS series)."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,13 @@ def _generation(
 ) -> Generation:
     """A ``Generation`` whose CPU request and usage (cores) are ``values``."""
     return Generation(
-        names, start_s, end_s, values["cpu_request"], values["cpu_cores"], oom_at_s=oom_at_s
+        names,
+        start_s,
+        end_s,
+        values["cpu_request"],
+        values["cpu_cores"],
+        oom_at_s=oom_at_s,
+        throttled_share=values.get("throttled_share"),
     )
 
 
@@ -119,6 +127,14 @@ def write(workloads: Sequence[Workload], path: Path, namespace: str = "shop") ->
                     {**ksm, "resource": "memory", "unit": "byte"},
                     [(t, gen.memory_request) for t in times],
                 )
+                if gen.throttled_share is not None:  # 10 CFS periods a second
+                    periods = [(t, 10.0 * STEP_S * i) for i, t in enumerate(times)]
+                    add("container_cpu_cfs_periods_total", cadvisor, periods)
+                    add(
+                        "container_cpu_cfs_throttled_periods_total",
+                        cadvisor,
+                        [(t, v * gen.throttled_share) for t, v in periods],
+                    )
                 kills = sorted(gen.oom_at_s) if pod == gen.names[0] else []
                 add(
                     "kube_pod_container_status_restarts_total",
