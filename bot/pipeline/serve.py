@@ -78,6 +78,9 @@ class RepositoryReport:
     waiting: tuple[str, ...] = ()
     """Keys whose new pull request waits for a later run (``pull_requests.max_new_per_run``
     opened already, or ``max_open`` open): pending on the dashboard, named in the summary."""
+    verification: tuple[str, ...] = ()
+    """The verdicts on merged pull requests, one Markdown line per workload (regressions
+    first), as on the dashboard."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,6 +335,7 @@ def _serve_configured(
         cost=cost,
         held=report.held,
         waiting=(*report.waiting_new, *report.waiting_open),
+        verification=tuple(dashboard_lines(verified)),
     )
 
 
