@@ -33,8 +33,9 @@ from bot.model import (
 )
 from bot.recommend.outcome import Sizing, Throttling, common_hours, window_figures
 from bot.recommend.verify import verify, windows
+from bot.report.proposal import PullRequestState
 from bot.report.verification import PullVerification, comment_text
-from bot.verification import Verdict
+from bot.verification import Finding, Verdict
 
 log = logging.getLogger("bot.pipeline")
 
@@ -165,20 +166,51 @@ def verify_merged(
     for number, items in sorted(by_pull.items()):
         pull = items[0].pull
         assert pull.state is not None
+        verdicts_of = {m.workload.ref.key: verdicts[m.workload.ref] for m in items}
         out.append(
             PullVerification(
                 number,
                 pull.url,
                 pull.key,
                 pull.merged_at_s or 0.0,
-                {m.workload.ref.key: verdicts[m.workload.ref] for m in items},
+                verdicts_of,
                 {
                     k: v
                     for k, v in pull.state.predicted.items()
                     if any(m.workload.ref.key == k for m in items)
                 },
+                restore_values(pull.state, verdicts_of) if config.revert != "off" else {},
             )
         )
+    return out
+
+
+def _named(finding: Finding, container: str | None, field_id: FieldId) -> bool:
+    """Whether ``finding`` names the field ``(container, field_id)`` of a change id (a
+    pod-level target in a finding stands for the workload's every target of that field)."""
+    return any(
+        f is field_id and (c == container or (c == POD_LEVEL and field_id.is_hpa_target))
+        for c, f in finding.fields
+    )
+
+
+def restore_values(
+    state: PullRequestState, verdicts: Mapping[str, Verdict]
+) -> dict[str, tuple[Number | None, Number | None]]:
+    """Change id -> (merged, previous) value of each field that a regression of ``verdicts``
+    names and the pull request of ``state`` changed (and recorded the previous value of):
+    what a revert restores, regressed fields only."""
+    out: dict[str, tuple[Number | None, Number | None]] = {}
+    for change, merged in sorted(state.changes.items()):
+        parts = split_change_id(change)
+        if parts is None or change not in state.previous:
+            continue
+        verdict = verdicts.get(parts[0])
+        if verdict is None or verdict.status != "regressed":
+            continue
+        container = None if parts[1] == POD_LEVEL_IN_ID else parts[1]
+        if any(_named(f, container, parts[2]) for f in verdict.findings):
+            out[change] = (merged, state.previous[change])
     return out
 
 
@@ -254,4 +286,4 @@ def comment_on_merges(session: PullRequestPlatform, pulls: Sequence[PullVerifica
     return problems
 
 
-__all__ = ["comment_on_merges", "recent_merges", "verify_merged"]
+__all__ = ["comment_on_merges", "recent_merges", "restore_values", "verify_merged"]

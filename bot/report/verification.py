@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from bot.model import Prediction
+from bot.model import FieldId, Number, Prediction
 from bot.nesting import check_json
+from bot.report import numbers
 from bot.report.markdown import escape
 from bot.verification import Verdict, WindowFigures
 
@@ -48,6 +49,9 @@ class PullVerification:
     merged_s: float
     verdicts: Mapping[str, Verdict]
     predictions: Mapping[str, Prediction]
+    restore: Mapping[str, tuple[Number | None, Number | None]] = field(default_factory=dict)
+    """Change id -> (merged, previous) value of each field a regression names that this pull
+    request changed: what a revert restores (empty with ``verify.revert: off``)."""
 
     @property
     def status(self) -> str:
@@ -143,6 +147,18 @@ def comment_text(pull: PullVerification, *, revert: str = "") -> str:
         rows = _rows(pull.predictions.get(key), verdict.before, verdict.after)
         lines += ["", "| figure | predicted | before the merge | after |", "|---|---|---|---|"]
         lines += [f"| {escape(a)} | {b} | {c} | {d} |" for a, b, c, d in rows]
+    if pull.restore:
+        lines += ["", "Previous values of the regressed fields (what a revert restores):", ""]
+        for change, (merged, previous) in sorted(pull.restore.items()):
+            workload, container, name = change.rsplit("/", 2)
+            field_id = FieldId.parse(name)
+            shown = (
+                (numbers.field_value(field_id, merged), numbers.field_value(field_id, previous))
+                if field_id is not None
+                else (str(merged), str(previous))
+            )
+            where = escape(workload if container == "-" else f"{workload} {container}")
+            lines.append(f"- {where} `{name}`: {shown[0]} → {shown[1]}")
     if revert:
         lines += ["", escape(revert)]
     state = {k: v.status for k, v in sorted(pull.verdicts.items())}

@@ -151,6 +151,12 @@ def test_each_merge_is_verified_waiting_or_regressed_and_said_once(merged, prom,
     assert oom.kind == "oom" and oom.observed == 2.0 and oom.predicted == 0.0
     (cpu,) = status["pay"].findings
     assert cpu.kind == "cpu" and cpu.observed == pytest.approx(1.0) and cpu.before == 0.0
+    restore = {p.number: dict(p.restore) for p in verified}
+    pay_cpu = f"{ref('pay').key}/app/requests.cpu"
+    assert restore[numbers["pay"]] == {pay_cpu: (0.1, 0.5)}  # the regressed field only
+    assert restore[numbers["cart"]] == {}  # OOM names the memory fields, which it left alone
+    assert restore[numbers["web"]] == restore[numbers["api"]] == {}
+    assert "`requests.cpu`: 0.1 → 0.5" in _comments(gh, numbers["pay"])[0]
     for name, number in numbers.items():
         (comment,) = _comments(gh, number)
         assert said_verdicts(comment) == {ref(name).key: status[name].status}
