@@ -87,6 +87,7 @@ def publish(
     in_error: Collection[str] = (),
     held: Mapping[str, str] | None = None,
     scope: Collection[str] | None = None,
+    urgent: Collection[str] = (),
 ) -> PublishReport:
     """Bring the repository's bot pull requests in line with ``proposals`` (lifecycle table).
 
@@ -100,7 +101,9 @@ def publish(
     pending on the dashboard) unless a human ticked it; an open one is still updated.
     ``scope``: the only keys this run may act on (a run with a selection of workloads;
     ``bot.pipeline.serve.selection_scope``); the branches and pull requests of other keys are
-    neither read nor touched. None: every key.
+    neither read nor touched. None: every key. ``urgent``: keys handled as if a human had
+    ticked them (first, past the limits, the noise threshold and the suppression of a closed
+    pull request): the reverts of regressed merges.
     """
     config = platform.config
     names = BranchNames.of_settings(config)
@@ -109,7 +112,7 @@ def publish(
     try:
         remote = platform.bot_branches()
         pulls = latest(platform.pull_requests())
-        requested = ticked_keys(platform)
+        requested = ticked_keys(platform) | set(urgent)
     except RateLimitError as exc:
         return PublishReport((), tuple(p.key for p in proposals), str(exc))
     by_key = {p.key: p for p in proposals}

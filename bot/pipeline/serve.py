@@ -32,6 +32,7 @@ from bot.pipeline.proposals import (
     proposals_within_thresholds,
     workload_statuses,
 )
+from bot.pipeline.revert import revert_lines, revert_proposals
 from bot.pipeline.verification import comment_on_merges, verify_merged
 from bot.report.replay import CostTotals
 from bot.report.verification import dashboard_lines
@@ -267,6 +268,19 @@ def _serve_configured(
         if selected is None
         else []
     )
+    reverts = (
+        revert_proposals(
+            verified,
+            session.previous_proposals(),
+            root=plan.root,
+            discovery=plan.discovery,
+            config=plan.config,
+        )
+        if settings.verify.revert == "auto"
+        else []
+    )
+    reverted = {r.key for r in reverts}
+    proposals = [*reverts, *(p for p in proposals if p.key not in reverted)]
     budget.check("publishing")
     held = repository.dashboard_only_reason(now_s=now_s)
     if held is not None:
@@ -288,6 +302,7 @@ def _serve_configured(
                 noise.risk_minutes,
             ),
             scope=scope.keys if scope is not None else None,
+            urgent=reverted,
         )
     if scope is None:  # a selection sees part of the repository: its dashboard stays whole
         update_dashboard(
@@ -297,7 +312,8 @@ def _serve_configured(
             findings=repository_findings(plan),
             verification=dashboard_lines(verified),
         )
-    failed = [r.message for r in report.errors] + comment_on_merges(session, verified)
+    done_about = revert_lines(verified, report, settings.verify.revert)
+    failed = [r.message for r in report.errors] + comment_on_merges(session, verified, done_about)
     failures = sum(o.failed for o in plan.outcomes)
     if failures:
         failed.append(f"{failures} workload(s) failed (listed on the dashboard)")

@@ -267,15 +267,21 @@ def _verdicts(
     return out
 
 
-def comment_on_merges(session: PullRequestPlatform, pulls: Sequence[PullVerification]) -> list[str]:
-    """Write each pull request's verification comment (created once, edited when it changes);
-    the problems met, one line per pull request (a rate limit stops the run as elsewhere)."""
+def comment_on_merges(
+    session: PullRequestPlatform,
+    pulls: Sequence[PullVerification],
+    reverts: Mapping[int, str] | None = None,
+) -> list[str]:
+    """Write each pull request's verification comment (created once, edited when it changes),
+    with what was done about a regression (``reverts``: pull-request number -> line); the
+    problems met, one line per pull request (a rate limit stops the run as elsewhere)."""
     from bot.forge.publish import upsert_comment  # noqa: PLC0415 (jinja2: not for plan)
 
     problems = []
     for pull in pulls:
         try:
-            done = upsert_comment(session, pull.number, comment_text(pull))
+            text = comment_text(pull, revert=(reverts or {}).get(pull.number, ""))
+            done = upsert_comment(session, pull.number, text)
         except RateLimitError:
             raise
         except ForgeError as exc:

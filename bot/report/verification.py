@@ -131,7 +131,8 @@ def _rows(
 
 def comment_text(pull: PullVerification, *, revert: str = "") -> str:
     """The verification comment of ``pull`` (marker and verdict JSON included); ``revert``
-    says what was done about a regression (a revert opened, or only proposed)."""
+    says what was done about a regression (a revert opened, or only proposed), as Markdown
+    whose names are already escaped."""
     lines = [f"### tortoise-bot verification: {HEADLINES.get(pull.status, pull.status)}", ""]
     lines.append(
         f"Merged {_when(pull.merged_s)}. Each workload is watched from the moment its new "
@@ -160,7 +161,7 @@ def comment_text(pull: PullVerification, *, revert: str = "") -> str:
             where = escape(workload if container == "-" else f"{workload} {container}")
             lines.append(f"- {where} `{name}`: {shown[0]} → {shown[1]}")
     if revert:
-        lines += ["", escape(revert)]
+        lines += ["", revert]
     state = {k: v.status for k, v in sorted(pull.verdicts.items())}
     text = json.dumps(state, sort_keys=True, separators=(",", ":"))
     text = text.replace("--", "-\\u002d").replace(">", "\\u003e").replace("<", "\\u003c")
