@@ -28,7 +28,7 @@ from bot.model import DeclaredContainer, DeclaredWorkload, Inventory, ResourceVa
 from bot.pipeline.verification import comment_on_merges, verify_merged
 from bot.report import Proposal
 from bot.report.verification import VERIFICATION_MARKER, said_verdicts
-from tests.forge.verify_history import STEP_S, rollout, write
+from tests.forge.verify_history import STEP_S, Workload, generation, rollout, write
 from tests.report.replays import comparison
 from tests.support.github.scenario import REPO, create_repository, proposal_for, ref, run_once
 from tests.support.github.scenario import settings as fast_settings
@@ -42,8 +42,15 @@ NOW = LIVE + 7 * DAY + 3600
 MERGED = LIVE - 2 * 3600
 API_MERGED = NOW - DAY
 NAMES = ["web", "api", "cart", "pay"]
+OLD_PODS = {n: (f"{n}-7c9d8b-bcdfg", f"{n}-7c9d8b-hjklm") for n in NAMES}
+NEW_PODS = {n: (f"{n}-5f6g7h-nprst", f"{n}-5f6g7h-vwxz2") for n in NAMES}
 PROPOSED = {"web": 250, "api": 250, "cart": 250, "pay": 100}
 """The CPU request each merged pull request sets (millicores); each was 500m."""
+REVERT_MERGED = NOW + 3600
+REVERT_LIVE = NOW + 2 * 3600
+"""``pay``'s revert (back to 500m) is merged and rolled out after ``NOW``."""
+LATER = REVERT_LIVE + 7 * DAY + 3600
+"""A week after the revert went live: the revert verified, ``api`` never live."""
 
 
 @pytest.fixture(scope="module")
@@ -53,15 +60,36 @@ def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningPrometheus
 
     def roll(name: str, before: dict[str, float], after=None, oom: tuple[float, ...] = ()):
         return rollout(
-            name, start_s=START, switch_s=LIVE, end_s=NOW, before=before, after=after, oom_at_s=oom
+            name,
+            start_s=START,
+            switch_s=LIVE,
+            end_s=LATER,
+            before=before,
+            after=after,
+            oom_at_s=oom,
         )
 
     workloads = [
         roll("web", old, new),
         roll("api", old),
         roll("cart", old, new, (LIVE + DAY, LIVE + 2 * DAY)),
-        roll(
-            "pay", {"cpu_request": 0.5, "cpu_cores": 0.15}, {"cpu_request": 0.1, "cpu_cores": 0.15}
+        Workload(
+            "pay",
+            (
+                generation(OLD_PODS["pay"], START, LIVE, {"cpu_request": 0.5, "cpu_cores": 0.15}),
+                generation(
+                    NEW_PODS["pay"],
+                    LIVE - 1800,
+                    REVERT_LIVE,
+                    {"cpu_request": 0.1, "cpu_cores": 0.15},
+                ),
+                generation(
+                    ("pay-8d9f2b-bcdfg", "pay-8d9f2b-hjklm"),
+                    REVERT_LIVE - 1800,
+                    LATER,
+                    {"cpu_request": 0.5, "cpu_cores": 0.15},
+                ),
+            ),
         ),
     ]
     work = tmp_path_factory.mktemp("verification")

@@ -22,7 +22,16 @@ from bot.pipeline.revert import REVERT_NOTE
 from bot.pipeline.serve import serve_repository
 from bot.report import Proposal, parse_state
 from bot.report.verification import VERIFICATION_MARKER, said_verdicts
-from tests.forge.test_verification import DAY, MERGED, NAMES, NOW, PROPOSED, prom
+from tests.forge.test_verification import (
+    DAY,
+    LATER,
+    MERGED,
+    NAMES,
+    NOW,
+    PROPOSED,
+    REVERT_MERGED,
+    prom,
+)
 from tests.forge.verify_history import STEP_S
 from tests.report.replays import comparison
 from tests.support.github.scenario import REPO, run_once
@@ -160,3 +169,18 @@ def test_propose_only_says_it_and_opens_nothing(merged, prom, tmp_path):
     assert not [p for p in gh.pulls(REPO, state="open") if p.title.startswith("Revert #")]
     comment = _comment(gh, numbers["pay"])
     assert "verify.revert is propose-only" in comment and "`requests.cpu`: 0.1 → 0.5" in comment
+
+
+def test_a_merged_revert_is_verified_in_turn_and_a_merge_never_live_is_said(merged, prom, tmp_path):
+    gh, numbers = merged
+    _serve(gh, prom, tmp_path / "run", NOW)
+    (revert,) = [p for p in gh.pulls(REPO, state="open") if p.title.startswith("Revert #")]
+    gh.merge(REPO, revert.number, at=datetime.fromtimestamp(REVERT_MERGED, UTC))
+    report = _serve(gh, prom, tmp_path / "later", LATER)
+    assert report.ok, report.message
+    said = said_verdicts(_comment(gh, revert.number))
+    assert said == {ref("pay").key: "verified"}
+    assert said_verdicts(_comment(gh, numbers["api"])) == {ref("api").key: "never-live"}
+    # the reverted merge is no longer the latest of its workload: its comment stays as it was
+    assert said_verdicts(_comment(gh, numbers["pay"])) == {ref("pay").key: "regressed"}
+    assert not [p for p in gh.pulls(REPO, state="open") if p.title.startswith("Revert #")]

@@ -55,18 +55,18 @@ def rollout(
     ones with ``after`` from half an hour before it (no rollout when ``after`` is None)."""
     old = (f"{name}-7c9d8b-bcdfg", f"{name}-7c9d8b-hjklm")
     if after is None:
-        return Workload(name, (_generation(old, start_s, end_s, before),))
+        return Workload(name, (generation(old, start_s, end_s, before),))
     new = (f"{name}-5f6g7h-nprst", f"{name}-5f6g7h-vwxz2")
     return Workload(
         name,
         (
-            _generation(old, start_s, switch_s, before),
-            _generation(new, switch_s - 1800, end_s, after, oom_at_s),
+            generation(old, start_s, switch_s, before),
+            generation(new, switch_s - 1800, end_s, after, oom_at_s),
         ),
     )
 
 
-def _generation(
+def generation(
     names: tuple[str, ...],
     start_s: float,
     end_s: float,
