@@ -103,7 +103,7 @@ def revert_proposals(
             continue
         proposal = make_proposal(change_set, edit, title=f"Revert #{pull.number}")
         why = Note(REVERT_NOTE, _why(pull))
-        proposal = replace(proposal, notes=(why, *proposal.notes))
+        proposal = replace(proposal, notes=(why, *proposal.notes), reverts=pull.number)
         if _rejected(pulls, proposal):
             log.info("revert of #%d: closed without merging; not proposed again", pull.number)
             continue

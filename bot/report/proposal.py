@@ -109,6 +109,8 @@ class Proposal:
     time_zone: str = "UTC"
     display_zone: str = "UTC"
     emergency_phases: Mapping[str, EmergencyPhase] = field(default_factory=dict)
+    reverts: int | None = None
+    """The merged pull request whose regressed values this proposal restores (a revert)."""
 
     @property
     def workloads(self) -> tuple[WorkloadRef, ...]:
@@ -166,7 +168,9 @@ class PullRequestState:
     the ``proposal`` digest. ``previous`` maps the same change ids to the value each field had
     before (None: absent), what a revert restores; ``predicted`` maps a workload key to what the
     proposal predicted for it (``bot.model.Prediction``); both are empty in version-1 bodies and
-    in states too large to keep them, and neither enters the ``proposal`` digest.
+    in states too large to keep them, and neither enters the ``proposal`` digest. ``reverts``
+    is the number of the merged pull request a revert restores the values before (None
+    otherwise): the regression, recorded where the next run reads it.
     """
 
     key: str
@@ -179,6 +183,7 @@ class PullRequestState:
     phases: Mapping[str, EmergencyPhase] = field(default_factory=dict)
     previous: Mapping[str, float | int | None] = field(default_factory=dict)
     predicted: Mapping[str, Prediction] = field(default_factory=dict)
+    reverts: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -201,6 +206,8 @@ class PullRequestState:
             out["previous"] = dict(self.previous)
         if self.predicted:
             out["predicted"] = {k: prediction_json(v) for k, v in self.predicted.items()}
+        if self.reverts is not None:
+            out["reverts"] = self.reverts
         return out
 
     @classmethod
@@ -216,6 +223,7 @@ class PullRequestState:
             phases={str(k): emergency_phase(v) for k, v in (data.get("phases") or {}).items()},
             previous=dict(data.get("previous") or {}),
             predicted=_predictions(data.get("predicted")),
+            reverts=data["reverts"] if isinstance(data.get("reverts"), int) else None,
         )
 
     def with_human_noted(self) -> PullRequestState:
@@ -277,6 +285,7 @@ def state_of(proposal: Proposal) -> PullRequestState:
         phases=dict(proposal.emergency_phases),
         previous=previous,
         predicted=predicted,
+        reverts=proposal.reverts,
     )
 
 

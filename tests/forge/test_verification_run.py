@@ -142,6 +142,7 @@ def test_a_run_reverts_the_regressed_field_at_once_and_says_so(merged, prom, tmp
     assert state is not None
     pay_cpu = f"{ref('pay').key}/app/requests.cpu"
     assert dict(state.changes) == {pay_cpu: 0.5} and dict(state.previous) == {pay_cpu: 0.1}
+    assert state.reverts == numbers["pay"]  # the regression, recorded in the forge
     number = numbers["pay"]
     assert f"restores the value before \\#{number}, whose outcome regressed" in revert.body
     assert f"`{REVERT_NOTE}` reverts \\#{number}" in revert.body  # the folded note says why:
