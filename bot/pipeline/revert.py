@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from bot.config.repo import RepoConfig
+from bot.forge.lifecycle import ThresholdCheck
 from bot.forge.previous import POD_LEVEL_IN_ID, PreviousProposal, split_change_id
 from bot.forge.results import PublishReport
 from bot.manifests import Discovery, apply_changes
@@ -111,6 +112,39 @@ def revert_proposals(
     return out
 
 
+def held_after_revert(
+    proposals: Sequence[Proposal], pulls: Sequence[PreviousProposal], within: ThresholdCheck
+) -> dict[str, str]:
+    """Per key of an engine proposal held back because the latest merged bot pull request of
+    its key is a revert and the proposal is within the noise thresholds of the pull request
+    that revert restored the values before (the history that led to it has not moved): why.
+    Held as a key below ``min_monthly_change`` is: pending on the dashboard, opened only when a
+    human ticks it."""
+    by_number = {p.number: p for p in pulls}
+    latest_merged: dict[str, PreviousProposal] = {}
+    for pull in pulls:
+        if not pull.merged or pull.state is None or pull.merged_at_s is None:
+            continue
+        seen = latest_merged.get(pull.key)
+        if seen is None or (seen.merged_at_s or 0.0, seen.number) < (pull.merged_at_s, pull.number):
+            latest_merged[pull.key] = pull
+    out = {}
+    for proposal in proposals:
+        revert = latest_merged.get(proposal.key)
+        if proposal.reverts is not None or revert is None or revert.state is None:
+            continue
+        number = revert.state.reverts
+        reverted = by_number.get(number) if number is not None else None
+        if reverted is None or reverted.state is None:
+            continue
+        if within(reverted.state.to_json(), state_of(proposal).to_json()):
+            out[proposal.key] = (
+                f"within the noise thresholds of #{number}, whose values #{revert.number} "
+                "reverted: held until the history moves"
+            )
+    return out
+
+
 def revert_lines(
     verified: Sequence[PullVerification], report: PublishReport, mode: str
 ) -> dict[int, str]:
@@ -132,4 +166,10 @@ def revert_lines(
     return out
 
 
-__all__ = ["REVERT_NOTE", "revert_changes", "revert_lines", "revert_proposals"]
+__all__ = [
+    "REVERT_NOTE",
+    "held_after_revert",
+    "revert_changes",
+    "revert_lines",
+    "revert_proposals",
+]

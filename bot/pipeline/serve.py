@@ -32,7 +32,7 @@ from bot.pipeline.proposals import (
     proposals_within_thresholds,
     workload_statuses,
 )
-from bot.pipeline.revert import revert_lines, revert_proposals
+from bot.pipeline.revert import held_after_revert, revert_lines, revert_proposals
 from bot.pipeline.verification import comment_on_merges, verify_merged
 from bot.report.replay import CostTotals
 from bot.report.verification import dashboard_lines
@@ -295,12 +295,17 @@ def _serve_configured(
             proposals,
             within_thresholds=proposals_within_thresholds(noise),
             in_error={group_key(o.ref, grouping) for o in plan.outcomes if o.status == "error"},
-            held=held_below_threshold(
-                proposals,
-                plan.prices,
-                repository.pull_requests.min_monthly_change,
-                noise.risk_minutes,
-            ),
+            held={
+                **held_below_threshold(
+                    proposals,
+                    plan.prices,
+                    repository.pull_requests.min_monthly_change,
+                    noise.risk_minutes,
+                ),
+                **held_after_revert(
+                    proposals, session.previous_proposals(), proposals_within_thresholds(noise)
+                ),
+            },
             scope=scope.keys if scope is not None else None,
             urgent=reverted,
         )

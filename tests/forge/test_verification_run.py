@@ -14,13 +14,16 @@ import pytest
 
 from bot.config.bot import BotSettings
 from bot.config.forge import PullRequestConfig
+from bot.config.recommend import NoiseSettings
 from bot.forge.github import GitHubForge
 from bot.forge.github.auth import TokenCredentials
+from bot.forge.previous import PreviousProposal
 from bot.metrics import PrometheusSource
 from bot.model import ChangeSet, FieldChange, FieldId, FileChange, Recommendation, WorkloadRef
-from bot.pipeline.revert import REVERT_NOTE
+from bot.pipeline.proposals import proposals_within_thresholds
+from bot.pipeline.revert import REVERT_NOTE, held_after_revert
 from bot.pipeline.serve import serve_repository
-from bot.report import Proposal, parse_state
+from bot.report import Proposal, parse_state, state_of
 from bot.report.verification import VERIFICATION_MARKER, said_verdicts
 from tests.forge.test_verification import (
     DAY,
@@ -185,3 +188,27 @@ def test_a_merged_revert_is_verified_in_turn_and_a_merge_never_live_is_said(merg
     # the reverted merge is no longer the latest of its workload: its comment stays as it was
     assert said_verdicts(_comment(gh, numbers["pay"])) == {ref("pay").key: "regressed"}
     assert not [p for p in gh.pulls(REPO, state="open") if p.title.startswith("Revert #")]
+
+
+def _previous(number: int, at: float, proposal: Proposal, reverts: int | None = None):
+    state = state_of(replace(proposal, reverts=reverts))
+    return PreviousProposal(proposal.key, number, "b", False, True, state, at, at)
+
+
+def _cpu(millicores: int) -> Proposal:
+    change = FieldChange(ref("pay"), FieldId.REQUESTS_CPU, millicores / 1000, 0.5, "app")
+    key = "default/shop/pay"
+    return Proposal(key, "Right-size pay", ChangeSet(key, (change,)), ())
+
+
+def test_after_a_revert_the_same_proposal_is_held_until_the_history_moves():
+    within = proposals_within_thresholds(NoiseSettings())
+    reverted, revert = _previous(3, 100.0, _cpu(100)), _previous(6, 200.0, _cpu(500), reverts=3)
+    held = held_after_revert([_cpu(100)], [revert, reverted], within)
+    assert (
+        list(held) == ["default/shop/pay"]
+        and "#3, whose values #6 reverted" in held["default/shop/pay"]
+    )
+    assert held_after_revert([_cpu(300)], [revert, reverted], within) == {}  # the history moved
+    later = _previous(7, 300.0, _cpu(400))  # a proposal merged after the revert: free again
+    assert held_after_revert([_cpu(100)], [later, revert, reverted], within) == {}
