@@ -71,11 +71,3 @@ class VerifySettings(ConfigModel):
         "regressed fields; propose-only: say so in the comment and on the dashboard without "
         "opening it; off: report only.",
     )
-    revert_margin_fraction: float = Field(
-        0.1,
-        ge=0,
-        le=1,
-        description="After a revert, the next proposal for the workload starts from the "
-        "reverted values: a regressed field is not proposed below its reverted value × "
-        "(1 + this).",
-    )
