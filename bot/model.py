@@ -866,6 +866,26 @@ class Recommendation:
     backtest: Backtest | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """What a proposal predicted for its workload, kept in its pull request's state so the
+    outcome after the merge can be compared with it (``docs/pull-requests.md``, verification).
+
+    From the replay of the proposed values: per container the share of CPU minutes over the
+    request (``cpu_share``) and over the CPU limit (``throttle_share``, containers with a limit
+    only), the OOM kills and the capacity-shortfall minutes at maxReplicas (None without an
+    HPA) over ``window_days``; from the backtest, per container, the share it expects at this
+    proposal's margin (``backtest_share``; empty without one).
+    """
+
+    window_days: float
+    cpu_share: Mapping[str, float] = field(default_factory=dict)
+    throttle_share: Mapping[str, float] = field(default_factory=dict)
+    oom_kills: int = 0
+    shortfall_minutes: float | None = None
+    backtest_share: Mapping[str, float] = field(default_factory=dict)
+
+
 # --------------------------------------------------------------------------- changes and edits
 
 

@@ -16,18 +16,30 @@ ALLOWED: dict[str, set[str]] = {
     "nesting": set(),
     "lazy": set(),
     "clock": {"model"},
+    "verification": {"model"},
     "config": {"model", "config", "lazy", "nesting"},
-    "recommend": {"model", "clock", "recommend", "config.recommend", "config.base"},
+    "recommend": {
+        "model",
+        "clock",
+        "recommend",
+        "config.recommend",
+        "config.base",
+        "config.verify",
+        "verification",
+    },
     "metrics": {"model", "config", "metrics", "redaction", "lazy", "nesting"},
     "sim": {"model", "sim"},
     "manifests": {"model", "config.manifests", "config.repo", "manifests", "nesting"},
-    "report": {"model", "clock", "report", "lazy", "nesting"},
-    "forge": {"model", "report", "forge", "config.forge", "redaction"},
+    "report": {"model", "clock", "report", "lazy", "nesting", "verification"},
+    "forge": {"model", "report", "forge", "config.forge", "redaction", "verification"},
     "settings": {"model", "config", "manifests.quantities", "recommend.inputs", "settings"},
 }
 """Package -> the ``bot.*`` modules it may import (prefix match). A package reads its own section
-of ``config`` only; ``clock`` (wall-clock hours of epoch times) is a leaf both ``recommend`` and
-``report`` read, so the replica slots and the week charts keep one clock; the pipeline and the
+of ``config`` only (``recommend`` also ``config.verify``: the margins it compares a merged
+proposal's outcome with); ``clock`` (wall-clock hours of epoch times) is a leaf both ``recommend`` and
+``report`` read, so the replica slots and the week charts keep one clock; ``verification`` (a merged
+proposal's verdict, as values) is a leaf ``recommend`` computes and ``report`` and ``forge``
+show; the pipeline and the
 face (``cli.py``, ``commands/``, ``serve.py``) read it all, and ``settings`` resolves every
 effective setting from it (quantities parsed by ``manifests.quantities``; the engine's default
 policy, a pure rule, from ``recommend.inputs``), so the others receive resolved values."""
@@ -147,6 +159,15 @@ def test_the_clock_is_a_pure_leaf():
         top = name.split(".")[0]
         assert top not in PURE_FORBIDDEN, f"clock imports {name}"
         assert top in sys.stdlib_module_names or top == "numpy" or name == "bot.model", name
+
+
+def test_the_verdict_values_are_a_pure_leaf():
+    """``verification`` holds the values of a merged proposal's verdict that ``recommend``
+    computes and ``report`` shows: like ``model``, the standard library and ``model`` only."""
+    for name in _imports(BOT / "verification.py"):
+        top = name.split(".")[0]
+        assert top not in PURE_FORBIDDEN, f"verification imports {name}"
+        assert top in sys.stdlib_module_names or name == "bot.model", name
 
 
 def _from_imports(path: Path) -> list[tuple[str, set[str]]]:

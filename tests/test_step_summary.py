@@ -35,3 +35,17 @@ def test_step_summary_sums_the_replays_with_replicas():
     assert lab[7] == "not priced; no replay for Deployment/ns/api"
     assert _row(text, "octo/idle")[6:8] == ["—", "—"]
     assert _row(text, "octo/bad")[-1] == "boom\\|"
+
+
+def test_step_summary_lists_the_verdicts_on_merged_pull_requests():
+    line = "[#4](http://gh/4) **prod/shop/Deployment/pay**: regressed: app\\: CPU above request"
+    summary = RunSummary(
+        (
+            RepositoryReport("octo/shop", ok=True, verification=(line,)),
+            RepositoryReport("octo/lab", ok=True),
+        )
+    )
+    text = summary_markdown(summary)
+    assert "### Verification of merged pull requests" in text
+    assert f"- octo/shop: {line}" in text and "octo/lab:" not in text
+    assert "### Verification" not in summary_markdown(RunSummary((RepositoryReport("a/b", True),)))

@@ -117,6 +117,10 @@ def summary_markdown(summary: RunSummary) -> str:
     stop_line = summary.stop_line()
     if stop_line is not None:
         lines += ["", f"**{escape(stop_line)}**"]
+    verified = [(r.repository, line) for r in summary.reports for line in r.verification]
+    if verified:
+        lines += ["", "### Verification of merged pull requests", ""]
+        lines += [f"- {escape(repo)}: {line}" for repo, line in verified]
     return "\n".join(lines) + "\n"
 
 

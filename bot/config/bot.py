@@ -12,6 +12,7 @@ from bot.config.forge import CostConfig, GitHubConfig
 from bot.config.load import load_model
 from bot.config.metrics import PrometheusConfig
 from bot.config.recommend import RecommendSettings
+from bot.config.verify import VerifySettings
 
 
 class ScheduleConfig(ConfigModel):
@@ -117,6 +118,7 @@ class BotSettings(ConfigModel):
     schedule: ScheduleConfig = ScheduleConfig()
     run: RunConfig = RunConfig()
     report: ReportConfig = ReportConfig()
+    verify: VerifySettings = VerifySettings()
 
 
 def load_bot_settings(path: Path | None) -> BotSettings:

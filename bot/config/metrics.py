@@ -108,6 +108,30 @@ class MetricNames(ConfigModel):
         "kube_horizontalpodautoscaler_status_current_replicas",
         description="Current replicas of an HPA (read with ``replicas_source: hpa``).",
     )
+    resource_limits: str = Field(
+        "kube_pod_container_resource_limits",
+        description="kube-state-metrics container limits (when merged values run).",
+    )
+    hpa_min_replicas: str = Field(
+        "kube_horizontalpodautoscaler_spec_min_replicas",
+        description="minReplicas of an HPA (when merged values run).",
+    )
+    hpa_max_replicas: str = Field(
+        "kube_horizontalpodautoscaler_spec_max_replicas",
+        description="maxReplicas of an HPA (when merged values run).",
+    )
+    hpa_target_metric: str = Field(
+        "kube_horizontalpodautoscaler_spec_target_metric",
+        description="Target of an HPA metric (when merged values run).",
+    )
+    cpu_throttled_periods: str = Field(
+        "container_cpu_cfs_throttled_periods_total",
+        description="cAdvisor throttled CFS periods (verification of a CPU limit).",
+    )
+    cpu_periods: str = Field(
+        "container_cpu_cfs_periods_total",
+        description="cAdvisor CFS periods (verification of a CPU limit).",
+    )
 
     @field_validator("*")
     @classmethod

@@ -65,6 +65,7 @@ def dashboard_body(
     title: str,
     prices: Prices,
     findings: Sequence[str] = (),
+    verification: Sequence[str] = (),
 ) -> str:
     """The dashboard's Markdown: its rows, the keys the run did not get to and the
     repository's findings."""
@@ -75,6 +76,7 @@ def dashboard_body(
         not_done=not_done,
         prices=prices,
         findings=findings,
+        verification=verification,
     )
 
 

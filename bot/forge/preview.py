@@ -34,8 +34,8 @@ from bot.config.forge import PullRequestConfig
 from bot.forge.branches import BranchNames
 from bot.forge.git import Author
 from bot.forge.messages import config_error_notice, failure_notice
-from bot.forge.previous import WorkloadMemory
-from bot.forge.pulls import ListedPull, OpenedPull, Write
+from bot.forge.previous import PreviousProposal, WorkloadMemory
+from bot.forge.pulls import ListedComment, ListedPull, OpenedPull, Write
 from bot.report.markdown import escape
 from bot.report.proposal import Proposal
 
@@ -169,6 +169,10 @@ class PreviewSession:
         """Nothing merged on the forge: no memory."""
         return {}
 
+    def previous_proposals(self) -> tuple[PreviousProposal, ...]:
+        """A preview has no earlier pull request."""
+        return ()
+
     def report_config_error(self, problems: Sequence[str]) -> None:
         self.write_dashboard(config_error_notice(self.config.dashboard_title, problems))
 
@@ -233,6 +237,13 @@ class PreviewSession:
 
     def comment(self, number: int, text: str) -> None:
         """A preview opens pull requests only; there is nothing to comment on."""
+
+    def comments(self, number: int) -> tuple[ListedComment, ...]:
+        """A preview has no earlier pull request, so no comment."""
+        return ()
+
+    def edit_comment(self, comment_id: int, text: str) -> None:
+        """A preview has no comment to edit."""
 
     def close_pull(self, number: int) -> None:
         """A preview opens pull requests only; there is nothing to close."""

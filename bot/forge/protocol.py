@@ -23,8 +23,8 @@ from typing import Protocol
 
 from bot.config.forge import PullRequestConfig
 from bot.forge.git import Author
-from bot.forge.previous import WorkloadMemory
-from bot.forge.pulls import ListedPull, OpenedPull, Write
+from bot.forge.previous import PreviousProposal, WorkloadMemory
+from bot.forge.pulls import ListedComment, ListedPull, OpenedPull, Write
 from bot.report.proposal import Proposal
 
 
@@ -92,6 +92,15 @@ class PullRequestPlatform(Protocol):
         """Comment ``text`` on pull request ``number``."""
         ...
 
+    def comments(self, number: int) -> Sequence[ListedComment]:
+        """Every comment on pull request ``number``, oldest first (to find the bot's own by
+        its marker)."""
+        ...
+
+    def edit_comment(self, comment_id: int, text: str) -> None:
+        """Replace the text of a comment ``comments`` listed."""
+        ...
+
     def close_pull(self, number: int) -> None:
         """Close pull request ``number`` without merging it."""
         ...
@@ -144,6 +153,11 @@ class ForgeSession(PullRequestPlatform, Protocol):
 
     def workload_memory(self) -> dict[str, WorkloadMemory]:
         """Per workload key, what the bot's merged pull requests tell the engine."""
+        ...
+
+    def previous_proposals(self) -> tuple[PreviousProposal, ...]:
+        """Every bot pull request with its parsed state, newest first (the listing
+        ``workload_memory`` made): what the verification of merged ones reads."""
         ...
 
     def report_config_error(self, problems: Sequence[str]) -> None:

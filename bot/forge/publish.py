@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Mapping, Sequence
+from typing import Literal, TypeAlias
 
 from bot.forge.act import StepWriter, prices_of
 from bot.forge.branches import BranchNames
@@ -25,6 +26,7 @@ from bot.forge.schedule import WAIT_ACTIONS, Slots, Step, branch_keys, ordered
 from bot.report import parse_state, state_of
 from bot.report import ticked_keys as ticked_in
 from bot.report.proposal import Proposal
+from bot.report.verification import is_verification
 
 LOG = logging.getLogger(__name__)
 
@@ -85,6 +87,7 @@ def publish(
     in_error: Collection[str] = (),
     held: Mapping[str, str] | None = None,
     scope: Collection[str] | None = None,
+    urgent: Collection[str] = (),
 ) -> PublishReport:
     """Bring the repository's bot pull requests in line with ``proposals`` (lifecycle table).
 
@@ -98,7 +101,9 @@ def publish(
     pending on the dashboard) unless a human ticked it; an open one is still updated.
     ``scope``: the only keys this run may act on (a run with a selection of workloads;
     ``bot.pipeline.serve.selection_scope``); the branches and pull requests of other keys are
-    neither read nor touched. None: every key.
+    neither read nor touched. None: every key. ``urgent``: keys handled as if a human had
+    ticked them (first, past the limits, the noise threshold and the suppression of a closed
+    pull request): the reverts of regressed merges.
     """
     config = platform.config
     names = BranchNames.of_settings(config)
@@ -107,7 +112,7 @@ def publish(
     try:
         remote = platform.bot_branches()
         pulls = latest(platform.pull_requests())
-        requested = ticked_keys(platform)
+        requested = ticked_keys(platform) | set(urgent)
     except RateLimitError as exc:
         return PublishReport((), tuple(p.key for p in proposals), str(exc))
     by_key = {p.key: p for p in proposals}
@@ -188,9 +193,11 @@ def update_dashboard(
     report: PublishReport,
     *,
     findings: Sequence[str] = (),
+    verification: Sequence[str] = (),
 ) -> set[str]:
     """Create or edit the dashboard (only when its body changes), with the repository's
-    ``findings`` (problems in what it declares); the ticked keys read."""
+    ``findings`` (problems in what it declares) and the ``verification`` of merged pull
+    requests (Markdown lines); the ticked keys read."""
     if not platform.dashboard_enabled:
         return set()
     ticked = ticked_keys(platform)
@@ -201,9 +208,29 @@ def update_dashboard(
         title=config.dashboard_title,
         prices=prices_of(config),
         findings=findings,
+        verification=verification,
     )
     platform.write_dashboard(body)
     return ticked
 
 
-__all__ = ["observe", "publish", "ticked_keys", "update_dashboard"]
+CommentWrite: TypeAlias = Literal["created", "edited", "unchanged"]
+
+
+def upsert_comment(platform: PullRequestPlatform, number: int, text: str) -> CommentWrite:
+    """Make ``text`` the bot's verification comment on pull request ``number``
+    (``bot.report.verification``): edit the first comment carrying its marker when it says
+    something else, create one when there is none, leave it when it already says ``text``, so
+    a pull request never gets a second one."""
+    for comment in platform.comments(number):
+        if not is_verification(comment.body):
+            continue
+        if comment.body.strip() == text.strip():
+            return "unchanged"
+        platform.edit_comment(comment.id, text)
+        return "edited"
+    platform.comment(number, text)
+    return "created"
+
+
+__all__ = ["observe", "publish", "ticked_keys", "update_dashboard", "upsert_comment"]

@@ -21,6 +21,14 @@ through git and are not writes of the API."""
 
 
 @dataclass(frozen=True, slots=True)
+class ListedComment:
+    """One comment on a pull request: its id (to edit it) and its text."""
+
+    id: int
+    body: str
+
+
+@dataclass(frozen=True, slots=True)
 class ListedPull:
     """One bot pull request as the forge's listing shows it (no further request to read it).
 

@@ -133,6 +133,15 @@ class NamespaceQueries:
         scope = [self._pods()] if pods else []
         return self._base([*extra, *scope, *more])
 
+    def ksm(self, metric: str, *extra: LabelMatch, pods: bool = True) -> str:
+        """``metric{...}`` of kube-state-metrics in this namespace and selector, with ``extra``
+        matchers, scoped to the requested workloads' pods when ``pods``."""
+        return selector(metric, self._ksm(*extra, pods=pods))
+
+    def cadvisor(self, metric: str) -> str:
+        """``metric{...}`` of cAdvisor for the requested workloads' pods and containers."""
+        return selector(metric, self._cadvisor())
+
     @property
     def _by(self) -> str:
         labels = self.config.labels

@@ -23,7 +23,7 @@ from bot.metrics.source import HistorySource
 from bot.model import DeclaredWorkload, WorkloadRef
 from bot.outcome_view import error_lines
 from bot.pipeline.failures import KNOWN_FAILURES, Budget, RepositoryCrashError, failure_message
-from bot.pipeline.plan import RepositoryOutcome, repository_outcome
+from bot.pipeline.plan import RepositoryOutcome, history_requests, repository_outcome
 from bot.pipeline.proposals import (
     build_proposals,
     changes_cost,
@@ -32,7 +32,11 @@ from bot.pipeline.proposals import (
     proposals_within_thresholds,
     workload_statuses,
 )
+from bot.pipeline.revert import held_after_revert, revert_lines, revert_proposals
+from bot.pipeline.verification import comment_on_merges, verify_merged
 from bot.report.replay import CostTotals
+from bot.report.verification import dashboard_lines
+from bot.report.verification import summary as verification_summary
 from bot.settings import RepositorySettings
 from bot.worker_pool import rehearse
 
@@ -75,6 +79,9 @@ class RepositoryReport:
     waiting: tuple[str, ...] = ()
     """Keys whose new pull request waits for a later run (``pull_requests.max_new_per_run``
     opened already, or ``max_open`` open): pending on the dashboard, named in the summary."""
+    verification: tuple[str, ...] = ()
+    """The verdicts on merged pull requests, one Markdown line per workload (regressions
+    first), as on the dashboard."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +256,31 @@ def _serve_configured(
     if dry_run:
         message = "; ".join(m for m in ("dry run", unread) if m)
         return RepositoryReport(full_name, ok=True, message=message, counts=dict(counts), cost=cost)
+    verified = (  # a selection sees part of the repository: its merges are left for a whole run
+        verify_merged(
+            session.previous_proposals(),
+            plan.inventory,
+            source,
+            history_requests(plan.inventory, repository),
+            settings,
+            now_s=now_s,
+        )
+        if selected is None
+        else []
+    )
+    reverts = (
+        revert_proposals(
+            verified,
+            session.previous_proposals(),
+            root=plan.root,
+            discovery=plan.discovery,
+            config=plan.config,
+        )
+        if settings.verify.revert == "auto"
+        else []
+    )
+    reverted = {r.key for r in reverts}
+    proposals = [*reverts, *(p for p in proposals if p.key not in reverted)]
     budget.check("publishing")
     held = repository.dashboard_only_reason(now_s=now_s)
     if held is not None:
@@ -263,19 +295,30 @@ def _serve_configured(
             proposals,
             within_thresholds=proposals_within_thresholds(noise),
             in_error={group_key(o.ref, grouping) for o in plan.outcomes if o.status == "error"},
-            held=held_below_threshold(
-                proposals,
-                plan.prices,
-                repository.pull_requests.min_monthly_change,
-                noise.risk_minutes,
-            ),
+            held={
+                **held_below_threshold(
+                    proposals,
+                    plan.prices,
+                    repository.pull_requests.min_monthly_change,
+                    noise.risk_minutes,
+                ),
+                **held_after_revert(
+                    proposals, session.previous_proposals(), proposals_within_thresholds(noise)
+                ),
+            },
             scope=scope.keys if scope is not None else None,
+            urgent=reverted,
         )
     if scope is None:  # a selection sees part of the repository: its dashboard stays whole
         update_dashboard(
-            session, workload_statuses(plan), report, findings=repository_findings(plan)
+            session,
+            workload_statuses(plan),
+            report,
+            findings=repository_findings(plan),
+            verification=dashboard_lines(verified),
         )
-    failed = [r.message for r in report.errors]
+    done_about = revert_lines(verified, report, settings.verify.revert)
+    failed = [r.message for r in report.errors] + comment_on_merges(session, verified, done_about)
     failures = sum(o.failed for o in plan.outcomes)
     if failures:
         failed.append(f"{failures} workload(s) failed (listed on the dashboard)")
@@ -294,6 +337,9 @@ def _serve_configured(
             if keys:
                 held = f"{len(keys)} {why}: {', '.join(keys)}"
                 message = f"{message}; {held}" if message else held
+    if verified:
+        said = f"verification: {verification_summary(verified)}"
+        message = f"{message}; {said}" if message else said
     if scope is not None and scope.mixed:
         left = scope.mixed_text()
         message = f"{message}; {left}" if message else left
@@ -310,6 +356,7 @@ def _serve_configured(
         cost=cost,
         held=report.held,
         waiting=(*report.waiting_new, *report.waiting_open),
+        verification=tuple(dashboard_lines(verified)),
     )
 
 

@@ -20,21 +20,25 @@ from bot.model import (
     FieldId,
     FileChange,
     Note,
+    Prediction,
     Recommendation,
     Resource,
     WorkloadRef,
     emergency_phase,
 )
 from bot.nesting import check_json
+from bot.report.prediction import prediction_from_json, prediction_json, prediction_of
 
-STATE_VERSION = 1
-"""Version of the JSON kept in pull-request bodies; bodies with another version are rebuilt."""
+STATE_VERSION = 2
+"""Version of the JSON kept in pull-request bodies. 2 added ``previous`` and ``predicted``;
+a version-1 body still reads (neither is known there)."""
 
 STATE_MARKER = "tortoise-bot-state"
 """Name of the HTML comment that holds the state JSON: ``<!-- tortoise-bot-state: {...} -->``."""
 
 MAX_STATE_CHANGES_CHARS = 20_000
-"""Above this size the state keeps only digests, not every proposed value."""
+"""Above this size the state keeps only digests, not every proposed and previous value; the
+predictions are dropped first when only they make it too large."""
 
 _STATE_RE = re.compile(r"<!-- " + STATE_MARKER + r": (\{.*?\}) -->", re.DOTALL)
 
@@ -107,6 +111,8 @@ class Proposal:
     time_zone: str = "UTC"
     display_zone: str = "UTC"
     emergency_phases: Mapping[str, EmergencyPhase] = field(default_factory=dict)
+    reverts: int | None = None
+    """The merged pull request whose regressed values this proposal restores (a revert)."""
 
     @property
     def workloads(self) -> tuple[WorkloadRef, ...]:
@@ -161,7 +167,12 @@ class PullRequestState:
     ``head`` is the SHA of the commit the bot pushed (a branch still there has no human commit);
     ``phases`` maps a workload key to the emergency phase the proposal leaves it in (absent in
     bodies written before it existed: nothing known). Neither ``head`` nor ``phases`` enters
-    the ``proposal`` digest.
+    the ``proposal`` digest. ``previous`` maps the same change ids to the value each field had
+    before (None: absent), what a revert restores; ``predicted`` maps a workload key to what the
+    proposal predicted for it (``bot.model.Prediction``); both are empty in version-1 bodies and
+    in states too large to keep them, and neither enters the ``proposal`` digest. ``reverts``
+    is the number of the merged pull request a revert restores the values before (None
+    otherwise): the regression, recorded where the next run reads it.
     """
 
     key: str
@@ -172,9 +183,13 @@ class PullRequestState:
     version: int = STATE_VERSION
     head: str | None = None
     phases: Mapping[str, EmergencyPhase] = field(default_factory=dict)
+    previous: Mapping[str, float | int | None] = field(default_factory=dict)
+    predicted: Mapping[str, Prediction] = field(default_factory=dict)
+    reverts: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
+            **self._version_2_json(),
             "v": self.version,
             "key": self.key,
             "proposal": self.proposal,
@@ -184,6 +199,18 @@ class PullRequestState:
             "head": self.head,
             "phases": dict(self.phases),
         }
+
+    def _version_2_json(self) -> dict[str, Any]:
+        """``previous`` and ``predicted``, left out when empty (a version-1 body stays as it
+        was read)."""
+        out: dict[str, Any] = {}
+        if self.previous:
+            out["previous"] = dict(self.previous)
+        if self.predicted:
+            out["predicted"] = {k: prediction_json(v) for k, v in self.predicted.items()}
+        if self.reverts is not None:
+            out["reverts"] = self.reverts
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> PullRequestState:
@@ -196,6 +223,9 @@ class PullRequestState:
             version=int(data.get("v", 0)),
             head=str(data["head"]) if data.get("head") else None,
             phases={str(k): emergency_phase(v) for k, v in (data.get("phases") or {}).items()},
+            previous=dict(data.get("previous") or {}),
+            predicted=_predictions(data.get("predicted")),
+            reverts=data["reverts"] if isinstance(data.get("reverts"), int) else None,
         )
 
     def with_human_noted(self) -> PullRequestState:
@@ -203,6 +233,14 @@ class PullRequestState:
 
     def with_head(self, sha: str) -> PullRequestState:
         return replace(self, head=sha)
+
+
+def _predictions(data: object) -> dict[str, Prediction]:
+    """The readable predictions of a state's ``predicted`` (malformed entries dropped)."""
+    if not isinstance(data, Mapping):
+        return {}
+    read = {str(k): prediction_from_json(v) for k, v in data.items()}
+    return {k: v for k, v in read.items() if v is not None}
 
 
 def _digest(parts: list[str]) -> str:
@@ -227,14 +265,29 @@ def state_of(proposal: Proposal) -> PullRequestState:
             for f in sorted(proposal.files, key=lambda f: f.path)
         ]
     )
-    if len(json.dumps(changes)) > MAX_STATE_CHANGES_CHARS:
-        changes = {}
+    previous = {
+        change_id(c.ref, c.container, c.field): c.current for c in proposal.change_set.changes
+    }
+    predicted = {
+        rec.ref.key: found
+        for rec in proposal.change_set.recommendations
+        if (found := prediction_of(rec)) is not None
+    }
+    values_size = len(json.dumps(changes)) + len(json.dumps(previous))
+    if values_size > MAX_STATE_CHANGES_CHARS:
+        changes, previous = {}, {}
+    predicted_json = {k: prediction_json(v) for k, v in predicted.items()}
+    if values_size + len(json.dumps(predicted_json)) > MAX_STATE_CHANGES_CHARS:
+        predicted = {}
     return PullRequestState(
         key=proposal.key,
         proposal=digest,
         files=files,
         changes=changes,
         phases=dict(proposal.emergency_phases),
+        previous=previous,
+        predicted=predicted,
+        reverts=proposal.reverts,
     )
 
 

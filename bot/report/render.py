@@ -165,6 +165,7 @@ def render_dashboard(
     templates_dir: Path | None = None,
     prices: Prices | None = None,
     findings: Sequence[str] = (),
+    verification: Sequence[str] = (),
 ) -> str:
     """The dashboard issue body: every workload by status, checkboxes for pending/suppressed.
 
@@ -172,7 +173,8 @@ def render_dashboard(
     current → proposed, ``replay.summary``); the values the replay gate held back are listed
     in their own section. The body is deterministic (sorted, no timestamps) so an unchanged run
     leaves it alone. ``not_done`` lists work a run could not finish (e.g. the API budget ran
-    out); ``findings`` what the repository declares that the bot cannot read or edit.
+    out); ``findings`` what the repository declares that the bot cannot read or edit;
+    ``verification`` the verdicts on merged pull requests (Markdown lines, already escaped).
     """
     prices = prices or Prices()
     sections = []
@@ -234,6 +236,7 @@ def render_dashboard(
         marker=REQUEST_MARKER,
         not_done=[escape(x) for x in not_done],
         findings=[escape(x) for x in findings],
+        verification=list(verification),
     )
     if len(body) > MAX_BODY_CHARS:
         cut = body[: MAX_BODY_CHARS - 200]

@@ -18,7 +18,7 @@ from bot.forge.git import Author
 from bot.forge.lifecycle import PullState
 from bot.forge.protocol import PullRequestPlatform
 from bot.forge.publish import publish, update_dashboard
-from bot.forge.pulls import ListedPull, OpenedPull, Write
+from bot.forge.pulls import ListedComment, ListedPull, OpenedPull, Write
 from bot.forge.results import WorkloadStatus
 from bot.model import ChangeSet, FieldChange, FieldId, FileChange, Recommendation, WorkloadRef
 from bot.report import Proposal, parse_state, replace_state, state_of
@@ -103,6 +103,13 @@ class MemoryForge:
 
     def comment(self, number: int, text: str) -> None:
         self._spend(f"comment #{number}: {text}")
+
+    def comments(self, number: int) -> tuple[ListedComment, ...]:
+        self._spend(f"list comments #{number}")
+        return ()
+
+    def edit_comment(self, comment_id: int, text: str) -> None:
+        self._spend(f"edit comment {comment_id}: {text}")
 
     def close_pull(self, number: int) -> None:
         self._spend(f"close #{number}")

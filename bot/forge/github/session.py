@@ -18,7 +18,7 @@ from bot.forge.github.listing import BotPulls
 from bot.forge.github.writes import PullRequestWrites
 from bot.forge.messages import config_error_notice, failure_notice
 from bot.forge.previous import PreviousProposal, WorkloadMemory, workload_memory
-from bot.forge.pulls import ListedPull, OpenedPull, Write, previous_proposals
+from bot.forge.pulls import ListedComment, ListedPull, OpenedPull, Write, previous_proposals
 from bot.report.proposal import Proposal
 
 DASHBOARD_RESERVE = 3
@@ -152,6 +152,12 @@ class RepositorySession:
 
     def comment(self, number: int, text: str) -> None:
         self.writes.comment(number, text)
+
+    def comments(self, number: int) -> tuple[ListedComment, ...]:
+        return self.writes.comments(number)
+
+    def edit_comment(self, comment_id: int, text: str) -> None:
+        self.writes.edit_comment(comment_id, text)
 
     def close_pull(self, number: int) -> None:
         self.writes.close(number)

@@ -1,19 +1,20 @@
 """The writes of ``protocol.PullRequestPlatform`` on GitHub's pull requests: open (adopting one
-another run opened meanwhile), edit, comment, close, labels and assignees, review requests.
-Each is one REST request."""
+another run opened meanwhile), edit, comment (and list and edit comments), close, labels and
+assignees, review requests. Each is one REST request."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from github.GithubException import GithubException
+from github.IssueComment import IssueComment
 from github.PullRequest import PullRequest
 
 from bot.forge.github.api import RepositoryApi, error_messages
 from bot.forge.github.listing import BotPulls
-from bot.forge.pulls import OpenedPull
+from bot.forge.pulls import ListedComment, OpenedPull
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +23,8 @@ class PullRequestWrites:
 
     api: RepositoryApi
     pulls: BotPulls
+    comment_objects: dict[int, IssueComment] = field(default_factory=dict)
+    """The comments ``comments`` listed, by id, so editing one is one request."""
 
     def open(self, ref: str, base: str, *, title: str, body: str, draft: bool) -> OpenedPull:
         """Open a pull request from ``ref`` onto ``base``; GitHub's 422 "already exists" means
@@ -55,6 +58,20 @@ class PullRequestWrites:
     def comment(self, number: int, text: str) -> None:
         pull = self.pulls.object(number)
         self.api.call(f"comment on #{number}", lambda: pull.create_issue_comment(text))
+
+    def comments(self, number: int) -> tuple[ListedComment, ...]:
+        """Every comment on pull request ``number``, oldest first."""
+        pull = self.pulls.object(number)
+        found = self.api.call(
+            f"list comments of #{number}", lambda: list(pull.get_issue_comments())
+        )
+        self.comment_objects.update({c.id: c for c in found})
+        return tuple(ListedComment(c.id, c.body or "") for c in found)
+
+    def edit_comment(self, comment_id: int, text: str) -> None:
+        """Replace the text of a comment ``comments`` listed."""
+        comment = self.comment_objects[comment_id]
+        self.api.call(f"edit comment {comment_id}", lambda: comment.edit(text))
 
     def close(self, number: int) -> None:
         pull = self.pulls.object(number)

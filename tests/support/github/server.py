@@ -787,6 +787,12 @@ class GitHubEmulator:
                 self._create_comment,
             ),
             (
+                "PATCH",
+                R + "/issues/comments/(?P<c>[0-9]+)",
+                "/repos/{owner}/{repo}/issues/comments/{comment_id}",
+                self._update_comment,
+            ),
+            (
                 "POST",
                 R + "/issues/(?P<n>[0-9]+)/labels",
                 "/repos/{owner}/{repo}/issues/{issue_number}/labels",
@@ -1200,6 +1206,30 @@ class GitHubEmulator:
             self._user(req.login),
             comment.created,
         )
+
+    def _update_comment(self, req: _Request) -> tuple[int, Any]:
+        """``PATCH .../issues/comments/{id}``: the new ``body`` of an issue comment."""
+        repo = self._repo(req)
+        wanted = int(req.arg("c"))
+        for issue in repo.issues.values():
+            for comment in issue.comments:
+                if comment.id != wanted:
+                    continue
+                text = str((req.json or {})["body"])
+                self._check_body(text)
+                comment.body = text
+                issue.updated = _now()
+                return 200, objects.issue_comment(
+                    self.web_url,
+                    self.api_url,
+                    repo.full_name,
+                    issue.number,
+                    comment.id,
+                    text,
+                    self._user(comment.login),
+                    comment.created,
+                )
+        raise _Reply(404, "Not Found")
 
     def _add_labels(self, req: _Request) -> tuple[int, Any]:
         repo, issue = self._issue(req)

@@ -1,0 +1,221 @@
+"""Verification of merged bot pull requests, on real parts: the pull requests are opened by a
+run and merged in the GitHub emulator; what ran before and after each merge is a history
+backfilled into a real Prometheus, kube-state-metrics' requests changing mid-history as the
+new pods roll out.
+
+- ``web``: rolled out, CPU well under its new request: verified;
+- ``api``: merged a day ago, its pods still run the old request: waiting;
+- ``cart``: rolled out, then OOM-killed twice where none was predicted: regressed;
+- ``pay``: rolled out with a request below its usage: CPU over request, regressed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from bot.config.bot import BotSettings
+from bot.config.forge import PullRequestConfig
+from bot.config.metrics import PrometheusConfig
+from bot.forge.github import GitHubForge
+from bot.forge.github.auth import TokenCredentials
+from bot.metrics import HistoryRequest, PrometheusSource
+from bot.model import DeclaredContainer, DeclaredWorkload, Inventory, ResourceValues
+from bot.pipeline.verification import comment_on_merges, verify_merged
+from bot.report import Proposal
+from bot.report.verification import VERIFICATION_MARKER, said_verdicts
+from tests.forge.verify_history import STEP_S, Workload, generation, rollout, write
+from tests.report.replays import comparison
+from tests.support.github.scenario import REPO, create_repository, proposal_for, ref, run_once
+from tests.support.github.scenario import settings as fast_settings
+from tests.support.prometheus import RunningPrometheus, backfill, start_prometheus
+
+DAY = 86_400.0
+LIVE = 1_699_833_600.0
+"""When the rollouts of the merged values finish (a whole hour)."""
+START = LIVE - 8 * DAY
+NOW = LIVE + 7 * DAY + 3600
+MERGED = LIVE - 2 * 3600
+API_MERGED = NOW - DAY
+NAMES = ["web", "api", "cart", "pay"]
+OLD_PODS = {n: (f"{n}-7c9d8b-bcdfg", f"{n}-7c9d8b-hjklm") for n in NAMES}
+NEW_PODS = {n: (f"{n}-5f6g7h-nprst", f"{n}-5f6g7h-vwxz2") for n in NAMES}
+PROPOSED = {"web": 250, "api": 250, "cart": 250, "pay": 100}
+"""The CPU request each merged pull request sets (millicores); each was 500m."""
+REVERT_MERGED = NOW + 3600
+REVERT_LIVE = NOW + 2 * 3600
+"""``pay``'s revert (back to 500m) is merged and rolled out after ``NOW``."""
+LATER = REVERT_LIVE + 7 * DAY + 3600
+"""A week after the revert went live: the revert verified, ``api`` never live."""
+
+
+@pytest.fixture(scope="module")
+def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningPrometheus]:
+    old = {"cpu_request": 0.5, "cpu_cores": 0.1, "throttled_share": 0.0}
+    new = {"cpu_request": 0.25, "cpu_cores": 0.1, "throttled_share": 0.0}
+
+    def roll(name: str, before: dict[str, float], after=None, oom: tuple[float, ...] = ()):
+        return rollout(
+            name,
+            start_s=START,
+            switch_s=LIVE,
+            end_s=LATER,
+            before=before,
+            after=after,
+            oom_at_s=oom,
+        )
+
+    workloads = [
+        roll("web", old, new),
+        roll("api", old),
+        roll("cart", old, new, (LIVE + DAY, LIVE + 2 * DAY)),
+        Workload(
+            "pay",
+            (
+                generation(OLD_PODS["pay"], START, LIVE, {"cpu_request": 0.5, "cpu_cores": 0.15}),
+                generation(
+                    NEW_PODS["pay"],
+                    LIVE - 1800,
+                    REVERT_LIVE,
+                    {"cpu_request": 0.1, "cpu_cores": 0.15},
+                ),
+                generation(
+                    ("pay-8d9f2b-bcdfg", "pay-8d9f2b-hjklm"),
+                    REVERT_LIVE - 1800,
+                    LATER,
+                    {"cpu_request": 0.5, "cpu_cores": 0.15},
+                ),
+            ),
+        ),
+    ]
+    work = tmp_path_factory.mktemp("verification")
+    written = write(workloads, work / "history.om")
+    backfill([work / "history.om"], work / "data", expected_samples=written)
+    with start_prometheus(work / "data", workdir=work) as running:
+        yield running
+
+
+def _proposals(checkout: Path) -> list[Proposal]:
+    """One pull request per workload, its replay predicting no CPU over request, no OOM."""
+    out = []
+    for name in NAMES:
+        p = proposal_for(checkout, [name], PROPOSED[name])
+        recs = tuple(replace(r, replay=comparison()) for r in p.change_set.recommendations)
+        out.append(replace(p, change_set=replace(p.change_set, recommendations=recs)))
+    return out
+
+
+def _inventory() -> Inventory:
+    """What the repository declares once merged: each workload's container at its new request."""
+    return Inventory(
+        ("prod",),
+        tuple(
+            DeclaredWorkload(
+                ref(n), 2, (DeclaredContainer("app", ResourceValues(PROPOSED[n] / 1000)),)
+            )
+            for n in NAMES
+        ),
+    )
+
+
+def _verify(gh, prom: RunningPrometheus, workdir: Path, now_s: float = NOW):
+    forge = GitHubForge(fast_settings(gh), TokenCredentials(gh.token), workdir=workdir)
+    session = forge.open(REPO, PullRequestConfig())
+    source = PrometheusSource(PrometheusConfig(url=prom.url, gzip=False, step_s=STEP_S))
+    try:
+        verified = verify_merged(
+            session.previous_proposals(),
+            _inventory(),
+            source,
+            [HistoryRequest(ref(n), ("app",)) for n in NAMES],
+            BotSettings(),
+            now_s=now_s,
+        )
+        return verified, comment_on_merges(session, verified)
+    finally:
+        source.close()
+        session.disconnect()
+
+
+@pytest.fixture
+def merged(github_emulator, tmp_path):
+    gh = github_emulator
+    create_repository(gh, NAMES)
+    run_once(gh, tmp_path / "run", _proposals)
+    numbers = {}
+    for issue in gh.pulls(REPO, state="open"):
+        name = issue.pull.head.rsplit("/", 1)[-1]
+        at = API_MERGED if name == "api" else MERGED
+        gh.merge(REPO, issue.number, at=datetime.fromtimestamp(at, UTC))
+        numbers[name] = issue.number
+    assert sorted(numbers) == sorted(NAMES)
+    return gh, numbers
+
+
+def _comments(gh, number: int) -> list[str]:
+    issue = next(i for i in gh.pulls(REPO) if i.number == number)
+    return [c.body for c in issue.comments if VERIFICATION_MARKER in c.body]
+
+
+def test_each_merge_is_verified_waiting_or_regressed_and_said_once(merged, prom, tmp_path):
+    gh, numbers = merged
+    verified, problems = _verify(gh, prom, tmp_path / "first")
+    assert problems == []
+    status = {key.rsplit("/", 1)[-1]: v for p in verified for key, v in p.verdicts.items()}
+    assert {n: v.status for n, v in status.items()} == {
+        "web": "verified",
+        "api": "waiting",
+        "cart": "regressed",
+        "pay": "regressed",
+    }, {n: v.reason for n, v in status.items()}
+    assert status["api"].reason == "waiting for the new values to be live"
+    live = status["web"].live_s
+    assert live is not None and LIVE - STEP_S <= live <= LIVE + STEP_S
+    (oom,) = status["cart"].findings
+    assert oom.kind == "oom" and oom.observed == 2.0 and oom.predicted == 0.0
+    (cpu,) = status["pay"].findings
+    assert cpu.kind == "cpu" and cpu.observed == pytest.approx(1.0) and cpu.before == 0.0
+    restore = {p.number: dict(p.restore) for p in verified}
+    pay_cpu = f"{ref('pay').key}/app/requests.cpu"
+    assert restore[numbers["pay"]] == {pay_cpu: (0.1, 0.5)}  # the regressed field only
+    assert restore[numbers["cart"]] == {}  # OOM names the memory fields, which it left alone
+    assert restore[numbers["web"]] == restore[numbers["api"]] == {}
+    assert "`requests.cpu`: 0.1 → 0.5" in _comments(gh, numbers["pay"])[0]
+    for name, number in numbers.items():
+        (comment,) = _comments(gh, number)
+        assert said_verdicts(comment) == {ref(name).key: status[name].status}
+    assert "| app\\: CPU throttled | – | 0.0 % | 0.0 % |" in _comments(gh, numbers["web"])[0]
+    assert (
+        "| app\\: CPU minutes over request | 0.0 % | 0.0 % | 100.0 % |"
+        in _comments(gh, numbers["pay"])[0]
+    )
+
+
+def test_a_second_run_with_nothing_new_writes_nothing(merged, prom, tmp_path):
+    gh, numbers = merged
+    _verify(gh, prom, tmp_path / "first")
+    gh.reset_calls()
+    _, problems = _verify(gh, prom, tmp_path / "second")
+    assert problems == [] and gh.writes() == []
+    assert all(len(_comments(gh, n)) == 1 for n in numbers.values())
+
+
+def test_a_verdict_that_changes_edits_the_one_comment(merged, prom, tmp_path):
+    gh, numbers = merged
+    early, _ = _verify(gh, prom, tmp_path / "first", now_s=LIVE + DAY / 2)
+    cart = ref("cart").key
+    said = {k: v for p in early for k, v in p.verdicts.items()}
+    assert said[cart].status == "waiting" and "0.5 of 7 days" in said[cart].reason
+    assert said[ref("pay").key].status == "regressed"  # said as soon as seen, not after 7 days
+    assert said_verdicts(_comments(gh, numbers["cart"])[0]) == {cart: "waiting"}
+    gh.reset_calls()
+    _verify(gh, prom, tmp_path / "second")
+    edits = [c for c in gh.writes() if c.method == "PATCH" and "/issues/comments/" in c.path]
+    edited = {said_verdicts(c.body["body"]).popitem()[0] for c in edits}
+    assert edited == {cart, ref("web").key}  # waiting -> regressed, waiting -> verified
+    (comment,) = _comments(gh, numbers["cart"])
+    assert said_verdicts(comment) == {cart: "regressed"}
