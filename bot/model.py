@@ -330,6 +330,9 @@ class HpaBehavior:
 
 DEFAULT_BEHAVIOR: Final = HpaBehavior()
 """The behaviour of an HPA that declares none (the controller's defaults and flags)."""
+MAX_WINDOW_S: Final = 3600
+MAX_PERIOD_S: Final = 1800
+"""The Kubernetes API's bounds of ``stabilizationWindowSeconds`` and ``periodSeconds``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,6 +420,18 @@ class EnvironmentDeployment:
 
 
 @dataclass(frozen=True, slots=True)
+class SkippedObject:
+    """An object that runs pods but that the bot does not right-size (its kind), listed with
+    why so nothing is ignored in silence (``bot.manifests.unsupported``)."""
+
+    ref: WorkloadRef
+    api_version: str
+    location: Location
+    """Its ``kind:`` line."""
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Inventory:
     """Everything a repository declares, per environment, plus every problem found."""
 
@@ -433,6 +448,8 @@ class Inventory:
     warnings: tuple[SourceError, ...] = ()
     """What the cluster would not do as declared, the files still read (two HPAs on one
     workload); the workload concerned is in ``not_proposed``."""
+    skipped: tuple[SkippedObject, ...] = ()
+    """Objects with a pod spec of a kind the bot does not right-size, each with its reason."""
 
     def deployment(self, environment: str) -> EnvironmentDeployment | None:
         """The deployment of ``environment``, None when none is known."""

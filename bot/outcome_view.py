@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.manifests.quantities import round_cpu_millicores, round_memory_bytes
+from bot.manifests.unsupported import unsupported_json
 from bot.model import (
     RESOURCES,
     ContainerRecommendation,
@@ -92,6 +93,8 @@ def outcome_json(outcome: WorkloadOutcome, prices: Prices | None = None) -> dict
         for c in declared.containers
         if c.init
     ]
+    if outcome.unsupported is not None:
+        data["unsupported"] = unsupported_json(outcome.unsupported)
     return data
 
 
