@@ -282,6 +282,8 @@ def value_rows(outcome: WorkloadOutcome) -> list[tuple[str, str, str, str, str]]
     def why(value: Explained) -> str:
         if value.current is None and value.proposed is None and value.rule == Rule.POLICY_OFF:
             return SKIPPED_NO_REQUEST
+        if value.rule == Rule.POLICY_VPA_MANAGED:
+            return f"skipped: {value.reason}"
         return f"{value.rule}: {value.reason}" if value.changed and value.reason else value.rule
 
     rows = []

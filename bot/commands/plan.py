@@ -54,6 +54,7 @@ from bot.outcome_view import (
     short_names,
     value_rows,
 )
+from bot.pipeline.coexist import VPA_NOTE_CODES
 from bot.pipeline.plan import RepositoryOutcome, history_requests, repository_outcome
 from bot.redaction import visible
 
@@ -217,6 +218,9 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
             print_table(console, columns, replayed[1:])
         for note in replay_notes(outcome, plan.prices):
             print_wrapped(console, note)
+        for vpa_note in outcome.recommendation.notes if outcome.recommendation else ():
+            if vpa_note.code in VPA_NOTE_CODES:  # a VPA beside the bot: who sizes what
+                print_wrapped(console, f"note: {vpa_note.message}")
     for error in error_lines(plan.inventory.errors):
         print_wrapped(console, f"error: {visible(error)}", indent="  ", style="red")
     for w in plan.inventory.warnings:

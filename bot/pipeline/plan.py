@@ -30,6 +30,7 @@ from bot.model import (
     SkippedChange,
     WorkloadRef,
 )
+from bot.pipeline.coexist import coexisting, coexisting_containers
 from bot.pipeline.failures import Budget, failure_message
 from bot.pipeline.outcome import WorkloadOutcome, in_inventory_order, skipped_outcome
 from bot.pipeline.timings import PlanTimings
@@ -170,14 +171,16 @@ def decide_workload(
     engine_input = build_input(
         declared,
         history,
-        containers=resolved.containers,
+        containers=coexisting_containers(declared, resolved.containers),
         emergency=emergency,
         target_changed_s=dict(memory.target_changed_s) if memory else {},
         excluded_intervals_s=history.crash_loops_s,
         kubernetes_version=settings.environment(ref.environment).kubernetes_version.value,
     )
     try:
-        recommendation = recommend(engine_input, resolved.recommend, now_s=now_s)
+        recommendation = coexisting(
+            declared, recommend(engine_input, resolved.recommend, now_s=now_s)
+        )
     except RecommendError as exc:
         summary = summarize_history(history)
         return WorkloadOutcome(declared, "error", (f"recommendation: {exc}",), summary=summary)
