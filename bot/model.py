@@ -263,6 +263,9 @@ class DeclaredContainer:
     init: bool = False
     sidecar: bool = False
     init_sized: bool = False
+    restart_on_resize: tuple[Resource, ...] = ()
+    """Resources whose ``resizePolicy`` is ``restartPolicy: RestartContainer``: an in-place
+    resize of them restarts the container."""
 
     @property
     def mark(self) -> str:
@@ -390,6 +393,10 @@ class DeclaredWorkload:
     locations: Mapping[str, Location] = field(default_factory=dict)
     managed_by_tortoise: bool = False
     """A live Tortoise object (mode not Off) in the repository manages this workload."""
+    pod_requests: ResourceValues = ResourceValues()
+    pod_limits: ResourceValues = ResourceValues()
+    """Pod-level ``spec.resources`` of the pod template (Kubernetes 1.32+), read, never
+    edited: the containers' requests stay within the pod's limits."""
 
     def container(self, name: str) -> DeclaredContainer | None:
         return next((c for c in self.containers if c.name == name), None)

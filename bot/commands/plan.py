@@ -56,6 +56,7 @@ from bot.outcome_view import (
 )
 from bot.pipeline.coexist import VPA_NOTE_CODES
 from bot.pipeline.plan import RepositoryOutcome, history_requests, repository_outcome
+from bot.pipeline.podlevel import POD_NOTE_CODES
 from bot.redaction import visible
 
 
@@ -219,7 +220,7 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
         for note in replay_notes(outcome, plan.prices):
             print_wrapped(console, note)
         for vpa_note in outcome.recommendation.notes if outcome.recommendation else ():
-            if vpa_note.code in VPA_NOTE_CODES:  # a VPA beside the bot: who sizes what
+            if vpa_note.code in VPA_NOTE_CODES | POD_NOTE_CODES:  # who sizes what, and how
                 print_wrapped(console, f"note: {vpa_note.message}")
     for error in error_lines(plan.inventory.errors):
         print_wrapped(console, f"error: {visible(error)}", indent="  ", style="red")

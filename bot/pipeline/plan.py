@@ -24,15 +24,18 @@ from bot.metrics.source import FetchResult, HistoryRequest, HistorySource, strea
 from bot.model import (
     SECONDS_PER_DAY,
     ChangeSet,
+    ContainerSettings,
     DeclaredWorkload,
     EditResult,
     Inventory,
+    Recommendation,
     SkippedChange,
     WorkloadRef,
 )
 from bot.pipeline.coexist import coexisting, coexisting_containers
 from bot.pipeline.failures import Budget, failure_message
 from bot.pipeline.outcome import WorkloadOutcome, in_inventory_order, skipped_outcome
+from bot.pipeline.podlevel import resize_notes, within_pod
 from bot.pipeline.timings import PlanTimings
 from bot.recommend.changes import field_changes
 from bot.recommend.engine import recommend
@@ -168,23 +171,29 @@ def decide_workload(
         requested=resolved.emergency,
         previous_phase=(memory.emergency_phase if memory else None) or "normal",
     )
-    engine_input = build_input(
-        declared,
-        history,
-        containers=coexisting_containers(declared, resolved.containers),
-        emergency=emergency,
-        target_changed_s=dict(memory.target_changed_s) if memory else {},
-        excluded_intervals_s=history.crash_loops_s,
-        kubernetes_version=settings.environment(ref.environment).kubernetes_version.value,
-    )
-    try:
-        recommendation = coexisting(
-            declared, recommend(engine_input, resolved.recommend, now_s=now_s)
+
+    def run(containers: Mapping[str, ContainerSettings]) -> Recommendation:
+        engine_input = build_input(
+            declared,
+            history,
+            containers=containers,
+            emergency=emergency,
+            target_changed_s=dict(memory.target_changed_s) if memory else {},
+            excluded_intervals_s=history.crash_loops_s,
+            kubernetes_version=settings.environment(ref.environment).kubernetes_version.value,
         )
+        return recommend(engine_input, resolved.recommend, now_s=now_s)
+
+    try:  # a VPA beside the bot, then the pod's own resources (coexist.py, podlevel.py)
+        managed = coexisting_containers(declared, resolved.containers)
+        recommendation = coexisting(declared, within_pod(declared, managed, run))
     except RecommendError as exc:
         summary = summarize_history(history)
         return WorkloadOutcome(declared, "error", (f"recommendation: {exc}",), summary=summary)
     changes = field_changes(recommendation)
+    resized = resize_notes(declared, changes)
+    if resized:
+        recommendation = replace(recommendation, notes=(*recommendation.notes, *resized))
     if changes and resolved.update_mode == "off":
         reason = f"update_mode is off for environment {ref.environment!r}: shown, never edited"
         return WorkloadOutcome(
