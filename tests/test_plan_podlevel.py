@@ -25,7 +25,7 @@ from bot.report import render_pull_request
 from tests.conftest import PROJECT
 
 DEMO = PROJECT / "bot" / "demo"
-POOLED = PROJECT / "tests" / "manifests" / "podlevel" / "pooled.yaml"
+POOLED = PROJECT / "tests" / "manifests" / "podlevel" / "base" / "pooled.yaml"
 NOW = "2026-11-01T00:00:00Z"
 NOW_S = 1_793_491_200.0
 PLAN_SCHEMA = json.loads((PROJECT / "docs" / "schemas" / "plan.schema.json").read_text())

@@ -104,3 +104,16 @@ def test_dashboard_lists_them_under_skipped(shop, history):
     assert r"unsupported kind apps/v1/ReplicaSet \(apps/raw/others.yaml\:23\)" in line
     heading = body[: body.index(line)].rsplit("## ", 1)[1].splitlines()[0]
     assert "kipped" in heading
+
+
+def test_a_selection_leaves_out_the_objects_it_does_not_select(cli, shop, history):
+    """``--namespace shop`` plans the shop alone: the objects of namespace ``default`` are
+    neither fetched nor listed."""
+    result = cli(
+        "plan", "--repo", str(shop), "--snapshot", str(history), "--now", NOW,
+        "--format", "json", "--namespace", "shop",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["workloads"] and all(w["namespace"] == "shop" for w in doc["workloads"])
+    assert not [w for w in doc["workloads"] if "unsupported" in w]
