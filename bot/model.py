@@ -344,6 +344,9 @@ class DeclaredContainer:
     """Runtime memory settings its env and args declare (heap, ``GOMEMLIMIT``)."""
     extended: Mapping[str, float] = field(default_factory=dict)
     """Extended resources it requests (``nvidia.com/gpu`` -> 1); never proposed."""
+    restart_on_resize: tuple[Resource, ...] = ()
+    """Resources whose ``resizePolicy`` is ``restartPolicy: RestartContainer``: an in-place
+    resize of them restarts the container."""
 
     @property
     def mark(self) -> str:
@@ -411,6 +414,9 @@ class HpaBehavior:
 
 DEFAULT_BEHAVIOR: Final = HpaBehavior()
 """The behaviour of an HPA that declares none (the controller's defaults and flags)."""
+MAX_WINDOW_S: Final = 3600
+MAX_PERIOD_S: Final = 1800
+"""The Kubernetes API's bounds of ``stabilizationWindowSeconds`` and ``periodSeconds``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -500,6 +506,10 @@ class DeclaredWorkload:
     """A live Tortoise object (mode not Off) in the repository manages this workload."""
     bounds: NamespaceBounds = NamespaceBounds()
     """What its namespace's LimitRange, ResourceQuotas and PDBs declare."""
+    pod_requests: ResourceValues = ResourceValues()
+    pod_limits: ResourceValues = ResourceValues()
+    """Pod-level ``spec.resources`` of the pod template (Kubernetes 1.32+), read, never
+    edited: the containers' requests stay within the pod's limits."""
 
     def container(self, name: str) -> DeclaredContainer | None:
         return next((c for c in self.containers if c.name == name), None)
@@ -530,6 +540,18 @@ class EnvironmentDeployment:
 
 
 @dataclass(frozen=True, slots=True)
+class SkippedObject:
+    """An object that runs pods but that the bot does not right-size (its kind), listed with
+    why so nothing is ignored in silence (``bot.manifests.unsupported``)."""
+
+    ref: WorkloadRef
+    api_version: str
+    location: Location
+    """Its ``kind:`` line."""
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Inventory:
     """Everything a repository declares, per environment, plus every problem found."""
 
@@ -546,6 +568,8 @@ class Inventory:
     warnings: tuple[SourceError, ...] = ()
     """What the cluster would not do as declared, the files still read (two HPAs on one
     workload); the workload concerned is in ``not_proposed``."""
+    skipped: tuple[SkippedObject, ...] = ()
+    """Objects with a pod spec of a kind the bot does not right-size, each with its reason."""
 
     def deployment(self, environment: str) -> EnvironmentDeployment | None:
         """The deployment of ``environment``, None when none is known."""

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.manifests.quantities import round_cpu_millicores, round_memory_bytes
+from bot.manifests.unsupported import unsupported_json
 from bot.model import (
     RESOURCES,
     ContainerRecommendation,
@@ -92,6 +93,8 @@ def outcome_json(outcome: WorkloadOutcome, prices: Prices | None = None) -> dict
         for c in declared.containers
         if c.init
     ]
+    if outcome.unsupported is not None:
+        data["unsupported"] = unsupported_json(outcome.unsupported)
     return data
 
 
@@ -279,6 +282,8 @@ def value_rows(outcome: WorkloadOutcome) -> list[tuple[str, str, str, str, str]]
     def why(value: Explained) -> str:
         if value.current is None and value.proposed is None and value.rule == Rule.POLICY_OFF:
             return SKIPPED_NO_REQUEST
+        if value.rule == Rule.POLICY_VPA_MANAGED:
+            return f"skipped: {value.reason}"
         return f"{value.rule}: {value.reason}" if value.changed and value.reason else value.rule
 
     rows = []

@@ -12,13 +12,19 @@ from pathlib import Path
 
 import pytest
 
+from bot.config.bot import BotSettings
 from bot.config.repo import RepoConfig
 from bot.manifests import discover
+from bot.metrics.snapshot import SnapshotSource
+from bot.pipeline.plan import repository_outcome
+from bot.pipeline.proposals import build_proposals
+from bot.report import render_pull_request
 from tests.conftest import PROJECT
 
 DEMO = PROJECT / "bot" / "demo"
 WORKER = PROJECT / "tests" / "manifests" / "kinds" / "init-containers.yaml"
 NOW = "2026-11-01T00:00:00Z"
+NOW_S = 1_793_491_200.0
 
 
 @pytest.fixture(scope="module")
@@ -149,3 +155,20 @@ def test_containers_init_propose_sizes_and_edits_the_init_container(tmp_path):
     assert "--- a/apps/raw/worker.yaml" in doc["diff"]
     migrate_hunk = doc["diff"].split("+++ b/apps/raw/worker.yaml", 1)[1]
     assert '-            cpu: "2"\n+' in migrate_hunk.split("- name: shipper", 1)[0]
+
+
+def test_the_pull_request_body_marks_the_sidecar(shop, history):
+    """The body names the native sidecar with its mark in the change table, the rule lines
+    and the usage table; the other containers by their name alone."""
+    plan = repository_outcome(
+        shop, SnapshotSource(history), BotSettings(), now_s=NOW_S, charts=False
+    )
+    (proposal,) = [p for p in build_proposals(plan) if "worker" in {w.name for w in p.workloads}]
+    _, body = render_pull_request(proposal, prices=plan.prices)
+    rows = [line for line in body.splitlines() if line.startswith("| ")]
+    marked = r"shipper \(sidecar \(init\)\)"
+    assert any(r.startswith(f"| worker | {marked} CPU request |") for r in rows), rows
+    assert any(r.startswith(f"| {marked} | cpu |") for r in rows)  # the usage table
+    assert any(f"{marked} CPU request: `" in line for line in body.splitlines())  # rules
+    assert any(r.startswith("| worker | app ") for r in rows)
+    assert r"app \(" not in body

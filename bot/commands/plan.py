@@ -54,6 +54,7 @@ from bot.outcome_view import (
     short_names,
     value_rows,
 )
+from bot.pipeline.coexist import VPA_NOTE_CODES
 from bot.pipeline.namespace_findings import NOTE_CODES
 from bot.pipeline.plan import (
     RepositoryOutcome,
@@ -61,6 +62,7 @@ from bot.pipeline.plan import (
     history_requests,
     repository_outcome,
 )
+from bot.pipeline.podlevel import POD_NOTE_CODES
 from bot.redaction import visible
 
 
@@ -228,6 +230,9 @@ def print_plan(plan: RepositoryOutcome, console: Console, *, repository: str, so
             print_wrapped(console, note)
         for note in namespace_notes(outcome):
             print_wrapped(console, note, indent="  ")
+        for vpa_note in outcome.recommendation.notes if outcome.recommendation else ():
+            if vpa_note.code in VPA_NOTE_CODES | POD_NOTE_CODES:  # who sizes what, and how
+                print_wrapped(console, f"note: {vpa_note.message}")
     for error in error_lines(plan.inventory.errors):
         print_wrapped(console, f"error: {visible(error)}", indent="  ", style="red")
     for w in plan.inventory.warnings:

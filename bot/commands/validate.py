@@ -112,6 +112,12 @@ def _table(
                 f"  limits cpu={describe_cpu(c.limits.cpu_cores)}"
                 f" memory={describe_memory(c.limits.memory_bytes)}"
             )
+    for skipped in inventory.skipped:
+        where = skipped.location
+        line = f"{skipped.ref}  skipped: {skipped.reason} ({where.file}:{where.line})"
+        first, *rest = wrap_cell(line, WORDS, width)
+        more = wrap_cell(" ".join(rest), WORDS, width - 2) if rest else []
+        lines += [first, *(f"  {part}" for part in more)]
     problems = [f"error: {e.file}:{e.line}: {e.message}" for e in config_errors]  # usage
     problems += [f"warning: {finding}" for finding in error_lines(inventory.errors)]
     problems += [f"warning: {w.file}:{w.line}: {w.message}" for w in inventory.warnings]

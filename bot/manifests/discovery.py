@@ -50,10 +50,12 @@ from bot.manifests.rendercache import render_cache, render_cached
 from bot.manifests.renders import Closure, Renders, find_renders
 from bot.manifests.rollouts import add_workloads
 from bot.manifests.sources import Obj, Origin, objects_in
+from bot.manifests.unsupported import skipped_objects
 from bot.manifests.workloads import Entry, Environment, WorkloadBuilder
 from bot.model import (
     DEFAULT_ENVIRONMENT,
     Inventory,
+    SkippedObject,
     SourceError,
     WorkloadRef,
 )
@@ -517,6 +519,7 @@ def _discover_index(
     builder = WorkloadBuilder(config, repo)
     scaled = keda.Scaled()
     notes: list[SourceError] = []
+    skipped: list[SkippedObject] = []
     for env in envs:
         if env.kind == "helm":
             values = env.objects[0]
@@ -535,6 +538,7 @@ def _discover_index(
             keda.helm_link(builder, env, values, (), names=own, mapping=mapping, scaled=scaled)
             continue
         notes.extend(add_workloads(builder, env))
+        skipped.extend(skipped_objects(env.objects, env.name, env.namespace))
         for obj in env.objects:
             repo.checkpoint(f"reading {obj.kind} {obj.name} in {env.name}")
             if is_workload(obj):
@@ -603,6 +607,11 @@ def _discover_index(
         {**not_proposed, **ambiguous, **keda_reasons},
         gitops_notes + tuple(notes),
         warnings + keda_warnings,
+        tuple(
+            sorted(
+                skipped, key=lambda s: (s.ref.environment, s.ref.namespace, s.ref.kind, s.ref.name)
+            )
+        ),
     )
     return Discovery(
         inventory, entries, {e.name: e for e in envs}, file_users, repo, discoverer.renders

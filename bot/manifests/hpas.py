@@ -27,6 +27,8 @@ from bot.manifests.quantities import QuantityError, parse_quantity
 from bot.manifests.sources import Obj, Origin, Path_
 from bot.model import (
     DEFAULT_BEHAVIOR,
+    MAX_PERIOD_S,
+    MAX_WINDOW_S,
     HpaBehavior,
     ScalingPolicy,
     ScalingPolicyType,
@@ -38,10 +40,6 @@ from bot.model import (
 
 Report = Callable[[Origin | None, str], None]
 """Where a problem goes: the origin of the value (None: unknown) and the message."""
-
-MAX_WINDOW_S = 3600
-MAX_PERIOD_S = 1800
-"""The API's bounds of ``stabilizationWindowSeconds`` and ``periodSeconds``."""
 
 
 def read_behavior(

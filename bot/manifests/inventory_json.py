@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bot.manifests.unsupported import unsupported_json
 from bot.model import (
     DeclaredHPA,
     DeclaredVPA,
@@ -154,6 +155,7 @@ def inventory_json(
         "not_proposed": [
             {**_ref(ref), "reason": reason} for ref, reason in inventory.not_proposed.items()
         ],
+        "skipped": [{**_ref(s.ref), **unsupported_json(s)} for s in inventory.skipped],
         "notes": errors_json(inventory.notes),
         "warnings": errors_json(inventory.warnings),
     }

@@ -93,7 +93,9 @@ RENDERED_KINDS = frozenset(
         "PodDisruptionBudget",
     }
 )
-"""Kinds read from ``kubectl kustomize`` output; other documents are not parsed at all."""
+"""Kinds read from ``kubectl kustomize`` output; other documents are not parsed at all, except
+those that run pods (``_PODS``: listed as skipped, ``bot.manifests.unsupported``)."""
+_PODS = re.compile(r"^[ \t]+containers:", re.MULTILINE)
 _RENDERED_SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)
 _RENDERED_KIND = re.compile(r"^kind:[ \t]*['\"]?([A-Za-z0-9]+)", re.MULTILINE)
 _PATTERN_FIELDS = frozenset({"group", "version", "kind", "name", "namespace"})
@@ -461,7 +463,8 @@ def render(root: Path, directory: str, kustomization: str) -> list[dict[str, Any
     wanted = [
         chunk
         for chunk in _RENDERED_SEPARATOR.split(stdout)
-        if (found := _RENDERED_KIND.search(chunk)) is not None and found.group(1) in RENDERED_KINDS
+        if (found := _RENDERED_KIND.search(chunk)) is not None
+        and (found.group(1) in RENDERED_KINDS or _PODS.search(chunk) is not None)
     ]
     try:
         docs = load_plain("\n---\n".join(wanted))

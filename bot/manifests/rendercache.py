@@ -57,7 +57,7 @@ CACHE_MIB_ENV = "TORTOISE_BOT_RENDER_CACHE_MIB"
 """Environment variable bounding the render cache, MiB; ``0`` turns it off."""
 DEFAULT_CACHE_MIB = 256
 """Default bound of the render cache, MiB (a 2,000-workload render is ~0.1 MiB of JSON)."""
-CACHE_FORMAT = "tortoise-bot render cache 1"
+CACHE_FORMAT = "tortoise-bot render cache 2"
 """Changes whenever what an entry holds, or how a render is read, changes."""
 VERSION_TIMEOUT_S = 30.0
 """Longest ``kubectl version --client`` may run."""

@@ -9,7 +9,7 @@ what the editor plans with; values that cannot be read become errors with file a
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal, TypeAlias
 
 from bot.config.manifests import HelmWorkloadMapping
@@ -25,7 +25,13 @@ from bot.manifests.fields import (
 )
 from bot.manifests.files import RepoFiles
 from bot.manifests.hpas import read_behavior
-from bot.manifests.kinds import UNREPLICATED_KINDS, WORKLOAD_KINDS, pod_spec_path, unscaled_reason
+from bot.manifests.kinds import (
+    UNREPLICATED_KINDS,
+    WORKLOAD_KINDS,
+    pod_spec_path,
+    unscaled_reason,
+)
+from bot.manifests.podlevel import pod_resources, restart_on_resize
 from bot.manifests.quantities import QuantityError, bytes_from_quantity, cores_from_quantity
 from bot.manifests.sources import Obj, Origin, PatchKey, Path_
 from bot.manifests.yamldoc import YScalar
@@ -209,7 +215,9 @@ class WorkloadBuilder:
                     if where is not None:
                         locations[fld] = where
                 role = container_role(item, init, self.config.containers.init)
-                containers.append(declared_container(name, values, locations, role))
+                container = declared_container(name, values, locations, role)
+                resize = restart_on_resize(item)
+                containers.append(replace(container, restart_on_resize=resize))
         replicas, locations = None, {}
         if obj.kind not in UNREPLICATED_KINDS:
             replicas_slot = Slot(obj, ("spec", "replicas"), "count")
@@ -225,6 +233,8 @@ class WorkloadBuilder:
             files=tuple(sorted(obj.files | holder.files)),
             locations=locations,
         )
+        pod_requests, pod_limits = pod_resources(holder.data, pod)
+        workload = replace(workload, pod_requests=pod_requests, pod_limits=pod_limits)
         return Entry(workload, env, slots)
 
     # -------------------------------------------------------------------- Helm workloads

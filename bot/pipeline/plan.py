@@ -16,7 +16,6 @@ from bot.config.bot import BotSettings
 from bot.config.errors import ConfigError
 from bot.config.forge import CostConfig
 from bot.config.repo import RepoConfig, load_repo_config
-from bot.errors import Severity
 from bot.forge.branches import Grouping, group_change_sets
 from bot.forge.previous import WorkloadMemory
 from bot.manifests import Discovery, apply_changes, discover
@@ -25,24 +24,26 @@ from bot.metrics.source import FetchResult, HistoryRequest, HistorySource, strea
 from bot.model import (
     SECONDS_PER_DAY,
     ChangeSet,
+    ContainerSettings,
     DeclaredWorkload,
     EditResult,
-    FieldChange,
     Inventory,
     Recommendation,
     SkippedChange,
-    Status,
     WorkloadRef,
 )
+from bot.pipeline.coexist import coexisting, coexisting_containers
 from bot.pipeline.failures import Budget, failure_message
 from bot.pipeline.namespace_findings import with_namespace_findings
+from bot.pipeline.outcome import WorkloadOutcome, in_inventory_order, skipped_outcome
+from bot.pipeline.podlevel import resize_notes, within_pod
 from bot.pipeline.timings import PlanTimings
 from bot.recommend.changes import field_changes
 from bot.recommend.engine import recommend
 from bot.recommend.errors import RecommendError
 from bot.recommend.inputs import EmergencyState, build_input
 from bot.report.build import chart_candidates, summarize_history
-from bot.report.proposal import HistorySummary, Prices
+from bot.report.proposal import Prices
 from bot.settings import RepositorySettings
 from bot.worker_pool import OrderedPool, usable_cores
 
@@ -59,33 +60,6 @@ log = logging.getLogger("bot.pipeline")
 
 
 # --------------------------------------------------------------------------- results
-
-
-@dataclass(frozen=True, slots=True)
-class WorkloadOutcome:
-    """What the pipeline decided for one workload."""
-
-    declared: DeclaredWorkload
-    status: Status
-    reasons: tuple[str, ...] = ()
-    recommendation: Recommendation | None = None
-    changes: tuple[FieldChange, ...] = ()
-    summary: HistorySummary | None = None
-    """What the reports need of the workload's history (``summarize_history``); never the
-    samples, dropped once the recommendation is made."""
-    severity: Severity = "failure"
-    """For status ``error``, whose problem it is: ``finding`` (the repository declares
-    something the bot cannot act on, or its edit would not render) or ``failure`` (history
-    unavailable, an unexpected error); see ``bot.errors.exit_code``."""
-
-    @property
-    def failed(self) -> bool:
-        """In error through the bot's own failure (exit 1), not a finding."""
-        return self.status == "error" and self.severity == "failure"
-
-    @property
-    def ref(self) -> WorkloadRef:
-        return self.declared.ref
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,21 +173,29 @@ def decide_workload(
         requested=resolved.emergency,
         previous_phase=(memory.emergency_phase if memory else None) or "normal",
     )
-    engine_input = build_input(
-        declared,
-        history,
-        containers=resolved.containers,
-        emergency=emergency,
-        target_changed_s=dict(memory.target_changed_s) if memory else {},
-        excluded_intervals_s=history.crash_loops_s,
-        kubernetes_version=settings.environment(ref.environment).kubernetes_version.value,
-    )
-    try:
-        recommendation = recommend(engine_input, resolved.recommend, now_s=now_s)
+
+    def run(containers: Mapping[str, ContainerSettings]) -> Recommendation:
+        engine_input = build_input(
+            declared,
+            history,
+            containers=containers,
+            emergency=emergency,
+            target_changed_s=dict(memory.target_changed_s) if memory else {},
+            excluded_intervals_s=history.crash_loops_s,
+            kubernetes_version=settings.environment(ref.environment).kubernetes_version.value,
+        )
+        return recommend(engine_input, resolved.recommend, now_s=now_s)
+
+    try:  # a VPA beside the bot, then the pod's own resources (coexist.py, podlevel.py)
+        managed = coexisting_containers(declared, resolved.containers)
+        recommendation = coexisting(declared, within_pod(declared, managed, run))
     except RecommendError as exc:
         summary = summarize_history(history)
         return WorkloadOutcome(declared, "error", (f"recommendation: {exc}",), summary=summary)
     changes = field_changes(recommendation)
+    resized = resize_notes(declared, changes)
+    if resized:
+        recommendation = replace(recommendation, notes=(*recommendation.notes, *resized))
     if changes and resolved.update_mode == "off":
         reason = f"update_mode is off for environment {ref.environment!r}: shown, never edited"
         return WorkloadOutcome(
@@ -333,7 +315,11 @@ def _mark_failed_edits(
 def selected_inventory(inventory: Inventory, selected: Callable[[WorkloadRef], bool]) -> Inventory:
     """``inventory`` with only the workloads ``selected`` accepts (the command line's
     ``--namespace``, ``--workload``, ``--environment``)."""
-    return replace(inventory, workloads=tuple(w for w in inventory.workloads if selected(w.ref)))
+    return replace(
+        inventory,
+        workloads=tuple(w for w in inventory.workloads if selected(w.ref)),
+        skipped=tuple(s for s in inventory.skipped if selected(s.ref)),
+    )
 
 
 def repository_outcome(
@@ -476,7 +462,9 @@ def repository_outcome(
         root=root,
         settings=repository,
         discovery=discovery,
-        outcomes=_mark_failed_edits(outcomes, edits),
+        outcomes=in_inventory_order(
+            (*_mark_failed_edits(outcomes, edits), *map(skipped_outcome, inventory.skipped))
+        ),
         edits=edits,
         window=(start_s, end_s),
         errors=tuple(f"{e.file}:{e.line}: {e.message}" for e in inventory.errors),

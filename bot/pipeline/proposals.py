@@ -60,7 +60,14 @@ def build_proposals(plan: RepositoryOutcome) -> list[Proposal]:
         edit = replace(edited.edit, notes=notes)
         proposals.append(
             make_proposal(
-                change_set, edit, summaries=summaries, display_zone=plan.settings.display_zone
+                change_set,
+                edit,
+                summaries=summaries,
+                display_zone=plan.settings.display_zone,
+                marks={
+                    o.ref.key: {c.name: c.mark for c in o.declared.containers if c.mark}
+                    for o in written
+                },
             )
         )
     return proposals

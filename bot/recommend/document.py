@@ -8,7 +8,10 @@ recommend-input.schema.json`` is generated from it (``tortoise-bot schema``)::
                      "policy": {"cpu", "memory"}, "min_allocated"?, "max_allocated"?,
                      "cpu_samples": [[unix_s, pod, cores]], "memory_samples": [[unix_s, pod, bytes]],
                      "oom_events": [[unix_s, pod, request_bytes]]}],
-     "replicas": [[unix_s, count]], "hpa": {...} | null,
+     "replicas": [[unix_s, count]],
+     "hpa": {"min_replicas", "max_replicas", "targets", "behavior"?: {"scale_up"?, "scale_down"?:
+             {"stabilization_window_seconds"?, "select_policy"?, "tolerance"?,
+              "policies"?: [{"type", "value", "period_seconds"}]}}} | null,
      "emergency"?: {"requested", "previous_phase"}, "target_changed"?: [...], "settings"?: {...}}
 
 Numbers are taken as they are (no string is read as a number, no boolean as 0 or 1); every
@@ -19,7 +22,7 @@ Pure: the caller reads the file and parses the JSON.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -30,14 +33,22 @@ from pydantic_core import PydanticCustomError
 
 from bot.clock import now_outside_history
 from bot.model import (
+    DEFAULT_BEHAVIOR,
+    MAX_PERIOD_S,
+    MAX_WINDOW_S,
     RESOURCES,
     ContainerHistory,
     DeclaredHPA,
     EmergencyPhase,
+    HpaBehavior,
     HpaTarget,
     Policy,
     Resource,
     ResourceValues,
+    ScalingPolicy,
+    ScalingPolicyType,
+    ScalingRules,
+    SelectPolicy,
     WorkloadHistory,
     WorkloadRef,
 )
@@ -143,6 +154,62 @@ class Target(_Strict):
     utilization: Count
 
 
+class ScalingPolicyInput(_Strict):
+    """One `behavior.scaleUp|scaleDown.policies` item: at most `value` pods (`Pods`) or
+    percent of the replicas (`Percent`) added or removed per `period_seconds`."""
+
+    type: ScalingPolicyType
+    value: Annotated[int, Field(ge=1, le=2**31 - 1, strict=True)]
+    period_seconds: Annotated[int, Field(ge=1, le=MAX_PERIOD_S, strict=True)]
+
+
+class ScalingRulesInput(_Strict):
+    """One direction of the HPA's `spec.behavior`; a field left out keeps the Kubernetes
+    default (a list of policies given replaces the default list whole)."""
+
+    stabilization_window_seconds: (
+        Annotated[int, Field(ge=0, le=MAX_WINDOW_S, strict=True)] | None
+    ) = None
+    select_policy: SelectPolicy | None = None
+    policies: Annotated[list[ScalingPolicyInput], Field(min_length=1)] | None = None
+    tolerance: Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)] | None = None
+    """No change while the usage ratio is within it (alpha in Kubernetes 1.33)."""
+
+    def rules(self, default: ScalingRules) -> ScalingRules:
+        """These rules over ``default``."""
+        out = default
+        if self.stabilization_window_seconds is not None:
+            out = replace(out, stabilization_s=self.stabilization_window_seconds)
+        if self.select_policy is not None:
+            out = replace(out, select=self.select_policy)
+        if self.policies is not None:
+            out = replace(
+                out,
+                policies=tuple(
+                    ScalingPolicy(p.type, p.value, p.period_seconds) for p in self.policies
+                ),
+            )
+        if self.tolerance is not None:
+            out = replace(out, tolerance=self.tolerance)
+        return out
+
+
+class Behavior(_Strict):
+    """The HPA's `spec.behavior` (what the replay of its controller uses); absent: the
+    Kubernetes defaults."""
+
+    scale_up: ScalingRulesInput | None = None
+    scale_down: ScalingRulesInput | None = None
+
+    def behavior(self) -> HpaBehavior:
+        """As the engine reads it, the defaults filled in."""
+        up, down = DEFAULT_BEHAVIOR.scale_up, DEFAULT_BEHAVIOR.scale_down
+        return HpaBehavior(
+            self.scale_up.rules(up) if self.scale_up else up,
+            self.scale_down.rules(down) if self.scale_down else down,
+        )
+
+
 class Hpa(_Strict):
     """The HorizontalPodAutoscaler as declared."""
 
@@ -150,6 +217,8 @@ class Hpa(_Strict):
     min_replicas: Count | None = None
     max_replicas: Count
     targets: list[Target] = []
+    behavior: Behavior | None = None
+    """`spec.behavior`, as `DeclaredHPA.behavior` holds it; absent: the defaults."""
 
 
 class Emergency(_Strict):
@@ -226,7 +295,13 @@ def _hpa(hpa: Hpa | None) -> DeclaredHPA | None:
     if hpa is None:
         return None
     targets = tuple(HpaTarget(t.resource, t.utilization, t.container) for t in hpa.targets)
-    return DeclaredHPA(hpa.name, hpa.min_replicas, hpa.max_replicas, targets)
+    return DeclaredHPA(
+        hpa.name,
+        hpa.min_replicas,
+        hpa.max_replicas,
+        targets,
+        behavior=hpa.behavior.behavior() if hpa.behavior is not None else DEFAULT_BEHAVIOR,
+    )
 
 
 def parse_document(data: Any) -> Document:

@@ -52,6 +52,8 @@ class Rule(StrEnum):
     POLICY_HORIZONTAL_WITHOUT_HPA = "policy.horizontal_without_hpa"
     POLICY_OFF = "policy.off"
     POLICY_ADD_MISSING = "policy.add_missing"
+    POLICY_VPA_MANAGED = "policy.vpa_managed"
+    LIMITS_POD_LIMITS = "limits.pod_limits"
     TORTOISE_BACK_TO_NORMAL_DONE = "tortoise.back_to_normal.done"
     TORTOISE_BACK_TO_NORMAL_STEP = "tortoise.back_to_normal.step"
     TORTOISE_EMERGENCY = "tortoise.emergency"

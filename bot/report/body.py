@@ -99,7 +99,9 @@ def change_rows(proposal: Proposal) -> list[dict[str, str]]:
     return [
         {
             "workload": escape(c.ref.name),
-            "value": escape(summary.value_label(c, several[c.ref])),
+            "value": escape(
+                summary.value_label(c, several[c.ref], proposal.mark(c.ref, c.container))
+            ),
             "change": _shown(c),
             "why": why(recs.get(c.ref), c),
         }
@@ -107,16 +109,19 @@ def change_rows(proposal: Proposal) -> list[dict[str, str]]:
     ]
 
 
-def rule_lines(rec: Recommendation, changes: Sequence[FieldChange]) -> list[str]:
+def rule_lines(
+    rec: Recommendation, changes: Sequence[FieldChange], proposal: Proposal | None = None
+) -> list[str]:
     """Per change, the rule id (and the rule of the value wanted before a limit), for
-    ``docs/recommendations.md``. Escaped."""
+    ``docs/recommendations.md``; containers with their mark (``proposal.marks``). Escaped."""
     several = len({c.container for c in changes if c.container and c.field.is_request_or_limit}) > 1
     out = []
     for c in changes:
         value = summary.explained_of(rec, c.field, c.container)
         if value is None:
             continue
-        text = f"{escape(summary.value_label(c, several))}: {code(value.rule)}"
+        mark = proposal.mark(c.ref, c.container) if proposal is not None else ""
+        text = f"{escape(summary.value_label(c, several, mark))}: {code(value.rule)}"
         wanted = value.inputs.get("wanted_rule") or value.inputs.get("unfiltered_rule")
         if isinstance(wanted, str):
             text += f" (wanted by {code(wanted)})"
@@ -295,16 +300,18 @@ def notes(
 # --------------------------------------------------------------------------- details
 
 
-def usage_rows(rec: Recommendation) -> list[dict[str, str]]:
-    """Per container and resource: usage percentiles, the VPA estimate, policy."""
+def usage_rows(rec: Recommendation, proposal: Proposal | None = None) -> list[dict[str, str]]:
+    """Per container and resource: usage percentiles, the VPA estimate, policy; a container
+    with a mark (``proposal.marks``) named with it."""
     rows = []
     for container in rec.containers:
+        mark = proposal.mark(rec.ref, container.name) if proposal is not None else ""
         for res in RESOURCES:
             r = container.resource(res)
             usage, vpa = r.usage, r.vpa
             rows.append(
                 {
-                    "container": escape(container.name),
+                    "container": escape(f"{container.name} ({mark})" if mark else container.name),
                     "resource": res,
                     "usage": "—"
                     if usage is None
@@ -437,8 +444,8 @@ def context(proposal: Proposal, prices: Prices) -> dict[str, Any]:
                     rec, prices, heading=heading, column=rec.ref.environment, brief=True
                 ),
                 "backtest": backtest_view.markdown(rec, proposal.display_zone),
-                "rules": rule_lines(rec, mine),
-                "usage": usage_rows(rec),
+                "rules": rule_lines(rec, mine, proposal),
+                "usage": usage_rows(rec, proposal),
                 "per_container": [
                     {
                         "label": escape(r.label),

@@ -100,6 +100,7 @@ def make_proposal(
     title: str | None = None,
     summaries: Mapping[WorkloadRef, HistorySummary] | None = None,
     display_zone: str = "UTC",
+    marks: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Proposal:
     """The proposal for ``change_set`` whose files ``edit`` produced against the current base.
 
@@ -108,6 +109,7 @@ def make_proposal(
     P95, memory: the peak) on the clock of its replay; the OOM kills recorded per container;
     the data window. Notes: the edit's, then each history's quality notes. ``time_zone``: the
     first replay's clock (UTC without one); ``display_zone``: the clock of the other times.
+    ``marks``: per workload key, each marked container's mark (``Proposal.marks``).
     """
     summaries = summaries or {}
     zones = {
@@ -144,4 +146,5 @@ def make_proposal(
         window_s=window,
         time_zone=next(iter(zones.values()), "UTC"),
         display_zone=display_zone,
+        marks=dict(marks or {}),
     )

@@ -168,9 +168,10 @@ def driving_slots(hpa: HpaRecommendation, field: FieldId) -> str | None:
     return f"{shown} and {more} more" if more > 0 else shown
 
 
-def value_label(change: FieldChange, several: bool) -> str:
+def value_label(change: FieldChange, several: bool, mark: str = "") -> str:
     """``memory request``, ``app memory limit`` (``several`` containers), ``minReplicas``,
-    ``app CPU target``, ``CPU target`` (pod-level)."""
+    ``app CPU target``, ``CPU target`` (pod-level); a container with a ``mark`` is always named
+    with it: ``shipper (sidecar (init)) memory request``."""
     field = change.field
     if field == FieldId.HPA_MIN_REPLICAS:
         return "minReplicas"
@@ -181,7 +182,9 @@ def value_label(change: FieldChange, several: bool) -> str:
         who = f"{change.container} " if change.container else ""
         return f"{who}{name} target"
     kind = "limit" if field.is_limit else "request"
-    who = f"{change.container} " if several and change.container else ""
+    who = f"{change.container} " if (several or mark) and change.container else ""
+    if mark and change.container:
+        who = f"{change.container} ({mark}) "
     return f"{who}{name} {kind}"
 
 
