@@ -55,6 +55,7 @@ from bot.recommend.estimate import (
     estimate_container,
 )
 from bot.recommend.folding import limit, noise_control, request_move
+from bot.recommend.forecast import cycle_note
 from bot.recommend.inputs import ContainerInput, WorkloadInput
 from bot.recommend.replay.budget import apply_budget, expected
 from bot.recommend.replay.gate import LimitOf, ReplayContext, gate
@@ -199,6 +200,11 @@ def _recommend(
     notes = tuple(inp.history.quality) + ((hpa_part.note,) if hpa_part.note else ())
     notes += pod_spread(inp, window)  # a DaemonSet's pods: one request, the busiest governs
     notes += run_notes  # a CronJob's or Job's: sized on its runs' peaks
+    notes += tuple(  # a history that stopped a cycle ago: no weekly cycle
+        note
+        for name, est in estimates.items()
+        if (note := cycle_note(est.cpu.forecast, name)) is not None
+    )
     if (
         inp.hpa is not None
         and not inp.container_resource_metrics
