@@ -195,7 +195,7 @@ def _recommend(
                 est.vpa,
             )
         containers.append(ContainerRecommendation(container.name, per["cpu"], per["memory"]))
-    containers = run_reasons(inp, containers, settings)  # "VPA target" is the runs' peak
+    containers = run_reasons(inp, containers, settings, window)  # "VPA target" is the runs' peak
 
     notes = tuple(inp.history.quality) + ((hpa_part.note,) if hpa_part.note else ())
     notes += pod_spread(inp, window)  # a DaemonSet's pods: one request, the busiest governs
