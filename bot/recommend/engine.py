@@ -58,7 +58,8 @@ from bot.recommend.folding import limit, noise_control, request_move
 from bot.recommend.forecast import cycle_note
 from bot.recommend.inputs import ContainerInput, WorkloadInput
 from bot.recommend.replay.budget import apply_budget, expected
-from bot.recommend.replay.gate import LimitOf, ReplayContext, gate
+from bot.recommend.replay.context import ReplayContext
+from bot.recommend.replay.gate import LimitOf, gate
 from bot.recommend.replay.replica_bounds import replayed_bounds, replays_bounds
 from bot.recommend.replay.risk import at_risk
 from bot.recommend.replay.targets import replayed_targets
