@@ -41,9 +41,9 @@ from ruamel.yaml import YAML
 from benchmarks.measure import peak_rss_mib, report, timed
 from bot.config.repo import RepoConfig
 from bot.manifests import apply_changes, discover
-from bot.manifests.discovery import RENDER_WORKERS
-from bot.manifests.kustomize import render
+from bot.manifests.environments import RENDER_WORKERS
 from bot.manifests.rendercache import _IDENTITIES, CACHE_DIR_ENV, render_cache
+from bot.manifests.rendering import render
 from bot.manifests.yamldoc import parse_text
 from bot.model import FieldChange, FieldId
 

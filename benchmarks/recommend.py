@@ -41,7 +41,7 @@ from bot.model import (
 from bot.recommend import engine
 from bot.recommend.engine import recommend
 from bot.recommend.inputs import ContainerInput, WorkloadInput
-from bot.recommend.replay.gate import ReplayContext
+from bot.recommend.replay.context import ReplayContext
 from bot.worker_pool import OrderedPool
 
 DAY_S = 86400.0

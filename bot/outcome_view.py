@@ -30,6 +30,7 @@ from bot.model import (
 from bot.pipeline.plan import RepositoryOutcome, WorkloadOutcome
 from bot.recommend.rules import Rule
 from bot.report import backtest, replay
+from bot.report.held import gate_lines
 from bot.report.markdown import escape
 from bot.report.numbers import amount, field_change, target
 from bot.report.outcome_json import workload_json
@@ -374,7 +375,7 @@ def replay_notes(outcome: WorkloadOutcome, prices: Prices) -> list[str]:
         return ["no replay: cost and risk not estimated", *tested]
     return [
         replay.cost_formula(rec.replay, prices) or NOT_PRICED,
-        *replay.gate_lines(rec),
+        *gate_lines(rec),
         *tested,
     ]
 

@@ -11,7 +11,7 @@ import pytest
 BOT = Path(__file__).resolve().parent.parent / "bot"
 
 ALLOWED: dict[str, set[str]] = {
-    "model": set(),
+    "model": {"model"},
     "redaction": set(),
     "nesting": set(),
     "lazy": set(),
@@ -98,7 +98,8 @@ def test_model_imports_only_stdlib_and_numpy():
     for path in _modules("model"):
         for name in _imports(path):
             top = name.split(".")[0]
-            assert top in sys.stdlib_module_names or top == "numpy", f"{path} imports {name}"
+            own = name == "bot.model" or name.startswith("bot.model.")
+            assert top in sys.stdlib_module_names or top == "numpy" or own, f"{path} imports {name}"
 
 
 COMPILED = {BOT / "metrics" / "xor_library.py", BOT / "metrics" / "xor_compiled.py"}
@@ -235,7 +236,17 @@ SEAM_VALUES = (
     "EMERGENCY_PHASES",
     "FieldId",
 )
-"""Seam values defined once, in ``bot/model.py``; every other module imports them."""
+"""Seam values defined once, in ``bot/model/``; every other module imports them."""
+
+MODEL = BOT / "model"
+
+
+def _in_model(path: Path) -> bool:
+    return path.parent == MODEL
+
+
+def _model_names() -> set[str]:
+    return set().union(*(_assigned_names(path) for path in _modules("model")))
 
 
 def _assigned_names(path: Path) -> set[str]:
@@ -258,16 +269,16 @@ def test_seam_values_are_defined_only_in_the_model():
     bad = [
         f"{path.relative_to(BOT.parent)} defines {name}"
         for path in BOT.rglob("*.py")
-        if path != BOT / "model.py"
+        if not _in_model(path)
         for name in sorted(_assigned_names(path) & set(SEAM_VALUES))
     ]
     assert not bad, "\n".join(bad)
-    assert set(SEAM_VALUES) <= _assigned_names(BOT / "model.py")
+    assert set(SEAM_VALUES) <= _model_names()
 
 
 FIELD_TEXT_ENTRIES = {"commands/set_values.py"}
 """Modules where a field id enters the process as text (``set-values`` arguments); the other
-entries (pull-request states, change ids, values mappings) read it through ``bot/model.py``."""
+entries (pull-request states, change ids, values mappings) read it through ``bot/model/``."""
 
 
 def _field_text(path: Path) -> list[int]:
@@ -305,7 +316,7 @@ def test_field_ids_are_typed_not_text():
     bad = [
         f"{path.relative_to(BOT.parent)}:{line}"
         for path in sorted(BOT.rglob("*.py"))
-        if path != BOT / "model.py" and str(path.relative_to(BOT)) not in FIELD_TEXT_ENTRIES
+        if not _in_model(path) and str(path.relative_to(BOT)) not in FIELD_TEXT_ENTRIES
         for line in _field_text(path)
     ]
     assert not bad, "\n".join(bad)
@@ -379,7 +390,8 @@ def test_the_publish_schedule_is_pure():
 
 
 UNITS = ("MIB", "GIB", "SECONDS_PER_HOUR", "SECONDS_PER_DAY")
-"""Unit constants defined once, in ``bot/model.py``: the bot, its tests and benchmarks import them."""
+"""Unit constants defined once, in ``bot/model/units.py``: the bot, its tests and benchmarks
+import them."""
 
 
 def test_unit_constants_are_defined_only_in_the_model():
@@ -388,17 +400,17 @@ def test_unit_constants_are_defined_only_in_the_model():
         f"{path.relative_to(root)} defines {name}"
         for folder in ("bot", "tests", "benchmarks")
         for path in (root / folder).rglob("*.py")
-        if path != BOT / "model.py"
+        if path != MODEL / "units.py"
         for name in sorted(_assigned_names(path) & set(UNITS))
     ]
     assert not bad, "\n".join(bad)
 
 
 def test_the_container_wildcards_are_named():
-    """``*`` as a container name is ``POD_LEVEL`` or ``ANY_CONTAINER`` (``bot/model.py``); the
+    """``*`` as a container name is ``POD_LEVEL`` or ``ANY_CONTAINER`` (``bot/model/units.py``); the
     other ``*`` are patterns (``manifests/globs.py``, ``forge/git.py``'s ref pattern) and
     pydantic's every-field validators."""
-    patterns = (BOT / "model.py", BOT / "manifests" / "globs.py", BOT / "forge" / "git.py")
+    patterns = (MODEL / "units.py", BOT / "manifests" / "globs.py", BOT / "forge" / "git.py")
     bad = []
     for path in sorted(BOT.rglob("*.py")):
         if path in patterns:
@@ -416,138 +428,6 @@ def test_the_container_wildcards_are_named():
             if isinstance(node, ast.Constant) and node.value == "*" and id(node) not in validators
         ]
     assert not bad, "\n".join(bad)
-
-
-MUTATING_METHODS = frozenset(
-    {
-        "append",
-        "extend",
-        "insert",
-        "pop",
-        "popitem",
-        "remove",
-        "clear",
-        "add",
-        "discard",
-        "update",
-        "setdefault",
-        "appendleft",
-        "popleft",
-        "move_to_end",
-        "difference_update",
-        "intersection_update",
-        "symmetric_difference_update",
-    }
-)
-"""Methods that change a container in place."""
-
-CACHE_DECORATORS = frozenset({"cache", "lru_cache"})
-"""``functools`` decorators that keep a function's answers for the life of the process."""
-
-
-def _decorator_name(node: ast.expr) -> str:
-    target = node.func if isinstance(node, ast.Call) else node
-    return target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
-
-
-def _changed_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """Names ``function`` changes in place or rebinds as globals; its own arguments and local
-    names (bound in it without ``global``) are not module state."""
-    changed: set[str] = set()
-    declared: set[str] = set()
-    bound = {
-        a.arg for a in (*function.args.args, *function.args.kwonlyargs, *function.args.posonlyargs)
-    }
-    for node in ast.walk(function):
-        if isinstance(node, ast.Global):
-            declared |= set(node.names)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            bound.add(node.id)
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in MUTATING_METHODS
-            and isinstance(node.func.value, ast.Name)
-        ):
-            changed.add(node.func.value.id)
-        elif (
-            isinstance(node, ast.Subscript | ast.Attribute)
-            and isinstance(node.ctx, ast.Store | ast.Del)
-            and isinstance(node.value, ast.Name)
-        ):
-            changed.add(node.value.id)
-    return declared | (changed - bound)
-
-
-def process_state(path: Path) -> set[str]:
-    """The names of ``path``'s module-level state: a module-level name that a function of the
-    module changes (a mutating method, an item or attribute assignment or deletion, a ``global``
-    rebinding) and every function whose answers ``functools.cache``/``lru_cache`` keep. A
-    constant table the module never changes is not state."""
-    tree = ast.parse(path.read_text(), filename=str(path))
-    top: set[str] = set()
-    cached: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.Assign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            top |= {t.id for t in targets if isinstance(t, ast.Name)}
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(
-            _decorator_name(d) in CACHE_DECORATORS for d in node.decorator_list
-        ):
-            cached.add(node.name)
-    changed = {
-        name
-        for function in ast.walk(tree)
-        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
-        for name in _changed_names(function)
-    }
-    return (changed & top) | cached
-
-
-def test_recommend_keeps_no_state_between_calls():
-    """``recommend/`` is pure: no module-level store a call fills and a later call reads, no
-    kept answers, no thread-local scratch. What one workload's steps share is passed as values."""
-    bad = [
-        f"{path.relative_to(BOT.parent)}: {name}"
-        for path in _modules("recommend")
-        for name in sorted(process_state(path))
-    ]
-    assert not bad, "\n".join(bad)
-
-
-def _documented_state() -> set[str]:
-    """``module:name`` of every row of docs/architecture.md's "Process-wide state" table."""
-    text = (BOT.parent / "docs" / "architecture.md").read_text()
-    section = text.split("## Process-wide state", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| `bot/")]
-    return {row.split("`")[1] for row in rows}
-
-
-def test_every_process_wide_store_is_documented_with_its_key_and_bound():
-    """Outside ``recommend/`` a store that lives as long as the process is allowed only with a
-    row in docs/architecture.md naming it, its key and its bound; a row names a live store."""
-    found = {
-        f"{path.relative_to(BOT.parent)}:{name}"
-        for path in sorted(BOT.rglob("*.py"))
-        for name in process_state(path)
-    }
-    documented = _documented_state()
-    assert found <= documented, f"undocumented: {sorted(found - documented)}"
-    assert documented <= found, f"documented but gone: {sorted(documented - found)}"
-
-
-def test_the_state_check_sees_a_store(tmp_path):
-    """The check above would fail on the shapes it forbids."""
-    module = tmp_path / "m.py"
-    module.write_text(
-        "import functools, threading\n"
-        "_KEPT = {}\n_SEEN = []\n_LOCAL = threading.local()\n_TABLE = {'a': 1}\n_N = 0\n"
-        "def f(x):\n    _KEPT[x] = 1\n    _SEEN.append(x)\n    _LOCAL.value = x\n"
-        "    global _N\n    _N += 1\n    return _TABLE['a']\n"
-        "@functools.lru_cache(maxsize=8)\ndef g(x):\n    return x\n"
-        "def h(_KEPT):\n    _KEPT.append(1)\n"
-    )
-    assert process_state(module) == {"_KEPT", "_SEEN", "_LOCAL", "_N", "g"}
 
 
 def test_gitops_objects_are_read_from_the_checkout_only():
@@ -591,3 +471,16 @@ def test_request_ceilings_are_read_in_one_place():
             ):
                 bad.append(f"{path.relative_to(BOT.parent)}:{node.lineno}: .{node.attr}")
     assert not bad, "\n".join(bad)
+
+
+MAX_MODULE_LINES = 500
+"""The longest a module of ``bot/`` may be: one file per verb (split by verb when it grows)."""
+
+
+def test_no_module_is_longer_than_the_limit():
+    long = [
+        f"{path.relative_to(BOT.parent)}: {lines} lines"
+        for path in sorted(BOT.rglob("*.py"))
+        if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    ]
+    assert not long, "split these by verb:\n" + "\n".join(long)

@@ -30,6 +30,7 @@ from bot.pipeline.plan import WorkloadOutcome, repository_outcome
 from bot.redaction import visible
 from bot.report import backtest as backtest_view
 from bot.report import replay as replay_view
+from bot.report.held import finding_lines
 from bot.report.numbers import amount, target
 from bot.report.proposal import Prices
 from bot.report.summary import inputs_text
@@ -145,7 +146,7 @@ def _replay(rec: Recommendation, prices: Prices) -> list[str]:
     width = max((len(r.label) for r in per_container), default=0)
     lines += [f"  {r.label:<{width}}  {r.current} → {r.proposed}" for r in per_container]
     if replay.gate == "on":
-        lines += [f"  finding: {line}" for line in replay_view.finding_lines(replay)]
+        lines += [f"  finding: {line}" for line in finding_lines(replay)]
     return lines
 
 

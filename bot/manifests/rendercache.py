@@ -47,7 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from bot import __version__
-from bot.manifests.kustomize import KUSTOMIZATION_FILES, RENDERED_KINDS, kubectl, render
+from bot.manifests.kustomize import KUSTOMIZATION_FILES
+from bot.manifests.rendering import RENDERED_KINDS, kubectl, render
 
 log = logging.getLogger(__name__)
 
@@ -378,7 +379,7 @@ def render_cached(
     kustomization: str,
     inputs: tuple[frozenset[str], frozenset[str]] | None,
 ) -> list[dict[str, Any]]:
-    """``kustomize.render`` of ``directory``, from ``cache`` when an entry holds it; ``inputs``
+    """``rendering.render`` of ``directory``, from ``cache`` when an entry holds it; ``inputs``
     are (files, kustomization directories) the build reads, None when they are not known
     (``Closure.sealed``): then it is always rendered."""
     key = cache.key(root, directory, *inputs) if cache is not None and inputs else None

@@ -34,7 +34,8 @@ from pathlib import Path, PurePosixPath
 
 from bot.manifests.errors import ManifestError
 from bot.manifests.files import RepoFiles, join, normalize
-from bot.manifests.kustomize import KUSTOMIZATION_FILES, Kustomizer, kustomization_in, render_text
+from bot.manifests.kustomize import KUSTOMIZATION_FILES, Kustomizer, kustomization_in
+from bot.manifests.rendering import render_text
 from bot.manifests.yamldoc import YMap, YNode, YScalar, YSeq
 
 YAML_SUFFIXES = (".yaml", ".yml")

@@ -33,6 +33,7 @@ from typing import Any, Literal, Protocol
 
 from bot.config.metrics import PrometheusConfig
 from bot.metrics.client import ApiResponse
+from bot.metrics.families import Family, families
 from bot.metrics.promql import LabelMatch, duration, quote, regex_alternatives, selector
 from bot.metrics.source import HistoryRequest
 
@@ -54,29 +55,17 @@ ALIASES: Mapping[str, tuple[str, ...]] = {
 """Names other stacks give the labels (cAdvisor before Kubernetes 1.16, kube-state-metrics
 scraped without ``honor_labels``, Datadog/OpenTelemetry conventions)."""
 
+INTERMITTENT = frozenset({"job_owner"})
+"""Families whose series live as long as their object: a CronJob's Jobs may all be gone
+(``ttlSecondsAfterFinished``) between runs, so they are looked for over the whole window."""
+
 Severity = Literal["error", "warning"]
-Source = Literal["cadvisor", "kube-state-metrics"]
 
 
 class Querier(Protocol):
     """What the doctor needs of ``PrometheusClient``: instant queries."""
 
     def query(self, query: str, *, time_s: float, matrix: bool = False) -> ApiResponse: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Family:
-    """One metric the bot reads, the labels its queries use and whether a plan needs it."""
-
-    key: str
-    """The ``prometheus.metrics`` setting naming it (``cpu_usage``)."""
-    metric: str
-    source: Source
-    labels: tuple[tuple[str, str], ...]
-    """(``prometheus.labels`` setting, label name) pairs the queries match or group by."""
-    required: bool
-    why: str
-    """What the bot reads it for (shown next to a problem)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,92 +128,6 @@ class Diagnosis:
         return [*self.problems, *(p for f in self.families for p in f.problems)]
 
 
-def families(
-    config: PrometheusConfig, kinds: Iterable[str] = ("Deployment", "StatefulSet")
-) -> tuple[Family, ...]:
-    """The families ``bot/metrics/promql.py`` reads for workloads of ``kinds``."""
-    names, lb = config.metrics, config.labels
-    kinds = set(kinds)
-    ids = (("namespace", lb.namespace), ("pod", lb.pod), ("container", lb.container))
-    owner = (("owner_kind", lb.owner_kind), ("owner_name", lb.owner_name))
-    ns = ("namespace", lb.namespace)
-    out = [
-        Family("cpu_usage", names.cpu_usage, "cadvisor", ids, True, "CPU usage"),
-        Family("memory_working_set", names.memory_working_set, "cadvisor", ids, True, "memory"),
-        Family("restarts", names.restarts, "kube-state-metrics", ids, True, "restarts"),
-        Family(
-            "last_terminated_reason",
-            names.last_terminated_reason,
-            "kube-state-metrics",
-            ids,
-            False,
-            "OOM kills (series exist only once a container has terminated)",
-        ),
-        Family(
-            "resource_requests",
-            names.resource_requests,
-            "kube-state-metrics",
-            ids,
-            True,
-            "the memory request at each OOM kill",
-        ),
-        Family(
-            "pod_owner",
-            names.pod_owner,
-            "kube-state-metrics",
-            ((ns, ("pod", lb.pod), *owner)),
-            True,
-            "pod to workload mapping",
-        ),
-    ]
-    by_workload = config.replicas_source == "workload"
-    if "Deployment" in kinds:
-        out.append(
-            Family(
-                "replicaset_owner",
-                names.replicaset_owner,
-                "kube-state-metrics",
-                (ns, ("replicaset", lb.replicaset), *owner),
-                True,
-                "ReplicaSet to Deployment mapping",
-            )
-        )
-        if by_workload:
-            out.append(
-                Family(
-                    "deployment_replicas",
-                    names.deployment_replicas,
-                    "kube-state-metrics",
-                    (ns, ("deployment", lb.deployment)),
-                    True,
-                    "replica history",
-                )
-            )
-    if "StatefulSet" in kinds and by_workload:
-        out.append(
-            Family(
-                "statefulset_replicas",
-                names.statefulset_replicas,
-                "kube-state-metrics",
-                (ns, ("statefulset", lb.statefulset)),
-                True,
-                "replica history",
-            )
-        )
-    if not by_workload:
-        out.append(
-            Family(
-                "hpa_current_replicas",
-                names.hpa_current_replicas,
-                "kube-state-metrics",
-                (ns, ("hpa", lb.hpa)),
-                True,
-                "replica history (replicas_source: hpa)",
-            )
-        )
-    return tuple(out)
-
-
 def scopes_of(requests: Iterable[HistoryRequest]) -> tuple[Scope, ...]:
     """One scope per environment (and selector) of ``requests``, namespaces sorted."""
     found: dict[tuple[str, tuple[tuple[str, str], ...]], set[str]] = {}
@@ -237,9 +140,11 @@ def scopes_of(requests: Iterable[HistoryRequest]) -> tuple[Scope, ...]:
 class _Asker:
     """Instant queries at one time, answers as {labels: value}."""
 
-    def __init__(self, client: Querier, config: PrometheusConfig, at_s: float) -> None:
+    def __init__(
+        self, client: Querier, config: PrometheusConfig, at_s: float, lookback_s: float
+    ) -> None:
         self.client, self.config, self.at_s = client, config, at_s
-        self.window = duration(LOOKBACK_S)
+        self.window = duration(lookback_s)
 
     def vector(self, query: str) -> list[tuple[dict[str, str], float]]:
         result: Any = self.client.query(query, time_s=self.at_s).data.get("result", [])
@@ -456,7 +361,8 @@ def diagnose(
 ) -> Diagnosis:
     """Check every family of ``kinds`` at ``at_s`` (see the module doc); raises
     ``MetricsError`` when Prometheus does not answer."""
-    ask = _Asker(client, config, at_s)
+    ask = _Asker(client, config, at_s, LOOKBACK_S)
+    whole = _Asker(client, config, at_s, config.window_days * 86400)
     wanted = families(config, kinds)
     names = regex_alternatives(f.metric for f in wanted)
     name_match = [LabelMatch("__name__", "=~", names)]
@@ -474,6 +380,9 @@ def diagnose(
         series = present.get(family.metric, 0)
         if series:
             reports.append(_family_report(ask, config, family, series, scopes))
+        elif family.key in INTERMITTENT and family.metric in stale:
+            series = whole.count(family.metric, [])
+            reports.append(_family_report(whole, config, family, series, scopes))
         else:
             problem = _absent(family, family.metric in stale, config.window_days)
             reports.append(FamilyReport(family, 0, (), (), None, (problem,)))

@@ -37,12 +37,21 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-import numpy as np
 import requests
 
 from bot.config.metrics import PrometheusConfig
 from bot.metrics import xor_library
-from bot.metrics.assemble import NamespaceData, PodKey, Series, assemble, merge_chunks
+from bot.metrics.answers import (
+    FetchPlan,
+    RawPart,
+    matrix,
+    memory_by_range,
+    namespace_data,
+    rate_window_s,
+    raw_matrix,
+    vector,
+)
+from bot.metrics.assemble import Series, assemble
 from bot.metrics.client import ApiResponse, ClientStats, PrometheusClient
 from bot.metrics.errors import (
     MetricsError,
@@ -51,12 +60,9 @@ from bot.metrics.errors import (
     RemoteReadUnsupportedError,
 )
 from bot.metrics.jobs import JOB_KINDS
-from bot.metrics.mapping import PodOwner
 from bot.metrics.promql import REPLICASET_OWNER_KINDS, NamespaceQueries, RawSelector
-from bot.metrics.raw import combine_max, counter_rates, step_max
-from bot.metrics.restarts import oom_kills, restart_events
 from bot.metrics.source import FetchResult, FetchStats, HistoryRequest, StreamingSource
-from bot.model import FloatArray, WorkloadHistory, WorkloadRef
+from bot.model import WorkloadHistory, WorkloadRef
 
 LOG = logging.getLogger(__name__)
 
@@ -69,14 +75,9 @@ SUPPORTED_KINDS = ("Deployment", "StatefulSet", "Rollout", "DaemonSet", *JOB_KIN
 REPLICA_SERIES_KINDS = ("Deployment", "StatefulSet")
 """Kinds with a kube-state-metrics replica series; a Rollout's and a DaemonSet's replicas are
 their pods counted per step (``assemble``)."""
-HPA_KINDS = ("Deployment", "StatefulSet", "Rollout")
-"""Kinds an HPA scales (``replicas_source: hpa``)."""
 
 GroupKey = tuple[str, tuple[tuple[str, str], ...]]
 """(namespace, sorted selector items)."""
-
-RawPart = list[tuple[PodKey, tuple[tuple[str, str], ...], Series]]
-"""Raw series of one chunk: ((pod, container), full label set, samples)."""
 
 
 def chunks(start_s: float, end_s: float, step_s: int, max_points: int) -> list[tuple[float, float]]:
@@ -95,79 +96,12 @@ def chunks(start_s: float, end_s: float, step_s: int, max_points: int) -> list[t
     return out
 
 
-def _floats(values: list[Any], column: int) -> np.ndarray[Any, np.dtype[np.float64]]:
-    return np.array([v[column] for v in values], dtype=np.float64)
-
-
-def _series(response: ApiResponse) -> Iterator[tuple[Mapping[str, Any], Series]]:
-    """(labels, samples) of each series of a matrix answer, from either decoder."""
-    data = response.data
-    if data.get("resultType") != "matrix":
-        raise QueryError(f"expected a matrix, got {data.get('resultType')!r}")
-    if response.series is not None:
-        for metric, t, v in response.series:
-            yield metric, Series(t, v)
-        return
-    for item in data.get("result") or ():
-        values = item.get("values") or []
-        yield item.get("metric", {}), Series(_floats(values, 0), _floats(values, 1))
-
-
-def _matrix(response: ApiResponse, labels: Sequence[str]) -> dict[tuple[str, ...], Series]:
-    """``{label values: Series}`` of an aggregated matrix answer (one series per key)."""
-    return {
-        tuple(str(metric.get(label, "")) for label in labels): series
-        for metric, series in _series(response)
-    }
-
-
-def _raw_matrix(response: ApiResponse, labels: Sequence[str]) -> RawPart:
-    """Every raw series of an instant range-vector answer, with its (pod, container) key."""
-    out: RawPart = []
-    for metric, series in _series(response):
-        key = (str(metric.get(labels[0], "")), str(metric.get(labels[1], "")))
-        ident = tuple(sorted((str(k), str(v)) for k, v in metric.items()))
-        out.append((key, ident, series))
-    return out
-
-
-def _vector(response: ApiResponse, labels: Sequence[str]) -> list[tuple[tuple[str, ...], float]]:
-    data = response.data
-    if data.get("resultType") != "vector":
-        raise QueryError(f"expected a vector, got {data.get('resultType')!r}")
-    return [
-        (
-            tuple(str(item.get("metric", {}).get(label, "")) for label in labels),
-            float(item.get("value", [0, "nan"])[1]),
-        )
-        for item in data.get("result") or ()
-    ]
-
-
 @dataclass(frozen=True, slots=True)
 class _Task:
     group: GroupKey
     kind: str
     chunk: int
     run: Callable[[], Any]
-
-
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    """Evaluation grid of one fetch: chunk bounds (aligned) and the window in seconds."""
-
-    windows: list[tuple[float, float]]
-    start_s: float
-    end_s: float
-    memory_windows: list[tuple[float, float]]
-
-    @property
-    def first_s(self) -> float:
-        return self.windows[0][0]
-
-    @property
-    def last_s(self) -> float:
-        return self.windows[-1][1]
 
 
 @dataclass(eq=False)
@@ -234,17 +168,8 @@ class PrometheusSource(StreamingSource):
     def _memory_step_s(self) -> int:
         return self.config.memory_step_s or self.config.step_s
 
-    @property
-    def _memory_by_range(self) -> bool:
-        """Memory comes from a range query (range mode, or a coarser memory step)."""
-        return self.config.query_mode == "range" or self._memory_step_s != self.config.step_s
-
-    @property
-    def _rate_window_s(self) -> float:
-        return float(self.config.cpu_rate_window_s or self.config.step_s)
-
     def _tasks(
-        self, group: GroupKey, batch: Sequence[HistoryRequest], plan: _Plan
+        self, group: GroupKey, batch: Sequence[HistoryRequest], plan: FetchPlan
     ) -> Iterator[_Task]:
         q = self._queries(group, batch)
         labels = self.config.labels
@@ -255,11 +180,11 @@ class PrometheusSource(StreamingSource):
         for index, (a, b) in enumerate(plan.windows):
             span = b - a + step
             if raw:
-                lead = self._rate_window_s if index == 0 else 0.0
+                lead = rate_window_s(self.config) if index == 0 else 0.0
                 yield _Task(
                     group, "cpu", index, partial(self._raw, q.cpu_raw(), span + lead, b, pod_labels)
                 )
-                if not self._memory_by_range:
+                if not memory_by_range(self.config):
                     read = partial(self._raw, q.memory_raw(), span, b, pod_labels)
                     yield _Task(group, "memory", index, read)
             else:
@@ -281,7 +206,7 @@ class PrometheusSource(StreamingSource):
                     else partial(self._range, q.replicas(kind), a, b, (label,))
                 )
                 yield _Task(group, f"replicas:{kind}", index, read)
-        if self._memory_by_range:
+        if memory_by_range(self.config):
             mstep = self._memory_step_s
             memory = q.memory(mstep)
             for index, (a, b) in enumerate(plan.memory_windows):
@@ -313,7 +238,7 @@ class PrometheusSource(StreamingSource):
             yield _Task(group, "resets", 0, partial(self._instant, resets, plan.end_s, pod_labels))
 
     def _oom_tasks(
-        self, group: GroupKey, batch: Sequence[HistoryRequest], pods: Sequence[str], plan: _Plan
+        self, group: GroupKey, batch: Sequence[HistoryRequest], pods: Sequence[str], plan: FetchPlan
     ) -> Iterator[_Task]:
         labels = self.config.labels
         q = self._queries(group, batch)
@@ -338,7 +263,7 @@ class PrometheusSource(StreamingSource):
         step = step_s or self.config.step_s
         response = self.client.query_range(query, start_s=a, end_s=b, step_s=step)
         try:
-            return _matrix(response, key_labels), response.warnings
+            return matrix(response, key_labels), response.warnings
         except (QueryError, KeyError, TypeError, ValueError, IndexError) as exc:
             raise QueryError(f"unreadable answer: {exc}", query=query, url=self.client.url) from exc
 
@@ -347,7 +272,7 @@ class PrometheusSource(StreamingSource):
     ) -> tuple[RawPart, tuple[str, ...]]:
         response = self._read_raw(raw, range_s, at)
         try:
-            return _raw_matrix(response, key_labels), response.warnings
+            return raw_matrix(response, key_labels), response.warnings
         except (QueryError, KeyError, TypeError, ValueError, IndexError) as exc:
             query = raw.promql(range_s)
             raise QueryError(f"unreadable answer: {exc}", query=query, url=self.client.url) from exc
@@ -379,7 +304,7 @@ class PrometheusSource(StreamingSource):
     ) -> tuple[list[tuple[tuple[str, ...], float]], tuple[str, ...]]:
         response = self.client.query(query, time_s=at)
         try:
-            return _vector(response, key_labels), response.warnings
+            return vector(response, key_labels), response.warnings
         except (QueryError, KeyError, TypeError, ValueError, IndexError) as exc:
             raise QueryError(f"unreadable answer: {exc}", query=query, url=self.client.url) from exc
 
@@ -413,7 +338,7 @@ class PrometheusSource(StreamingSource):
         memory_windows = chunks(
             start_s, end_s, self._memory_step_s, self.config.max_points_per_query
         )
-        plan = _Plan(windows, start_s, end_s, memory_windows or windows)
+        plan = FetchPlan(windows, start_s, end_s, memory_windows or windows)
         invalid: dict[WorkloadRef, MetricsError] = {}
         groups: dict[GroupKey, list[HistoryRequest]] = {}
         for request in requests:
@@ -433,7 +358,7 @@ class PrometheusSource(StreamingSource):
         self,
         pool: ThreadPoolExecutor,
         groups: Mapping[GroupKey, Sequence[HistoryRequest]],
-        plan: _Plan,
+        plan: FetchPlan,
         size: int,
         deadline: float,
     ) -> Iterator[FetchResult]:
@@ -524,7 +449,7 @@ class PrometheusSource(StreamingSource):
             outage.set()  # before this worker takes the next query
             raise
 
-    def _finish(self, group: GroupKey, run: _GroupRun, plan: _Plan) -> FetchResult:
+    def _finish(self, group: GroupKey, run: _GroupRun, plan: FetchPlan) -> FetchResult:
         """The histories (or the error) of one group from its answers."""
         histories: dict[WorkloadRef, WorkloadHistory] = {}
         errors: dict[WorkloadRef, MetricsError] = {}
@@ -533,7 +458,7 @@ class PrometheusSource(StreamingSource):
             errors = {request.ref: run.failed for request in run.batch}
         else:
             aliases = {r.hpa: r.ref.name for r in run.batch if r.hpa}
-            data = self._namespace_data(run.results, plan, aliases)
+            data = namespace_data(self.config, run.results, plan, aliases)
             warnings.extend(data.warnings)
             histories.update(
                 assemble(
@@ -567,118 +492,3 @@ class PrometheusSource(StreamingSource):
         if not request.containers or not all(request.containers):
             return f"{ref}: no container names requested"
         return None
-
-    def _from_raw(
-        self,
-        parts: Sequence[RawPart],
-        plan: _Plan,
-        *,
-        counter: bool,
-        resets: dict[PodKey, FloatArray] | None = None,
-    ) -> dict[PodKey, Series]:
-        """Step values per (pod, container) from raw chunks (``bot/metrics/raw.py``)."""
-        samples: dict[tuple[tuple[str, str], ...], list[Series]] = {}
-        keys: dict[tuple[tuple[str, str], ...], PodKey] = {}
-        for part in parts:
-            for key, ident, series in part:
-                samples.setdefault(ident, []).append(series)
-                keys[ident] = key
-        per_key: dict[PodKey, list[tuple[FloatArray, FloatArray]]] = {}
-        step = float(self.config.step_s)
-        for ident, pieces in samples.items():
-            t = np.concatenate([p.t for p in pieces])
-            v = np.concatenate([p.v for p in pieces])
-            if counter:
-                if resets is not None:
-                    dropped = t[1:][np.diff(v) < 0]
-                    if len(dropped):
-                        old = resets.get(keys[ident], np.zeros(0, np.float64))
-                        resets[keys[ident]] = np.concatenate([old, dropped])
-                stepped = counter_rates(
-                    t,
-                    v,
-                    first_s=plan.first_s,
-                    last_s=plan.last_s,
-                    step_s=step,
-                    max_gap_s=self._rate_window_s,
-                )
-            else:
-                stepped = step_max(t, v, first_s=plan.first_s, last_s=plan.last_s, step_s=step)
-            per_key.setdefault(keys[ident], []).append(stepped)
-        out: dict[PodKey, Series] = {}
-        for key, pieces_ in per_key.items():
-            t_, v_ = combine_max(pieces_)
-            if len(t_):
-                out[key] = Series(t_, v_)
-        return out
-
-    def _replicas(
-        self, kind: str, parts: Sequence[Any], plan: _Plan, aliases: Mapping[str, str]
-    ) -> dict[tuple[str, str], Series]:
-        """``{(workload kind, name): replicas}`` from the chunks of one ``replicas:*`` task:
-        raw chunks keyed (name, namespace) in raw mode, else range answers keyed (name,); an
-        HPA named otherwise than its workload (``aliases``: KEDA's ``keda-hpa-<name>``) is
-        keyed by the workload's name."""
-        if self.config.query_mode == "raw":
-            per_name = {
-                key[0]: series for key, series in self._from_raw(parts, plan, counter=False).items()
-            }
-        else:
-            per_name = {key[0]: series for key, series in merge_chunks(parts).items()}
-        workload_kind = kind.split(":", 1)[1]
-        if workload_kind != "hpa":
-            return {(workload_kind, name): series for name, series in per_name.items()}
-        return {
-            (k, aliases.get(name, name)): series
-            for name, series in per_name.items()
-            for k in HPA_KINDS
-        }
-
-    def _namespace_data(
-        self, parts: dict[tuple[str, int], Any], plan: _Plan, aliases: Mapping[str, str]
-    ) -> NamespaceData:
-        data = NamespaceData()
-        by_kind: dict[str, list[Any]] = {}
-        for (kind, _chunk), (payload, warnings) in sorted(parts.items(), key=lambda kv: kv[0]):
-            data.warnings.extend(warnings)
-            if kind == "owners":
-                for (pod, owner_kind, owner_name), _ in payload:
-                    data.owners[pod] = PodOwner(owner_kind, owner_name)
-            elif kind == "replicasets":
-                for (replicaset, owner_kind, owner_name), _ in payload:
-                    data.replicaset_owners[replicaset] = PodOwner(owner_kind, owner_name)
-            elif kind == "jobs":
-                for (job, owner_kind, owner_name), _ in payload:
-                    data.job_owners[job] = PodOwner(owner_kind, owner_name)
-            elif kind == "restarts":
-                for (pod, container), count in payload:
-                    if count > 0:
-                        data.restarts[(pod, container)] = round(count)
-            elif kind == "resets":
-                for (pod, container), count in payload:
-                    if count > 0:
-                        data.cpu_reset_counts[(pod, container)] = round(count)
-            else:
-                by_kind.setdefault(kind, []).append(payload)
-        if self.config.query_mode == "raw":
-            data.cpu = self._from_raw(
-                by_kind.get("cpu", []), plan, counter=True, resets=data.cpu_resets
-            )
-        else:
-            data.cpu = merge_chunks(by_kind.get("cpu", []))
-        if self._memory_by_range:
-            data.memory = merge_chunks(by_kind.get("memory", []))
-        else:
-            data.memory = self._from_raw(by_kind.get("memory", []), plan, counter=False)
-        reasons = merge_chunks(by_kind.get("oom", []))
-        for key, series in merge_chunks(by_kind.get("restart-series", [])).items():
-            events = restart_events(series.t, series.v)
-            if len(events):
-                data.restart_events[key] = events
-            if key in reasons:
-                kills = Series(*oom_kills(series.t, series.v, reasons[key].t, reasons[key].v))
-                if len(kills.t):
-                    data.oom[key] = kills
-        for kind in [k for k in by_kind if k.startswith("replicas:")]:
-            data.replicas.update(self._replicas(kind, by_kind[kind], plan, aliases))
-        return data

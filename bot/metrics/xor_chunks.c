@@ -201,7 +201,8 @@ int tb_xor_samples(const uint8_t *data, int64_t size, const int64_t *starts,
 }
 
 /* ------------------------------------------------------------------ the chunk table
- * The compiled counterpart of bot/metrics/xor_chunks.py's ``chunk_table`` and ``_chunk_data``: every
+ * The compiled counterpart of bot/metrics/xor_frames.py's ``chunk_table`` and of
+ * bot/metrics/xor_chunks.py's ``_chunk_data``: every
  * ChunkedSeries message of the ChunkedReadResponse messages at spans (n_spans start/end
  * pairs) of data, with the spans of its labels' names and values and of its XOR chunks' data.
  *

@@ -36,9 +36,9 @@ loaded by ``xor_library.py``, called by ``xor_compiled.py``: one call each for t
 answer, outside Python's lock) when the package was built with a C compiler, else by the numpy
 reference here (``compiled_decoder=False``):
 
-1. ``frames``: every frame's CRC32C (``google_crc32c``);
+1. ``frames`` (``xor_frames.py``): every frame's CRC32C (``google_crc32c``);
 2. ``layout``: the series, their labels and the data of every chunk (``tb_xor_table``; numpy
-   reference ``chunk_table`` and ``_chunk_data``); the labels are decoded here from the spans;
+   reference ``xor_frames.chunk_table`` and ``_chunk_data``); the labels are decoded here from the spans;
 3. ``samples``: every chunk decoded, the samples outside ``[start_ms, end_ms]`` and the stale
    markers dropped, times in seconds (``tb_xor_samples``; numpy reference ``decode_xor`` and
    ``_kept``).
@@ -56,7 +56,6 @@ series and on mutated answers, and the integration tests the answer against the 
 
 from __future__ import annotations
 
-import google_crc32c
 import numpy as np
 
 from bot.metrics import xor_compiled as compiled
@@ -64,20 +63,16 @@ from bot.metrics.remote_read import (
     STALE_NAN_BITS,
     RawSeries,
     RemoteReadError,
-    read_label,
     read_varint,
     skip_field,
 )
+from bot.metrics.xor_frames import chunk_table, frames
 from bot.metrics.xor_library import AVAILABLE
 
 STREAMED_MEDIA_TYPE = "application/x-streamed-protobuf"
 """Media type of a ``STREAMED_XOR_CHUNKS`` answer (``Content-Type:
 application/x-streamed-protobuf; proto=prometheus.ChunkedReadResponse``,
 ``storage/remote/codec.go``); a ``SAMPLES`` answer is ``application/x-protobuf``."""
-
-MAX_FRAME_BYTES = 64 * 1024 * 1024
-"""Largest frame accepted (Prometheus sends frames of about 1 MiB,
-``--storage.remote.read-max-bytes-in-frame``): a longer length is a broken or hostile stream."""
 
 XOR_ENCODING = 1
 """``prompb.Chunk_XOR``."""
@@ -90,39 +85,6 @@ _DOD_PREFIX = np.array([1] * 8 + [2] * 4 + [3] * 2 + [4, 4], dtype=np.uint64)
 _DOD_BITS = np.array([0] * 8 + [14] * 4 + [17] * 2 + [20, 64], dtype=np.uint64)
 # Value header length by the top two bits: '0' (same value), '10' (window kept), '11' (new).
 _VALUE_HEADER = np.array([1, 1, 2, 13], dtype=np.uint64)
-
-
-class ChunkTable:
-    """Where the data of every chunk lies in the joined frames, and its series."""
-
-    __slots__ = ("ends", "labels", "series", "starts")
-
-    def __init__(self) -> None:
-        self.starts: list[int] = []
-        self.ends: list[int] = []
-        self.series: list[int] = []
-        self.labels: list[dict[str, str]] = []
-
-
-def frames(body: bytes, *, max_bytes: int = MAX_FRAME_BYTES) -> list[tuple[int, int]]:
-    """``(start, end)`` of every message of a chunked stream, each checked against its CRC32C."""
-    out: list[tuple[int, int]] = []
-    pos, size = 0, len(body)
-    while pos < size:
-        length, pos = read_varint(body, pos, size)
-        if length > max_bytes:
-            raise RemoteReadError(f"frame of {length:,} bytes, more than the {max_bytes:,} allowed")
-        if pos + 4 + length > size:
-            raise RemoteReadError(
-                f"truncated frame: {length:,} bytes announced, {max(0, size - pos - 4):,} sent"
-            )
-        expected = int.from_bytes(body[pos : pos + 4], "big")
-        start = pos + 4
-        if google_crc32c.value(body[start : start + length]) != expected:
-            raise RemoteReadError(f"frame at byte {pos:,}: CRC32C mismatch")
-        out.append((start, start + length))
-        pos = start + length
-    return out
 
 
 def _chunk(data: bytes, pos: int, end: int) -> tuple[int, int]:
@@ -171,62 +133,6 @@ def _chunk_data(
     if bool((last - first < U64(2)).any()):
         raise RemoteReadError("chunk without its sample count")
     return first, last
-
-
-def chunk_table(data: bytes, spans: list[tuple[int, int]]) -> ChunkTable:
-    """Every XOR chunk of the ``ChunkedReadResponse`` messages at ``spans`` of ``data``; a
-    series continued in the next message (same labels) keeps one index."""
-    table = ChunkTable()
-    index: dict[tuple[tuple[str, str], ...], int] = {}
-    starts, ends, owners = table.starts, table.ends, table.series
-    for start, end in spans:
-        pos = start
-        while pos < end:
-            key, pos = read_varint(data, pos, end)
-            if key != 0x0A:  # query_index and anything else
-                pos = skip_field(data, pos, key & 7, end)
-                continue
-            length, pos = read_varint(data, pos, end)
-            stop = pos + length
-            if stop > end:
-                raise RemoteReadError("series runs past its frame")
-            labels: dict[str, str] = {}
-            first = len(starts)
-            while pos < stop:
-                key = data[pos]
-                if key == 0x12 and pos + 3 < stop:  # a chunk: its length inline when short
-                    low, high = data[pos + 1], data[pos + 2]
-                    if low < 0x80:
-                        length, pos = low, pos + 2
-                    elif high < 0x80:
-                        length, pos = (low & 0x7F) | (high << 7), pos + 3
-                    else:
-                        length, pos = read_varint(data, pos + 1, stop)
-                    starts.append(pos)
-                    pos += length
-                    ends.append(pos)
-                    continue
-                key, pos = read_varint(data, pos, stop)
-                if key & 7 != 2:
-                    pos = skip_field(data, pos, key & 7, stop)
-                    continue
-                length, pos = read_varint(data, pos, stop)
-                if key == 0x0A:
-                    name, value = read_label(data, pos, pos + length)
-                    labels[name] = value
-                elif key == 0x12:
-                    starts.append(pos)
-                    ends.append(pos + length)
-                pos += length
-            if pos != stop:
-                raise RemoteReadError("series field runs past its message")
-            ident = tuple(sorted(labels.items()))
-            number = index.get(ident)
-            if number is None:
-                number = index[ident] = len(table.labels)
-                table.labels.append(labels)
-            owners.extend([number] * (len(starts) - first))
-    return table
 
 
 class _Bits:

@@ -55,9 +55,11 @@ from bot.recommend.estimate import (
     estimate_container,
 )
 from bot.recommend.folding import limit, noise_control, request_move
+from bot.recommend.forecast import cycle_note
 from bot.recommend.inputs import ContainerInput, WorkloadInput
 from bot.recommend.replay.budget import apply_budget, expected
-from bot.recommend.replay.gate import LimitOf, ReplayContext, gate
+from bot.recommend.replay.context import ReplayContext
+from bot.recommend.replay.gate import LimitOf, gate
 from bot.recommend.replay.replica_bounds import replayed_bounds, replays_bounds
 from bot.recommend.replay.risk import at_risk
 from bot.recommend.replay.targets import replayed_targets
@@ -194,11 +196,16 @@ def _recommend(
                 est.vpa,
             )
         containers.append(ContainerRecommendation(container.name, per["cpu"], per["memory"]))
-    containers = run_reasons(inp, containers, settings)  # "VPA target" is the runs' peak
+    containers = run_reasons(inp, containers, settings, window)  # "VPA target" is the runs' peak
 
     notes = tuple(inp.history.quality) + ((hpa_part.note,) if hpa_part.note else ())
     notes += pod_spread(inp, window)  # a DaemonSet's pods: one request, the busiest governs
     notes += run_notes  # a CronJob's or Job's: sized on its runs' peaks
+    notes += tuple(  # a history that stopped a cycle ago: no weekly cycle
+        note
+        for name, est in estimates.items()
+        if (note := cycle_note(est.cpu.forecast, name)) is not None
+    )
     if (
         inp.hpa is not None
         and not inp.container_resource_metrics

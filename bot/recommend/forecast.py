@@ -12,7 +12,9 @@ target, or Tortoise's ``rec``), never lower it (``docs/recommendations.md`` §2a
   (weight ``1 / samples of its day``, no decay), ``m`` = ``vpa.margin_fraction``; the value is
   ``max(base, cycle)``. A daily service's ``cycle`` is about its VPA target (an exact
   percentile, at or below the VPA's bucket upper edge); a weekly one's covers its weekdays
-  whatever weekday the history ends on.
+  whatever weekday the history ends on. A history without a sample in the last cycle (samples
+  that stopped more than 7 days before ``now``) has no cycle value: the rule lifts nothing and
+  the workload gets a ``forecast-cycle`` note saying how old the last sample is.
 * **trend** (``forecast.trend``, ``forecast.trend: theil_sen``): ``y_d`` = the same percentile
   of each whole day ``d`` (days counted back from ``now``; a day with fewer than half the
   median day's samples is left out) at ``x_d`` = its centre in days from ``now`` (< 0). The
@@ -44,7 +46,7 @@ from statistics import NormalDist
 import numpy as np
 
 from bot.config.recommend import RecommendSettings
-from bot.model import SECONDS_PER_DAY, FloatArray, IntArray, Number, Resource
+from bot.model import SECONDS_PER_DAY, FloatArray, IntArray, Note, Number, Resource
 from bot.recommend.quantiles import group_quantiles, weighted_upper_quantile
 from bot.recommend.units import amount
 
@@ -93,7 +95,8 @@ class Forecast:
     """What the coming cycle asks of one container resource (module doc)."""
 
     cycle_value: float | None
-    """``q × (1 + margin)`` over the last cycle (None: ``forecast.seasonality: off``)."""
+    """``q × (1 + margin)`` over the last cycle (None: ``forecast.seasonality: off``, or no
+    sample in the last cycle)."""
     cycle_days: float
     """Days the cycle value was measured on (7, or the whole window when shorter)."""
     percentile: float
@@ -104,6 +107,13 @@ class Forecast:
     histogram_age_days: float
     """Mean age of the decaying histogram's weight: the age of the VPA target (days)."""
     max_growth: float
+    last_sample_days: float = 0.0
+    """Age of the latest sample (days before ``now``)."""
+
+    @property
+    def cycle_missing(self) -> bool:
+        """The cycle rule is on but has no sample in the last cycle to measure."""
+        return self.cycle_value is None and self.last_sample_days >= CYCLE_DAYS
 
     def lift(self, base: float) -> Lift | None:
         """``max(base, cycle) × growth``, or None when it is not above ``base``."""
@@ -159,13 +169,15 @@ def forecast_of(
         return None
     age_s = now_s - times_s
     span_days = float(age_s.max()) / SECONDS_PER_DAY
+    last_days = max(float(age_s.min()) / SECONDS_PER_DAY, 0.0)
     cycle_days = min(float(CYCLE_DAYS), span_days)
     day = np.floor(age_s / SECONDS_PER_DAY).astype(np.int64)
     cycle_value = None
     if fs.seasonality == "weekly":
         recent = day < CYCLE_DAYS
-        q = _weighted_quantile(values[recent], day[recent], percentile)
-        cycle_value = q * (1 + settings.vpa.margin_fraction)
+        if recent.any():  # none: samples that stopped a cycle ago say nothing of the next one
+            q = _weighted_quantile(values[recent], day[recent], percentile)
+            cycle_value = q * (1 + settings.vpa.margin_fraction)
     trend = None
     if fs.trend == "theil_sen":
         trend = _trend(day, values, percentile, fs.trend_confidence)
@@ -178,6 +190,20 @@ def forecast_of(
         fs.horizon_days,
         histogram_age_days(half_life_s / SECONDS_PER_DAY, span_days),
         fs.max_growth_factor,
+        last_days,
+    )
+
+
+def cycle_note(forecast: Forecast | None, container: str) -> Note | None:
+    """The ``forecast-cycle`` note of a container whose cycle rule found no sample in the last
+    cycle (module doc), or None."""
+    if forecast is None or not forecast.cycle_missing:
+        return None
+    return Note(
+        "forecast-cycle",
+        f"no CPU sample in the last {CYCLE_DAYS} days (the latest is "
+        f"{forecast.last_sample_days:.3g} days old): the weekly cycle lifts nothing",
+        container,
     )
 
 

@@ -25,8 +25,13 @@ def weighted_upper_quantile(values: FloatArray, weights: FloatArray | None, shar
 
     Unweighted: the order statistic of rank ``⌈n − 1 − share × n⌉``. Weighted: only the
     ``⌊share × W / w_min⌋ + 1`` largest values can hold it; they are partitioned off and sorted,
-    and the first with weight above it ``≤ share × W`` is taken."""
+    and the first with weight above it ``≤ share × W`` is taken. ``values`` must not be empty
+    (no sample has no quantile: the caller decides what that means), else ``ValueError``."""
     n = values.size
+    if n == 0:
+        raise ValueError("weighted_upper_quantile: no values (a quantile needs a sample)")
+    if weights is not None and weights.shape != values.shape:
+        raise ValueError("weighted_upper_quantile: values and weights differ in length")
     if weights is None:
         rank = min(max(math.ceil(n - 1 - share * n - 1e-9), 0), n - 1)
         return float(np.partition(values, rank)[rank])

@@ -14,7 +14,9 @@ a run needs is its busy part, so the request is sized on the runs' peaks:
 - fewer than ``jobs.min_runs`` runs in the window (default 3): gathering-data,
   "N runs in the window; needs ≥ 3".
 
-Reasons that name the "VPA target" name the runs' peak percentile instead (``run_reasons``).
+Reasons that name the "VPA target" name the runs' peak percentile instead, and the inputs
+``rec`` and ``vpa_target`` are given as the runs' peak with its percentile and the number of
+runs ("from runs' p95 peak 817m, runs 12, …"; ``run_reasons``).
 A ``job-runs`` note states what the sizes rest on, with the numbers:
 "CronJob nightly-report: sized on 12 runs (p95 of runs' peaks: report cpu 612.1m, memory 1Gi)"
 (``units.amount``: millicores to 0.1, MiB or GiB to 0.1). The VPA's own estimate is not diluted
@@ -38,6 +40,7 @@ from bot.model import (
     FloatArray,
     IntArray,
     Note,
+    Number,
     Resource,
     ResourceRecommendation,
 )
@@ -48,6 +51,9 @@ from bot.recommend.window import Window
 
 RUN_KINDS: Final = frozenset({"CronJob", "Job"})
 """Workload kinds sized on their runs."""
+
+RUN_SIZED_INPUTS: Final = frozenset({"rec", "vpa_target"})
+"""Inputs that hold the runs' peak percentile for a run kind (``run_reasons``)."""
 
 
 def run_peaks(t: FloatArray, pod: IntArray, values: FloatArray, window: Window) -> FloatArray:
@@ -137,16 +143,29 @@ def sized_on_runs(
 
 
 def run_reasons(
-    inp: WorkloadInput, containers: list[ContainerRecommendation], settings: RecommendSettings
+    inp: WorkloadInput,
+    containers: list[ContainerRecommendation],
+    settings: RecommendSettings,
+    window: Window,
 ) -> list[ContainerRecommendation]:
     """A CronJob's or Job's containers with "VPA target" in each reason read as what it is, the
-    runs' peak percentile ("runs' p95 peak 817m"); other kinds' unchanged."""
+    runs' peak percentile ("runs' p95 peak 817m"), and the inputs ``rec`` and ``vpa_target``
+    (both the runs' peak here) given as ``runs_peak`` with ``peak_percentile`` and
+    ``run_count``, so the numbers say what they are; other kinds' unchanged."""
     if inp.ref.kind not in RUN_KINDS:
         return containers
-    said = f"runs' p{settings.jobs.peak_percentile:g} peak"
+    q = settings.jobs.peak_percentile
+    said = f"runs' p{q:g} peak"
+    runs = runs_in_window(inp, window)
 
     def explained(x: Explained) -> Explained:
-        return dataclasses.replace(x, reason=x.reason.replace("VPA target", said))
+        inputs: dict[str, Number | str | None] = {}
+        for key, value in x.inputs.items():
+            if key not in RUN_SIZED_INPUTS:
+                inputs[key] = value
+            elif "runs_peak" not in inputs:
+                inputs |= {"runs_peak": value, "peak_percentile": q, "run_count": runs}
+        return dataclasses.replace(x, reason=x.reason.replace("VPA target", said), inputs=inputs)
 
     def resource(r: ResourceRecommendation) -> ResourceRecommendation:
         return dataclasses.replace(r, request=explained(r.request), limit=explained(r.limit))

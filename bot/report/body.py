@@ -36,6 +36,7 @@ from bot.report import backtest as backtest_view
 from bot.report import numbers, summary
 from bot.report import replay as replay_view
 from bot.report.build import chart_subject
+from bot.report.held import held_values
 from bot.report.markdown import code, escape, mermaid_label
 from bot.report.proposal import Prices, Proposal
 
@@ -186,7 +187,7 @@ def workload_summary(
     if tested:
         parts.append(escape(f"{tested[0].upper()}{tested[1:]}."))
     parts += oom_stories(proposal, rec)
-    held = replay_view.held_values(rec)
+    held = held_values(rec)
     if held:
         parts.append(
             f"{len(held)} value{'s' if len(held) != 1 else ''} held back by the replay (below)."

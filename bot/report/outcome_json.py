@@ -25,6 +25,7 @@ from bot.model import (
     VpaEstimate,
 )
 from bot.report import replay as replay_view
+from bot.report.held import findings_json, held_values
 from bot.report.proposal import Prices
 
 
@@ -168,7 +169,7 @@ def replay_json(rec: Recommendation, prices: Prices) -> dict[str, Any] | None:
         "current": figures_json(replay.current, prices, replay.extended),
         "proposed": figures_json(replay.proposed, prices, replay.extended),
         "extended_resources": dict(replay.extended),
-        "findings": replay_view.findings_json(replay.findings),
+        "findings": findings_json(replay.findings),
         "held": [
             {
                 "field": h.field,
@@ -177,7 +178,7 @@ def replay_json(rec: Recommendation, prices: Prices) -> dict[str, Any] | None:
                 "kept": h.kept,
                 "reason": h.why,
             }
-            for h in replay_view.held_values(rec)
+            for h in held_values(rec)
         ],
     }
 

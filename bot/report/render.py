@@ -22,6 +22,7 @@ from bot.report import backtest as backtest_view
 from bot.report import body as body_view
 from bot.report import numbers
 from bot.report import replay as replay_view
+from bot.report.held import held_values
 from bot.report.markdown import code, escape, mermaid_label
 from bot.report.proposal import (
     DashboardRow,
@@ -224,7 +225,7 @@ def render_dashboard(
         }
         for r in sorted(rows, key=lambda r: (r.ref.key, r.key or ""))
         if r.proposal is not None
-        for h in replay_view.held_values(r.proposal)
+        for h in held_values(r.proposal)
     ]
     body = _render(
         "dashboard.md.j2",

@@ -35,10 +35,11 @@ INPUT_NAMES: Mapping[str, str] = {
     "request": "request",
     "unlimited": "before the per-change limit",
     "vpa_weight": "VPA weight",
+    "run_count": "runs",
 }
 """Inputs named in words; any other key is shown by its own name."""
 
-HIDDEN_INPUTS = frozenset({"wanted_rule", "unfiltered_rule", "metric"})
+HIDDEN_INPUTS = frozenset({"wanted_rule", "unfiltered_rule", "metric", "peak_percentile"})
 """Inputs the rule id list shows (rule names) or the reason already says (the metric kind)."""
 
 SUPERSEDED_INPUTS: Mapping[str, tuple[str, str]] = {
@@ -117,6 +118,9 @@ def inputs_text(
         if key in HIDDEN_INPUTS or (key == "phase" and value == "normal"):
             continue
         name = INPUT_NAMES.get(key, key.replace("_", " "))
+        if key == "runs_peak":  # a CronJob's or Job's target: its runs' peak percentile
+            q = inputs.get("peak_percentile")
+            name = f"runs' p{q:g} peak" if isinstance(q, int | float) else "runs' peak"
         over = SUPERSEDED_INPUTS.get(key)
         if over is not None and over[0] in inputs:
             if not superseded:

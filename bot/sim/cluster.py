@@ -310,7 +310,7 @@ def _simulate_service(
     else:
         replicas = np.full(len(t_s), max(1, service.replicas), dtype=np.int32)
     if service.kind in ("CronJob", "Job"):
-        replicas = _run_mask(service, t_s)
+        replicas = run_mask(service, t_s)
     crash_steps = _crash_steps(service, t_s, spec.step_s)
     loop = service.crash_loop
     if loop is not None and loop.replicas is not None and len(crash_steps):
@@ -332,7 +332,7 @@ def _simulate_service(
                 name = f"{service.name}-{_name_part(names, POD_SUFFIX_CHARS)}"
                 owner_kind, owner = "DaemonSet", service.name
             elif service.kind in ("CronJob", "Job"):
-                owner_kind, owner = "Job", _job_name(service, float(t_s[start]), len(pods))
+                owner_kind, owner = "Job", job_name(service, float(t_s[start]), len(pods))
                 name = f"{owner}-{_name_part(names, POD_SUFFIX_CHARS)}"
             else:
                 owner = f"{service.name}-{hashes[int(epoch[start])]}"
@@ -357,7 +357,7 @@ def _simulate_service(
     return SimulatedService(service, replicas, tuple(pods), tuple(used), demand)
 
 
-def _run_mask(service: ServiceSpec, t_s: FloatArray) -> IntArray:
+def run_mask(service: ServiceSpec, t_s: FloatArray) -> IntArray:
     """1 while a run of a CronJob or Job is alive, else 0 (``ServiceSpec.runs``)."""
     runs = service.runs or JobRuns()
     since = t_s - t_s[0]
@@ -367,7 +367,7 @@ def _run_mask(service: ServiceSpec, t_s: FloatArray) -> IntArray:
     return alive
 
 
-def _job_name(service: ServiceSpec, start_s: float, index: int) -> str:
+def job_name(service: ServiceSpec, start_s: float, index: int) -> str:
     """The Job of one run: ``<cronjob>-<scheduled minute>`` (the CronJob controller's name),
     ``<job>-<revision>`` for a generated bare Job, else the Job's own name."""
     if service.kind == "CronJob":

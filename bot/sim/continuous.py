@@ -36,6 +36,8 @@ from bot.sim.cluster import (
     SimulatedService,
     _memory_and_ooms,
     _runs,
+    job_name,
+    run_mask,
     run_of,
 )
 from bot.sim.errors import SimError
@@ -116,7 +118,11 @@ def simulate_switched(
         raise SimError(f"{after.name}: crash loops are not simulated across a switch")
     demand = np.asarray(demand[:n], np.float64)
     replicas = _replicas(spec, before, after, demand, switch_step)
+    if after.kind in ("CronJob", "Job"):  # one pod per run, as ``bot.sim.cluster`` runs them
+        replicas = run_mask(after, spec.start_s + np.arange(n, dtype=np.float64) * spec.step_s)
     rollouts = _rollouts(spec, before, n)
+    if after.kind in ("CronJob", "Job"):
+        rollouts = rollouts[:0]  # a new template applies from the next run on
     epoch = np.searchsorted(rollouts, np.arange(n), side="right")
     key = f"{spec.seed}/{after.namespace}/{after.name}"
     hashes = [
@@ -138,6 +144,11 @@ def simulate_switched(
             elif after.kind == "DaemonSet":
                 suffix = _name(random.Random(f"{key}/{slot}/{start}"), POD_SUFFIX_CHARS)
                 name, owner_kind, owner = f"{after.name}-{suffix}", "DaemonSet", after.name
+            elif after.kind in ("CronJob", "Job"):  # one Job per run, as the controller names it
+                owner_kind = "Job"
+                owner = job_name(after, spec.start_s + start * spec.step_s, len(pods))
+                suffix = _name(random.Random(f"{key}/{slot}/{start}"), POD_SUFFIX_CHARS)
+                name = f"{owner}-{suffix}"
             else:
                 owner = f"{after.name}-{hashes[int(epoch[start])]}"
                 suffix = _name(random.Random(f"{key}/{slot}/{start}"), POD_SUFFIX_CHARS)

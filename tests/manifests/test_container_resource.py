@@ -14,7 +14,7 @@ import pytest
 from bot.config.repo import RepoConfig
 from bot.manifests import PATCH_FILE, discover
 from bot.manifests.inventory_json import workload_json
-from bot.manifests.kustomize import render
+from bot.manifests.rendering import render
 from bot.manifests.yamldoc import load_plain
 from tests.conftest import require_binary
 from tests.manifests.conftest import edit, snapshot, workload

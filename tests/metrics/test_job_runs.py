@@ -12,6 +12,9 @@ import pytest
 
 from bot.config.metrics import PrometheusConfig
 from bot.metrics import HistoryRequest, PrometheusSource
+from bot.metrics.client import PrometheusClient
+from bot.metrics.doctor import FamilyReport, diagnose
+from bot.metrics.families import families
 from bot.model import WorkloadRef
 from bot.sim import ClusterSpec, SimulatedCluster, simulate
 from bot.sim.spec import JobRuns, Kind
@@ -130,3 +133,30 @@ def test_query_count_stays_flat(jobs_cluster, jobs_prometheus):
     # ReplicaSet owners besides
     assert counts[:3] == [5, 5, 5], counts
     assert counts[4] == counts[3] + 1, counts
+
+
+@pytest.mark.parametrize("kinds", [{"CronJob"}, {"Job"}])
+def test_doctor_checks_the_job_owners_of_a_repository_with_jobs(
+    jobs_cluster, jobs_prometheus, sim_prometheus, kinds
+):
+    """``kube_job_owner`` is read (its labels checked) when the repository has CronJobs or Jobs;
+    its absence is an error for a CronJob (its runs cannot be found), a warning for a Job."""
+    at_s = float(jobs_cluster.t_s[-1])
+
+    def diagnosis(prom: RunningPrometheus) -> dict[str, FamilyReport]:
+        config = PrometheusConfig(url=prom.url, gzip=False)
+        client = PrometheusClient(config)
+        try:
+            found = diagnose(client, config, at_s=at_s, kinds=kinds)
+        finally:
+            client.close()
+        return {r.family.metric: r for r in found.families}
+
+    present = diagnosis(jobs_prometheus)["kube_job_owner"]
+    assert present.status == "ok" and present.series > 0, present.problems
+    assert {"namespace", "job_name", "owner_kind", "owner_name"} <= set(present.labels_seen)
+    absent = diagnosis(sim_prometheus)["kube_job_owner"]  # a cluster without CronJobs
+    assert absent.series == 0
+    assert absent.status == ("error" if "CronJob" in kinds else "warning")
+    without = {f.metric for f in families(PrometheusConfig(), {"Deployment"})}
+    assert "kube_job_owner" not in without

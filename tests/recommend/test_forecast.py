@@ -189,3 +189,41 @@ def test_three_days_cannot_be_significant():
 def test_the_age_of_a_decaying_histogram():
     assert histogram_age_days(1.0, 14.0) == pytest.approx(1 / math.log(2), rel=1e-3)
     assert histogram_age_days(1e9, 4.0) == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("stopped_days", [1.5, 7.5, 12.0])
+def test_samples_that_stopped_early_give_a_forecast(stopped_days: float) -> None:
+    end_s = NOW_S - stopped_days * DAY_S
+    t = series(14, STEP_S, now_s=end_s)
+    cpu = weekly_load(14, now_s=end_s)
+    found = forecast_of(
+        t,
+        np.zeros(t.size, dtype=np.int32),
+        cpu,
+        now_s=NOW_S,
+        settings=DEFAULT,
+        percentile=0.9,
+        half_life_s=DAY_S,
+    )
+    assert found is not None
+    assert found.last_sample_days == pytest.approx(stopped_days + STEP_S / DAY_S)
+    assert found.cycle_missing is (stopped_days >= 7)
+    assert (found.cycle_value is None) is (stopped_days >= 7)
+
+
+@pytest.mark.parametrize("stopped_days", [1.5, 7.5, 12.0])
+def test_a_history_that_ends_early_is_planned_with_a_note(stopped_days: float) -> None:
+    end_s = NOW_S - stopped_days * DAY_S
+    ch = container_history(
+        "app", weekly_load(14, now_s=end_s), 300 * MIB, days=14, step_s=STEP_S, now_s=end_s
+    )
+    inp = workload(container("app", 0.2, 512 * MIB), hist=history(ch, days=14, now_s=end_s))
+    rec = recommend(inp, DEFAULT, now_s=NOW_S)
+    assert rec.status in {"changes", "no-change"}
+    notes = [n for n in rec.notes if n.code == "forecast-cycle"]
+    if stopped_days >= 7:
+        assert len(notes) == 1 and notes[0].container == "app"
+        assert "no CPU sample in the last 7 days" in notes[0].message
+        assert rec.containers[0].cpu.request.rule != "forecast.cycle"
+    else:
+        assert not notes

@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 
 from bot.config.recommend import RecommendSettings, resolve
-from bot.model import GIB, ContainerHistory, WorkloadHistory, WorkloadRef
+from bot.model import GIB, ContainerHistory, FieldId, WorkloadHistory, WorkloadRef
 from bot.recommend.engine import recommend
 from bot.recommend.runs import run_peaks, runs_in_window
 from bot.recommend.units import amount
 from bot.recommend.window import Window
+from bot.report.summary import inputs_text
 from tests.recommend.factories import DAY_S, NOW_S, container, workload
 
 DEFAULT = RecommendSettings()
@@ -94,8 +95,8 @@ def test_the_percentile_is_a_setting():
     high = recommend(_runs(peaks), DEFAULT, now_s=NOW_S)
     settings = resolve(DEFAULT, {"jobs": {"peak_percentile": 50}})
     median = recommend(_runs(peaks), settings, now_s=NOW_S)
-    high_rec = high.containers[0].cpu.request.inputs["rec"]
-    median_rec = median.containers[0].cpu.request.inputs["rec"]
+    high_rec = high.containers[0].cpu.request.inputs["runs_peak"]
+    median_rec = median.containers[0].cpu.request.inputs["runs_peak"]
     assert isinstance(high_rec, float) and isinstance(median_rec, float)
     assert high_rec > 3 * median_rec  # p95 reaches into the one busy run, p50 does not
     assert "p50 of runs' peaks" in " ".join(n.message for n in median.notes)
@@ -129,3 +130,16 @@ def test_other_kinds_are_not_sized_on_runs():
     # the VPA's histograms hold the runs' samples only: not diluted by the gaps either
     cpu = rec.containers[0].cpu.vpa
     assert cpu is not None and cpu.target >= 0.6
+
+
+def test_the_inputs_are_the_runs_peak_with_its_numbers():
+    peaks = [0.6, 0.62, 0.58, 0.61, 0.6, 0.59, 0.63, 0.6, 0.61, 0.6, 0.62, 0.6]
+    rec = recommend(_runs(peaks), DEFAULT, now_s=NOW_S)
+    report = _runs(peaks).history.containers["report"]
+    runs = run_peaks(report.cpu_t, report.cpu_pod, report.cpu_cores, Window(NOW_S))
+    inputs = rec.containers[0].cpu.request.inputs
+    assert inputs["runs_peak"] == pytest.approx(float(np.percentile(runs, 95)))
+    assert inputs["peak_percentile"] == 95 and inputs["run_count"] == 12
+    assert "rec" not in inputs and "vpa_target" not in inputs
+    text = inputs_text(FieldId.REQUESTS_CPU, inputs)
+    assert text.startswith("runs' p95 peak ") and ", runs 12" in text, text

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.config.recommend import RecommendSettings, upstream_settings
-from bot.model import MIB, ResourceValues
+from bot.model import MIB, ContainerHistory, ResourceValues
 from bot.recommend.changes import field_changes
 from bot.recommend.engine import recommend
 from bot.recommend.inputs import WorkloadInput
@@ -172,3 +172,58 @@ def test_step_limited_proposals_settle_and_never_cut_more_than_a_step(
                 assert req.proposed >= math.trunc(round(req.current * 1000) * keep) / 1000
         inp = _apply(inp, rec)
     raise AssertionError("proposals did not settle within 40 applications")
+
+
+DAY = 86400.0
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    start_days=st.floats(min_value=0.5, max_value=16.0),
+    ended_days=st.floats(min_value=0.0, max_value=12.0),
+    gap=st.one_of(st.none(), st.tuples(st.floats(0.0, 1.0), st.floats(0.0, 0.9))),
+    with_hpa=st.booleans(),
+    kind=st.sampled_from(["Deployment", "StatefulSet", "CronJob"]),
+    seed=shape_seeds,
+)
+def test_histories_with_gaps_late_starts_and_early_ends_never_raise(
+    start_days, ended_days, gap, with_hpa, kind, seed
+):
+    """Samples from ``start_days`` to ``ended_days`` before now, with a hole (its start and
+    length as shares of that span): the engine answers, whatever the shape."""
+    from tests.recommend.factories import REF, hpa
+
+    rng = np.random.default_rng(seed)
+    t = np.arange(NOW_S - start_days * DAY, NOW_S - ended_days * DAY, STEP_S, dtype=np.float64)
+    if gap is not None and t.size:
+        begin = t[0] + gap[0] * (t[-1] - t[0])
+        t = t[(t < begin) | (t >= begin + gap[1] * (t[-1] - t[0]))]
+    pods = (np.arange(t.size) // 7 % 3).astype(np.int32) if kind == "CronJob" else None
+    pod = pods if pods is not None else np.zeros(t.size, dtype=np.int32)
+    ch = ContainerHistory(
+        "app",
+        cpu_t=t,
+        cpu_pod=pod,
+        cpu_cores=rng.uniform(0.01, 2.0, t.size),
+        mem_t=t.copy(),
+        mem_pod=pod.copy(),
+        mem_bytes=rng.uniform(50e6, 2e9, t.size),
+        oom_t=t[:1].copy(),
+        oom_pod=pod[:1].copy(),
+        oom_request_bytes=np.full(min(t.size, 1), 512.0 * MIB),
+    )
+    h = history(days=max(start_days, 0.5))
+    h = replace(
+        h,
+        containers={"app": ch},
+        replicas_t=t.copy() if with_hpa else np.zeros(0),
+        replicas=rng.integers(1, 6, t.size).astype(np.float64) if with_hpa else np.zeros(0),
+    )
+    inp = workload(
+        container("app", 0.5, 512 * MIB),
+        hist=h,
+        hpa=hpa(2, 8, (None, "cpu", 70)) if with_hpa and kind != "CronJob" else None,
+    )
+    inp = replace(inp, ref=replace(REF, kind=kind))
+    rec = recommend(inp, RecommendSettings(), now_s=NOW_S)
+    assert rec.status in {"changes", "no-change", "gathering-data"}, rec.reasons

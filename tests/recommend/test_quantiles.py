@@ -49,3 +49,14 @@ def test_group_quantiles_are_numpys_inverted_cdf_per_group(p: float) -> None:
         mine = values[groups == name]
         assert count == mine.size
         assert q == float(np.quantile(mine, p, method="inverted_cdf"))
+
+
+@pytest.mark.parametrize("weights", [None, np.zeros(0)])
+def test_weighted_upper_quantile_of_no_values_says_so(weights: np.ndarray | None) -> None:
+    with pytest.raises(ValueError, match="no values"):
+        weighted_upper_quantile(np.zeros(0), weights, 0.1)
+
+
+def test_group_quantiles_of_no_values_are_empty() -> None:
+    names, counts, values = group_quantiles(np.zeros(0, dtype=np.int64), np.zeros(0), 0.9)
+    assert names.size == counts.size == values.size == 0

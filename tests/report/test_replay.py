@@ -19,6 +19,7 @@ from bot.model import (
     WorkloadRef,
 )
 from bot.report import DashboardRow, Prices, render_dashboard
+from bot.report import held as held_view
 from bot.report import replay as view
 from bot.report.outcome_json import plan_json
 from tests.conftest import PROJECT
@@ -110,7 +111,7 @@ def test_held_values_take_their_reason_from_the_recommendation():
         comparison(findings=(CPU_FINDING,), held=((FieldId.REQUESTS_CPU, "app", 0.25, 0.45),)),
         request=held,
     )
-    [value] = view.held_values(rec)
+    [value] = held_view.held_values(rec)
     assert (value.field, value.container, value.wanted, value.kept) == (
         "requests.cpu",
         "app",
@@ -119,7 +120,7 @@ def test_held_values_take_their_reason_from_the_recommendation():
     )
     assert value.why == f"the replay of the history shows {CPU_FINDING.message}"
     assert value.text().startswith("requests.cpu (app) wanted 0.25, kept 0.45: the replay")
-    assert view.gate_lines(rec) == [f"Held back by the replay: {value.text()}"]
+    assert held_view.gate_lines(rec) == [f"Held back by the replay: {value.text()}"]
 
 
 @pytest.mark.parametrize(
@@ -135,13 +136,13 @@ def test_held_values_take_their_reason_from_the_recommendation():
 )
 def test_gate_lines_say_what_the_gate_did(gate, expected):
     findings = () if gate == "off" else (CPU_FINDING,)
-    [line] = view.gate_lines(_rec(comparison(gate=gate, findings=findings)))
+    [line] = held_view.gate_lines(_rec(comparison(gate=gate, findings=findings)))
     assert line.startswith(expected)
 
 
 def test_no_finding_no_gate_line_and_no_replay_no_figure():
-    assert view.gate_lines(_rec(comparison())) == []
-    assert view.gate_lines(_rec(None)) == []
+    assert held_view.gate_lines(_rec(comparison())) == []
+    assert held_view.gate_lines(_rec(None)) == []
     assert view.summary(None, PRICES).startswith("no replay")
     assert "no replay" in view.markdown(_rec(None), PRICES, heading="### web", column="prod")
 

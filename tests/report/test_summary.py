@@ -20,6 +20,11 @@ REF = WorkloadRef("Deployment", "shop", "web", "prod")
         ),
         (
             "requests.cpu",
+            {"runs_peak": 0.8171, "peak_percentile": 95.0, "run_count": 12, "wanted": 0.9},
+            "runs' p95 peak 0.817 cores, runs 12, wanted 0.9 cores",
+        ),
+        (
+            "requests.cpu",
             {"rec": 0.143, "vpa_weight": 0.5, "margin_ratio": 1.15},
             "rec 0.143 cores, VPA weight 0.5, margin ratio 1.15",
         ),

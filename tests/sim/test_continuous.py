@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from bot.sim import ClusterSpec, ContainerSpec, HpaSpec, ServiceSpec, SimError
 from bot.sim.cluster import draw_demand
 from bot.sim.continuous import prefix, simulate_switched
 from bot.sim.profiles import archetype_cluster
+from bot.sim.spec import JobRuns
 from bot.sim.values import service_ref
 
 DAY = 1440
@@ -108,3 +110,17 @@ def test_a_switch_between_different_services_is_refused():
         simulate_switched(spec, np.ones(DAY), before, other, 10)
     with pytest.raises(SimError, match="outside"):
         simulate_switched(spec, np.ones(DAY), before, before, DAY + 1)
+
+
+def test_a_cronjobs_pods_are_its_jobs_pods_one_per_run():
+    job = dataclasses.replace(_leaky(1024), name="nightly", kind="CronJob")
+    spec = ClusterSpec(seed=1, services=(job,), days=1)
+    sim = simulate_switched(spec, np.ones(DAY), job, job, DAY // 2)
+    runs = job.runs or JobRuns()
+    assert len(sim.pods) == DAY * 60 // runs.every_s  # one pod per run, not one for the day
+    for pod in sim.pods:
+        assert pod.owner_kind == "Job"
+        assert re.fullmatch(r"nightly-\d+", pod.owner_name), pod.owner_name
+        assert re.fullmatch(rf"{pod.owner_name}-[a-z0-9]{{5}}", pod.name), pod.name
+        assert (pod.stop - pod.start) * spec.step_s == runs.duration_s
+    assert sim.replicasets == ()

@@ -13,7 +13,7 @@ from bot.model import Explained, HpaRecommendation, Recommendation
 from bot.recommend.inputs import WorkloadInput
 from bot.recommend.replay.bounds import choose as choose_bounds
 from bot.recommend.replay.compare import proposed_values
-from bot.recommend.replay.gate import ReplayContext
+from bot.recommend.replay.context import ReplayContext
 from bot.recommend.rules import Rule
 from bot.recommend.tortoise.hpa import HpaPart
 

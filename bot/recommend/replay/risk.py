@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from bot.config.recommend import RecommendSettings
 from bot.model import Resource
-from bot.recommend.replay.gate import ReplayContext
+from bot.recommend.replay.context import ReplayContext
 
 
 def at_risk(

@@ -14,7 +14,8 @@ from bot.recommend.engine import recommend
 from bot.recommend.folding import limit
 from bot.recommend.inputs import WorkloadInput
 from bot.recommend.replay.compare import findings
-from bot.recommend.replay.gate import GATE_RULE, ReplayContext, gate
+from bot.recommend.replay.context import ReplayContext
+from bot.recommend.replay.gate import GATE_RULE, gate
 from tests.recommend.factories import (
     NOW_S,
     container,
