@@ -22,6 +22,7 @@ import math
 import multiprocessing
 import os
 import tempfile
+import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor, Future, ProcessPoolExecutor
@@ -36,6 +37,10 @@ R = TypeVar("R")
 PRELOAD = ["bot.pipeline.plan"]
 """Imported once by the server process the workers are forked from, not by each worker."""
 
+
+WARM_UP_S = 0.01
+"""What each worker's first call, made by ``start``, waits: long enough that no worker is idle
+before every worker is started."""
 
 CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
 """cgroup v2's CPU quota: ``QUOTA PERIOD`` (µs) or ``max PERIOD`` (a container's CPU limit)."""
@@ -144,6 +149,17 @@ class OrderedPool(Generic[R]):
             initializer=_log_like,
             initargs=(json_lines, bot_log.getEffectiveLevel()),
         )
+
+    def start(self) -> None:
+        """Start the workers now (with more than one process), not at the first ``submit``: the
+        server process's imports and the workers' start-up then overlap whatever the caller
+        does before its first call (waiting for the history)."""
+        if self.processes == 1 or self._executor is not None:
+            return
+        self._executor = self._start()
+        # a forkserver pool starts a worker per call while none is idle: one short call each
+        for _ in range(self.processes):
+            self._executor.submit(time.sleep, WARM_UP_S)
 
     def submit(self, key: int, function: Callable[..., R], *args: Any, **kwargs: Any) -> None:
         """``done(key, function(*args, **kwargs))``, now (one process) or once the earlier calls

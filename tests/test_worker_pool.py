@@ -101,3 +101,22 @@ def test_a_temporary_directory_too_long_for_a_socket_runs_the_work_in_this_proce
 
 def _no(key: int, exc: Exception) -> int:
     raise AssertionError((key, exc))
+
+
+def test_started_workers_are_up_before_the_first_call_and_take_the_calls():
+    done: list[tuple[int, int]] = []
+    with OrderedPool[int](2, done=lambda k, r: done.append((k, r)), lost=_no) as pool:
+        pool.start()
+        executor = pool._executor
+        assert executor is not None
+        started = set(executor._processes)  # the workers, before any call of ours
+        assert len(started) == 2
+        pool.start()  # a second start changes nothing
+        for x in range(5):
+            pool.submit(x, abs, -x)
+        pool.finish()
+        assert pool._executor is executor and set(executor._processes) == started
+    assert done == [(x, x) for x in range(5)]
+    serial: OrderedPool[int] = OrderedPool(1, done=lambda k, r: None, lost=_no)
+    serial.start()
+    assert serial._executor is None

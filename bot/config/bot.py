@@ -66,7 +66,7 @@ class RunConfig(ConfigModel):
     processes: int | Literal["auto"] = Field(
         "auto",
         description="Worker processes that recommend one repository's workloads: 1 = in the "
-        "bot's own process, one workload after the other; N = N processes, at most 2 × N "
+        "bot's own process, one workload after the other; N = N processes, at most 8 × N "
         "workloads' history handed out at once, results identical and in the same order; "
         f"auto = 1 for a repository of fewer than {AUTO_PROCESSES_MIN_WORKLOADS} workloads "
         "(starting workers costs more than it saves), else the cores the bot may use.",
