@@ -172,3 +172,18 @@ def test_the_pull_request_body_marks_the_sidecar(shop, history):
     assert any(f"{marked} CPU request: `" in line for line in body.splitlines())  # rules
     assert any(r.startswith("| worker | app ") for r in rows)
     assert r"app \(" not in body
+
+
+def test_the_replay_per_container_rows_mark_the_sidecar(shop, history):
+    """The replay's per-container rows name the native sidecar with its mark too."""
+    plan = repository_outcome(
+        shop, SnapshotSource(history), BotSettings(), now_s=NOW_S, charts=False
+    )
+    (proposal,) = [p for p in build_proposals(plan) if "worker" in {w.name for w in p.workloads}]
+    _, body = render_pull_request(proposal, prices=plan.prices)
+    rows = [line for line in body.splitlines() if line.startswith("| ")]
+    marked = r"| shipper \(sidecar \(init\)\)\: "
+    assert any(r.startswith(f"{marked}CPU p95 of the request |") for r in rows), rows
+    assert any(r.startswith(f"{marked}memory peak ") for r in rows), rows
+    assert any(r.startswith(r"| app\: memory peak ") for r in rows), rows
+    assert not any(r.startswith(r"| shipper\: memory peak") for r in rows)

@@ -98,6 +98,11 @@ class MetricNames(ConfigModel):
     job_owner: str = Field(
         "kube_job_owner", description="kube-state-metrics Job owner (a CronJob's runs)."
     )
+    job_labels: str = Field(
+        "kube_job_labels",
+        description="kube-state-metrics Job labels (``label_<name>``, read with "
+        "``job_grouping_labels``).",
+    )
     deployment_replicas: str = Field(
         "kube_deployment_status_replicas", description="Replicas of a Deployment."
     )
@@ -210,6 +215,14 @@ class PrometheusConfig(ConfigModel):
         description="Replica history from the workload's status (``workload``) or from the "
         "HPA's ``status.currentReplicas`` (``hpa``; the HPA must be named like its "
         "``scaleTargetRef``; workloads without such an HPA get no replica history).",
+    )
+    job_grouping_labels: tuple[str, ...] = Field(
+        (),
+        description="Labels that group a bare Job's runs: the Jobs whose ``kube_job_labels`` "
+        "carry the declared Job's values of every one of these labels are its runs (one more "
+        "instant query per namespace). kube-state-metrics exports them only when its "
+        "``--metric-labels-allowlist`` names them; without them, and when empty, runs are "
+        "found by name.",
     )
     window_days: float = Field(14.0, gt=0, le=90, description="History window in days.")
     step_s: int = Field(60, ge=1, description="Range-query step in seconds.")

@@ -54,3 +54,14 @@ def restart_on_resize(item: Mapping[str, Any]) -> tuple[Resource, ...]:
             for p in policies
         )
     )
+
+
+def workload_labels(data: Mapping[str, Any], pod: Path_) -> dict[str, str]:
+    """The object's ``metadata.labels`` with its pod template's over them: the labels a Job's
+    runs carry, which ``prometheus.job_grouping_labels`` groups them by. Only string values."""
+    out: dict[str, str] = {}
+    for path in (("metadata", "labels"), (*pod[:-1], "metadata", "labels")):
+        labels = get_path(data, path)
+        if isinstance(labels, Mapping):
+            out.update({str(k): v for k, v in labels.items() if isinstance(v, str)})
+    return out

@@ -31,7 +31,7 @@ from bot.manifests.kinds import (
     pod_spec_path,
     unscaled_reason,
 )
-from bot.manifests.podlevel import pod_resources, restart_on_resize
+from bot.manifests.podlevel import pod_resources, restart_on_resize, workload_labels
 from bot.manifests.quantities import QuantityError, bytes_from_quantity, cores_from_quantity
 from bot.manifests.sources import Obj, Origin, PatchKey, Path_
 from bot.manifests.yamldoc import YScalar
@@ -234,7 +234,10 @@ class WorkloadBuilder:
             locations=locations,
         )
         pod_requests, pod_limits = pod_resources(holder.data, pod)
-        workload = replace(workload, pod_requests=pod_requests, pod_limits=pod_limits)
+        labels = workload_labels(obj.data, pod)
+        workload = replace(
+            workload, pod_requests=pod_requests, pod_limits=pod_limits, labels=labels
+        )
         return Entry(workload, env, slots)
 
     # -------------------------------------------------------------------- Helm workloads

@@ -193,6 +193,8 @@ def namespace_data(
         elif kind == "jobs":
             for (job, owner_kind, owner_name), _ in payload:
                 data.job_owners[job] = PodOwner(owner_kind, owner_name)
+        elif kind == "joblabels":
+            data.job_labels.update((key[0], key[1:]) for key, _ in payload)
         elif kind == "restarts":
             for (pod, container), count in payload:
                 if count > 0:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bot.metrics.job_groups import grouped_jobs, missing_note
 from bot.metrics.mapping import PodOwner, map_pods
 from bot.metrics.restarts import (
     CRASH_LOOP_RESTARTS,
@@ -87,6 +88,8 @@ class NamespaceData:
     """The Deployment or Argo Rollout that owns each ReplicaSet."""
     job_owners: dict[str, PodOwner] = field(default_factory=dict)
     """The CronJob that owns each Job (``bot.metrics.jobs``)."""
+    job_labels: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Each Job's values of ``job_grouping_labels`` (``bot.metrics.job_groups``)."""
     warnings: list[str] = field(default_factory=list)
 
 
@@ -138,11 +141,15 @@ def assemble(
     end_s: float,
     step_s: float,
     min_history_days: float,
+    job_grouping_labels: tuple[str, ...] = (),
 ) -> dict[WorkloadRef, WorkloadHistory]:
     """One ``WorkloadHistory`` per request, pods numbered in order of their first sample."""
     refs = [r.ref for r in requests]
     pods = {p for p, _ in data.cpu} | {p for p, _ in data.memory}
-    mapping = map_pods(refs, pods, data.owners, data.replicaset_owners, data.job_owners)
+    grouped = grouped_jobs(requests, data.job_labels, job_grouping_labels)
+    mapping = map_pods(
+        refs, pods, data.owners, data.replicaset_owners, data.job_owners, grouped=grouped
+    )
     first_seen: dict[str, float] = {}
     for source in (data.cpu, data.memory):
         for (pod, _), series in source.items():
@@ -255,6 +262,8 @@ def assemble(
                 oom_pod=oom_pod,
                 oom_request_bytes=oom_v,
             )
+        if job_grouping_labels and not grouped and ref.kind == "Job":
+            notes.append(missing_note(job_grouping_labels))
         if t_min == np.inf:
             notes.insert(
                 0,

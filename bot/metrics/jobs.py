@@ -5,10 +5,10 @@ A pod of a run is owned by a Job (``kube_pod_owner{owner_kind="Job", owner_name=
 1. ``kube_job_owner{job_name=J, owner_kind="CronJob", owner_name=N}`` -> CronJob ``N``;
 2. otherwise Job ``J`` itself when it is requested, or the requested bare Job ``N`` whose runs
    a generator names ``N-<suffix>`` (a Helm revision, a timestamp, a ``generateName`` hash:
-   digits, or up to 10 of the characters Kubernetes generates names from). KRR groups such
-   Jobs by a label they share; kube-state-metrics exports a Job's labels only when its
-   ``--metric-labels-allowlist`` names them, so the name the generator derives is used instead.
-   A Job a CronJob owns is never grouped under a bare Job.
+   digits, or up to 10 of the characters Kubernetes generates names from). With
+   ``prometheus.job_grouping_labels`` set and Jobs carrying them in ``kube_job_labels``, a Job
+   that carries them belongs to the bare Job with the same values instead, or to none
+   (``bot.metrics.job_groups``). A Job a CronJob owns is never grouped under a bare Job.
 3. A Job kube-state-metrics never saw (no ``kube_job_owner``) whose name is
    ``<cronjob>-<digits>`` (the CronJob controller's scheduled-time suffix) -> that CronJob.
 
@@ -53,14 +53,18 @@ def job_workload(
     job: str,
     by_name: Mapping[tuple[str, str], WorkloadRef],
     job_owners: Mapping[str, tuple[str, str]],
+    grouped: Mapping[str, WorkloadRef | None] | None = None,
 ) -> WorkloadRef | None:
     """The requested workload Job ``job`` ran for (see the module doc); ``job_owners`` is each
-    Job's (owner kind, owner name) as kube-state-metrics saw it."""
+    Job's (owner kind, owner name) as kube-state-metrics saw it, ``grouped`` the bare Job its
+    labels group it under."""
     owner = job_owners.get(job)
     if owner is not None and owner[0] == "CronJob":
         return by_name.get(owner)
     if (exact := by_name.get(("Job", job))) is not None:
         return exact
+    if grouped is not None and job in grouped:
+        return grouped[job]
     if owner is None:
         for (kind, name), ref in by_name.items():
             if kind == "CronJob" and cronjob_job_pattern(name).fullmatch(job):

@@ -51,9 +51,12 @@ def map_pods(
     owners: Mapping[str, PodOwner],
     replicaset_owners: Mapping[str, PodOwner],
     job_owners: Mapping[str, PodOwner] | None = None,
+    *,
+    grouped: Mapping[str, WorkloadRef | None] | None = None,
 ) -> PodMapping:
     """Map every pod in ``pods`` and in ``owners`` to one of ``refs`` (see the module doc);
-    ``replicaset_owners`` is the owner of each ReplicaSet, ``job_owners`` of each Job."""
+    ``replicaset_owners`` is the owner of each ReplicaSet, ``job_owners`` of each Job,
+    ``grouped`` the bare Job each Job's labels group it under (``bot.metrics.job_groups``)."""
     by_name = {(r.kind, r.name): r for r in refs}
     deployments = [r for r in by_name.values() if r.kind in REPLICASET_OWNER_KINDS]
     by_pod: dict[str, WorkloadRef] = {}
@@ -66,7 +69,7 @@ def map_pods(
             ref = by_name.get((owner.kind, owner.name))
         elif owner.kind == "Job":
             if owner.name not in runs:
-                runs[owner.name] = job_workload(owner.name, by_name, jobs)
+                runs[owner.name] = job_workload(owner.name, by_name, jobs, grouped or {})
             ref = runs[owner.name]
         elif owner.kind == "ReplicaSet":
             controller = replicaset_owners.get(owner.name)

@@ -59,6 +59,7 @@ from bot.metrics.errors import (
     QueryError,
     RemoteReadUnsupportedError,
 )
+from bot.metrics.job_groups import ksm_label
 from bot.metrics.jobs import JOB_KINDS
 from bot.metrics.promql import REPLICASET_OWNER_KINDS, NamespaceQueries, RawSelector
 from bot.metrics.source import FetchResult, FetchStats, HistoryRequest, StreamingSource
@@ -231,6 +232,11 @@ class PrometheusSource(StreamingSource):
             job_query = q.job_owners(window_s)
             job_labels = (labels.job_name, labels.owner_kind, labels.owner_name)
             yield _Task(group, "jobs", 0, partial(self._instant, job_query, plan.end_s, job_labels))
+            if self.config.job_grouping_labels:
+                names = tuple(ksm_label(n) for n in self.config.job_grouping_labels)
+                query = q.job_labels(window_s, names)
+                read = partial(self._instant, query, plan.end_s, (labels.job_name, *names))
+                yield _Task(group, "joblabels", 0, read)
         restarts = q.restart_counts(window_s + step)
         yield _Task(group, "restarts", 0, partial(self._instant, restarts, plan.end_s, pod_labels))
         if not raw:
@@ -468,6 +474,7 @@ class PrometheusSource(StreamingSource):
                     end_s=plan.end_s,
                     step_s=self.config.step_s,
                     min_history_days=self.config.min_history_days,
+                    job_grouping_labels=self.config.job_grouping_labels,
                 )
             )
         return FetchResult(

@@ -310,6 +310,14 @@ class NamespaceQueries:
         by = f"{labels.namespace}, {labels.job_name}, {labels.owner_kind}, {labels.owner_name}"
         return f"max by ({by}) (max_over_time({inner}[{duration(window_s)}]))"
 
+    def job_labels(self, window_s: float, names: tuple[str, ...]) -> str:
+        """Every Job of the namespace seen in the window with its values of the grouping labels
+        ``names`` (``kube_job_labels``, ``bot.metrics.job_groups``): one query per namespace."""
+        labels = self.config.labels
+        inner = selector(self.config.metrics.job_labels, self._ksm(pods=False))
+        by = ", ".join((labels.namespace, labels.job_name, *names))
+        return f"max by ({by}) (max_over_time({inner}[{duration(window_s)}]))"
+
 
 def pod_name_pattern(kind: str, name: str) -> re.Pattern[str]:
     """The controller's pod-name pattern, used when kube-state-metrics has no owner for a pod.

@@ -32,6 +32,8 @@ class HistoryRequest:
     hpa: str | None = None
     """The HPA whose kube-state-metrics series carry the replicas (``replicas_source: hpa``)
     when it is not named like the workload: ``keda-hpa-<name>`` for a KEDA ScaledObject."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """The workload's labels (a Job's template and metadata labels, ``job_grouping_labels``)."""
 
 
 @dataclass(frozen=True, slots=True)

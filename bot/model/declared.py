@@ -359,6 +359,8 @@ class DeclaredWorkload:
     pod_limits: ResourceValues = ResourceValues()
     """Pod-level ``spec.resources`` of the pod template (Kubernetes 1.32+), read, never
     edited: the containers' requests stay within the pod's limits."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Its pod template's labels over its own (a Job's runs share them)."""
 
     def container(self, name: str) -> DeclaredContainer | None:
         return next((c for c in self.containers if c.name == name), None)

@@ -133,6 +133,7 @@ def history_requests(inventory: Inventory, settings: RepositorySettings) -> list
                 containers=tuple(c.name for c in w.containers if not c.init),
                 selector=selector,
                 hpa=w.hpa.name if w.hpa is not None and w.hpa.keda is not None else None,
+                labels=w.labels,
             )
         )
     return out

@@ -453,7 +453,11 @@ def context(proposal: Proposal, prices: Prices) -> dict[str, Any]:
                         "current": escape(r.current),
                         "proposed": escape(r.proposed),
                     }
-                    for r in (replay_view.container_rows(rec.replay) if rec.replay else [])
+                    for r in (
+                        replay_view.container_rows(rec.replay, proposal.marks.get(rec.ref.key))
+                        if rec.replay
+                        else []
+                    )
                 ],
                 "hours": escape(replay_view.cost_formula(rec.replay, prices) or "")
                 if rec.replay

@@ -219,9 +219,15 @@ def rows(replay: ReplayComparison, prices: Prices, *, kind: str = "") -> list[Ro
     return out
 
 
-def container_rows(replay: ReplayComparison) -> list[Row]:
+def container_rows(replay: ReplayComparison, marks: Mapping[str, str] | None = None) -> list[Row]:
     """Per container: CPU p95 as a share of the request, minutes over the CPU limit
-    (throttling), memory headroom at the peak; only what the container has."""
+    (throttling), memory headroom at the peak; only what the container has. A container with
+    a mark in ``marks`` (``sidecar (init)``, ``init``: ``Proposal.marks``) is named with it."""
+
+    def named(container: str) -> str:
+        mark = (marks or {}).get(container, "")
+        return f"{container} ({mark})" if mark else container
+
     out: list[Row] = []
     cur, new = replay.current, replay.proposed
     for cpu in new.cpu:
@@ -231,14 +237,14 @@ def container_rows(replay: ReplayComparison) -> list[Row]:
         if cpu.p95_percent is not None or old.p95_percent is not None:
             out.append(
                 Row(
-                    f"{cpu.container}: CPU p95 of the request",
+                    f"{named(cpu.container)}: CPU p95 of the request",
                     *(_percent(x.p95_percent) for x in (old, cpu)),
                 )
             )
         if cpu.over_limit_minutes is not None or old.over_limit_minutes is not None:
             out.append(
                 Row(
-                    f"{cpu.container}: CPU minutes over the limit (throttling)",
+                    f"{named(cpu.container)}: CPU minutes over the limit (throttling)",
                     *(numbers.minutes(x.over_limit_minutes or 0.0) for x in (old, cpu)),
                 )
             )
@@ -248,7 +254,7 @@ def container_rows(replay: ReplayComparison) -> list[Row]:
             continue
         out.append(
             Row(
-                f"{mem.container}: memory peak {numbers.memory(mem.peak_bytes)}, "
+                f"{named(mem.container)}: memory peak {numbers.memory(mem.peak_bytes)}, "
                 "headroom to the limit (or request)",
                 *(_percent(x.headroom_percent) for x in (was, mem)),
             )

@@ -194,6 +194,23 @@ def _families(cluster: SimulatedCluster) -> Iterator[tuple[str, Iterator[_Series
 
     yield "kube_job_owner", job_owners()
 
+    def job_labels() -> Iterator[_Series]:
+        """Each Job's labels as kube-state-metrics exports the allowlisted
+        ``app.kubernetes.io/name`` (``--metric-labels-allowlist=jobs=[...]``)."""
+        for s in cluster.services:
+            if s.spec.kind not in ("CronJob", "Job"):
+                continue
+            for p in s.pods:
+                labels = {
+                    "namespace": s.spec.namespace,
+                    "job_name": p.owner_name,
+                    "label_app_kubernetes_io_name": s.spec.name,
+                    "job": KSM_JOB,
+                }
+                yield _Series(labels, p.start, np.ones(p.stop - p.start), True)
+
+    yield "kube_job_labels", job_labels()
+
     def replicas(kind: str, label: str, hpa: bool) -> Iterator[_Series]:
         kinds = (kind, "Rollout") if hpa else (kind,)  # an HPA scales a Rollout too
         for s in cluster.services:

@@ -179,3 +179,18 @@ def test_helm_values_declare_a_cronjob_and_a_job(tmp_path):
     result = edit(root, [("report", "requests.cpu", 0.25, "report")], config=config)
     assert not result.errors
     assert "      cpu: 250m # nightly" in changed_lines(result.diff)[1]
+
+
+def test_a_jobs_labels_are_read_for_grouping_its_runs(raw):
+    """A Job's metadata labels with its pod template's over them (``job_grouping_labels``)."""
+    job = raw / "job.yaml"
+    text = job.read_text().replace(
+        "  namespace: shop\n",
+        "  namespace: shop\n  labels: {app: search, team: search, replicas: 3}\n",
+    )
+    job.write_text(
+        text.replace("    spec:\n", "    metadata:\n      labels: {app: reindex}\n    spec:\n", 1)
+    )
+    inventory = discover(raw, RepoConfig()).inventory
+    assert not inventory.errors
+    assert workload(inventory, "reindex").labels == {"app": "reindex", "team": "search"}

@@ -3,6 +3,8 @@ names the CronJob controller and generators make second."""
 
 from __future__ import annotations
 
+from bot.metrics import HistoryRequest
+from bot.metrics.job_groups import grouped_jobs, ksm_label
 from bot.metrics.mapping import PodOwner, map_pods
 from bot.model import WorkloadRef
 
@@ -73,3 +75,46 @@ def test_a_pod_kube_state_metrics_never_saw_falls_back_to_the_name_pattern():
         "seed-b2c4d": SEED,
     }
     assert mapping.by_pattern == {"report-29454240-hvhlv", "reindex-3-b2c4d", "seed-b2c4d"}
+
+
+def _request(ref, **labels):
+    return HistoryRequest(ref, ("app",), labels=labels)
+
+
+def test_bare_jobs_grouped_by_labels_whatever_their_names():
+    """A Job carrying the declared values is a run (``ci-7f3k``); one named like the Job but
+    carrying other values is not (``reindex-7``); a CronJob's Job stays the CronJob's."""
+    requests = [_request(REINDEX, app="reindex", team="search"), _request(SEED, app="seed")]
+    labels = {
+        "ci-7f3k": ("reindex", "search"),
+        "reindex-7": ("reindex", "ads"),
+        "report-29453760": ("reindex", "search"),
+        "unlabelled": ("", ""),
+    }
+    grouped = grouped_jobs(requests, labels, ("app", "team"))
+    assert grouped == {"ci-7f3k": REINDEX, "reindex-7": None, "report-29453760": REINDEX}
+    mapping = map_pods(
+        [REPORT, REINDEX, SEED],
+        (),
+        {
+            "ci-7f3k-q2w8z": PodOwner("Job", "ci-7f3k"),
+            "reindex-7-bq9zl": PodOwner("Job", "reindex-7"),
+            "report-29453760-stqnz": PodOwner("Job", "report-29453760"),
+            "reindex-kx4vw-r2d2b": PodOwner("Job", "reindex-kx4vw"),  # not listed: its name
+        },
+        {},
+        {"report-29453760": PodOwner("CronJob", "report")},
+        grouped=grouped,
+    )
+    assert mapping.by_pod == {
+        "ci-7f3k-q2w8z": REINDEX,
+        "report-29453760-stqnz": REPORT,
+        "reindex-kx4vw-r2d2b": REINDEX,
+    }
+
+
+def test_no_job_carrying_the_labels_leaves_names_to_decide():
+    requests = [_request(REINDEX, app="reindex")]
+    assert grouped_jobs(requests, {"reindex-7": ("",)}, ("app",)) == {}
+    assert grouped_jobs(requests, {"reindex-7": ("reindex",)}, ()) == {}
+    assert ksm_label("app.kubernetes.io/name") == "label_app_kubernetes_io_name"

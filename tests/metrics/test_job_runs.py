@@ -160,3 +160,67 @@ def test_doctor_checks_the_job_owners_of_a_repository_with_jobs(
     assert absent.status == ("error" if "CronJob" in kinds else "warning")
     without = {f.metric for f in families(PrometheusConfig(), {"Deployment"})}
     assert "kube_job_owner" not in without
+
+
+APP_LABEL = "app.kubernetes.io/name"
+
+
+def _labelled(requests: list[HistoryRequest], value: str) -> list[HistoryRequest]:
+    """The bare Job ``reindex`` declared with ``app.kubernetes.io/name: <value>``."""
+    return [
+        dataclasses.replace(r, labels={APP_LABEL: value, "team": "search"})
+        for r in requests
+        if r.ref == REINDEX
+    ]
+
+
+@pytest.fixture(scope="module")
+def reindex_requests(jobs_cluster) -> list[HistoryRequest]:
+    return [r for r in requests_for(jobs_cluster, TEST_LABELS) if r.ref == REINDEX]
+
+
+@pytest.mark.parametrize("mode", ["raw", "range"])
+def test_runs_grouped_by_labels(jobs_cluster, jobs_prometheus, reindex_requests, mode):
+    """With ``job_grouping_labels`` the Jobs whose ``kube_job_labels`` carry the declared values
+    are the runs; a Job declared with other values gets none, whatever the runs' names."""
+    source = _source(jobs_prometheus, query_mode=mode, job_grouping_labels=(APP_LABEL,))
+    window = _window(jobs_cluster)
+    same = source.fetch(_labelled(reindex_requests, "reindex"), **window)
+    truth = jobs_cluster.expected_history(REINDEX)
+    assert sorted(same.histories[REINDEX].pods) == sorted(truth.pods)
+    assert len(truth.pods) == 6
+    assert not [n for n in same.histories[REINDEX].quality if n.code == "job-labels-missing"]
+    other = source.fetch(_labelled(reindex_requests, "indexer"), **window)
+    assert not other.histories[REINDEX].pods
+
+
+def test_labels_kube_state_metrics_does_not_export_fall_back_to_names(
+    jobs_cluster, jobs_prometheus, reindex_requests
+):
+    """``team`` is not in the allowlist: no Job carries it, names decide and a note says so."""
+    source = _source(jobs_prometheus, job_grouping_labels=(APP_LABEL, "team"))
+    result = source.fetch(_labelled(reindex_requests, "indexer"), **_window(jobs_cluster))
+    history = result.histories[REINDEX]
+    assert sorted(history.pods) == sorted(jobs_cluster.expected_history(REINDEX).pods)
+    (note,) = [n for n in history.quality if n.code == "job-labels-missing"]
+    assert "--metric-labels-allowlist" in note.message and "team" in note.message
+
+
+def test_grouping_by_labels_costs_one_query_per_namespace(jobs_cluster, jobs_prometheus):
+    """One more instant query (the Jobs' labels) only when Jobs are requested, whatever the
+    number of Jobs and containers."""
+    window = _window(jobs_cluster)
+    ns0 = [r for r in requests_for(jobs_cluster, TEST_LABELS) if r.ref.namespace == "ns-0"]
+    jobs = [r for r in ns0 if r.ref.kind in ("CronJob", "Job")]
+    others = [r for r in ns0 if r.ref.kind not in ("CronJob", "Job")]
+    plain, grouped = (
+        _source(jobs_prometheus),
+        _source(jobs_prometheus, job_grouping_labels=(APP_LABEL,)),
+    )
+    for batch in (jobs[:1], jobs):
+        assert grouped.fetch(batch, **window).stats.queries == (
+            plain.fetch(batch, **window).stats.queries + 1
+        )
+    assert (
+        grouped.fetch(others, **window).stats.queries == plain.fetch(others, **window).stats.queries
+    )

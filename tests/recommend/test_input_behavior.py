@@ -5,6 +5,7 @@ schema alike."""
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
@@ -13,6 +14,7 @@ import pytest
 from bot.model import DEFAULT_BEHAVIOR, HpaBehavior, ScalingPolicy, ScalingRules
 from bot.recommend.document import parse_document
 from bot.recommend.errors import InputError
+from tests.conftest import PROJECT
 from tests.recommend.test_command import _schema, example_document
 
 BEHAVIOR = {
@@ -76,3 +78,12 @@ def test_an_invalid_behavior_is_refused_by_parser_and_schema(document, path, val
     assert info.value.field.startswith("hpa.behavior.")
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, _schema("recommend-input.schema.json"))
+
+
+def test_the_shipped_example_declares_a_behavior():
+    """``docs/examples/recommend-input.json`` shows the block: a scale-down of 10 % a minute."""
+    example = PROJECT / "docs" / "examples" / "recommend-input.json"
+    hpa = parse_document(json.loads(example.read_text())).input.hpa
+    assert hpa is not None and hpa.behavior != DEFAULT_BEHAVIOR
+    assert hpa.behavior.scale_down.policies == (ScalingPolicy("Percent", 10, 60),)
+    assert hpa.behavior.scale_up == DEFAULT_BEHAVIOR.scale_up
