@@ -112,14 +112,13 @@ def revert_proposals(
     return out
 
 
-def held_after_revert(
+def reverted_keys(
     proposals: Sequence[Proposal], pulls: Sequence[PreviousProposal], within: ThresholdCheck
-) -> dict[str, str]:
+) -> dict[str, tuple[int, int]]:
     """Per key of an engine proposal held back because the latest merged bot pull request of
     its key is a revert and the proposal is within the noise thresholds of the pull request
-    that revert restored the values before (the history that led to it has not moved): why.
-    Held as a key below ``min_monthly_change`` is: pending on the dashboard, opened only when a
-    human ticks it."""
+    that revert restored the values before (the history that led to it has not moved): the
+    numbers of the reverted pull request and of the revert."""
     by_number = {p.number: p for p in pulls}
     latest_merged: dict[str, PreviousProposal] = {}
     for pull in pulls:
@@ -135,14 +134,38 @@ def held_after_revert(
             continue
         number = revert.state.reverts
         reverted = by_number.get(number) if number is not None else None
-        if reverted is None or reverted.state is None:
+        if number is None or reverted is None or reverted.state is None:
             continue
         if within(reverted.state.to_json(), state_of(proposal).to_json()):
-            out[proposal.key] = (
-                f"within the noise thresholds of #{number}, whose values #{revert.number} "
-                "reverted: held until the history moves"
-            )
+            out[proposal.key] = (number, revert.number)
     return out
+
+
+def held_after_revert(
+    proposals: Sequence[Proposal], pulls: Sequence[PreviousProposal], within: ThresholdCheck
+) -> dict[str, str]:
+    """Per key of ``reverted_keys``: why it is held. Held as a key below
+    ``min_monthly_change`` is: pending on the dashboard, opened only when a human ticks it."""
+    return {
+        key: f"held after revert #{revert}: within the noise thresholds of #{number}, whose "
+        f"values #{revert} reverted; held until the history moves"
+        for key, (number, revert) in reverted_keys(proposals, pulls, within).items()
+    }
+
+
+def held_after_revert_lines(
+    held: Sequence[str], reverted: Mapping[str, tuple[int, int]]
+) -> list[str]:
+    """The run line's words for the keys of ``held`` that ``reverted`` holds (not "below
+    min_monthly_change"): ``1 held after revert #6: default/shop/pay``, one per revert."""
+    by_revert: dict[int, list[str]] = {}
+    for key in held:
+        if key in reverted:
+            by_revert.setdefault(reverted[key][1], []).append(key)
+    return [
+        f"{len(keys)} held after revert #{number}: {', '.join(keys)}"
+        for number, keys in sorted(by_revert.items())
+    ]
 
 
 def revert_lines(
@@ -169,7 +192,9 @@ def revert_lines(
 __all__ = [
     "REVERT_NOTE",
     "held_after_revert",
+    "held_after_revert_lines",
     "revert_changes",
     "revert_lines",
     "revert_proposals",
+    "reverted_keys",
 ]
