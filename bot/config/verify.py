@@ -71,3 +71,9 @@ class VerifySettings(ConfigModel):
         "regressed fields; propose-only: say so in the comment and on the dashboard without "
         "opening it; off: report only.",
     )
+    revert_label: str = Field(
+        "tortoise-bot:revert",
+        max_length=50,
+        description="Label added to a revert pull request (with pull_requests.labels); "
+        "empty: none.",
+    )

@@ -87,10 +87,11 @@ def revert_proposals(
     root: Path,
     discovery: Discovery,
     config: RepoConfig,
+    label: str = "",
 ) -> list[Proposal]:
     """One revert proposal per pull request of ``verified`` with something to restore,
-    edited against the checkout at ``root`` (nothing written); a revert the manifests refuse
-    is logged and left out."""
+    edited against the checkout at ``root`` (nothing written), labelled ``label`` (none when
+    empty); a revert the manifests refuse is logged and left out."""
     refs = {w.ref.key: w.ref for w in discovery.inventory.workloads}
     out = []
     for pull in verified:
@@ -104,7 +105,12 @@ def revert_proposals(
             continue
         proposal = make_proposal(change_set, edit, title=f"Revert #{pull.number}")
         why = Note(REVERT_NOTE, _why(pull))
-        proposal = replace(proposal, notes=(why, *proposal.notes), reverts=pull.number)
+        proposal = replace(
+            proposal,
+            notes=(why, *proposal.notes),
+            reverts=pull.number,
+            labels=(label,) if label else (),
+        )
         if _rejected(pulls, proposal):
             log.info("revert of #%d: closed without merging; not proposed again", pull.number)
             continue

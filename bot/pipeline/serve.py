@@ -281,6 +281,7 @@ def _serve_configured(
             root=plan.root,
             discovery=plan.discovery,
             config=plan.config,
+            label=settings.verify.revert_label,
         )
         if settings.verify.revert == "auto"
         else []

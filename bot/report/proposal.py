@@ -113,6 +113,9 @@ class Proposal:
     emergency_phases: Mapping[str, EmergencyPhase] = field(default_factory=dict)
     reverts: int | None = None
     """The merged pull request whose regressed values this proposal restores (a revert)."""
+    labels: tuple[str, ...] = ()
+    """Labels this pull request carries beyond ``pull_requests.labels`` (a revert's
+    ``verify.revert_label``)."""
 
     @property
     def workloads(self) -> tuple[WorkloadRef, ...]:

@@ -9,9 +9,8 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 import pytest
-import yaml
 
 from tests.forge.test_verification import NAMES, NOW, PROPOSED, prom
 from tests.forge.test_verification_run import DEPLOYMENT, merged, ref
@@ -44,7 +43,7 @@ def _config(tmp_path: Path, gh, prom_url: str, **extra: object) -> Path:
         "github": fast_settings(gh).model_dump(mode="json"),
         **extra,
     }
-    path.write_text(yaml.safe_dump(values))
+    path.write_text(json.dumps(values))  # JSON is YAML
     return path
 
 

@@ -146,6 +146,7 @@ def test_a_run_reverts_the_regressed_field_at_once_and_says_so(merged, prom, tmp
     reverts = [p for p in gh.pulls(REPO, state="open") if p.title.startswith("Revert #")]
     (revert,) = reverts  # max_new_per_run 0: only the revert, past the limit
     assert revert.title == f"Revert #{numbers['pay']}"
+    assert revert.labels == ["tortoise-bot:revert"]  # verify.revert_label, no labels set
     state = parse_state(revert.body)
     assert state is not None
     pay_cpu = f"{ref('pay').key}/app/requests.cpu"
