@@ -77,3 +77,11 @@ class VerifySettings(ConfigModel):
         description="Label added to a revert pull request (with pull_requests.labels); "
         "empty: none.",
     )
+    after_revert_margin: float = Field(
+        0.2,
+        ge=0,
+        le=1,
+        description="After a merged revert, the next proposal for a field it restored is at "
+        "least the value that regressed × (1 + this) (an HPA target at most × (1 − this)); "
+        "rule after-revert-floor.",
+    )
