@@ -26,6 +26,13 @@ from bot.commands.common import (
     print_json,
     selector_of,
 )
+from bot.commands.plan_verification import (
+    add_verification_options,
+    plan_verification,
+    verification_json,
+    verification_lines,
+    verification_markdown,
+)
 from bot.commands.tracking import NAMESPACES, WORKLOADS, TrackedSource
 from bot.config.bot import BotSettings
 from bot.console import (
@@ -71,6 +78,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_source_options(parser)
     add_settings_option(parser)
     add_selector_options(parser)
+    add_verification_options(parser)
     parser.add_argument(
         "--format", choices=("table", "json", "markdown"), default="table", help="Output format."
     )
@@ -115,17 +123,25 @@ def _plan_and_print(
         )
         return EXIT_FAILED
     written = [f.path for f in plan.edit.files] if args.write else []
+    verified = plan_verification(args, settings, plan, choice)
     if args.format == "json":
         document = plan_document(plan, repository=display)
         document["written"] = written
+        document["verification"] = verification_json(verified)
         print_json(document)
     elif args.format == "markdown":
         sys.stdout.write(plan_markdown(plan, repository=display))
+        sys.stdout.write(verification_markdown(verified))
         if args.write:
             sys.stdout.write(_written_text(written, bullet="- "))
     else:
         console = make_console(color=color)
         print_plan(plan, console, repository=display, source=choice.description)
+        lines = verification_lines(verified)
+        if lines:
+            console.print()
+        for line in lines:
+            print_wrapped(console, visible(line))
         if args.write:
             console.print(_written_text(written, bullet="  "), markup=False, end="")
     if _from_prometheus(args) and lacks_all_data(plan):

@@ -71,3 +71,17 @@ class VerifySettings(ConfigModel):
         "regressed fields; propose-only: say so in the comment and on the dashboard without "
         "opening it; off: report only.",
     )
+    revert_label: str = Field(
+        "tortoise-bot:revert",
+        max_length=50,
+        description="Label added to a revert pull request (with pull_requests.labels); "
+        "empty: none.",
+    )
+    after_revert_margin: float = Field(
+        0.2,
+        ge=0,
+        le=1,
+        description="After a merged revert, the next proposal for a field it restored is at "
+        "least the value that regressed × (1 + this) (an HPA target at most × (1 − this)); "
+        "rule after-revert-floor.",
+    )

@@ -38,20 +38,24 @@ class StepWriter:
     def author(self) -> Author:
         return Author(self.config.author_name, self.config.author_email)
 
-    def decoration(self) -> tuple[Write, ...]:
-        """The writes that decorate a pull request: labels and assignees, review requests."""
+    def decoration(self, extra: Sequence[str] = ()) -> tuple[Write, ...]:
+        """The writes that decorate a pull request: labels (with the proposal's own
+        ``extra``) and assignees, review requests."""
         config = self.config
-        labels: tuple[Write, ...] = ("label",) if config.labels or config.assignees else ()
+        labeled = config.labels or config.assignees or extra
+        labels: tuple[Write, ...] = ("label",) if labeled else ()
         reviews: tuple[Write, ...] = (
             ("review",) if config.reviewers or config.team_reviewers else ()
         )
         return labels + reviews
 
-    def writes_of(self, step: Step, pull: ListedPull | None) -> tuple[Write, ...]:
+    def writes_of(
+        self, step: Step, pull: ListedPull | None, proposal: Proposal | None = None
+    ) -> tuple[Write, ...]:
         """The writes the step makes (none: the step writes nothing through the API)."""
         kind = step.action.kind
         if kind == "create":
-            return ("open", *self.decoration())
+            return ("open", *self.decoration(proposal.labels if proposal else ()))
         repair = self.decoration() if pull is not None and self.undecorated(pull) else ()
         if kind in ("update", "rebuild"):
             return ("edit", *repair)
@@ -140,7 +144,7 @@ class StepWriter:
             return KeyResult(
                 key, "adopted", "proposal-open", "another run opened it", opened.number, opened.url
             )
-        self._decorate(opened.number)
+        self._decorate(opened.number, extra=proposal.labels)
         return KeyResult(
             key, "create", "proposal-open", step.action.reason, opened.number, opened.url
         )
@@ -157,18 +161,20 @@ class StepWriter:
             set(pull.labels) & set(config.labels) or set(pull.assignees) & set(config.assignees)
         )
 
-    def _decorate(self, number: int, kept: ListedPull | None = None) -> None:
-        """Labels, assignees and review requests of the settings; after the labels and
-        assignees ``kept`` already has (a human's stay)."""
+    def _decorate(
+        self, number: int, kept: ListedPull | None = None, *, extra: Sequence[str] = ()
+    ) -> None:
+        """Labels (the settings' and the proposal's own ``extra``), assignees and review
+        requests of the settings; after the labels and assignees ``kept`` already has (a
+        human's stay)."""
         config = self.config
-        if config.labels or config.assignees:
+        wanted = [*config.labels, *extra]
+        if wanted or config.assignees:
             had_labels: Sequence[str] = kept.labels if kept else ()
             had_assignees: Sequence[str] = kept.assignees if kept else ()
             self.platform.set_labels(
                 number,
-                labels=list(dict.fromkeys([*had_labels, *config.labels]))
-                if config.labels
-                else None,
+                labels=list(dict.fromkeys([*had_labels, *wanted])) if wanted else None,
                 assignees=list(dict.fromkeys([*had_assignees, *config.assignees]))
                 if config.assignees
                 else None,

@@ -170,7 +170,7 @@ def publish(
             continue
         kind, pull = step.action.kind, pulls.get(step.ref)
         try:
-            writes = writer.writes_of(step, pull)
+            writes = writer.writes_of(step, pull, by_key.get(step.key))
             if writes:
                 platform.reserve(writes, f"{kind} {step.key}")
             result = writer.act(step, pull, by_key.get(step.key))

@@ -87,10 +87,11 @@ def revert_proposals(
     root: Path,
     discovery: Discovery,
     config: RepoConfig,
+    label: str = "",
 ) -> list[Proposal]:
     """One revert proposal per pull request of ``verified`` with something to restore,
-    edited against the checkout at ``root`` (nothing written); a revert the manifests refuse
-    is logged and left out."""
+    edited against the checkout at ``root`` (nothing written), labelled ``label`` (none when
+    empty); a revert the manifests refuse is logged and left out."""
     refs = {w.ref.key: w.ref for w in discovery.inventory.workloads}
     out = []
     for pull in verified:
@@ -104,7 +105,12 @@ def revert_proposals(
             continue
         proposal = make_proposal(change_set, edit, title=f"Revert #{pull.number}")
         why = Note(REVERT_NOTE, _why(pull))
-        proposal = replace(proposal, notes=(why, *proposal.notes), reverts=pull.number)
+        proposal = replace(
+            proposal,
+            notes=(why, *proposal.notes),
+            reverts=pull.number,
+            labels=(label,) if label else (),
+        )
         if _rejected(pulls, proposal):
             log.info("revert of #%d: closed without merging; not proposed again", pull.number)
             continue
@@ -112,14 +118,13 @@ def revert_proposals(
     return out
 
 
-def held_after_revert(
+def reverted_keys(
     proposals: Sequence[Proposal], pulls: Sequence[PreviousProposal], within: ThresholdCheck
-) -> dict[str, str]:
+) -> dict[str, tuple[int, int]]:
     """Per key of an engine proposal held back because the latest merged bot pull request of
     its key is a revert and the proposal is within the noise thresholds of the pull request
-    that revert restored the values before (the history that led to it has not moved): why.
-    Held as a key below ``min_monthly_change`` is: pending on the dashboard, opened only when a
-    human ticks it."""
+    that revert restored the values before (the history that led to it has not moved): the
+    numbers of the reverted pull request and of the revert."""
     by_number = {p.number: p for p in pulls}
     latest_merged: dict[str, PreviousProposal] = {}
     for pull in pulls:
@@ -135,14 +140,38 @@ def held_after_revert(
             continue
         number = revert.state.reverts
         reverted = by_number.get(number) if number is not None else None
-        if reverted is None or reverted.state is None:
+        if number is None or reverted is None or reverted.state is None:
             continue
         if within(reverted.state.to_json(), state_of(proposal).to_json()):
-            out[proposal.key] = (
-                f"within the noise thresholds of #{number}, whose values #{revert.number} "
-                "reverted: held until the history moves"
-            )
+            out[proposal.key] = (number, revert.number)
     return out
+
+
+def held_after_revert(
+    proposals: Sequence[Proposal], pulls: Sequence[PreviousProposal], within: ThresholdCheck
+) -> dict[str, str]:
+    """Per key of ``reverted_keys``: why it is held. Held as a key below
+    ``min_monthly_change`` is: pending on the dashboard, opened only when a human ticks it."""
+    return {
+        key: f"held after revert #{revert}: within the noise thresholds of #{number}, whose "
+        f"values #{revert} reverted; held until the history moves"
+        for key, (number, revert) in reverted_keys(proposals, pulls, within).items()
+    }
+
+
+def held_after_revert_lines(
+    held: Sequence[str], reverted: Mapping[str, tuple[int, int]]
+) -> list[str]:
+    """The run line's words for the keys of ``held`` that ``reverted`` holds (not "below
+    min_monthly_change"): ``1 held after revert #6: default/shop/pay``, one per revert."""
+    by_revert: dict[int, list[str]] = {}
+    for key in held:
+        if key in reverted:
+            by_revert.setdefault(reverted[key][1], []).append(key)
+    return [
+        f"{len(keys)} held after revert #{number}: {', '.join(keys)}"
+        for number, keys in sorted(by_revert.items())
+    ]
 
 
 def revert_lines(
@@ -169,7 +198,9 @@ def revert_lines(
 __all__ = [
     "REVERT_NOTE",
     "held_after_revert",
+    "held_after_revert_lines",
     "revert_changes",
     "revert_lines",
     "revert_proposals",
+    "reverted_keys",
 ]

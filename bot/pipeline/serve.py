@@ -22,6 +22,7 @@ from bot.manifests.files import parse_all
 from bot.metrics.source import HistorySource
 from bot.model import DeclaredWorkload, WorkloadRef
 from bot.outcome_view import error_lines
+from bot.pipeline.after_revert import after_revert_proposals
 from bot.pipeline.failures import KNOWN_FAILURES, Budget, RepositoryCrashError, failure_message
 from bot.pipeline.plan import RepositoryOutcome, history_requests, repository_outcome
 from bot.pipeline.proposals import (
@@ -32,7 +33,13 @@ from bot.pipeline.proposals import (
     proposals_within_thresholds,
     workload_statuses,
 )
-from bot.pipeline.revert import held_after_revert, revert_lines, revert_proposals
+from bot.pipeline.revert import (
+    held_after_revert,
+    held_after_revert_lines,
+    revert_lines,
+    revert_proposals,
+    reverted_keys,
+)
 from bot.pipeline.verification import comment_on_merges, verify_merged
 from bot.report.replay import CostTotals
 from bot.report.verification import dashboard_lines
@@ -275,11 +282,25 @@ def _serve_configured(
             root=plan.root,
             discovery=plan.discovery,
             config=plan.config,
+            label=settings.verify.revert_label,
         )
         if settings.verify.revert == "auto"
         else []
     )
     reverted = {r.key for r in reverts}
+    proposals = after_revert_proposals(
+        proposals,
+        session.previous_proposals(),
+        settings.verify.after_revert_margin,
+        root=plan.root,
+        discovery=plan.discovery,
+        config=plan.config,
+    )
+    after_revert = reverted_keys(
+        proposals,
+        session.previous_proposals(),
+        proposals_within_thresholds(settings.recommend.noise),
+    )
     proposals = [*reverts, *(p for p in proposals if p.key not in reverted)]
     budget.check("publishing")
     held = repository.dashboard_only_reason(now_s=now_s)
@@ -329,8 +350,11 @@ def _serve_configured(
     message = "; ".join(m for m in (message, unread) if m)
     if not failed:
         limits = repository.pull_requests
+        below = tuple(k for k in report.held if k not in after_revert)
+        for line in held_after_revert_lines(report.held, after_revert):
+            message = f"{message}; {line}" if message else line
         for keys, why in (
-            (report.held, "held back below pull_requests.min_monthly_change"),
+            (below, "held back below pull_requests.min_monthly_change"),
             (report.waiting_new, f"held back by max_new_per_run ({limits.max_new_per_run})"),
             (report.waiting_open, f"held back by max_open ({limits.max_open} open)"),
         ):

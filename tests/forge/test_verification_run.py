@@ -21,7 +21,12 @@ from bot.forge.previous import PreviousProposal
 from bot.metrics import PrometheusSource
 from bot.model import ChangeSet, FieldChange, FieldId, FileChange, Recommendation, WorkloadRef
 from bot.pipeline.proposals import proposals_within_thresholds
-from bot.pipeline.revert import REVERT_NOTE, held_after_revert
+from bot.pipeline.revert import (
+    REVERT_NOTE,
+    held_after_revert,
+    held_after_revert_lines,
+    reverted_keys,
+)
 from bot.pipeline.serve import serve_repository
 from bot.report import Proposal, parse_state, state_of
 from bot.report.verification import VERIFICATION_MARKER, said_verdicts
@@ -141,6 +146,7 @@ def test_a_run_reverts_the_regressed_field_at_once_and_says_so(merged, prom, tmp
     reverts = [p for p in gh.pulls(REPO, state="open") if p.title.startswith("Revert #")]
     (revert,) = reverts  # max_new_per_run 0: only the revert, past the limit
     assert revert.title == f"Revert #{numbers['pay']}"
+    assert revert.labels == ["tortoise-bot:revert"]  # verify.revert_label, no labels set
     state = parse_state(revert.body)
     assert state is not None
     pay_cpu = f"{ref('pay').key}/app/requests.cpu"
@@ -208,7 +214,13 @@ def test_after_a_revert_the_same_proposal_is_held_until_the_history_moves():
     assert (
         list(held) == ["default/shop/pay"]
         and "#3, whose values #6 reverted" in held["default/shop/pay"]
+        and held["default/shop/pay"].startswith("held after revert #6:")
     )
+    numbers = reverted_keys([_cpu(100)], [revert, reverted], within)
+    assert numbers == {"default/shop/pay": (3, 6)}
+    # the run line says why, not "below min_monthly_change"; other held keys are not named
+    lines = held_after_revert_lines(["default/shop/pay", "default/shop/web"], numbers)
+    assert lines == ["1 held after revert #6: default/shop/pay"]
     assert held_after_revert([_cpu(300)], [revert, reverted], within) == {}  # the history moved
     later = _previous(7, 300.0, _cpu(400))  # a proposal merged after the revert: free again
     assert held_after_revert([_cpu(100)], [later, revert, reverted], within) == {}
