@@ -113,7 +113,10 @@ class Proposal:
     emergency_phases: Mapping[str, EmergencyPhase] = field(default_factory=dict)
     reverts: int | None = None
     """The merged pull request whose regressed values this proposal restores (a revert)."""
-<<<<<<< HEAD
+    labels: tuple[str, ...] = ()
+    """Labels this pull request carries beyond ``pull_requests.labels`` (a revert's
+    ``verify.revert_label``)."""
+
     marks: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """Per workload key, the mark of each container that has one (``sidecar (init)``,
     ``init``: ``DeclaredContainer.mark``), shown beside its name."""
@@ -121,11 +124,6 @@ class Proposal:
     def mark(self, ref: WorkloadRef, container: str | None) -> str:
         """The mark of ``container`` of ``ref``, empty when it has none."""
         return self.marks.get(ref.key, {}).get(container or "", "")
-=======
-    labels: tuple[str, ...] = ()
-    """Labels this pull request carries beyond ``pull_requests.labels`` (a revert's
-    ``verify.revert_label``)."""
->>>>>>> wt-verify2
 
     @property
     def workloads(self) -> tuple[WorkloadRef, ...]:
