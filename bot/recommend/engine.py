@@ -45,7 +45,7 @@ from bot.model import (
     ResourceRecommendation,
     Status,
 )
-from bot.recommend import keda, namespace
+from bot.recommend import keda, keda_cron, namespace
 from bot.recommend.backtest import run_backtest
 from bot.recommend.changes import field_changes
 from bot.recommend.estimate import (
@@ -250,6 +250,7 @@ def _recommend(
             draft, changes = budgeted, field_changes(budgeted)
         if run is not None:
             backtest = expected(run.backtest, run.series, draft)
+        draft = keda_cron.with_cron_floors(inp, draft, settings, context)
     reasons = [f"{c.field}{'/' + c.container if c.container else ''}: {c.reason}" for c in changes]
     status: Status
     if changes:
