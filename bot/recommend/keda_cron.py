@@ -52,6 +52,7 @@ from bot.recommend.replay.figures import (
 )
 from bot.recommend.replay.gate import ReplayContext
 from bot.recommend.replay.series import ReplaySeries
+from bot.recommend.rules import Rule
 from bot.recommend.tortoise.constants import WEEKDAYS
 from bot.recommend.tortoise.replicas import replica_slots, slot_labels
 
@@ -315,9 +316,10 @@ def propose(
 
 def note(result: CronFloorPlan | str) -> Note:
     """The note every output carries of the rule's result."""
+    rule = Rule.KEDA_CRON_FLOORS.value
     if isinstance(result, CronFloorPlan):
-        return Note("keda-cron-floors", f"cron floors proposed: {result.text()}")
-    return Note("keda-cron-floors", f"no cron floors: {result}")
+        return Note("keda-cron-floors", f"cron floors proposed ({rule}): {result.text()}")
+    return Note("keda-cron-floors", f"no cron floors ({rule}): {result}")
 
 
 def with_cron_floors(
