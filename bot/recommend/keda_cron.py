@@ -326,9 +326,12 @@ def with_cron_floors(
     inp: WorkloadInput, rec: Recommendation, settings: RecommendSettings, context: ReplayContext
 ) -> Recommendation:
     """``rec`` with the rule's note when ``keda.cron_floors`` is ``propose`` and a ScaledObject
-    scales the workload on a resource trigger; ``rec`` itself otherwise."""
+    scales the workload on a resource trigger; ``rec`` itself otherwise. The note is the
+    proposal: the triggers are not yet written into the manifests (``docs/manifests.md``)."""
     hpa = inp.hpa
     if settings.keda.cron_floors != "propose" or hpa is None or hpa.keda is None:
+        return rec
+    if not context.report:  # the backtest's run one horizon ago: its values alone are read
         return rec
     if rec.hpa is None:
         return rec
