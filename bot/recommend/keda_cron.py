@@ -65,14 +65,19 @@ the work per ScaledObject)."""
 
 @dataclass(frozen=True, slots=True)
 class CronTrigger:
-    """One KEDA ``cron`` trigger: ``desired_replicas`` from ``start_hour`` to ``end_hour``
-    (exclusive, 24: midnight) on each of ``days`` (cron weekdays, 0 Sunday)."""
+    """One KEDA ``cron`` trigger: ``desired_replicas`` for ``hours`` hours from ``start_hour``
+    on each of ``days`` (cron weekdays, 0 Sunday); a run past midnight ends on a later day
+    (KEDA's cron scaler is active from a ``start`` to the next ``end``)."""
 
     days: tuple[int, ...]
     start_hour: int
-    end_hour: int
+    hours: int
     desired_replicas: int
     time_zone: str
+
+    @property
+    def end_hour(self) -> int:
+        return (self.start_hour + self.hours) % HOURS_PER_DAY
 
     @property
     def start(self) -> str:
@@ -80,9 +85,9 @@ class CronTrigger:
 
     @property
     def end(self) -> str:
-        if self.end_hour == HOURS_PER_DAY:
-            return f"0 0 * * {_days(tuple(sorted((d + 1) % 7 for d in self.days)))}"
-        return f"0 {self.end_hour} * * {_days(self.days)}"
+        later = (self.start_hour + self.hours) // HOURS_PER_DAY
+        days = tuple(sorted((d + later) % 7 for d in self.days))
+        return f"0 {self.end_hour} * * {_days(days)}"
 
     def metadata(self) -> dict[str, str]:
         """The trigger's ``metadata`` as KEDA reads it (every value a string)."""
@@ -93,14 +98,19 @@ class CronTrigger:
             "desiredReplicas": str(self.desired_replicas),
         }
 
-    def hours(self) -> list[int]:
+    def covered(self) -> list[int]:
         """The hours of the week (Sunday 00 first) the trigger covers."""
-        span = range(self.start_hour, self.end_hour)
-        return [d * HOURS_PER_DAY + h for d in self.days for h in span]
+        first = [d * HOURS_PER_DAY + self.start_hour for d in self.days]
+        return [(at + h) % HOURS_PER_WEEK for at in first for h in range(self.hours)]
 
     def label(self) -> str:
         days = ",".join(WEEKDAYS[d] for d in self.days)
-        return f"{days} {self.start_hour:02d}-{self.end_hour:02d}: {self.desired_replicas}"
+        span = f"{self.start_hour:02d}-{self.end_hour:02d}"
+        if self.start_hour + self.hours > HOURS_PER_DAY:
+            span += " next day"
+        elif self.end_hour == 0:
+            span = f"{self.start_hour:02d}-24"
+        return f"{days} {span}: {self.desired_replicas}"
 
 
 def _days(days: tuple[int, ...]) -> str:
@@ -110,29 +120,40 @@ def _days(days: tuple[int, ...]) -> str:
     return ",".join(str(d) for d in days)
 
 
+def _busy_runs(busy: np.ndarray, min_gap_hours: int) -> list[tuple[int, int]]:
+    """(first hour of the week, length) of each run of busy hours around the week, quiet gaps
+    shorter than ``min_gap_hours`` bridged; none when every hour is busy or none is."""
+    quiet = np.flatnonzero(~busy)
+    if quiet.size in (0, busy.size):
+        return []
+    origin = int(quiet[0])  # walk the week from a quiet hour: no run is cut at the end
+    order = np.roll(busy, -origin)
+    runs: list[list[int]] = []
+    for at in np.flatnonzero(order).tolist():
+        if runs and at - (runs[-1][0] + runs[-1][1]) < min_gap_hours:
+            runs[-1][1] = at + 1 - runs[-1][0]
+        else:
+            runs.append([at, 1])
+    return [((first + origin) % HOURS_PER_WEEK, length) for first, length in runs]
+
+
 def triggers_for(
     floors: np.ndarray, quiet: int, *, min_gap_hours: int, time_zone: str
 ) -> tuple[CronTrigger, ...]:
     """The triggers holding every hour of the week whose floor (``floors``: 168 values, Sunday
-    00 first) is above ``quiet``: per weekday, each run of such hours (quiet gaps shorter than
-    ``min_gap_hours`` bridged) asks for its largest floor; runs of equal start, end and floor
-    on several weekdays are one trigger. In order of start hour, then first weekday."""
-    runs: list[tuple[int, int, int, int]] = []  # (start, end, desired, weekday)
-    for day in range(7):
-        day_floors = floors[day * HOURS_PER_DAY : (day + 1) * HOURS_PER_DAY]
-        busy = [h for h in range(HOURS_PER_DAY) if int(day_floors[h]) > quiet]
-        spans: list[list[int]] = []
-        for hour in busy:
-            if spans and hour - spans[-1][1] < min_gap_hours:
-                spans[-1][1] = hour + 1
-            else:
-                spans.append([hour, hour + 1])
-        for start, end in spans:
-            runs.append((start, end, int(day_floors[start:end].max()), day))
+    00 first) is above ``quiet``: each run of such hours around the week (quiet gaps shorter
+    than ``min_gap_hours`` bridged, across midnight too) asks for its largest floor; runs of
+    equal start hour, length and floor on several weekdays are one trigger. In order of start
+    hour, then first weekday."""
+    runs: list[tuple[int, int, int, int]] = []  # (start hour, length, desired, weekday)
+    for first, length in _busy_runs(floors > quiet, min_gap_hours):
+        span = [(first + h) % HOURS_PER_WEEK for h in range(length)]
+        day, hour = divmod(first, HOURS_PER_DAY)
+        runs.append((hour, length, int(floors[span].max()), day))
     key = lambda run: run[:3]  # noqa: E731 - the grouping key of a run
     out = [
-        CronTrigger(tuple(r[3] for r in same), start, end, desired, time_zone)
-        for (start, end, desired), same in groupby(sorted(runs, key=key), key=key)
+        CronTrigger(tuple(r[3] for r in same), start, length, desired, time_zone)
+        for (start, length, desired), same in groupby(sorted(runs, key=key), key=key)
     ]
     return tuple(sorted(out, key=lambda t: (t.start_hour, t.days[0])))
 
@@ -164,7 +185,7 @@ def step_floor(hours: np.ndarray, quiet: int, triggers: tuple[CronTrigger, ...])
     ``desiredReplicas`` of the triggers covering the step's hour."""
     table = np.full(HOURS_PER_WEEK, quiet, dtype=np.int64)
     for trigger in triggers:
-        covered = trigger.hours()
+        covered = trigger.covered()
         table[covered] = np.maximum(table[covered], trigger.desired_replicas)
     return table[hours.astype(np.intp) % HOURS_PER_WEEK]
 

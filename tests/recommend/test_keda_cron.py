@@ -39,7 +39,7 @@ def test_office_hours_give_one_trigger_for_the_weekdays():
     assert found is not None
     quiet, (trigger,) = found
     assert quiet == 3
-    assert trigger == CronTrigger(MON_FRI, 9, 17, 8, UTC)
+    assert trigger == CronTrigger(MON_FRI, 9, 8, 8, UTC)
     assert trigger.metadata() == {
         "timezone": UTC,
         "start": "0 9 * * 1-5",
@@ -58,12 +58,21 @@ def test_each_level_and_day_pattern_is_a_trigger_until_the_limit_raises_the_quie
     assert [t.label() for t in triggers] == ["Mon,Tue,Wed,Thu,Fri 09-17: 8"]
 
 
-def test_short_quiet_gaps_are_bridged_and_a_run_to_midnight_ends_the_next_day():
-    floors = _week(2, ((1,), 9, 12, 6), ((1,), 13, 24, 7))
+def test_short_quiet_gaps_are_bridged_and_a_run_past_midnight_ends_the_next_day():
+    floors = _week(2, ((1,), 9, 12, 6), ((1,), 13, 24, 7), ((2,), 0, 3, 5))
     (trigger,) = triggers_for(floors, 2, min_gap_hours=2, time_zone=UTC)
-    assert (trigger.start_hour, trigger.end_hour, trigger.desired_replicas) == (9, 24, 7)
-    assert (trigger.start, trigger.end) == ("0 9 * * 1", "0 0 * * 2")
+    assert (trigger.days, trigger.start_hour, trigger.hours) == ((1,), 9, 18)
+    assert trigger.desired_replicas == 7
+    assert (trigger.start, trigger.end) == ("0 9 * * 1", "0 3 * * 2")
+    assert trigger.label() == "Mon 09-03 next day: 7"
     assert len(triggers_for(floors, 2, min_gap_hours=1, time_zone=UTC)) == 2
+
+
+def test_a_run_over_the_end_of_the_week_is_one_trigger():
+    floors = _week(3, ((6,), 20, 24, 6), ((0,), 0, 2, 6))
+    (trigger,) = triggers_for(floors, 3, min_gap_hours=1, time_zone=UTC)
+    assert (trigger.start, trigger.end) == ("0 20 * * 6", "0 2 * * 0")
+    assert sorted(trigger.covered()) == [0, 1, 164, 165, 166, 167]
 
 
 def test_no_quiet_hours_or_too_scattered_busy_hours_give_no_plan():
@@ -75,7 +84,7 @@ def test_no_quiet_hours_or_too_scattered_busy_hours_give_no_plan():
 
 
 def test_the_floor_per_step_is_the_quiet_floor_or_the_covering_trigger():
-    trigger = CronTrigger(MON_FRI, 9, 17, 8, UTC)
+    trigger = CronTrigger(MON_FRI, 9, 8, 8, UTC)
     hours = np.array([24 + 8, 24 + 9, 24 + 16, 24 + 17, 6 * 24 + 10, 168 + 24 + 9])
     assert step_floor(hours, 3, (trigger,)).tolist() == [3, 8, 8, 3, 3, 8]
 
