@@ -107,6 +107,7 @@ class FieldId(StrEnum):
     HPA_MAX_REPLICAS = "hpa.maxReplicas"
     HPA_TARGET_CPU = "hpa.target.cpu"
     HPA_TARGET_MEMORY = "hpa.target.memory"
+    KEDA_TRIGGERS = "keda.triggers"  # KEDA cron triggers to append (FieldChange.triggers)
 
     @property
     def text(self) -> str:
@@ -864,6 +865,7 @@ class Recommendation:
     notes: tuple[Note, ...] = ()
     replay: ReplayComparison | None = None
     backtest: Backtest | None = None
+    keda_triggers: tuple[tuple[tuple[str, str], ...], ...] = ()  # cron metadata to append
 
 
 @dataclass(frozen=True, slots=True)
@@ -905,6 +907,7 @@ class FieldChange:
     current: Number | None = None
     container: str | None = None
     reason: str = ""
+    triggers: tuple[tuple[tuple[str, str], ...], ...] = ()  # keda.triggers: each metadata
 
 
 @dataclass(frozen=True, slots=True)

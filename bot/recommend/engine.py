@@ -250,7 +250,10 @@ def _recommend(
             draft, changes = budgeted, field_changes(budgeted)
         if run is not None:
             backtest = expected(run.backtest, run.series, draft)
-        draft = keda_cron.with_cron_floors(inp, draft, settings, context)
+        floored = keda_cron.with_cron_floors(inp, draft, settings, context)
+        if floored.hpa is not draft.hpa:  # minReplicaCount lowered (or kept) for cron floors
+            changes = field_changes(floored)
+        draft = floored
     reasons = [f"{c.field}{'/' + c.container if c.container else ''}: {c.reason}" for c in changes]
     status: Status
     if changes:
@@ -268,6 +271,7 @@ def _recommend(
         draft.notes,
         draft.replay if changes else None,
         backtest,
+        keda_triggers=draft.keda_triggers,
     )
 
 

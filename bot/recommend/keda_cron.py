@@ -36,6 +36,7 @@ from bot.model import (
     HOURS_PER_WEEK,
     SECONDS_PER_HOUR,
     DeclaredHPA,
+    Explained,
     FloatArray,
     Note,
     Recommendation,
@@ -343,12 +344,63 @@ def note(result: CronFloorPlan | str) -> Note:
     return Note("keda-cron-floors", f"no cron floors ({rule}): {result}")
 
 
+def as_metadata(triggers: tuple[CronTrigger, ...]) -> tuple[tuple[tuple[str, str], ...], ...]:
+    """The triggers' ``metadata`` as ``Recommendation.keda_triggers`` carries them."""
+    return tuple(tuple(t.metadata().items()) for t in triggers)
+
+
+def _accepted(rec: Recommendation, plan: CronFloorPlan) -> Recommendation:
+    """``rec`` with ``minReplicaCount`` lowered to the quiet floor and the triggers to append:
+    a structured change (``field_changes``), its replayed figures in the value's inputs."""
+    assert rec.hpa is not None
+    minimum = rec.hpa.min_replicas
+    value = Explained(
+        minimum.current,
+        plan.quiet,
+        Rule.KEDA_CRON_FLOORS.value,
+        f"{plan.quiet} outside the busy hours, which cron triggers hold at their own floor "
+        f"(Tortoise's largest slot: {plan.static})",
+        {
+            "static": plan.static,
+            "static_pod_hours": round(plan.static_pod_hours, 1),
+            "cron_pod_hours": round(plan.cron_pod_hours, 1),
+            "static_shortfall_minutes": plan.static_shortfall_minutes,
+            "cron_shortfall_minutes": plan.cron_shortfall_minutes,
+        },
+    )
+    return replace(
+        rec,
+        hpa=replace(rec.hpa, min_replicas=value),
+        keda_triggers=as_metadata(plan.triggers),
+    )
+
+
+def _kept(rec: Recommendation) -> Recommendation:
+    """``rec`` with ``minReplicaCount`` kept: the ScaledObject's cron triggers hold the busy
+    hours, so Tortoise's largest slot is not its floor (a second plan after the triggers were
+    written proposes nothing more)."""
+    assert rec.hpa is not None
+    minimum = rec.hpa.min_replicas
+    if minimum.current is None or minimum.proposed == minimum.current:
+        return rec
+    value = Explained(
+        minimum.current,
+        minimum.current,
+        Rule.KEDA_CRON_FLOORS.value,
+        "kept: the ScaledObject's cron triggers hold the busy hours' floor",
+        {"static": minimum.proposed},
+    )
+    return replace(rec, hpa=replace(rec.hpa, min_replicas=value))
+
+
 def with_cron_floors(
     inp: WorkloadInput, rec: Recommendation, settings: RecommendSettings, context: ReplayContext
 ) -> Recommendation:
-    """``rec`` with the rule's note when ``keda.cron_floors`` is ``propose`` and a ScaledObject
-    scales the workload on a resource trigger; ``rec`` itself otherwise. The note is the
-    proposal: the triggers are not yet written into the manifests (``docs/manifests.md``)."""
+    """``rec`` with the rule's result when ``keda.cron_floors`` is ``propose`` and a ScaledObject
+    scales the workload on a resource trigger; ``rec`` itself otherwise. A plan that pays is a
+    change (``minReplicaCount`` lowered, ``keda_triggers`` to append, ``_accepted``); a
+    ScaledObject that already has cron triggers keeps its ``minReplicaCount`` (``_kept``); any
+    other refusal is a note saying why."""
     hpa = inp.hpa
     if settings.keda.cron_floors != "propose" or hpa is None or hpa.keda is None:
         return rec
@@ -370,4 +422,8 @@ def with_cron_floors(
         options=context.options,
         settings=settings,
     )
+    if isinstance(result, CronFloorPlan):
+        return _accepted(rec, result)
+    if any(kind.startswith("cron") for kind in hpa.keda.external):
+        rec = _kept(rec)
     return replace(rec, notes=(*rec.notes, note(result)))
