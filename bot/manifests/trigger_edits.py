@@ -47,4 +47,6 @@ def plan_cron_triggers(
     plan.expected[(None, FieldId.KEDA_TRIGGERS)] = cron_triggers(hpa.keda) + len(change.triggers)
     plan.expected[(None, OTHER_METRICS)] = hpa.other_metrics + len(change.triggers)
     last = (*base, "triggers", len(triggers) - 1)
-    planner._write_items(plan, entry, slot.obj, last, cron_items(change), keep=True)
+    planner._write_items(
+        plan, entry, slot.obj, last, cron_items(change), keep=True, what="the KEDA triggers"
+    )

@@ -17,8 +17,11 @@ proposal of its metrics, so the replay models the triggers as a floor per step
    triggers (at most ``MAX_REPLAYS``); the first with fewer replica-hours and no more shortfall
    minutes is proposed.
 
-Never for ``minReplicaCount: 0`` (KEDA's own floor is zero) or a ScaledObject that already has
-cron triggers; a note says why.
+The plan that pays is a change (``with_cron_floors``): ``minReplicaCount`` lowered to the quiet
+floor and ``Recommendation.keda_triggers``, the triggers the editor appends (``keda.triggers``,
+``bot.manifests.trigger_edits``). Never for ``minReplicaCount: 0`` (KEDA's own floor is zero); a
+ScaledObject that already has cron triggers keeps its ``minReplicaCount`` and gets no more; a
+note says why.
 """
 
 from __future__ import annotations

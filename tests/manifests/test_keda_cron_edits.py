@@ -86,6 +86,7 @@ def test_kustomize_overlay_patch_carries_the_whole_trigger_list(overlay):
     assert 'desiredReplicas: "8"' in patch and 'desiredReplicas: "5"' in patch
     assert "type: prometheus" in patch and 'value: "60"' in patch  # the list copied whole
     assert "Europe/Paris" in patch  # the trigger that was there stays
+    assert any("adding to the KEDA triggers" in n.message for n in result.notes), result.notes
     base = (overlay / "base/web.yaml").read_text()
     assert "0 7 * * 1-5" not in base  # the shared base is not touched
     rendered = subprocess.run(
