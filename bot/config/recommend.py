@@ -20,6 +20,7 @@ from pydantic import Field, field_validator, model_validator
 
 from bot.config.base import ConfigModel
 from bot.config.jobs import JobSettings
+from bot.config.keda import KedaSettings
 from bot.config.replay_rules import (
     ForecastSettings,
     ReplaySettings,
@@ -422,6 +423,7 @@ class RecommendSettings(ConfigModel):
     replicas: ReplicaRules = ReplicaRules()
     forecast: ForecastSettings = ForecastSettings()
     jobs: JobSettings = JobSettings()
+    keda: KedaSettings = KedaSettings()
     strategy: Literal["tortoise", "hvpa"] = Field(
         "tortoise", description="tortoise: Tortoise rules; hvpa: HVPA weight-based blending."
     )

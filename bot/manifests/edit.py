@@ -50,6 +50,7 @@ from bot.manifests.textedit import (
     insert_under_key,
     render_block,
 )
+from bot.manifests.trigger_edits import cron_triggers
 from bot.manifests.workloads import OTHER_METRICS, CheckKey
 from bot.manifests.writing import unified_diff, write_atomically
 from bot.manifests.yamldoc import YamlFile, YMap, YScalar, YSeq
@@ -252,6 +253,8 @@ def _fingerprint(workload: DeclaredWorkload) -> dict[CheckKey, float | int | Non
         out[(None, FieldId.HPA_MIN_REPLICAS)] = workload.hpa.min_replicas
         out[(None, FieldId.HPA_MAX_REPLICAS)] = workload.hpa.max_replicas
         out[(None, OTHER_METRICS)] = workload.hpa.other_metrics
+        if workload.hpa.keda is not None:  # its cron triggers (change keda.triggers)
+            out[(None, FieldId.KEDA_TRIGGERS)] = cron_triggers(workload.hpa.keda)
         for t in workload.hpa.targets:
             out[(t.container, FieldId.hpa_target(t.resource))] = t.utilization_percent
     return out

@@ -29,6 +29,7 @@ from bot.manifests.metric_edits import (
 from bot.manifests.patch_trees import patch_tree, tree_for, value_at
 from bot.manifests.sources import MERGE_KEYS, Origin
 from bot.manifests.textedit import NewTree, TextEdit, delete_key, replace_scalar
+from bot.manifests.trigger_edits import plan_cron_triggers
 from bot.manifests.workloads import Entry, Slot, SlotKey
 from bot.manifests.yamldoc import YamlFile, YMap, YNode, YScalar, YSeq, node_at
 from bot.model import FieldChange, FieldId, Note, WorkloadRef
@@ -59,6 +60,9 @@ class EditPlanner(MetricPlanner):
         adding: list[FieldChange] = []
         removing: list[FieldChange] = []
         for change in changes:
+            if change.field is FieldId.KEDA_TRIGGERS:
+                self._try(plan, [change], plan_cron_triggers, self, entry, change)
+                continue
             if removes_metric(change):
                 removing.append(change)
                 continue

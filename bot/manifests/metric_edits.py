@@ -309,10 +309,11 @@ class MetricPlanner(Placement):
         items: Sequence[dict[str, Any]],
         *,
         keep: bool,
+        what: str = "the HPA metrics",
     ) -> None:
         """Write ``items`` in place of (``keep``: after) the metric at ``item_path`` (no items
         and not ``keep``: remove it): a text edit where only this environment reads the item's
-        file, else an overlay patch carrying the whole list."""
+        file, else an overlay patch carrying the whole list (``what`` the list, in its note)."""
         where = entry.workload.files[0] if entry.workload.files else ""
         verb = "adding to" if keep else "replacing" if items else "removing from"
         origin = obj.origin(item_path)
@@ -348,7 +349,7 @@ class MetricPlanner(Placement):
             plan.notes.append(
                 Note(
                     "overlay-patch",
-                    f"{plan.ref}: added a patch in {env.directory} {verb} the HPA metrics "
+                    f"{plan.ref}: added a patch in {env.directory} {verb} {what} "
                     f"of the shared {shared}{self._also(shared, env.name)}",
                 )
             )

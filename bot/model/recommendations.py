@@ -108,6 +108,7 @@ class Recommendation:
     notes: tuple[Note, ...] = ()
     replay: ReplayComparison | None = None
     backtest: Backtest | None = None
+    keda_triggers: tuple[tuple[tuple[str, str], ...], ...] = ()  # cron metadata to append
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +140,9 @@ class FieldChange:
 
     ``field`` is ``requests.cpu``, ``requests.memory``, ``limits.cpu``, ``limits.memory``
     (with ``container`` set), ``hpa.minReplicas``, ``hpa.maxReplicas``, or ``hpa.target.cpu`` /
-    ``hpa.target.memory`` (with ``container`` set; percent). ``proposed`` None removes the field
+    ``hpa.target.memory`` (with ``container`` set; percent), or ``keda.triggers`` (the KEDA
+    ``cron`` triggers to append, each one's metadata in ``triggers``; ``proposed`` their
+    count). ``proposed`` None removes the field
     (e.g. dropping a CPU limit). Values are cores, bytes, replicas or percent.
     """
 
@@ -149,6 +152,7 @@ class FieldChange:
     current: Number | None = None
     container: str | None = None
     reason: str = ""
+    triggers: tuple[tuple[tuple[str, str], ...], ...] = ()  # keda.triggers: each metadata
 
 
 @dataclass(frozen=True, slots=True)

@@ -90,6 +90,7 @@ class FieldId(StrEnum):
     HPA_MAX_REPLICAS = "hpa.maxReplicas"
     HPA_TARGET_CPU = "hpa.target.cpu"
     HPA_TARGET_MEMORY = "hpa.target.memory"
+    KEDA_TRIGGERS = "keda.triggers"  # KEDA cron triggers to append (FieldChange.triggers)
 
     @property
     def text(self) -> str:

@@ -9,7 +9,9 @@ the pod-level ``Resource`` metric (``inputs["metric"] == "Resource"``) is a chan
 number stays: the metric itself becomes ``ContainerResource``. A limit proposed as None where one
 exists is a removal (``proposed`` None), and so is a per-container target proposed as None (rule
 ``tortoise.target.remove_metric``): its ``ContainerResource`` metric is removed. A removal is
-structural: no noise threshold applies to it.
+structural: no noise threshold applies to it. ``keda.triggers`` (``Recommendation.keda_triggers``,
+rule ``keda.cron_floors``) appends KEDA ``cron`` triggers: ``proposed`` is how many, ``triggers``
+their metadata.
 """
 
 from __future__ import annotations
@@ -118,6 +120,18 @@ def field_changes(rec: Recommendation) -> tuple[FieldChange, ...]:
                         f"{value.reason}{suffix} [{value.rule}]",
                     )
                 )
+    if rec.keda_triggers:
+        out.append(
+            FieldChange(
+                rec.ref,
+                FieldId.KEDA_TRIGGERS,
+                len(rec.keda_triggers),
+                0,
+                None,
+                f"cron triggers holding the busy hours' floor [{Rule.KEDA_CRON_FLOORS.value}]",
+                triggers=rec.keda_triggers,
+            )
+        )
     return tuple(out)
 
 

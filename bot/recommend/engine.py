@@ -45,7 +45,7 @@ from bot.model import (
     ResourceRecommendation,
     Status,
 )
-from bot.recommend import keda, namespace
+from bot.recommend import keda, keda_cron, namespace
 from bot.recommend.backtest import run_backtest
 from bot.recommend.changes import field_changes
 from bot.recommend.estimate import (
@@ -257,6 +257,10 @@ def _recommend(
             draft, changes = budgeted, field_changes(budgeted)
         if run is not None:
             backtest = expected(run.backtest, run.series, draft)
+        floored = keda_cron.with_cron_floors(inp, draft, settings, context)
+        if floored.hpa is not draft.hpa:  # minReplicaCount lowered (or kept) for cron floors
+            changes = field_changes(floored)
+        draft = floored
     reasons = [f"{c.field}{'/' + c.container if c.container else ''}: {c.reason}" for c in changes]
     status: Status
     if changes:
@@ -274,6 +278,7 @@ def _recommend(
         draft.notes,
         draft.replay if changes else None,
         backtest,
+        keda_triggers=draft.keda_triggers,
     )
 
 

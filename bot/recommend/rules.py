@@ -77,6 +77,7 @@ class Rule(StrEnum):
     HPA_NONE = "hpa.none"
     KEDA_SCALE_TO_ZERO = "keda.scale_to_zero"
     KEDA_TRIGGERS_KEPT = "keda.triggers_kept"
+    KEDA_CRON_FLOORS = "keda.cron_floors"
     TORTOISE_GATHERING_DATA = "tortoise.gathering_data"
     TORTOISE_REPLICAS_MAX = "tortoise.replicas.max"
     TORTOISE_REPLICAS_MAX_BY_REPLAY = "tortoise.replicas.max_by_replay"

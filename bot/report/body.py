@@ -33,7 +33,7 @@ from bot.model import (
     WorkloadRef,
 )
 from bot.report import backtest as backtest_view
-from bot.report import numbers, summary
+from bot.report import cron_floors, numbers, summary
 from bot.report import replay as replay_view
 from bot.report.build import chart_subject
 from bot.report.held import held_values
@@ -445,6 +445,7 @@ def context(proposal: Proposal, prices: Prices) -> dict[str, Any]:
                     rec, prices, heading=heading, column=rec.ref.environment, brief=True
                 ),
                 "backtest": backtest_view.markdown(rec, proposal.display_zone),
+                "cron": cron_floors.markdown(rec),
                 "rules": rule_lines(rec, mine, proposal),
                 "usage": usage_rows(rec, proposal),
                 "per_container": [

@@ -181,6 +181,8 @@ def value_label(change: FieldChange, several: bool, mark: str = "") -> str:
         return "minReplicas"
     if field == FieldId.HPA_MAX_REPLICAS:
         return "maxReplicas"
+    if field == FieldId.KEDA_TRIGGERS:
+        return "cron triggers"
     name = "CPU" if field.resource == "cpu" else "memory"
     if field.is_hpa_target:
         who = f"{change.container} " if change.container else ""

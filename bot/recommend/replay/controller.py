@@ -36,6 +36,16 @@ Both also tell their reach, the largest value the maxReplicas clamp met: any max
 at or above it gives the same path, which the search for replica bounds reuses.
 ``replay_fast_reach`` works in a ``WalkArea`` its caller passes (one per series, shared by the
 walks over it) instead of fresh arrays of the series' length at every walk.
+
+The floor may vary per step (``Floor``: an array the length of the series): a KEDA ``cron``
+trigger is an External metric that proposes its ``desiredReplicas`` between its ``start`` and
+``end`` and 1 outside them (kedacore/keda ``pkg/scalers/cron_scaler.go``, ``GetMetricsAndActivity``;
+keda-docs ``scalers/cron.md``); the HPA takes the largest proposal of its metrics, so the
+trigger keeps at least that many replicas during its hours: a floor for those steps
+(``bot.recommend.keda_cron``). Below a raised floor the controller goes straight to it
+(``horizontal.go``: "Current number of replicas below Spec.MinReplicas"); when it drops, the
+replicas fall as the metrics and the stabilisation allow. A constant array gives the scalar's
+path exactly (the walks take it as that scalar).
 """
 
 from __future__ import annotations
@@ -72,6 +82,26 @@ FAST_START_UTILISATION = 1.0 + TOLERANCE / 2
 own scale-up tolerance, the middle of that): on the
 simulator's services and noisy series, its pod-hours are within 1.3 % of the exact
 walk's (0.8 % on average; starting at the target itself: 3 %)."""
+
+Floor: TypeAlias = int | np.ndarray
+"""``minReplicas``: one value, or one whole count per step of the series (``floor_parts``)."""
+
+
+def floor_parts(min_replicas: Floor, steps: int) -> tuple[int, np.ndarray | None]:
+    """``min_replicas`` as (its first value, its per-step array or None when it is one value
+    or an array of one value). Raises ``ValueError`` on an array not ``steps`` long."""
+    if isinstance(min_replicas, (int, np.integer)):
+        return int(min_replicas), None
+    floor = np.asarray(min_replicas)
+    if floor.size != steps:
+        raise ValueError(f"a floor of {floor.size} steps, a series of {steps}")
+    if steps == 0:
+        return 0, None
+    first = int(floor[0])
+    if bool((floor == first).all()):
+        return first, None
+    return first, floor.astype(np.float64)
+
 
 Model: TypeAlias = Literal["fast", "exact"]
 """Which implementation replays the controller."""
@@ -213,7 +243,7 @@ def _step(
     previous: FloatArray,
     usable: Sequence[Metric],
     *,
-    min_replicas: int,
+    min_replicas: float | FloatArray,
     max_replicas: int,
     syncs: int,
     window: int,
@@ -225,7 +255,8 @@ def _step(
     """The step rule for every step at once, given the replicas of the step before each
     (whole numbers within ``[min_replicas, max_replicas]`` where those are in order), written
     into ``out``; returns the largest value the ``max_replicas`` clamp met (infinite where that
-    is not tracked). ``band``: the ratios within the tolerance. Works in the rows ``_BELOW``, ``_RATIO``, ``_SPARE``, ``_RECENT``,
+    is not tracked). ``min_replicas``: one floor or one per step of ``out``. ``band``: the
+    ratios within the tolerance. Works in the rows ``_BELOW``, ``_RATIO``, ``_SPARE``, ``_RECENT``,
     ``_TEST`` and ``_TEST_TOO`` of ``area``."""
     prev = previous
     size = prev.size
@@ -262,16 +293,16 @@ def _step(
     np.minimum(stabilised, recent, out=stabilised)
     np.copyto(stabilised, desired, where=np.greater_equal(desired, prev, out=within))
     up = _up_limits_float(prev, syncs, out=recent, spare=below)
-    if min_replicas <= max_replicas:
+    if float(np.max(min_replicas)) <= max_replicas:
         # ``prev`` lies within the bounds and below ``up``: rising is capped by both upper
         # limits, falling by the floor, and an unchanged value passes both
         np.minimum(stabilised, up, out=stabilised)
         reach = float(stabilised.max()) if stabilised.size else -math.inf
         np.minimum(stabilised, float(max_replicas), out=stabilised)
-        np.maximum(stabilised, float(min_replicas), out=out)
+        np.maximum(stabilised, min_replicas, out=out)
         return reach
     up_to = np.minimum(np.minimum(stabilised, float(max_replicas)), up)
-    down_to = np.maximum(stabilised, float(min_replicas))
+    down_to = np.maximum(stabilised, min_replicas)
     out[:] = np.where(stabilised > prev, up_to, np.where(stabilised < prev, down_to, prev))
     return math.inf
 
@@ -279,7 +310,7 @@ def _step(
 def replay_fast_reach(
     metrics: Sequence[Metric],
     *,
-    min_replicas: int,
+    min_replicas: Floor,
     max_replicas: int,
     initial: int,
     step_s: float,
@@ -302,11 +333,19 @@ def replay_fast_reach(
        the run's first step stay as long as every metric stays within the tolerance of them
        (what the controller does while the load sits in the band).
     4. The scale-up rate limit (``_rate_limited``).
+
+    A floor per step (``min_replicas`` an array, module doc) joins the starting path and the
+    step rule, and lifts the result to it after the holds and the rate limit (the controller
+    goes straight to a raised floor).
     """
     usable = _usable(metrics)
     n = len(metrics[0].usage) if metrics else 0
-    start = min(max(initial, min_replicas), max_replicas)
-    reach = float(max(initial, min_replicas))  # the start before the clamp
+    first, floors = floor_parts(min_replicas, n)
+    start = min(max(initial, first), max_replicas)
+    reach = float(max(initial, first))  # the start before the clamp
+    if floors is not None:
+        reach = max(reach, float(floors.max()))
+        np.minimum(floors, float(max_replicas), out=floors)  # the ceiling wins, as in a step
     if not usable or n == 0:
         return np.full(n, start, dtype=np.int64), reach
     if area is None:
@@ -331,7 +370,8 @@ def replay_fast_reach(
         finite = bool(np.isfinite(need.min())) and bool(np.isfinite(need.max()))
     if not finite:
         np.copyto(need, float(start), where=~np.isfinite(need))
-    np.maximum(need, float(min_replicas), out=need)  # np.clip: the floor, then the ceiling
+    np.maximum(need, float(first) if floors is None else floors, out=need)  # the floor, then
+    # the ceiling (np.clip)
     reach = max(reach, float(need.max()))
     np.minimum(need, float(max_replicas), out=need)
     path = window_max(need, window, out=floats[_PATH])
@@ -341,7 +381,7 @@ def replay_fast_reach(
     stepped = _step(
         path[:-1],
         usable,
-        min_replicas=min_replicas,
+        min_replicas=float(first) if floors is None else floors[1:],
         max_replicas=max_replicas,
         syncs=syncs,
         window=window,
@@ -374,7 +414,11 @@ def replay_fast_reach(
     before_run = counted[firsts] - breaks[firsts]
     unbroken = np.equal(counted, np.take(before_run, run, out=ints[_BASE]), out=beyond)
     np.copyto(passed, held, where=unbroken)
-    return _rate_limited(passed.astype(np.int64), syncs, ints[_BASE]), max(reach, stepped)
+    if floors is None:
+        return _rate_limited(passed.astype(np.int64), syncs, ints[_BASE]), max(reach, stepped)
+    np.maximum(passed, floors, out=passed)
+    limited = _rate_limited(passed.astype(np.int64), syncs, ints[_BASE])
+    return np.maximum(limited, floors.astype(np.int64)), max(reach, stepped)
 
 
 def _rate_limited(path: np.ndarray, syncs: int, spare: np.ndarray | None = None) -> np.ndarray:

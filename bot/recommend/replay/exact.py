@@ -34,11 +34,13 @@ import numpy as np
 from bot.model import DEFAULT_BEHAVIOR, HpaBehavior, ScalingRules
 from bot.recommend.replay.controller import (
     SYNC_PERIOD_S,
+    Floor,
     Metric,
     Model,
     WalkArea,
     _usable,
     _whole,
+    floor_parts,
     replay_fast_reach,
     syncs_per_step,
     window_steps,
@@ -106,7 +108,7 @@ def _forget(events: deque[Event], now: float, rules: ScalingRules) -> None:
 def replay_exact_reach(
     metrics: Sequence[Metric],
     *,
-    min_replicas: int,
+    min_replicas: Floor,
     max_replicas: int,
     initial: int,
     step_s: float,
@@ -115,9 +117,12 @@ def replay_exact_reach(
     """Replicas per step, the controller walked step by step (module doc; ``int64`` array),
     and its reach: the largest value the ``max_replicas`` clamp met (the start before the
     clamp, and every rise before it), so every maxReplicas no lower than the reach gives the
-    same path."""
+    same path. ``min_replicas``: one floor or one per step (``controller.Floor``); below a
+    raised floor the replicas go straight to it."""
     usable = _usable(metrics)
     n = len(metrics[0].usage) if metrics else 0
+    min_replicas, floors = floor_parts(min_replicas, n)
+    floor_at = floors.tolist() if floors is not None else None
     start = max(initial, min_replicas)
     reach = float(start)
     replicas = float(min(start, max_replicas))
@@ -136,6 +141,13 @@ def replay_exact_reach(
     downs: deque[Event] = deque()
     path = [replicas] * n  # Python floats: far cheaper to write one by one than numpy's
     for k in range(1, n):
+        if floor_at is not None:
+            min_replicas = int(floor_at[k])
+            reach = max(reach, float(min_replicas))
+            if replicas < min_replicas:  # straight to a raised floor
+                replicas = float(min(min_replicas, max_replicas))
+                path[k] = replicas
+                continue
         desired = -1.0
         for usage, request, target in columns if replicas > 0 else ():
             value = usage[k]
@@ -190,7 +202,7 @@ def replay_exact_reach(
 def replay_reach(
     metrics: Sequence[Metric],
     *,
-    min_replicas: int,
+    min_replicas: Floor,
     max_replicas: int,
     initial: int,
     step_s: float,
@@ -201,18 +213,31 @@ def replay_reach(
     """Replicas per step and the reach under one HPA configuration: ``replay_fast_reach`` when
     ``model`` is ``fast`` and it expresses ``behavior`` (``fast_expresses``), else this
     module's walk."""
-    bounds = {"min_replicas": min_replicas, "max_replicas": max_replicas}
+    low, high = min_replicas, max_replicas
     if model == "fast" and fast_expresses(behavior):
         return replay_fast_reach(
-            metrics, **bounds, initial=initial, step_s=step_s, behavior=behavior, area=area
+            metrics,
+            min_replicas=low,
+            max_replicas=high,
+            initial=initial,
+            step_s=step_s,
+            behavior=behavior,
+            area=area,
         )
-    return replay_exact_reach(metrics, **bounds, initial=initial, step_s=step_s, behavior=behavior)
+    return replay_exact_reach(
+        metrics,
+        min_replicas=low,
+        max_replicas=high,
+        initial=initial,
+        step_s=step_s,
+        behavior=behavior,
+    )
 
 
 def replay_replicas(
     metrics: Sequence[Metric],
     *,
-    min_replicas: int,
+    min_replicas: Floor,
     max_replicas: int,
     initial: int,
     step_s: float,
