@@ -225,9 +225,8 @@ class PrometheusSource(StreamingSource):
         if any(r.ref.kind in REPLICASET_OWNER_KINDS for r in batch):
             rs_query = q.replicaset_owners(window_s)
             rs_labels = (labels.replicaset, labels.owner_kind, labels.owner_name)
-            yield _Task(
-                group, "replicasets", 0, partial(self._instant, rs_query, plan.end_s, rs_labels)
-            )
+            rs_read = partial(self._instant, rs_query, plan.end_s, rs_labels)
+            yield _Task(group, "replicasets", 0, rs_read)
         if any(r.ref.kind in JOB_KINDS for r in batch):
             job_query = q.job_owners(window_s)
             job_labels = (labels.job_name, labels.owner_kind, labels.owner_name)
