@@ -5,6 +5,7 @@ dashboard as ``skipped`` with ``unsupported kind <apiVersion>/<kind>``, its file
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -70,9 +71,12 @@ def test_plan_json_lists_them_skipped_and_valid(cli, shop, history):
     assert rs["files"] == ["apps/raw/others.yaml"]
     assert {"ReplicationController", "Service", "CloneSet", "Pod"} <= set(by_kind)
     assert "PodTemplate" not in by_kind and "ConfigMap" not in by_kind
-    # the shop's own workloads are still proposed for, and nothing is written for the others
+    # the shop's own workloads are still proposed for, and nothing is written for the others:
+    # in others.yaml only the Job (lines 45-58) and the CronJob (59-74), workloads, are edited
     assert any(w["status"] == "changes" for w in doc["workloads"])
-    assert "others.yaml" not in doc["diff"]
+    others = doc["diff"].split("+++ b/apps/raw/others.yaml", 1)[1].split("\n--- a/", 1)[0]
+    starts = [int(m) for m in re.findall(r"^@@ -(\d+)", others, re.MULTILINE)]
+    assert starts and all(45 <= start < 75 for start in starts), starts
     bad = json.loads(json.dumps(doc))
     next(w for w in bad["workloads"] if "unsupported" in w)["unsupported"]["line"] = "23"
     with pytest.raises(jsonschema.ValidationError):
