@@ -19,12 +19,14 @@ class WindowFigures:
     ``cpu_share`` / ``throttle_share`` fractions per container (containers without a request,
     or without a CPU limit, absent), ``shortfall_minutes`` None without an HPA,
     ``cpu_peak_cores`` the highest CPU summed over the workload's pods and containers,
-    ``memory_peak_bytes`` each container's highest working set."""
+    ``memory_peak_bytes`` each container's highest working set, ``restarts`` each container's
+    restarts (OOM kills included)."""
 
     days: float
     cpu_share: Mapping[str, float] = field(default_factory=dict)
     throttle_share: Mapping[str, float] = field(default_factory=dict)
     oom_kills: Mapping[str, int] = field(default_factory=dict)
+    restarts: Mapping[str, int] = field(default_factory=dict)
     replicas_mean: float | None = None
     shortfall_minutes: float | None = None
     cpu_peak_cores: float = 0.0
@@ -33,6 +35,14 @@ class WindowFigures:
     @property
     def total_oom_kills(self) -> int:
         return sum(self.oom_kills.values())
+
+    @property
+    def total_restarts(self) -> int:
+        return sum(self.restarts.values())
+
+    def restarts_per_day(self, name: str) -> float:
+        """Restarts per day of container ``name`` observed."""
+        return self.restarts.get(name, 0) / self.days if self.days > 0 else 0.0
 
     def shortfall_per_day(self) -> float | None:
         """Capacity-shortfall minutes per day observed (None without an HPA)."""
@@ -46,7 +56,7 @@ VerdictStatus: TypeAlias = Literal[
 ]
 """What the bot says about one merged proposal's workload."""
 
-FindingKind: TypeAlias = Literal["oom", "cpu", "throttle", "shortfall"]
+FindingKind: TypeAlias = Literal["oom", "cpu", "throttle", "shortfall", "restarts"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,12 @@ class VerifyMargins(ConfigModel):
         description="Capacity shortfall at maxReplicas: observed minutes per day may exceed the "
         "predicted minutes per day by this much.",
     )
+    restarts_per_day: float = Field(
+        2.0,
+        ge=0,
+        description="Restarts without an OOM kill to explain them: a container's restarts per "
+        "day after the merge may exceed those before it by this much.",
+    )
     load_fraction: float = Field(
         0.2,
         ge=0,

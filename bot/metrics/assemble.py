@@ -172,6 +172,7 @@ def assemble(
             bad = gaps = restarts = unknown = unexplained = 0
             gap_s = 0.0
             mine_loops: list[tuple[float, float]] = []
+            restart_times: list[FloatArray] = []
             for pod in mine:
                 key = (pod, name)
                 if key in data.cpu:
@@ -194,6 +195,7 @@ def assemble(
                 # changes() counts one per scrape that saw restarts; the events count each restart
                 restarts += max(data.restarts.get(key, 0), len(events))
                 mine_loops.extend(crash_loops(events))
+                restart_times.append(events)
                 if key in data.cpu_resets:
                     unexplained += unexplained_resets(data.cpu_resets[key], events, step_s=step_s)
                 elif key in data.cpu_reset_counts:
@@ -261,6 +263,7 @@ def assemble(
                 oom_t=oom_t,
                 oom_pod=oom_pod,
                 oom_request_bytes=oom_v,
+                restart_t=np.sort(np.concatenate(restart_times)) if restart_times else _empty_f(),
             )
         if job_grouping_labels and not grouped and ref.kind == "Job":
             notes.append(missing_note(job_grouping_labels))

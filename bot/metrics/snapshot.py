@@ -48,6 +48,8 @@ MAX_META_BYTES = 64 * 1024 * 1024
 """A ``meta.json`` larger than this is refused (64 MiB)."""
 
 ARRAY_FIELDS = tuple(f.name for f in fields(ContainerHistory) if f.name != "name")
+OPTIONAL_FIELDS = frozenset({"restart_t"})
+"""Arrays a snapshot recorded before they existed lacks: read as empty."""
 """The array fields of ``ContainerHistory``, stored one file each."""
 
 _ERROR_TYPES: Mapping[str, type[MetricsError]] = {
@@ -220,7 +222,11 @@ def read_snapshot(path: Path) -> Snapshot:
                     url=where,
                 )
 
+            names = set(archive.namelist())
+
             def array(name: str) -> np.ndarray[Any, Any]:
+                if name not in names and name.rsplit("/", 1)[-1][:-4] in OPTIONAL_FIELDS:
+                    return np.zeros(0, dtype=np.float64)
                 with archive.open(name) as handle:
                     loaded = np.load(io.BytesIO(handle.read()), allow_pickle=False)
                 return np.asarray(loaded)
@@ -314,6 +320,7 @@ def _window(history: WorkloadHistory, start_s: float, end_s: float) -> WorkloadH
             oom_t=c.oom_t[oom],
             oom_pod=c.oom_pod[oom],
             oom_request_bytes=c.oom_request_bytes[oom],
+            restart_t=c.restart_t[keep(c.restart_t)],
         )
     rep = keep(history.replicas_t)
     return WorkloadHistory(

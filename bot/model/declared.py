@@ -446,7 +446,7 @@ class ContainerHistory:
     ``cpu_t`` unix seconds, ``cpu_pod`` index into ``WorkloadHistory.pods``, ``cpu_cores`` cores;
     ``mem_t``/``mem_pod``/``mem_bytes`` working-set bytes;
     ``oom_t``/``oom_pod``/``oom_request_bytes`` one row per OOM kill with the memory request
-    in force at the time.
+    in force at the time; ``restart_t`` one time per restart of the container in any pod.
     """
 
     name: str
@@ -459,6 +459,7 @@ class ContainerHistory:
     oom_t: FloatArray = field(default_factory=_empty_f)
     oom_pod: IntArray = field(default_factory=_empty_i)
     oom_request_bytes: FloatArray = field(default_factory=_empty_f)
+    restart_t: FloatArray = field(default_factory=_empty_f)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ ran then (``Sizing``) and, when ``hours`` is given, only at those hours of the w
 both the window before the merge and the one after it have samples, ``common_hours``), so a
 week-end is never compared with a Monday. The figures are the replay's (``bot.model
 .ReplayFigures``) as observed: the share of a container's CPU samples above its request, the
-share of its CFS periods throttled, its OOM kills, the mean replicas and the capacity-shortfall
+share of its CFS periods throttled, its OOM kills and restarts, the mean replicas and the capacity-shortfall
 minutes at maxReplicas, plus the load peaks that say whether the load stayed within range.
 
 Pure: numpy on the arrays it is given, no I/O, no clock.
@@ -144,6 +144,7 @@ def window_figures(
     cpu_share: dict[str, float] = {}
     memory_peak: dict[str, float] = {}
     oom: dict[str, int] = {}
+    restarts: dict[str, int] = {}
     all_t: list[FloatArray] = []
     all_cores: list[FloatArray] = []
     for name, c in history.containers.items():
@@ -159,6 +160,9 @@ def window_figures(
         kills = int(np.count_nonzero((c.oom_t >= start_s) & (c.oom_t < end_s)))
         if kills:
             oom[name] = kills
+        restarted = int(np.count_nonzero((c.restart_t >= start_s) & (c.restart_t < end_s)))
+        if restarted:
+            restarts[name] = restarted
     throttle_share: dict[str, float] = {}
     for name, series in (throttling or {}).items():
         keep = _in(series.t_s, start_s, end_s, hours, time_zone)
@@ -176,6 +180,7 @@ def window_figures(
         cpu_share=cpu_share,
         throttle_share=throttle_share,
         oom_kills=oom,
+        restarts=restarts,
         replicas_mean=float(replicas.mean()) if replicas.size else None,
         shortfall_minutes=_shortfall(history, sizing, keep_cpu),
         cpu_peak_cores=peak,

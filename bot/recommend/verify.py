@@ -11,7 +11,8 @@ figures of the window after that moment and of the same hours before it
 - ``never-live``: merged ``waiting_days`` ago and still not running;
 - ``regressed``: an OOM kill where none was predicted; CPU over request, or throttling, above
   the prediction by more than its margin; capacity shortfall per day above the prediction by
-  more than its margin; each with the load within the range seen before the merge;
+  more than its margin; restarts per day above those before the merge by more than their
+  margin with no OOM kill to explain them; each with the load within the range seen before the merge;
 - ``load-left-range``: a figure is worse than predicted, but the load peaked above the range
   before the merge by more than ``margins.load_fraction``: answered by a new proposal, not by
   a revert;
@@ -19,7 +20,8 @@ figures of the window after that moment and of the same hours before it
 
 A regression names the fields a revert restores (``Finding.fields``): memory request and
 limit for an OOM kill, the CPU request and CPU target for CPU over request, the CPU limit for
-throttling, maxReplicas and the targets for shortfall. Pure: no I/O, no clock.
+throttling, maxReplicas and the targets for shortfall, the container's CPU and memory
+requests and limits for restarts. Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
@@ -177,6 +179,37 @@ def _shortfall(
     ]
 
 
+def _restarts(before: WindowFigures, after: WindowFigures, margins: VerifyMargins) -> list[Finding]:
+    """Containers restarting more after the merge than before it by more than the margin,
+    with no OOM kill after it to explain them (an OOM kill is its own finding)."""
+    out = []
+    for name in sorted(after.restarts):
+        if after.oom_kills.get(name, 0):
+            continue
+        was, now = before.restarts_per_day(name), after.restarts_per_day(name)
+        allowed = was + margins.restarts_per_day
+        if now > allowed:
+            out.append(
+                Finding(
+                    "restarts",
+                    name,
+                    was,
+                    now,
+                    was,
+                    allowed,
+                    (
+                        (name, FieldId.REQUESTS_CPU),
+                        (name, FieldId.LIMITS_CPU),
+                        (name, FieldId.REQUESTS_MEMORY),
+                        (name, FieldId.LIMITS_MEMORY),
+                    ),
+                    f"{name}: {now:.1f} restarts per day, {was:.1f} before the merge "
+                    f"(margin {margins.restarts_per_day:g}) and no OOM kill to explain them",
+                )
+            )
+    return out
+
+
 def verify(
     prediction: Prediction | None,
     *,
@@ -206,6 +239,7 @@ def verify(
         *_cpu(prediction, before, after, margins),
         *_throttle(prediction, before, after, margins),
         *_shortfall(prediction, before, after, margins),
+        *_restarts(before, after, margins),
     ]
     days = after.days
 

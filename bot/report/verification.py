@@ -101,6 +101,15 @@ def _rows(
             str(after.total_oom_kills),
         )
     )
+    for name in sorted(set(before.restarts) | set(after.restarts)):
+        out.append(
+            (
+                f"{name}: restarts",
+                "",
+                str(before.restarts.get(name, 0)),
+                str(after.restarts.get(name, 0)),
+            )
+        )
     short_before, short_after = before.shortfall_per_day(), after.shortfall_per_day()
     if short_after is not None:
         predicted_short = (

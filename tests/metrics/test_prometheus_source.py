@@ -152,6 +152,9 @@ def test_restarts_are_reported_and_explain_their_counter_resets(sim_cluster, sim
     assert "counter-resets" not in [n.code for n in history.quality]
     assert history.crash_loops_s == ()
     assert len(history.containers["app"].oom_t) == ooms
+    # each restart's time reaches the history (the verification counts them per window)
+    restart_t = history.containers["app"].restart_t
+    assert len(restart_t) == ooms and np.all(np.diff(restart_t) >= 0)
 
 
 def test_owner_fallback_by_pod_name(sim_cluster, sim_prometheus):

@@ -38,6 +38,7 @@ def _history(
     mem_before: float = 200 * MIB,
     mem_after: float = 200 * MIB,
     oom_after: tuple[float, ...] = (),
+    restarts: tuple[float, ...] = (),
     replicas_after: float = 2.0,
     days_after: float = 7.0,
 ) -> WorkloadHistory:
@@ -60,6 +61,7 @@ def _history(
         oom_t=np.array(oom_after, dtype=float),
         oom_pod=np.zeros(len(oom_after), dtype=np.int32),
         oom_request_bytes=np.full(len(oom_after), 256.0 * MIB),
+        restart_t=np.array(sorted((*restarts, *oom_after)), dtype=float),
     )
     return WorkloadHistory(
         REF,
@@ -197,3 +199,41 @@ def test_only_the_hours_both_windows_have_are_compared():
     whole = window_figures(history, Sizing({"app": 0.19}), *back)
     assert figures.cpu_share["app"] == pytest.approx(whole.cpu_share["app"], abs=0.02)
     assert figures.replicas_mean == 2.0 and figures.cpu_peak_cores == pytest.approx(0.48)
+
+
+def _restarts(before_per_day: int, after_per_day: int) -> tuple[float, ...]:
+    """Restart times: ``before_per_day`` a day over the week before ``LIVE``, then
+    ``after_per_day`` a day over the 3 days after it."""
+    before = [
+        LIVE - 7 * DAY + d * DAY + 3600 * (i + 1) for d in range(7) for i in range(before_per_day)
+    ]
+    after = [LIVE + d * DAY + 3600 * (i + 1) for d in range(3) for i in range(after_per_day)]
+    return tuple(float(t) for t in (*before, *after))
+
+
+def test_restarts_well_above_those_before_without_an_oom_kill_regress():
+    history = _history(0.2, 0.2, restarts=_restarts(1, 4))
+    verdict = _verdict(history, PREDICTED, now=LIVE + 3 * DAY)
+    assert verdict.status == "regressed" and "restarts" in verdict.reason
+    assert verdict.before is not None and verdict.before.restarts == {"app": 7}
+    assert verdict.after is not None and verdict.after.restarts == {"app": 12}
+    (finding,) = verdict.findings
+    assert finding.kind == "restarts"
+    assert finding.before == pytest.approx(1.0) and finding.observed == pytest.approx(4.0)
+    assert finding.allowed == pytest.approx(3.0)  # 1 a day before + the margin of 2
+    assert ("app", FieldId.LIMITS_MEMORY) in finding.fields
+
+
+def test_restarts_within_the_margin_are_not_a_regression():
+    history = _history(0.2, 0.2, restarts=_restarts(1, 3))
+    verdict = _verdict(history, PREDICTED, now=LIVE + 3 * DAY)
+    assert verdict.status == "waiting", verdict.reason
+    tight = VerifySettings.model_validate({"margins": {"restarts_per_day": 1.0}})
+    assert _verdict(history, PREDICTED, now=LIVE + 3 * DAY, settings=tight).status == "regressed"
+
+
+def test_restarts_an_oom_kill_explains_are_the_oom_finding_only():
+    kills = tuple(LIVE + d * DAY + 1800 * (i + 1) for d in range(3) for i in range(4))
+    verdict = _verdict(_history(0.2, 0.2, oom_after=kills), PREDICTED, now=LIVE + 3 * DAY)
+    assert verdict.status == "regressed"
+    assert [f.kind for f in verdict.findings] == ["oom"]
