@@ -20,17 +20,15 @@ from bot.pipeline.plan import repository_outcome
 from bot.pipeline.proposals import build_proposals
 from bot.report import render_pull_request
 from tests.conftest import PROJECT
+from tests.support.demo_shop import NOW, copy_shop, plan, simulate
 
-DEMO = PROJECT / "bot" / "demo"
 WORKER = PROJECT / "tests" / "manifests" / "kinds" / "init-containers.yaml"
-NOW = "2026-11-01T00:00:00Z"
 NOW_S = 1_793_491_200.0
 
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("init") / "shop"
-    shutil.copytree(DEMO / "repo", root)
+    root = copy_shop(tmp_path_factory.mktemp("init") / "shop")
     shutil.copy(WORKER, root / "apps" / "raw" / "worker.yaml")
     return root
 
@@ -38,9 +36,7 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def history(shop: Path) -> Path:
     out = shop.parent / "history.zip"
-    args = ("--repo", str(shop), "--out", str(out), "--days", "14", "--seed", "3", "--now", NOW)
-    result = _cli("simulate", *args)
-    assert result.returncode == 0, result.stderr
+    simulate(_cli, shop, out)
     return out
 
 
@@ -52,9 +48,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _plan(shop: Path, history: Path, *more: str) -> subprocess.CompletedProcess[str]:
-    result = _cli("plan", "--repo", str(shop), "--snapshot", str(history), "--now", NOW, *more)
-    assert result.returncode == 0, result.stderr
-    return result
+    return plan(_cli, shop, history, *more)
 
 
 def test_discovery_tells_sidecars_from_init_containers(shop):
@@ -139,8 +133,7 @@ def test_requests_add_missing_false_lists_the_container_as_skipped(shop, history
 
 
 def test_containers_init_propose_sizes_and_edits_the_init_container(tmp_path):
-    root = tmp_path / "shop"
-    shutil.copytree(DEMO / "repo", root)
+    root = copy_shop(tmp_path / "shop")
     shutil.copy(WORKER, root / "apps" / "raw" / "worker.yaml")
     config = root / ".tortoise-bot.yaml"
     config.write_text(config.read_text() + "containers:\n  init: propose\n")

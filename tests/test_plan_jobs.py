@@ -11,18 +11,16 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PROJECT
+from tests.support.demo_shop import NOW, copy_shop, plan, simulate
 
-DEMO = PROJECT / "bot" / "demo"
 JOBS = PROJECT / "tests" / "manifests" / "jobs" / "base"
-NOW = "2026-11-01T00:00:00Z"
 
 
 @pytest.fixture
 def shop(tmp_path: Path) -> Path:
     """The demo repository with ``apps/raw/cronjob.yaml`` (CronJob ``nightly-report``) and
     ``apps/raw/job.yaml`` (Job ``reindex``)."""
-    root = tmp_path / "shop"
-    shutil.copytree(DEMO / "repo", root)
+    root = copy_shop(tmp_path / "shop")
     for name in ("cronjob", "job"):
         shutil.copy(JOBS / f"{name}.yaml", root / "apps" / "raw" / f"{name}.yaml")
     return root
@@ -31,17 +29,13 @@ def shop(tmp_path: Path) -> Path:
 @pytest.fixture
 def history(cli, shop: Path, tmp_path: Path) -> Path:
     out = tmp_path / "history.zip"
-    args = ("--repo", str(shop), "--out", str(out), "--days", "14", "--seed", "3", "--now", NOW)
-    result = cli("simulate", *args)
-    assert result.returncode == 0, result.stderr
+    result = simulate(cli, shop, out)
     assert "simulated 6 workloads" in result.stdout
     return out
 
 
 def _plan(cli, shop: Path, history: Path, *more: str):
-    result = cli("plan", "--repo", str(shop), "--snapshot", str(history), "--now", NOW, *more)
-    assert result.returncode == 0, result.stderr
-    return result.stdout
+    return plan(cli, shop, history, *more).stdout
 
 
 def test_plan_sizes_a_cronjob_and_a_job_on_their_runs(cli, shop, history):

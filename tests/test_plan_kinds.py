@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PROJECT
+from tests.support.demo_shop import NOW, copy_shop, plan, simulate
 
-DEMO = PROJECT / "bot" / "demo"
 KINDS = PROJECT / "tests" / "manifests" / "kinds" / "base"
-NOW = "2026-11-01T00:00:00Z"
 
 
 @pytest.fixture
@@ -22,8 +21,7 @@ def shop(tmp_path: Path) -> Path:
     """The demo repository with ``apps/raw/rollout-canary.yaml`` (Rollout ``payments`` and its
     HPA), ``apps/raw/rollout-ref.yaml`` (Rollout ``catalog`` and its Deployment) and
     ``apps/raw/daemonset.yaml`` (DaemonSet ``log-shipper``)."""
-    root = tmp_path / "shop"
-    shutil.copytree(DEMO / "repo", root)
+    root = copy_shop(tmp_path / "shop")
     for name in ("rollout-canary", "rollout-ref", "daemonset"):
         text = (KINDS / f"{name}.yaml").read_text().replace("checkout", "payments")
         (root / "apps" / "raw" / f"{name}.yaml").write_text(text)
@@ -33,20 +31,13 @@ def shop(tmp_path: Path) -> Path:
 @pytest.fixture
 def history(cli, shop: Path, tmp_path: Path) -> Path:
     out = tmp_path / "history.zip"
-    args = ("--repo", str(shop), "--out", str(out), "--days", "14", "--seed", "3", "--now", NOW)
-    result = cli("simulate", *args)
-    assert result.returncode == 0, result.stderr
+    result = simulate(cli, shop, out)
     assert "simulated 7 workloads" in result.stdout
     return out
 
 
 def _plan(cli, shop: Path, history: Path, *more: str) -> dict:
-    result = cli(
-        "plan", "--repo", str(shop), "--snapshot", str(history), "--now", NOW, "--format", "json",
-        *more,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    return json.loads(plan(cli, shop, history, "--format", "json", *more).stdout)
 
 
 def test_validate_lists_both_kinds(cli, shop):
@@ -116,8 +107,7 @@ def keda_shop(tmp_path: Path) -> Path:
     """The demo repository with ``apps/raw/web.yaml`` (Deployment ``web`` and ScaledObject
     ``web-scaler``: cpu, memory of one container, prometheus and cron triggers) and
     ``apps/raw/worker.yaml`` (Deployment ``worker`` scaled on kafka alone, from zero)."""
-    root = tmp_path / "keda-shop"
-    shutil.copytree(DEMO / "repo", root)
+    root = copy_shop(tmp_path / "keda-shop")
     for name in ("web", "worker"):
         shutil.copy(KEDA / f"{name}.yaml", root / "apps" / "raw" / f"{name}.yaml")
     return root
@@ -126,9 +116,7 @@ def keda_shop(tmp_path: Path) -> Path:
 @pytest.fixture
 def keda_history(cli, keda_shop: Path, tmp_path: Path) -> Path:
     out = tmp_path / "keda-history.zip"
-    args = ("--repo", str(keda_shop), "--out", str(out), "--days", "14", "--seed", "3")
-    result = cli("simulate", *args, "--now", NOW)
-    assert result.returncode == 0, result.stderr
+    simulate(cli, keda_shop, out)
     return out
 
 

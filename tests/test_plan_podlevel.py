@@ -23,10 +23,9 @@ from bot.pipeline.plan import repository_outcome
 from bot.pipeline.proposals import build_proposals
 from bot.report import render_pull_request
 from tests.conftest import PROJECT
+from tests.support.demo_shop import copy_shop, plan, simulate
 
-DEMO = PROJECT / "bot" / "demo"
 POOLED = PROJECT / "tests" / "manifests" / "podlevel" / "base" / "pooled.yaml"
-NOW = "2026-11-01T00:00:00Z"
 NOW_S = 1_793_491_200.0
 PLAN_SCHEMA = json.loads((PROJECT / "docs" / "schemas" / "plan.schema.json").read_text())
 POD_LIMIT = 640 * MIB
@@ -41,8 +40,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("pod") / "shop"
-    shutil.copytree(DEMO / "repo", root)
+    root = copy_shop(tmp_path_factory.mktemp("pod") / "shop")
     shutil.copy(POOLED, root / "apps" / "raw" / "pooled.yaml")
     return root
 
@@ -50,16 +48,12 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def history(shop: Path) -> Path:
     out = shop.parent / "history.zip"
-    args = ("--repo", str(shop), "--out", str(out), "--days", "14", "--seed", "3", "--now", NOW)
-    result = _cli("simulate", *args)
-    assert result.returncode == 0, result.stderr
+    simulate(_cli, shop, out)
     return out
 
 
 def _plan(shop: Path, history: Path, *more: str) -> subprocess.CompletedProcess[str]:
-    result = _cli("plan", "--repo", str(shop), "--snapshot", str(history), "--now", NOW, *more)
-    assert result.returncode == 0, result.stderr
-    return result
+    return plan(_cli, shop, history, *more)
 
 
 def test_discovery_reads_pod_level_resources_and_resize_policy(shop):

@@ -20,10 +20,9 @@ from bot.pipeline.plan import repository_outcome
 from bot.pipeline.proposals import workload_statuses
 from bot.report import Prices
 from tests.conftest import PROJECT
+from tests.support.demo_shop import NOW, copy_shop, plan, simulate
 
-DEMO = PROJECT / "bot" / "demo"
 OTHERS = PROJECT / "tests" / "manifests" / "unsupported" / "base" / "others.yaml"
-NOW = "2026-11-01T00:00:00Z"
 PLAN_SCHEMA = json.loads((PROJECT / "docs" / "schemas" / "plan.schema.json").read_text())
 
 
@@ -31,8 +30,7 @@ PLAN_SCHEMA = json.loads((PROJECT / "docs" / "schemas" / "plan.schema.json").rea
 def shop(tmp_path: Path) -> Path:
     """The demo repository with ``apps/raw/others.yaml`` (a ReplicaSet, a Pod, a Knative
     Service, a CloneSet... in namespace ``default``)."""
-    root = tmp_path / "shop"
-    shutil.copytree(DEMO / "repo", root)
+    root = copy_shop(tmp_path / "shop")
     shutil.copy(OTHERS, root / "apps" / "raw" / "others.yaml")
     return root
 
@@ -40,18 +38,12 @@ def shop(tmp_path: Path) -> Path:
 @pytest.fixture
 def history(cli, shop: Path, tmp_path: Path) -> Path:
     out = tmp_path / "history.zip"
-    args = ("--repo", str(shop), "--out", str(out), "--days", "14", "--seed", "3", "--now", NOW)
-    result = cli("simulate", *args)
-    assert result.returncode == 0, result.stderr
+    simulate(cli, shop, out)
     return out
 
 
 def _plan(cli, shop: Path, history: Path, fmt: str) -> str:
-    result = cli(
-        "plan", "--repo", str(shop), "--snapshot", str(history), "--now", NOW, "--format", fmt
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    return result.stdout
+    return plan(cli, shop, history, "--format", fmt).stdout
 
 
 def test_plan_json_lists_them_skipped_and_valid(cli, shop, history):

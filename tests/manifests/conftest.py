@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -12,6 +13,27 @@ from bot.config.repo import RepoConfig
 from bot.manifests import apply_changes, discover
 from bot.manifests.comments import comment_start
 from bot.model import EditResult, FieldChange, FieldId, Inventory, WorkloadRef
+from tests.conftest import require_binary
+
+
+def raw_base(fixtures: Path, tmp_path: Path) -> Path:
+    """A fixture tree's ``base/`` copied as raw YAML: its ``kustomization.yaml`` removed."""
+    root = tmp_path / "raw"
+    shutil.copytree(fixtures / "base", root)
+    (root / "kustomization.yaml").unlink()
+    return root
+
+
+def kustomize_tree(fixtures: Path, tmp_path: Path, *parts: str) -> Path:
+    """A fixture tree (or only its ``parts``) copied for ``kubectl kustomize``, skipped without
+    kubectl."""
+    require_binary("kubectl")
+    root = tmp_path / "kustomize"
+    if not parts:
+        shutil.copytree(fixtures, root)
+    for part in parts:
+        shutil.copytree(fixtures / part, root / part)
+    return root
 
 
 def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:

@@ -4,7 +4,6 @@ vertical only (no replicas, an HPA on one is an error at its line)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,8 +14,7 @@ from bot.config.manifests import HelmWorkloadMapping
 from bot.config.repo import RepoConfig, load_repo_config
 from bot.manifests import discover
 from bot.model import FieldId
-from tests.conftest import require_binary
-from tests.manifests.conftest import changed_lines, edit, workload
+from tests.manifests.conftest import changed_lines, edit, kustomize_tree, raw_base, workload
 
 JOBS = Path(__file__).parent / "jobs"
 """Hand-made manifests: a public-style CronJob (``concurrencyPolicy``, history limits, an init
@@ -27,19 +25,13 @@ adding three Jobs and patching the CronJob's ``jobTemplate`` containers."""
 @pytest.fixture
 def raw(tmp_path: Path) -> Path:
     """The hand-made manifests as raw YAML (the base directory alone)."""
-    root = tmp_path / "raw"
-    shutil.copytree(JOBS / "base", root)
-    (root / "kustomization.yaml").unlink()
-    return root
+    return raw_base(JOBS, tmp_path)
 
 
 @pytest.fixture
 def overlay(tmp_path: Path) -> Path:
     """The hand-made manifests as a Kustomize base and the ``init-db`` overlay."""
-    require_binary("kubectl")
-    root = tmp_path / "kustomize"
-    shutil.copytree(JOBS, root)
-    return root
+    return kustomize_tree(JOBS, tmp_path)
 
 
 def test_raw_yaml_lists_a_cronjob_and_a_job_without_replicas(raw):

@@ -15,8 +15,15 @@ from bot.config.repo import RepoConfig
 from bot.manifests import discover
 from bot.manifests.inventory_json import workload_json
 from bot.model import HpaTarget
-from tests.conftest import PROJECT, require_binary
-from tests.manifests.conftest import changed_lines, edit, lost_comments, workload
+from tests.conftest import PROJECT
+from tests.manifests.conftest import (
+    changed_lines,
+    edit,
+    kustomize_tree,
+    lost_comments,
+    raw_base,
+    workload,
+)
 
 KEDA = Path(__file__).parent / "keda"
 """Hand-made manifests: Deployment ``web`` scaled by ScaledObject ``web-scaler`` (cpu, memory of
@@ -28,20 +35,13 @@ values hold a ``keda`` block (``chart/``)."""
 @pytest.fixture
 def raw(tmp_path: Path) -> Path:
     """The base manifests as raw YAML."""
-    root = tmp_path / "raw"
-    shutil.copytree(KEDA / "base", root)
-    (root / "kustomization.yaml").unlink()
-    return root
+    return raw_base(KEDA, tmp_path)
 
 
 @pytest.fixture
 def overlay(tmp_path: Path) -> Path:
     """The base and its prod overlay."""
-    require_binary("kubectl")
-    root = tmp_path / "kustomize"
-    shutil.copytree(KEDA / "base", root / "base")
-    shutil.copytree(KEDA / "overlays", root / "overlays")
-    return root
+    return kustomize_tree(KEDA, tmp_path, "base", "overlays")
 
 
 @pytest.fixture

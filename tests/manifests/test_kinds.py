@@ -3,7 +3,6 @@ they are written (a Rollout's ``workloadRef`` Deployment's template), checked by
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,8 +13,7 @@ from bot.config.manifests import HelmWorkloadMapping
 from bot.config.repo import RepoConfig, load_repo_config
 from bot.manifests import discover
 from bot.model import FieldId
-from tests.conftest import require_binary
-from tests.manifests.conftest import changed_lines, edit, workload
+from tests.manifests.conftest import changed_lines, edit, kustomize_tree, raw_base, workload
 
 KINDS = Path(__file__).parent / "kinds"
 """Hand-made manifests: a canary Rollout with its HPA, a Rollout with ``workloadRef`` and its
@@ -26,19 +24,13 @@ Deployment, a DaemonSet (``base/``), and an overlay patching the DaemonSet
 @pytest.fixture
 def raw(tmp_path: Path) -> Path:
     """The hand-made manifests as raw YAML (the base directory alone)."""
-    root = tmp_path / "raw"
-    shutil.copytree(KINDS / "base", root)
-    (root / "kustomization.yaml").unlink()
-    return root
+    return raw_base(KINDS, tmp_path)
 
 
 @pytest.fixture
 def overlay(tmp_path: Path) -> Path:
     """The hand-made manifests as a Kustomize base and a prod overlay."""
-    require_binary("kubectl")
-    root = tmp_path / "kustomize"
-    shutil.copytree(KINDS, root)
-    return root
+    return kustomize_tree(KINDS, tmp_path)
 
 
 def test_raw_yaml_lists_rollouts_and_daemonsets(raw):

@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 
 from bot.config.metrics import PrometheusConfig
-from bot.metrics import HistoryRequest, PrometheusSource
+from bot.metrics import HistoryRequest
 from bot.metrics.client import PrometheusClient
 from bot.metrics.doctor import FamilyReport, diagnose
 from bot.metrics.families import families
 from bot.model import WorkloadRef
 from bot.sim import ClusterSpec, SimulatedCluster, simulate
 from bot.sim.spec import JobRuns, Kind
+from tests.metrics.conftest import cluster_window, source_for
 from tests.metrics.helpers import by_pod_time, requests_for
 from tests.support.prometheus import (
     TEST_LABELS,
@@ -79,14 +80,6 @@ def jobs_prometheus(
         yield prom
 
 
-def _source(prom: RunningPrometheus, **overrides: object) -> PrometheusSource:
-    return PrometheusSource(PrometheusConfig(url=prom.url, gzip=False, **overrides))
-
-
-def _window(cluster: SimulatedCluster) -> dict[str, float]:
-    return {"start_s": float(cluster.t_s[0]), "end_s": float(cluster.t_s[-1])}
-
-
 def test_simulated_runs(jobs_cluster):
     report = jobs_cluster.service("ns-0", "nightly-report")
     assert len(report.pods) == 12
@@ -99,7 +92,9 @@ def test_simulated_runs(jobs_cluster):
 @pytest.mark.parametrize("mode", ["raw", "range"])
 def test_every_run_is_found_through_the_owner_chain(jobs_cluster, jobs_prometheus, mode):
     requests = [r for r in requests_for(jobs_cluster, TEST_LABELS) if r.ref.namespace == "ns-0"]
-    result = _source(jobs_prometheus, query_mode=mode).fetch(requests, **_window(jobs_cluster))
+    result = source_for(jobs_prometheus, query_mode=mode).fetch(
+        requests, **cluster_window(jobs_cluster)
+    )
     assert not result.errors
     for ref, runs in ((CRONJOB, 12), (REINDEX, 6), (SEED, 1)):
         history = result.histories[ref]
@@ -117,8 +112,8 @@ def test_every_run_is_found_through_the_owner_chain(jobs_cluster, jobs_prometheu
 def test_query_count_stays_flat(jobs_cluster, jobs_prometheus):
     """One more instant query (the Jobs' owners) for a namespace with CronJobs or Jobs, the same
     whatever the number of CronJobs, Jobs and containers."""
-    source = _source(jobs_prometheus)
-    window = _window(jobs_cluster)
+    source = source_for(jobs_prometheus)
+    window = cluster_window(jobs_cluster)
     ns0 = [r for r in requests_for(jobs_cluster, TEST_LABELS) if r.ref.namespace == "ns-0"]
     jobs = [r for r in ns0 if r.ref.kind in ("CronJob", "Job")]
     others = [r for r in ns0 if r.ref.kind not in ("CronJob", "Job")]
@@ -183,8 +178,8 @@ def reindex_requests(jobs_cluster) -> list[HistoryRequest]:
 def test_runs_grouped_by_labels(jobs_cluster, jobs_prometheus, reindex_requests, mode):
     """With ``job_grouping_labels`` the Jobs whose ``kube_job_labels`` carry the declared values
     are the runs; a Job declared with other values gets none, whatever the runs' names."""
-    source = _source(jobs_prometheus, query_mode=mode, job_grouping_labels=(APP_LABEL,))
-    window = _window(jobs_cluster)
+    source = source_for(jobs_prometheus, query_mode=mode, job_grouping_labels=(APP_LABEL,))
+    window = cluster_window(jobs_cluster)
     same = source.fetch(_labelled(reindex_requests, "reindex"), **window)
     truth = jobs_cluster.expected_history(REINDEX)
     assert sorted(same.histories[REINDEX].pods) == sorted(truth.pods)
@@ -198,8 +193,8 @@ def test_labels_kube_state_metrics_does_not_export_fall_back_to_names(
     jobs_cluster, jobs_prometheus, reindex_requests
 ):
     """``team`` is not in the allowlist: no Job carries it, names decide and a note says so."""
-    source = _source(jobs_prometheus, job_grouping_labels=(APP_LABEL, "team"))
-    result = source.fetch(_labelled(reindex_requests, "indexer"), **_window(jobs_cluster))
+    source = source_for(jobs_prometheus, job_grouping_labels=(APP_LABEL, "team"))
+    result = source.fetch(_labelled(reindex_requests, "indexer"), **cluster_window(jobs_cluster))
     history = result.histories[REINDEX]
     assert sorted(history.pods) == sorted(jobs_cluster.expected_history(REINDEX).pods)
     (note,) = [n for n in history.quality if n.code == "job-labels-missing"]
@@ -209,13 +204,13 @@ def test_labels_kube_state_metrics_does_not_export_fall_back_to_names(
 def test_grouping_by_labels_costs_one_query_per_namespace(jobs_cluster, jobs_prometheus):
     """One more instant query (the Jobs' labels) only when Jobs are requested, whatever the
     number of Jobs and containers."""
-    window = _window(jobs_cluster)
+    window = cluster_window(jobs_cluster)
     ns0 = [r for r in requests_for(jobs_cluster, TEST_LABELS) if r.ref.namespace == "ns-0"]
     jobs = [r for r in ns0 if r.ref.kind in ("CronJob", "Job")]
     others = [r for r in ns0 if r.ref.kind not in ("CronJob", "Job")]
     plain, grouped = (
-        _source(jobs_prometheus),
-        _source(jobs_prometheus, job_grouping_labels=(APP_LABEL,)),
+        source_for(jobs_prometheus),
+        source_for(jobs_prometheus, job_grouping_labels=(APP_LABEL,)),
     )
     for batch in (jobs[:1], jobs):
         assert grouped.fetch(batch, **window).stats.queries == (

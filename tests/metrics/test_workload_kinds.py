@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from bot.config.metrics import PrometheusConfig
-from bot.metrics import HistoryRequest, PrometheusSource
+from bot.metrics import HistoryRequest
 from bot.model import WorkloadRef
 from bot.sim import ClusterSpec, SimulatedCluster, simulate
+from tests.metrics.conftest import cluster_window, source_for
 from tests.metrics.helpers import assert_matches_truth, requests_for
 from tests.support.prometheus import (
     TEST_LABELS,
@@ -68,14 +68,6 @@ def kinds_prometheus(
         yield prom
 
 
-def _source(prom: RunningPrometheus, **overrides: object) -> PrometheusSource:
-    return PrometheusSource(PrometheusConfig(url=prom.url, gzip=False, **overrides))
-
-
-def _window(cluster: SimulatedCluster) -> dict[str, float]:
-    return {"start_s": float(cluster.t_s[0]), "end_s": float(cluster.t_s[-1])}
-
-
 def test_simulated_owner_chains(kinds_cluster):
     rollout = kinds_cluster.service("ns-0", "svc-0")
     agent = kinds_cluster.service("ns-0", "node-agent")
@@ -86,8 +78,8 @@ def test_simulated_owner_chains(kinds_cluster):
 
 @pytest.mark.parametrize("mode", ["raw", "range"])
 def test_rollout_and_daemonset_histories_match_the_truth(kinds_cluster, kinds_prometheus, mode):
-    result = _source(kinds_prometheus, query_mode=mode).fetch(
-        requests_for(kinds_cluster, TEST_LABELS), **_window(kinds_cluster)
+    result = source_for(kinds_prometheus, query_mode=mode).fetch(
+        requests_for(kinds_cluster, TEST_LABELS), **cluster_window(kinds_cluster)
     )
     assert not result.errors
     kinds = {ref.kind for ref in result.histories}
@@ -104,8 +96,8 @@ def test_rollout_and_daemonset_histories_match_the_truth(kinds_cluster, kinds_pr
 def test_query_count_is_the_same_as_for_deployments(kinds_cluster, kinds_prometheus):
     """The new kinds widen the owner matchers of the existing queries: the same number of
     queries as the same workloads requested as Deployments, whatever the workload count."""
-    source = _source(kinds_prometheus)
-    window = _window(kinds_cluster)
+    source = source_for(kinds_prometheus)
+    window = cluster_window(kinds_cluster)
     ns0 = [r for r in requests_for(kinds_cluster, TEST_LABELS) if r.ref.namespace == "ns-0"]
     assert {r.ref.kind for r in ns0} == {"Rollout", "DaemonSet", "Deployment"}
     as_deployments = [
@@ -126,8 +118,8 @@ def test_rollout_replicas_from_its_hpa(kinds_cluster, kinds_prometheus):
     ref = WorkloadRef("Rollout", "ns-0", "svc-0")
     request = [r for r in requests_for(kinds_cluster, TEST_LABELS) if r.ref == ref]
     history = (
-        _source(kinds_prometheus, replicas_source="hpa")
-        .fetch(request, **_window(kinds_cluster))
+        source_for(kinds_prometheus, replicas_source="hpa")
+        .fetch(request, **cluster_window(kinds_cluster))
         .history(ref)
     )
     truth = kinds_cluster.expected_history(ref)
@@ -146,8 +138,8 @@ def test_keda_scaled_replicas_from_keda_hpa(kinds_cluster, kinds_prometheus, mod
     """The HPA KEDA generates is ``keda-hpa-<ScaledObject>``: its kube-state-metrics series are
     the replica history; looked up under the workload's name there is none."""
     ref = WorkloadRef("Deployment", "ns-0", "svc-2")
-    source = _source(kinds_prometheus, replicas_source="hpa", query_mode=mode)
-    window = _window(kinds_cluster)
+    source = source_for(kinds_prometheus, replicas_source="hpa", query_mode=mode)
+    window = cluster_window(kinds_cluster)
     found = source.fetch(_keda_request(kinds_cluster, f"keda-hpa-{KEDA_SCALER}"), **window)
     truth = kinds_cluster.expected_history(ref)
     history = found.history(ref)
@@ -162,7 +154,7 @@ def test_keda_scaled_replicas_from_keda_hpa(kinds_cluster, kinds_prometheus, mod
         == source.fetch(_keda_request(kinds_cluster, None), **window).stats.queries
     )
     # the Deployment's own status series by default, KEDA's HPA named or not
-    own = _source(kinds_prometheus, query_mode=mode).fetch(
+    own = source_for(kinds_prometheus, query_mode=mode).fetch(
         _keda_request(kinds_cluster, f"keda-hpa-{KEDA_SCALER}"), **window
     )
     np.testing.assert_array_equal(own.history(ref).replicas, truth.replicas)
@@ -171,8 +163,8 @@ def test_keda_scaled_replicas_from_keda_hpa(kinds_cluster, kinds_prometheus, mod
 def test_keda_scaled_query_count_is_flat(kinds_cluster, kinds_prometheus):
     """Naming KEDA's HPA widens the HPA matcher of the one replicas query: the namespace's
     workloads cost the same number of queries with or without it."""
-    source = _source(kinds_prometheus, replicas_source="hpa")
-    window = _window(kinds_cluster)
+    source = source_for(kinds_prometheus, replicas_source="hpa")
+    window = cluster_window(kinds_cluster)
     ns0 = [r for r in requests_for(kinds_cluster, TEST_LABELS) if r.ref.namespace == "ns-0"]
     keda = [
         dataclasses.replace(r, hpa=f"keda-hpa-{KEDA_SCALER}") if r.ref.name == "svc-2" else r

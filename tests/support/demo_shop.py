@@ -1,0 +1,41 @@
+"""The demo shop repository copied into a test's directory, simulated and planned through the
+console script: the set-up the end-to-end plan tests share."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import PROJECT
+
+DEMO = PROJECT / "bot" / "demo"
+NOW = "2026-11-01T00:00:00Z"
+"""The fixed clock every demo-shop simulation and plan runs at."""
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+"""The console script: ``run("plan", "--demo")`` -> CompletedProcess."""
+
+
+def copy_shop(root: Path) -> Path:
+    """The demo repository copied to ``root``; the caller adds its manifests under
+    ``apps/raw``."""
+    shutil.copytree(DEMO / "repo", root)
+    return root
+
+
+def simulate(run: Run, shop: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    """Fourteen days of simulated history for ``shop`` written to ``out`` (seed 3), checked to
+    succeed."""
+    args = ("--repo", str(shop), "--out", str(out), "--days", "14", "--seed", "3", "--now", NOW)
+    result = run("simulate", *args)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def plan(run: Run, shop: Path, history: Path, *more: str) -> subprocess.CompletedProcess[str]:
+    """``plan`` of ``shop`` on the ``history`` snapshot, checked to succeed."""
+    result = run("plan", "--repo", str(shop), "--snapshot", str(history), "--now", NOW, *more)
+    assert result.returncode == 0, result.stderr
+    return result
