@@ -180,3 +180,15 @@ def test_the_replay_per_container_rows_mark_the_sidecar(shop, history):
     assert any(r.startswith(f"{marked}memory peak ") for r in rows), rows
     assert any(r.startswith(r"| app\: memory peak ") for r in rows), rows
     assert not any(r.startswith(r"| shipper\: memory peak") for r in rows)
+
+
+def test_explain_names_the_sidecar_with_its_mark_in_the_replay_rows(shop, history):
+    """``explain``'s per-container replay rows carry the mark as the pull request's do."""
+    explained = _cli(
+        "explain", "--repo", str(shop), "--snapshot", str(history), "--now", NOW,
+        "Deployment/shop/worker",
+    )  # fmt: skip
+    assert explained.returncode == 0, explained.stderr
+    rows = [line.strip() for line in explained.stdout.splitlines()]
+    assert any(r.startswith("shipper (sidecar (init)): memory peak ") for r in rows), rows
+    assert not any(r.startswith("shipper: memory peak") for r in rows)

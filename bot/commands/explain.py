@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Mapping
 
 from bot.commands.common import (
     add_selector_options,
@@ -124,7 +125,8 @@ def describe(
             if rec.hpa.slots:
                 slots = ", ".join(f"{k}: {lo}-{hi}" for k, (lo, hi) in rec.hpa.slots.items())
                 lines.append(f"  per-slot (min-max)     {slots}")
-        lines += _replay(rec, prices or Prices())
+        marks = {c.name: c.mark for c in outcome.declared.containers if c.mark}
+        lines += _replay(rec, prices or Prices(), marks)
         lines += backtest_view.text(rec, time_zone=time_zone)
         for note in rec.notes:
             lines.append(f"note [{note.code}] {note.message}")
@@ -136,13 +138,14 @@ def describe(
     return "\n".join(lines) + "\n"
 
 
-def _replay(rec: Recommendation, prices: Prices) -> list[str]:
-    """The replay section: the table, per container figures, the findings and held values."""
+def _replay(rec: Recommendation, prices: Prices, marks: Mapping[str, str]) -> list[str]:
+    """The replay section: the table, per container figures (a marked container named with
+    its mark, ``sidecar (init)``), the findings and held values."""
     replay = rec.replay
     if replay is None:
         return []
     lines = replay_view.text(rec, prices)
-    per_container = replay_view.container_rows(replay)
+    per_container = replay_view.container_rows(replay, marks)
     width = max((len(r.label) for r in per_container), default=0)
     lines += [f"  {r.label:<{width}}  {r.current} → {r.proposed}" for r in per_container]
     if replay.gate == "on":
