@@ -21,6 +21,7 @@ from bot.pipeline.proposals import build_proposals
 from bot.report import render_pull_request
 from tests.conftest import PROJECT
 from tests.support.demo_shop import NOW, copy_shop, plan, simulate
+from tests.support.demo_shop import console as _cli
 
 WORKER = PROJECT / "tests" / "manifests" / "kinds" / "init-containers.yaml"
 NOW_S = 1_793_491_200.0
@@ -38,13 +39,6 @@ def history(shop: Path) -> Path:
     out = shop.parent / "history.zip"
     simulate(_cli, shop, out)
     return out
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    exe = PROJECT / ".venv" / "bin" / "tortoise-bot"
-    return subprocess.run(
-        [str(exe), *args], check=False, capture_output=True, text=True, timeout=300
-    )
 
 
 def _plan(shop: Path, history: Path, *more: str) -> subprocess.CompletedProcess[str]:

@@ -23,19 +23,13 @@ from bot.pipeline.plan import repository_outcome
 from bot.pipeline.proposals import build_proposals
 from bot.report import render_pull_request
 from tests.conftest import PROJECT
+from tests.support.demo_shop import console as _cli
 from tests.support.demo_shop import copy_shop, plan, simulate
 
 POOLED = PROJECT / "tests" / "manifests" / "podlevel" / "base" / "pooled.yaml"
 NOW_S = 1_793_491_200.0
 PLAN_SCHEMA = json.loads((PROJECT / "docs" / "schemas" / "plan.schema.json").read_text())
 POD_LIMIT = 640 * MIB
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    exe = PROJECT / ".venv" / "bin" / "tortoise-bot"
-    return subprocess.run(
-        [str(exe), *args], check=False, capture_output=True, text=True, timeout=300
-    )
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,15 @@ Run = Callable[..., subprocess.CompletedProcess[str]]
 """The console script: ``run("plan", "--demo")`` -> CompletedProcess."""
 
 
+def console(*args: str) -> subprocess.CompletedProcess[str]:
+    """The installed console script, for module-scoped fixtures (the ``cli`` fixture is
+    function-scoped)."""
+    exe = PROJECT / ".venv" / "bin" / "tortoise-bot"
+    return subprocess.run(
+        [str(exe), *args], check=False, capture_output=True, text=True, timeout=300
+    )
+
+
 def copy_shop(root: Path) -> Path:
     """The demo repository copied to ``root``; the caller adds its manifests under
     ``apps/raw``."""
