@@ -6,7 +6,8 @@ and body both ways; the emulator's address in answers becomes the proxy's, as Py
 only URLs of its own base), except those whose path matches the pattern: they are answered
 ``200`` with a body
 that never ends (chunked, or ``declare`` a ``Content-Length`` of 1 TiB) until the client hangs
-up. ``proxy.flooded`` counts such answers, ``proxy.sent`` the bytes written to them.
+up. ``proxy.flooded`` counts such answers, ``proxy.sent`` the bytes written to them (final once
+``proxy.ended`` is set: the writer counts after each write, in its own thread).
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ class FloodProxy:
         self.declare = declare
         self.flooded = 0
         self.sent = 0
+        self.ended = threading.Event()
+        """Set when a flooded answer has ended (the client hung up): ``sent`` is final."""
         self._lock = threading.Lock()
         proxy = self
 
@@ -136,3 +139,5 @@ class FloodProxy:
                     self.sent += len(CHUNK)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client hung up: what the bound is for
+        finally:
+            self.ended.set()

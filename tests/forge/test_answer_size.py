@@ -82,6 +82,7 @@ def test_an_oversize_answer_fails_its_call_and_names_the_request(two_repos, floo
         assert f"it declares {DECLARED_BYTES:,} bytes, not read" in message
     else:
         assert message.endswith("stopped reading there")
+        assert flood.ended.wait(10)  # the proxy's writer saw the hang-up: its count is final
         assert flood.sent >= 1 * MIB  # it did read up to the bound
     assert gh.token not in message and "127.0.0.1" not in message
     assert isinstance(caught.value.__cause__, AnswerTooLarge)
