@@ -9,11 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from bot.commands.explain import describe
 from bot.config.bot import load_bot_settings
 from bot.forge.previous import RevertedValues, WorkloadMemory
 from bot.metrics.snapshot import SnapshotSource
 from bot.model import FieldId
+from bot.outcome_view import outcome_json
 from bot.pipeline.plan import repository_outcome
+from bot.pipeline.proposals import build_proposals
+from bot.report import render_pull_request
 
 DEMO = Path(__file__).resolve().parent.parent / "bot" / "demo"
 REDIS = "default/shop/StatefulSet/redis"
@@ -51,6 +55,21 @@ def test_a_revert_bounds_the_next_proposal_in_the_plan_and_its_edit(demo_repo, d
     assert cpu.proposed == pytest.approx(0.18) and "[after_revert.floor]" in cpu.reason
     assert "150m × (1 + 0.2) = 180m" in cpu.reason
     assert "requests: {cpu: 180m, memory:" in plan.edit.diff  # the one edit writes it
+    # shown as any rule: explain, the JSON, the pull-request body
+    (redis,) = [o for o in plan.outcomes if o.ref.key == REDIS]
+    explained = describe(redis)
+    assert "0.25 → 0.18                [after_revert.floor] after revert #6" in explained
+    assert (
+        "inputs: regressed 0.15 cores, margin fraction 0.2, bound 0.18 cores, wanted 0.163 "
+        "cores, reverted #3, revert #6"
+    ) in explained
+    request = outcome_json(redis)["containers"][0]["cpu"]["request"]
+    assert (request["rule"], request["proposed"]) == ("after_revert.floor", pytest.approx(0.18))
+    assert request["inputs"]["wanted_rule"] == "vertical.ideal"
+    [proposal] = build_proposals(plan)
+    _, body = render_pull_request(proposal)
+    assert "at least 150m × \\(1 + 0.2\\) = 180m" in body
+    assert "`after_revert.floor` (wanted by `vertical.ideal`)" in body
     # checkout's target: at most 85 × 0.8 = 68, which reaches the current 70: no change
     assert (CHECKOUT, None, FieldId.HPA_TARGET_CPU) not in changes
     (checkout,) = [o for o in plan.outcomes if o.ref.key == CHECKOUT]
