@@ -34,6 +34,7 @@ runs (``runs``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from bot.clock import hour_of_week
 from bot.config.recommend import RecommendSettings
@@ -293,8 +294,10 @@ def _without_backtest(
     inp: WorkloadInput, settings: RecommendSettings, now_s: float
 ) -> Recommendation:
     """The engine for the backtest (its settings say ``replay.backtest: off``): its values
-    alone are read, so it leaves out the replay figures (``report`` False)."""
-    return _recommend(inp, settings, now_s, report=False)
+    alone are read, so it leaves out the replay figures (``report`` False). It scores the
+    engine's own decision one horizon ago: without the bound of a revert merged since
+    (``after_revert``), which would hide how deep the engine itself cuts."""
+    return _recommend(replace(inp, after_revert=None), settings, now_s, report=False)
 
 
 def _same_fields(a: Recommendation, b: Recommendation) -> bool:

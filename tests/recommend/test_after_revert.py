@@ -172,3 +172,16 @@ def test_a_pod_level_target_and_the_replica_bounds_are_read_without_a_container(
     assert with_after_revert(AfterRevert(6, 3, {}, 0.2), rec) is rec
     low: dict[tuple[str | None, FieldId], Number] = {(None, FieldId.HPA_TARGET_CPU): 120}
     assert with_after_revert(AfterRevert(6, 3, low, 0.2), rec) is rec  # 96 above 85: unchanged
+
+
+def test_the_backtest_scores_the_engines_own_cut_without_the_bound():
+    """The backtest is the engine one horizon ago: a revert merged since does not bound it,
+    or it would hide how deep the engine itself cuts."""
+    h = history(container_history("app", 0.07, 300e6, days=16), days=16)
+    after = AfterRevert(6, 3, {("app", FieldId.REQUESTS_CPU): 0.1}, 0.2)
+    inp = workload(container("app", 0.5, 512 * MIB), hist=h, after_revert=after)
+    rec = recommend(inp, SETTINGS, now_s=NOW_S)
+    assert rec.containers[0].cpu.request.proposed == pytest.approx(0.12)
+    assert rec.backtest is not None and rec.backtest.proposed is not None
+    earlier = rec.backtest.proposed.container_cpu("app")
+    assert earlier is not None and earlier.request_cores == pytest.approx(0.093)
