@@ -4,8 +4,8 @@ restored does not cut as deep as the pull request whose outcome regressed
 
 For a field where more is safer (requests, limits, minReplicas, maxReplicas) the proposal is at
 least ``regressed × (1 + margin)``; for an HPA utilization target (where less is safer) at most
-``regressed × (1 − margin)``. Replica counts are rounded up, targets down, bytes up to whole
-bytes. A bound that reaches the current (restored) value keeps the current value: no change.
+``regressed × (1 − margin)``. A bound is rounded toward safety: replica counts, CPU (whole
+millicores) and memory (whole bytes) up, targets down to a whole percent. A bound that reaches the current (restored) value keeps the current value: no change.
 ``regressed`` is the value the reverted pull request had set (``WorkloadInput.after_revert``,
 read by the pipeline from the bot's pull requests); nothing is bounded without it.
 
@@ -102,7 +102,7 @@ def _bound(
             "margin_fraction": after.margin,
             "bound": bound,
             "wanted": proposed,
-            "wanted_rule": value.rule,
+            "wanted_rule": str(value.rule),
             "reverted": f"#{after.reverted}",
             "revert": f"#{after.revert}",
         },
