@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import numpy as np
 from pydantic import (
@@ -244,35 +244,27 @@ class Emergency(_Strict):
     previous_phase: EmergencyPhase = "normal"
 
 
-BoundedField = Literal[
-    "requests.cpu",
-    "requests.memory",
-    "limits.cpu",
-    "limits.memory",
-    "hpa.minReplicas",
-    "hpa.maxReplicas",
-    "hpa.target.cpu",
-    "hpa.target.memory",
-]
-"""The fields rule `after_revert.floor` bounds."""
-
-
 class RevertedField(_Strict):
     """One field a merged revert restored, and the value the reverted pull request had set."""
 
     container: Name | None = None
     """null or absent: the replica bounds, or a pod-level Resource target."""
-    field: BoundedField
+    field: FieldId
+    """A request, a limit, a replica bound or an HPA target (the fields the rule bounds)."""
     value: Amount
     """Cores, bytes, replicas or percent."""
 
     @model_validator(mode="after")
-    def _container_where_needed(self) -> RevertedField:
-        """A request or limit names its container; a replica bound names none."""
-        per_container = self.field.startswith(("requests.", "limits."))
-        if per_container and self.container is None:
+    def _bounded_field(self) -> RevertedField:
+        """A field the rule bounds; a request or limit names its container, a replica bound
+        names none."""
+        if not (self.field.is_request_or_limit or self.field.is_hpa):
+            raise PydanticCustomError(
+                "field", "not a field the rule bounds: {f}", {"f": self.field}
+            )
+        if self.field.is_request_or_limit and self.container is None:
             raise PydanticCustomError("container", "a request or limit names its container")
-        if self.field in ("hpa.minReplicas", "hpa.maxReplicas") and self.container is not None:
+        if not self.field.is_request_or_limit and not self.field.is_hpa_target and self.container:
             raise PydanticCustomError("container", "a replica bound names no container")
         return self
 
@@ -295,7 +287,7 @@ class AfterRevertInput(_Strict):
         return AfterRevert(
             self.revert,
             self.reverted,
-            {(v.container, FieldId(v.field)): v.value for v in self.values},
+            {(v.container, v.field): v.value for v in self.values},
             self.margin,
         )
 

@@ -181,8 +181,23 @@ def test_recommend_bounds_a_field_a_merged_revert_restored(cli, tmp_path, docume
             ),
             "after_revert.values[0]",
         ),
+        (
+            lambda d: d.__setitem__(
+                "after_revert",
+                {"revert": 6, "reverted": 3, "values": [{"field": "replicas", "value": 3}]},
+            ),
+            "after_revert.values[0]",
+        ),
     ],
-    ids=["short-row", "bad-policy", "bad-time", "bad-setting", "unknown-key", "no-container"],
+    ids=[
+        "short-row",
+        "bad-policy",
+        "bad-time",
+        "bad-setting",
+        "unknown-key",
+        "no-container",
+        "unbounded-field",
+    ],
 )
 def test_malformed_input_exits_2_naming_the_field(cli, tmp_path, document, mutate, field):
     bad = copy.deepcopy(document)
