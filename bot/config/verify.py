@@ -89,5 +89,5 @@ class VerifySettings(ConfigModel):
         le=1,
         description="After a merged revert, the next proposal for a field it restored is at "
         "least the value that regressed × (1 + this) (an HPA target at most × (1 − this)); "
-        "rule after-revert-floor.",
+        "rule after_revert.floor (0: bounded at the value that regressed itself).",
     )

@@ -13,6 +13,10 @@ listing of pull requests a run already makes, ``workload_memory`` derives per wo
 - ``emergency_phase``: the phase recorded in ``phases`` of the latest merged bot pull request
   that mentions the workload (in ``phases`` or ``changes``); ``normal`` when that pull request
   recorded none (written before phases existed), None when no merged bot pull request mentions it.
+- ``reverted``: when that latest merged bot pull request is a revert (its state's ``reverts``),
+  the value the reverted pull request had set for each field the revert restored
+  (``RevertedValues``): what the engine's rule ``after_revert.floor`` bounds the next proposal
+  with. A reverted pull request no longer listed, or whose state is unreadable, tells nothing.
 
 Pull requests closed unmerged and open ones change nothing in the repository, so they are
 ignored here.
@@ -23,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from bot.model import POD_LEVEL, EmergencyPhase, FieldId, Resource
+from bot.model import POD_LEVEL, EmergencyPhase, FieldId, Number, Resource
 from bot.report.proposal import PullRequestState
 
 POD_LEVEL_IN_ID = "-"
@@ -50,6 +54,17 @@ class PreviousProposal:
 
 
 @dataclass(frozen=True, slots=True)
+class RevertedValues:
+    """A merged revert of one workload: ``revert`` (its number) restored the values before
+    ``reverted``, which had set ``values`` (by container, None for a pod-level field, and
+    field) for the fields the revert restored."""
+
+    revert: int
+    reverted: int
+    values: Mapping[tuple[str | None, FieldId], Number] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class WorkloadMemory:
     """What merged bot pull requests tell about one workload (see the module docstring)."""
 
@@ -57,6 +72,7 @@ class WorkloadMemory:
     emergency_phase: EmergencyPhase | None = None
     phase_pull: int | None = None
     """Number of the pull request ``emergency_phase`` was read from."""
+    reverted: RevertedValues | None = None
 
 
 def split_change_id(change_id: str) -> tuple[str, str, FieldId] | None:
@@ -78,12 +94,14 @@ def workload_memory(pulls: Iterable[PreviousProposal]) -> dict[str, WorkloadMemo
     Later merges win (ties: the higher pull-request number); pull requests that are not
     merged, or whose state cannot be read, are ignored.
     """
+    pulls = tuple(pulls)
     merged = sorted(
         (p for p in pulls if p.merged and p.merged_at_s is not None and p.state is not None),
         key=lambda p: (p.merged_at_s or 0.0, p.number),
     )
     targets: dict[str, dict[tuple[str, Resource], float]] = {}
     phases: dict[str, tuple[EmergencyPhase, int]] = {}
+    latest: dict[str, PreviousProposal] = {}
     for pull in merged:
         state, when = pull.state, pull.merged_at_s
         assert state is not None and when is not None
@@ -100,19 +118,48 @@ def workload_memory(pulls: Iterable[PreviousProposal]) -> dict[str, WorkloadMemo
                 targets.setdefault(workload, {})[(who, resource)] = when
         for workload in mentioned:
             phases[workload] = (state.phases.get(workload, "normal"), pull.number)
+            latest[workload] = pull
+    by_number = {p.number: p for p in pulls if p.state is not None}
     return {
         workload: WorkloadMemory(
             target_changed_s=targets.get(workload, {}),
             emergency_phase=phases[workload][0] if workload in phases else None,
             phase_pull=phases[workload][1] if workload in phases else None,
+            reverted=reverted_values(workload, latest[workload], by_number)
+            if workload in latest
+            else None,
         )
         for workload in sorted(set(targets) | set(phases))
     }
 
 
+def reverted_values(
+    workload: str, revert: PreviousProposal, pulls: Mapping[int, PreviousProposal]
+) -> RevertedValues | None:
+    """What ``revert``, the latest merged bot pull request mentioning ``workload``, tells when
+    it is a revert: the values the pull request it reverted (found in ``pulls``, by number) had
+    set for the workload's fields it restored; None when it is no revert, the reverted pull
+    request is unknown, or it set none of them (a removed value bounds nothing)."""
+    number = revert.state.reverts if revert.state is not None else None
+    reverted = pulls.get(number) if number is not None else None
+    if number is None or reverted is None or reverted.state is None or revert.state is None:
+        return None
+    values: dict[tuple[str | None, FieldId], Number] = {}
+    for change in revert.state.changes:
+        parts = split_change_id(change)
+        value = reverted.state.changes.get(change)
+        if parts is None or parts[0] != workload or value is None:
+            continue
+        container = None if parts[1] == POD_LEVEL_IN_ID else parts[1]
+        values[(container, parts[2])] = value
+    return RevertedValues(revert.number, number, values) if values else None
+
+
 __all__ = [
     "PreviousProposal",
+    "RevertedValues",
     "WorkloadMemory",
+    "reverted_values",
     "split_change_id",
     "workload_memory",
 ]

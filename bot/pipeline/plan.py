@@ -41,7 +41,7 @@ from bot.pipeline.timings import PlanTimings
 from bot.recommend.changes import field_changes
 from bot.recommend.engine import recommend
 from bot.recommend.errors import RecommendError
-from bot.recommend.inputs import EmergencyState, build_input
+from bot.recommend.inputs import AfterRevert, EmergencyState, build_input
 from bot.report.build import chart_candidates, summarize_history
 from bot.report.proposal import Prices
 from bot.settings import RepositorySettings
@@ -162,8 +162,10 @@ def decide_workload(
 
     ``memory`` is what the bot's merged pull requests tell about the workload
     (``bot.forge.previous``): when each HPA target last changed (Tortoise's +5 points per
-    24 h) and the emergency phase the last merged proposal left. None (``plan`` without
-    GitHub): nothing known, every target free to move, phase ``normal``.
+    24 h), the emergency phase the last merged proposal left and, when that was a revert, the
+    values that regressed (rule ``after_revert.floor``, bounded by
+    ``verify.after_revert_margin``; none with ``verify.enabled`` false). None (``plan`` without
+    GitHub): nothing known, every target free to move, phase ``normal``, no revert.
     """
     ref = declared.ref
     resolved = settings.for_workload(declared)
@@ -179,6 +181,11 @@ def decide_workload(
         requested=resolved.emergency,
         previous_phase=(memory.emergency_phase if memory else None) or "normal",
     )
+    reverted = memory.reverted if memory is not None and settings.verify.enabled else None
+    after_revert = None
+    if reverted is not None:  # rule after_revert.floor
+        margin = settings.verify.after_revert_margin
+        after_revert = AfterRevert(reverted.revert, reverted.reverted, reverted.values, margin)
 
     def run(containers: Mapping[str, ContainerSettings]) -> Recommendation:
         engine_input = build_input(
@@ -186,6 +193,7 @@ def decide_workload(
             history,
             containers=containers,
             emergency=emergency,
+            after_revert=after_revert,
             target_changed_s=dict(memory.target_changed_s) if memory else {},
             excluded_intervals_s=history.crash_loops_s,
             kubernetes_version=settings.environment(ref.environment).kubernetes_version.value,

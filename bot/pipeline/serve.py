@@ -22,7 +22,6 @@ from bot.manifests.files import parse_all
 from bot.metrics.source import HistorySource
 from bot.model import DeclaredWorkload, WorkloadRef
 from bot.outcome_view import error_lines
-from bot.pipeline.after_revert import after_revert_proposals
 from bot.pipeline.failures import KNOWN_FAILURES, Budget, RepositoryCrashError, failure_message
 from bot.pipeline.plan import RepositoryOutcome, history_requests, repository_outcome
 from bot.pipeline.proposals import (
@@ -288,14 +287,6 @@ def _serve_configured(
         else []
     )
     reverted = {r.key for r in reverts}
-    proposals = after_revert_proposals(
-        proposals,
-        session.previous_proposals(),
-        settings.verify.after_revert_margin,
-        root=plan.root,
-        discovery=plan.discovery,
-        config=plan.config,
-    )
     after_revert = reverted_keys(
         proposals,
         session.previous_proposals(),

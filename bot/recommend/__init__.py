@@ -2,8 +2,9 @@
 
 The pipeline needs only these names::
 
-    build_input(workload, history, *, containers=..., emergency=..., target_changed_s=...,
-                excluded_intervals_s=..., container_resource_metrics=None) -> WorkloadInput
+    build_input(workload, history, *, containers=..., emergency=..., after_revert=...,
+                target_changed_s=..., excluded_intervals_s=...,
+                container_resource_metrics=None) -> WorkloadInput
     recommend(inp, settings, *, now_s) -> Recommendation
     field_changes(rec) -> tuple[FieldChange, ...]      # exactly the changes to write
     next_emergency_phase(rec) -> "normal" | "emergency" | "back-to-normal"
@@ -14,9 +15,16 @@ The pipeline needs only these names::
 from bot.recommend.changes import field_changes, next_emergency_phase
 from bot.recommend.engine import recommend
 from bot.recommend.errors import CheckpointError, InputError, RecommendError
-from bot.recommend.inputs import ContainerInput, EmergencyState, WorkloadInput, build_input
+from bot.recommend.inputs import (
+    AfterRevert,
+    ContainerInput,
+    EmergencyState,
+    WorkloadInput,
+    build_input,
+)
 
 __all__ = [
+    "AfterRevert",
     "CheckpointError",
     "ContainerInput",
     "EmergencyState",

@@ -12,7 +12,9 @@ recommend-input.schema.json`` is generated from it (``tortoise-bot schema``)::
      "hpa": {"min_replicas", "max_replicas", "targets", "behavior"?: {"scale_up"?, "scale_down"?:
              {"stabilization_window_seconds"?, "select_policy"?, "tolerance"?,
               "policies"?: [{"type", "value", "period_seconds"}]}}} | null,
-     "emergency"?: {"requested", "previous_phase"}, "target_changed"?: [...], "settings"?: {...}}
+     "emergency"?: {"requested", "previous_phase"},
+     "after_revert"?: {"revert", "reverted", "margin"?, "values": [{"container"?, "field", "value"}]},
+     "target_changed"?: [...], "settings"?: {...}}
 
 Numbers are taken as they are (no string is read as a number, no boolean as 0 or 1); every
 problem raises ``InputError`` whose ``field`` is the JSON path (``containers[0].cpu_samples[3]``).
@@ -27,7 +29,14 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 from pydantic.json_schema import WithJsonSchema
 from pydantic_core import PydanticCustomError
 
@@ -40,6 +49,7 @@ from bot.model import (
     ContainerHistory,
     DeclaredHPA,
     EmergencyPhase,
+    FieldId,
     HpaBehavior,
     HpaTarget,
     Policy,
@@ -53,7 +63,13 @@ from bot.model import (
     WorkloadRef,
 )
 from bot.recommend.errors import InputError
-from bot.recommend.inputs import ContainerInput, EmergencyState, WorkloadInput, default_policy
+from bot.recommend.inputs import (
+    AfterRevert,
+    ContainerInput,
+    EmergencyState,
+    WorkloadInput,
+    default_policy,
+)
 
 SCHEMA_FILE = "recommend-input.schema.json"
 """The generated JSON Schema's file name in ``docs/schemas/``."""
@@ -228,6 +244,54 @@ class Emergency(_Strict):
     previous_phase: EmergencyPhase = "normal"
 
 
+class RevertedField(_Strict):
+    """One field a merged revert restored, and the value the reverted pull request had set."""
+
+    container: Name | None = None
+    """null or absent: the replica bounds, or a pod-level Resource target."""
+    field: FieldId
+    """A request, a limit, a replica bound or an HPA target (the fields the rule bounds)."""
+    value: Amount
+    """Cores, bytes, replicas or percent."""
+
+    @model_validator(mode="after")
+    def _bounded_field(self) -> RevertedField:
+        """A field the rule bounds; a request or limit names its container, a replica bound
+        names none."""
+        if not (self.field.is_request_or_limit or self.field.is_hpa):
+            raise PydanticCustomError(
+                "field", "not a field the rule bounds: {f}", {"f": self.field}
+            )
+        if self.field.is_request_or_limit and self.container is None:
+            raise PydanticCustomError("container", "a request or limit names its container")
+        if not self.field.is_request_or_limit and not self.field.is_hpa_target and self.container:
+            raise PydanticCustomError("container", "a replica bound names no container")
+        return self
+
+
+class AfterRevertInput(_Strict):
+    """A merged revert of the workload's values (rule `after_revert.floor`): the next proposal
+    for a restored field is at least `value × (1 + margin)`, an HPA target at most
+    `value × (1 − margin)`."""
+
+    revert: Annotated[int, Field(ge=1, strict=True)]
+    """The merged revert pull request's number."""
+    reverted: Annotated[int, Field(ge=1, strict=True)]
+    """The number of the pull request whose outcome regressed."""
+    margin: Annotated[float, Field(ge=0, le=1, strict=True)] = 0.2
+    """`verify.after_revert_margin`."""
+    values: Annotated[list[RevertedField], Field(min_length=1)]
+
+    def engine_input(self) -> AfterRevert:
+        """As the engine reads it."""
+        return AfterRevert(
+            self.revert,
+            self.reverted,
+            {(v.container, v.field): v.value for v in self.values},
+            self.margin,
+        )
+
+
 class TargetChanged(_Strict):
     """When one HPA target last changed."""
 
@@ -255,6 +319,7 @@ class InputDocument(_Strict):
     """Desired replicas over time: `[unix_s, count]`."""
     hpa: Hpa | None = None
     emergency: Emergency = Emergency()
+    after_revert: AfterRevertInput | None = None
     target_changed: list[TargetChanged] = []
     excluded_intervals: list[tuple[Instant, Instant]] = []
     """Periods dropped from the history (crash loops, emergency windows): `[start, end)`."""
@@ -369,6 +434,7 @@ def parse_document(data: Any) -> Document:
         history,
         hpa=hpa,
         emergency=EmergencyState(doc.emergency.requested, doc.emergency.previous_phase),
+        after_revert=doc.after_revert.engine_input() if doc.after_revert else None,
         target_changed_s=changed,
         excluded_intervals_s=tuple(doc.excluded_intervals),
     )

@@ -18,7 +18,9 @@ Order, per workload (``docs/recommendations.md`` has the formulas), each step in
 5. noise control (memory floor at the peak, OOM increase, rounding, minChange), then limits
    (``folding``; a measured risk lets an increase pass, ``replay.risk``);
 6. the replay: targets and replica bounds chosen by replay where the settings say so
-   (``replay.targets``, ``replay.replica_bounds``), then the gate (``replay.gate``); the
+   (``replay.targets``, ``replay.replica_bounds``); after a merged revert, no restored field
+   cut as deep as the pull request that regressed (``after_revert``; once more at the end, as
+   a step below may recompute a value); then the gate (``replay.gate``); the
    backtest, this engine one horizon ago scored on the days since (``backtest``), and the
    absolute budget on CPU minutes over request, in the replay and in the backtest
    (``replay.budget``);
@@ -32,6 +34,7 @@ runs (``runs``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from bot.clock import hour_of_week
 from bot.config.recommend import RecommendSettings
@@ -46,6 +49,7 @@ from bot.model import (
     Status,
 )
 from bot.recommend import keda, keda_cron, namespace
+from bot.recommend.after_revert import with_after_revert
 from bot.recommend.backtest import run_backtest
 from bot.recommend.changes import field_changes
 from bot.recommend.estimate import (
@@ -229,6 +233,7 @@ def _recommend(
         draft = replayed_targets(inp, draft, settings, context, now_s=now_s)
         draft = replayed_bounds(inp, draft, settings, context)
         draft = keda.hold(inp.hpa, draft)
+    draft = with_after_revert(inp.after_revert, draft)  # no cut as deep as one that regressed
     changes = field_changes(draft)
     limit_of = _limits_of(inp, settings, estimates)
     if context is not None and changes:
@@ -261,6 +266,9 @@ def _recommend(
         if floored.hpa is not draft.hpa:  # minReplicaCount lowered (or kept) for cron floors
             changes = field_changes(floored)
         draft = floored
+    bounded = with_after_revert(inp.after_revert, draft)  # a step above recomputed a value
+    if bounded is not draft:
+        draft, changes = bounded, field_changes(bounded)
     reasons = [f"{c.field}{'/' + c.container if c.container else ''}: {c.reason}" for c in changes]
     status: Status
     if changes:
@@ -286,8 +294,10 @@ def _without_backtest(
     inp: WorkloadInput, settings: RecommendSettings, now_s: float
 ) -> Recommendation:
     """The engine for the backtest (its settings say ``replay.backtest: off``): its values
-    alone are read, so it leaves out the replay figures (``report`` False)."""
-    return _recommend(inp, settings, now_s, report=False)
+    alone are read, so it leaves out the replay figures (``report`` False). It scores the
+    engine's own decision one horizon ago: without the bound of a revert merged since
+    (``after_revert``), which would hide how deep the engine itself cuts."""
+    return _recommend(replace(inp, after_revert=None), settings, now_s, report=False)
 
 
 def _same_fields(a: Recommendation, b: Recommendation) -> bool:

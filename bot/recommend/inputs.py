@@ -24,7 +24,9 @@ from bot.model import (
     DeclaredLimitRange,
     DeclaredWorkload,
     EmergencyPhase,
+    FieldId,
     KubernetesVersion,
+    Number,
     Policy,
     Resource,
     ResourceValues,
@@ -73,6 +75,25 @@ class EmergencyState:
 
 
 @dataclass(frozen=True, slots=True)
+class AfterRevert:
+    """A merged revert of the workload's values (rule ``after_revert.floor``,
+    ``bot.recommend.after_revert``): ``revert`` is the number of the merged revert pull request,
+    ``reverted`` that of the pull request whose outcome regressed, ``values`` the value
+    ``reverted`` had set for each field the revert restored, by (container, field); the
+    container is None for the replica bounds and a pod-level HPA target. ``margin`` is
+    ``verify.after_revert_margin``."""
+
+    revert: int
+    reverted: int
+    values: Mapping[tuple[str | None, FieldId], Number] = field(default_factory=dict)
+    margin: float = 0.2
+
+    def value(self, container: str | None, field_id: FieldId) -> Number | None:
+        """The value ``reverted`` set for ``field_id`` of ``container``, None if not restored."""
+        return self.values.get((container, field_id))
+
+
+@dataclass(frozen=True, slots=True)
 class WorkloadInput:
     """Everything ``engine.recommend`` reads for one workload."""
 
@@ -83,6 +104,8 @@ class WorkloadInput:
     replicas: int | None = None
     """The manifest's ``spec.replicas`` (None when an HPA owns it)."""
     emergency: EmergencyState = EmergencyState()
+    after_revert: AfterRevert | None = None
+    """The values a merged revert restored and those that regressed (None: no revert)."""
     target_changed_s: Mapping[tuple[str, Resource], float] = field(default_factory=dict)
     """When each HPA target (container, resource) last changed, unix s (absent: unknown)."""
     excluded_intervals_s: tuple[tuple[float, float], ...] = ()
@@ -122,6 +145,7 @@ def build_input(
     *,
     containers: Mapping[str, ContainerSettings],
     emergency: EmergencyState | None = None,
+    after_revert: AfterRevert | None = None,
     target_changed_s: Mapping[tuple[str, Resource], float] | None = None,
     excluded_intervals_s: tuple[tuple[float, float], ...] = (),
     container_resource_metrics: bool | None = None,
@@ -170,6 +194,7 @@ def build_input(
         hpa=hpa,
         replicas=workload.replicas,
         emergency=emergency or EmergencyState(),
+        after_revert=after_revert,
         target_changed_s=dict(target_changed_s or {}),
         excluded_intervals_s=excluded_intervals_s,
         files=workload.files,

@@ -107,6 +107,8 @@ class Rule(StrEnum):
     REPLAY_MAX_REPLICAS_STEP = "replay.max_replicas_step"
     REPLAY_TARGET_NO_EFFECT = "replay.target_no_effect"
     REPLAY_TARGET_STEP = "replay.target_step"
+    # After a merged revert: no cut as deep as the one that regressed
+    AFTER_REVERT_FLOOR = "after_revert.floor"
     # The values of a workload the engine did not run for (skipped, or an error first)
     NOT_COMPUTED = "not-computed"
 

@@ -28,6 +28,7 @@ from bot.config.errors import ConfigProblem
 from bot.config.forge import PullRequestConfig
 from bot.config.recommend import RecommendSettings
 from bot.config.repo import ConfigSource, RepoConfig, repo_config_source
+from bot.config.verify import VerifySettings
 from bot.model import DeclaredWorkload
 from bot.settings.environment import EnvironmentSettings, environment_settings
 from bot.settings.origin import Origin
@@ -66,6 +67,8 @@ class RepositorySettings:
         """The bot's recommend settings, before the file's (its ``noise`` judges proposals)."""
         self.display_zone: str = bot.report.time_zone
         """The clock of the times pull requests show (``report.time_zone``)."""
+        self.verify: VerifySettings = bot.verify
+        """The verification of merged proposals; the engine reads ``after_revert_margin``."""
         if "cost" in config.pull_requests.model_fields_set:
             cost_origin = self.origin_of("pull_requests", "cost")
             self.pull_requests: PullRequestConfig = config.pull_requests

@@ -1,39 +1,67 @@
-"""Rule ``after-revert-floor``: after a merged revert, the next proposal for a restored field
-does not cut as deep as the pull request that regressed (known numbers, margin 0.2)."""
+"""What the bot's pull requests tell the engine's rule ``after_revert.floor``: after a merged
+revert, the values the reverted pull request had set for the fields the revert restored
+(``WorkloadMemory.reverted``), read per workload from the listing a run already makes."""
 
 from __future__ import annotations
 
-import pytest
+from bot.forge.previous import PreviousProposal, RevertedValues, workload_memory
+from bot.model import FieldId
+from bot.report import PullRequestState
 
-from bot.model import FieldChange, FieldId, WorkloadRef
-from bot.pipeline.after_revert import bounded, floored_changes
-from bot.report.proposal import change_id
-
-PAY = WorkloadRef("Deployment", "shop", "pay")
+PAY, WEB = "default/shop/pay", "default/shop/web"
 
 
-@pytest.mark.parametrize(
-    ("field_id", "proposed", "regressed", "expected"),
-    [
-        (FieldId.REQUESTS_CPU, 0.11, 0.1, 0.12),  # 0.1 × 1.2: the cut that regressed, + 20 %
-        (FieldId.REQUESTS_CPU, 0.3, 0.1, 0.3),  # above the bound: unchanged
-        (FieldId.REQUESTS_MEMORY, 200e6, 256e6, 256e6 * 1.2),
-        (FieldId.HPA_MAX_REPLICAS, 4, 5, 6),  # 5 × 1.2 = 6 replicas
-        (FieldId.HPA_MAX_REPLICAS, 4, 4, 5),  # 4.8 rounded up
-        (FieldId.HPA_TARGET_CPU, 85, 80, 64),  # less is safer: 80 × 0.8
-    ],
+def _merged(
+    number: int, at: float, changes: dict[str, float | int | None], reverts: int | None = None
+) -> PreviousProposal:
+    state = PullRequestState("default/shop", "p", "f", changes, reverts=reverts)
+    return PreviousProposal("default/shop", number, f"b{number}", False, True, state, at, at)
+
+
+REVERTED = _merged(
+    3,
+    100.0,
+    {
+        f"{PAY}/app/requests.cpu": 0.1,
+        f"{PAY}/app/requests.memory": 100e6,  # not regressed: not restored
+        f"{PAY}/-/hpa.target.cpu": 80,
+        f"{PAY}/-/hpa.maxReplicas": 4,
+        f"{PAY}/app/limits.cpu": None,  # removed: bounds nothing
+        f"{WEB}/app/requests.cpu": 0.2,
+    },
 )
-def test_the_bound_is_the_regressed_value_with_the_margin(field_id, proposed, regressed, expected):
-    assert bounded(field_id, proposed, regressed, 0.2) == pytest.approx(expected)
+REVERT = _merged(
+    6,
+    200.0,
+    {
+        f"{PAY}/app/requests.cpu": 0.5,
+        f"{PAY}/-/hpa.target.cpu": 60,
+        f"{PAY}/-/hpa.maxReplicas": 10,
+        f"{PAY}/app/limits.cpu": 1.0,
+        f"{WEB}/app/requests.cpu": 0.4,
+    },
+    reverts=3,
+)
 
 
-def test_a_restored_field_is_bounded_and_a_bound_reaching_the_current_value_drops_it():
-    cpu = FieldChange(PAY, FieldId.REQUESTS_CPU, 0.11, 0.5, "app")
-    memory = FieldChange(PAY, FieldId.REQUESTS_MEMORY, 100e6, 256e6, "app")  # not restored
-    regressed = {change_id(PAY, "app", FieldId.REQUESTS_CPU): 0.1}
-    changes, said = floored_changes([cpu, memory], regressed, 0.2)
-    assert [c.proposed for c in changes] == [pytest.approx(0.12), 100e6]
-    assert said == ["app requests.cpu: 0.11 → 0.12"]
-    close = FieldChange(PAY, FieldId.REQUESTS_CPU, 0.11, 0.115, "app")  # current below 0.12
-    changes, said = floored_changes([close], regressed, 0.2)
-    assert changes == () and said == ["app requests.cpu: kept at 0.115 (the bound 0.12 reaches it)"]
+def test_a_merged_revert_tells_the_values_that_regressed_per_workload():
+    memory = workload_memory([REVERT, REVERTED])
+    assert memory[PAY].reverted == RevertedValues(
+        6,
+        3,
+        {
+            ("app", FieldId.REQUESTS_CPU): 0.1,
+            (None, FieldId.HPA_TARGET_CPU): 80,
+            (None, FieldId.HPA_MAX_REPLICAS): 4,
+        },
+    )
+    assert memory[WEB].reverted == RevertedValues(6, 3, {("app", FieldId.REQUESTS_CPU): 0.2})
+
+
+def test_a_merge_after_the_revert_or_an_unlisted_reverted_pull_request_tells_nothing():
+    later = _merged(7, 300.0, {f"{PAY}/app/requests.cpu": 0.3})  # the next proposal, merged
+    memory = workload_memory([later, REVERT, REVERTED])
+    assert memory[PAY].reverted is None
+    assert memory[WEB].reverted is not None  # its latest merge is still the revert
+    assert workload_memory([REVERT])[PAY].reverted is None  # #3 no longer listed
+    assert workload_memory([REVERTED])[PAY].reverted is None  # no revert merged

@@ -140,6 +140,32 @@ def test_recommend_removes_the_metric_of_a_container_made_vertical(cli, tmp_path
     ] in rows
 
 
+def test_recommend_bounds_a_field_a_merged_revert_restored(cli, tmp_path, document):
+    # the engine cuts app's memory request 512 → 392 MiB; #3 had cut it to 400 MiB, which
+    # regressed, and #6 reverted it: at least 400 MiB × 1.2 = 480 MiB
+    doc = copy.deepcopy(document)
+    doc["after_revert"] = {
+        "revert": 6,
+        "reverted": 3,
+        "values": [{"container": "app", "field": "requests.memory", "value": 400 * MIB}],
+    }
+    jsonschema.validate(doc, _schema("recommend-input.schema.json"))
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(doc))
+    done = cli("recommend", "--input", str(path), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    jsonschema.validate({"workloads": [out], "diff": ""}, _schema("plan.schema.json"))
+    request = out["containers"][0]["memory"]["request"]
+    assert (request["rule"], request["proposed"]) == ("after_revert.floor", 480 * MIB)
+    assert request["inputs"]["wanted_rule"] == "vertical.ideal"
+    assert "400Mi × (1 + 0.2) = 480Mi" in request["reason"]
+    table = cli("recommend", "--input", str(path))
+    rows = [line.split() for line in table.stdout.splitlines()]
+    memory = next(row for row in rows if row[:2] == ["app", "request.memory"])
+    assert memory[3:7] == ["512", "MiB", "480", "MiB"] and memory[-1] == "after_revert.floor"
+
+
 @pytest.mark.parametrize(
     ("mutate", "field"),
     [
@@ -148,8 +174,30 @@ def test_recommend_removes_the_metric_of_a_container_made_vertical(cli, tmp_path
         (lambda d: d.__setitem__("now", "yesterday"), "now"),
         (lambda d: d["settings"].__setitem__("vpa", {"margin_fraction": -1}), "settings.vpa"),
         (lambda d: d.__setitem__("colour", "blue"), "colour"),
+        (
+            lambda d: d.__setitem__(
+                "after_revert",
+                {"revert": 6, "reverted": 3, "values": [{"field": "requests.cpu", "value": 0.1}]},
+            ),
+            "after_revert.values[0]",
+        ),
+        (
+            lambda d: d.__setitem__(
+                "after_revert",
+                {"revert": 6, "reverted": 3, "values": [{"field": "replicas", "value": 3}]},
+            ),
+            "after_revert.values[0]",
+        ),
     ],
-    ids=["short-row", "bad-policy", "bad-time", "bad-setting", "unknown-key"],
+    ids=[
+        "short-row",
+        "bad-policy",
+        "bad-time",
+        "bad-setting",
+        "unknown-key",
+        "no-container",
+        "unbounded-field",
+    ],
 )
 def test_malformed_input_exits_2_naming_the_field(cli, tmp_path, document, mutate, field):
     bad = copy.deepcopy(document)
