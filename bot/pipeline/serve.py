@@ -288,19 +288,28 @@ def _serve_configured(
         else []
     )
     reverted = {r.key for r in reverts}
-    proposals = after_revert_proposals(
-        proposals,
-        session.previous_proposals(),
-        settings.verify.after_revert_margin,
-        root=plan.root,
-        discovery=plan.discovery,
-        config=plan.config,
-    )
-    after_revert = reverted_keys(
-        proposals,
-        session.previous_proposals(),
-        proposals_within_thresholds(settings.recommend.noise),
-    )
+    # Held after a revert is judged on the engine's own proposal: the floor below lifts a
+    # restored field out of the noise thresholds of the pull request that regressed, so a
+    # proposal judged after it would never be held. A held proposal stays as the engine made it.
+    within = proposals_within_thresholds(settings.recommend.noise)
+    after_revert = reverted_keys(proposals, session.previous_proposals(), within)
+    held_reverted = held_after_revert(proposals, session.previous_proposals(), within)
+    bounded = {
+        p.key: p
+        for p in after_revert_proposals(
+            [p for p in proposals if p.key not in after_revert],
+            session.previous_proposals(),
+            settings.verify.after_revert_margin,
+            root=plan.root,
+            discovery=plan.discovery,
+            config=plan.config,
+        )
+    }
+    proposals = [
+        p if p.key in after_revert else bounded[p.key]
+        for p in proposals
+        if p.key in after_revert or p.key in bounded
+    ]
     proposals = [*reverts, *(p for p in proposals if p.key not in reverted)]
     budget.check("publishing")
     held = repository.dashboard_only_reason(now_s=now_s)
@@ -323,9 +332,7 @@ def _serve_configured(
                     repository.pull_requests.min_monthly_change,
                     noise.risk_minutes,
                 ),
-                **held_after_revert(
-                    proposals, session.previous_proposals(), proposals_within_thresholds(noise)
-                ),
+                **held_reverted,
             },
             scope=scope.keys if scope is not None else None,
             urgent=reverted,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 
 from bot.model import MIB
@@ -36,6 +37,16 @@ class Generation:
     """Share of CFS periods throttled (None: no CPU limit, so no CFS series)."""
     cpu_limit: float | None = None
     """The CPU limit kube-state-metrics reports (None: none)."""
+    spike_every: int = 0
+    spike_cores: float = 0.0
+    """Every ``spike_every``-th sample interval runs at ``spike_cores`` instead (0: never)."""
+
+    def cores(self, count: int) -> list[float]:
+        """The cores of each of ``count`` sample intervals."""
+        every = self.spike_every
+        return [
+            self.spike_cores if every and i % every == 0 else self.cpu_cores for i in range(count)
+        ]
 
 
 @dataclass(frozen=True)
@@ -98,6 +109,8 @@ def generation(
         oom_at_s=oom_at_s,
         throttled_share=values.get("throttled_share"),
         cpu_limit=values.get("cpu_limit"),
+        spike_every=int(values.get("spike_every", 0)),
+        spike_cores=values.get("spike_cores", 0.0),
     )
 
 
@@ -123,10 +136,12 @@ def write(workloads: Sequence[Workload], path: Path, namespace: str = "shop") ->
             for pod in gen.names:
                 ids = {"namespace": namespace, "pod": pod, "container": "app"}
                 cadvisor, ksm = {**ids, "job": "kubelet"}, {**ids, "job": "kube-state-metrics"}
+                steps = (c * STEP_S for c in gen.cores(len(times) - 1))
+                seconds = list(accumulate(steps, initial=0.0))[: len(times)]
                 add(
                     "container_cpu_usage_seconds_total",
                     cadvisor,
-                    [(t, gen.cpu_cores * STEP_S * i) for i, t in enumerate(times)],
+                    list(zip(times, seconds, strict=True)),
                 )
                 add(
                     "container_memory_working_set_bytes",
