@@ -144,7 +144,9 @@ def _cpu(name: str) -> str:
     return change_id(ref(name), "app", FieldId.REQUESTS_CPU)
 
 
-def test_after_a_merged_revert_the_same_cut_is_held_and_a_nearby_one_bounded(reverted, prom, tmp_path):
+def test_after_a_merged_revert_the_same_cut_is_held_and_a_nearby_one_bounded(
+    reverted, prom, tmp_path
+):
     gh, numbers, reverts = reverted
     report = _serve(gh, prom, tmp_path / "later", LATER)
     assert report.ok, report.message
