@@ -23,9 +23,11 @@ from bot.forge.previous import POD_LEVEL_IN_ID, PreviousProposal, split_change_i
 from bot.forge.results import PublishReport
 from bot.manifests import Discovery, apply_changes
 from bot.model import ChangeSet, FieldChange, Note, WorkloadRef
+from bot.recommend.rules import Rule
 from bot.report import make_proposal, state_of
 from bot.report.markdown import escape
 from bot.report.proposal import Proposal
+from bot.report.summary import explained_of
 from bot.report.verification import PullVerification
 
 log = logging.getLogger("bot.pipeline")
@@ -118,6 +120,26 @@ def revert_proposals(
     return out
 
 
+def engine_wanted(proposal: Proposal) -> Proposal:
+    """``proposal`` with each value the after-revert floor moved (rule ``after_revert.floor``,
+    ``bot.recommend.after_revert``) set back to what the engine wanted before it (its
+    ``wanted`` input): what ``reverted_keys`` judges, since the floor is what lifts a restored
+    field out of the noise thresholds of the pull request that regressed."""
+    changes = proposal.change_set.changes
+    recs = {rec.ref: rec for rec in proposal.change_set.recommendations}
+    out = []
+    for change in changes:
+        rec = recs.get(change.ref)
+        value = explained_of(rec, change.field, change.container) if rec is not None else None
+        wanted = value.inputs.get("wanted") if value is not None else None
+        floored = value is not None and value.rule == Rule.AFTER_REVERT_FLOOR.value
+        number = wanted if isinstance(wanted, int | float) else None
+        out.append(replace(change, proposed=number) if floored and number is not None else change)
+    if all(a is b for a, b in zip(out, changes, strict=True)):
+        return proposal
+    return replace(proposal, change_set=replace(proposal.change_set, changes=tuple(out)))
+
+
 def reverted_keys(
     proposals: Sequence[Proposal], pulls: Sequence[PreviousProposal], within: ThresholdCheck
 ) -> dict[str, tuple[int, int]]:
@@ -197,6 +219,7 @@ def revert_lines(
 
 __all__ = [
     "REVERT_NOTE",
+    "engine_wanted",
     "held_after_revert",
     "held_after_revert_lines",
     "revert_changes",

@@ -33,6 +33,7 @@ from bot.pipeline.proposals import (
     workload_statuses,
 )
 from bot.pipeline.revert import (
+    engine_wanted,
     held_after_revert,
     held_after_revert_lines,
     revert_lines,
@@ -287,11 +288,13 @@ def _serve_configured(
         else []
     )
     reverted = {r.key for r in reverts}
-    after_revert = reverted_keys(
-        proposals,
-        session.previous_proposals(),
-        proposals_within_thresholds(settings.recommend.noise),
-    )
+    # Held after a revert is judged on the engine's own proposal, before the after-revert floor
+    # (``engine_wanted``): the floor lifts a restored field out of the noise thresholds of the
+    # pull request that regressed, so a proposal judged after it would never be held.
+    within = proposals_within_thresholds(settings.recommend.noise)
+    wanted = [engine_wanted(p) for p in proposals]
+    after_revert = reverted_keys(wanted, session.previous_proposals(), within)
+    held_reverted = held_after_revert(wanted, session.previous_proposals(), within)
     proposals = [*reverts, *(p for p in proposals if p.key not in reverted)]
     budget.check("publishing")
     held = repository.dashboard_only_reason(now_s=now_s)
@@ -314,9 +317,7 @@ def _serve_configured(
                     repository.pull_requests.min_monthly_change,
                     noise.risk_minutes,
                 ),
-                **held_after_revert(
-                    proposals, session.previous_proposals(), proposals_within_thresholds(noise)
-                ),
+                **held_reverted,
             },
             scope=scope.keys if scope is not None else None,
             urgent=reverted,

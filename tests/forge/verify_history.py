@@ -1,6 +1,7 @@
 """A recorded history around the merges the verification tests make, as OpenMetrics for a real
 Prometheus: per pod of a workload its CPU counter, working set, requests (kube-state-metrics,
-CPU and memory), restart counter and OOM terminations, plus each Deployment's replicas.
+CPU and memory), CPU limit and CFS periods when it has one, restart counter and OOM
+terminations, plus each Deployment's replicas and its HPA's replica bounds.
 
 A rollout is two generations of pods: the old ones run the previous values until ``switch_s``,
 the new ones the merged values from half an hour before it, so the requests series change
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 
 from bot.model import MIB
@@ -33,12 +35,36 @@ class Generation:
     oom_at_s: tuple[float, ...] = ()
     throttled_share: float | None = None
     """Share of CFS periods throttled (None: no CPU limit, so no CFS series)."""
+    cpu_limit: float | None = None
+    """The CPU limit kube-state-metrics reports (None: none)."""
+    spike_every: int = 0
+    spike_cores: float = 0.0
+    """Every ``spike_every``-th sample interval runs at ``spike_cores`` instead (0: never)."""
+
+    def cores(self, count: int) -> list[float]:
+        """The cores of each of ``count`` sample intervals."""
+        every = self.spike_every
+        return [
+            self.spike_cores if every and i % every == 0 else self.cpu_cores for i in range(count)
+        ]
+
+
+@dataclass(frozen=True)
+class HpaSpec:
+    """The bounds of a workload's HPA (named like it) from ``start_s`` to ``end_s``."""
+
+    start_s: float
+    end_s: float
+    min_replicas: int
+    max_replicas: int
 
 
 @dataclass(frozen=True)
 class Workload:
     name: str
     generations: tuple[Generation, ...] = field(default_factory=tuple)
+    hpa: tuple[HpaSpec, ...] = ()
+    """The HPA's bounds over time, in order (empty: no HPA)."""
 
 
 def rollout(
@@ -82,6 +108,9 @@ def generation(
         values["cpu_cores"],
         oom_at_s=oom_at_s,
         throttled_share=values.get("throttled_share"),
+        cpu_limit=values.get("cpu_limit"),
+        spike_every=int(values.get("spike_every", 0)),
+        spike_cores=values.get("spike_cores", 0.0),
     )
 
 
@@ -107,10 +136,12 @@ def write(workloads: Sequence[Workload], path: Path, namespace: str = "shop") ->
             for pod in gen.names:
                 ids = {"namespace": namespace, "pod": pod, "container": "app"}
                 cadvisor, ksm = {**ids, "job": "kubelet"}, {**ids, "job": "kube-state-metrics"}
+                steps = (c * STEP_S for c in gen.cores(len(times) - 1))
+                seconds = list(accumulate(steps, initial=0.0))[: len(times)]
                 add(
                     "container_cpu_usage_seconds_total",
                     cadvisor,
-                    [(t, gen.cpu_cores * STEP_S * i) for i, t in enumerate(times)],
+                    list(zip(times, seconds, strict=True)),
                 )
                 add(
                     "container_memory_working_set_bytes",
@@ -127,6 +158,12 @@ def write(workloads: Sequence[Workload], path: Path, namespace: str = "shop") ->
                     {**ksm, "resource": "memory", "unit": "byte"},
                     [(t, gen.memory_request) for t in times],
                 )
+                if gen.cpu_limit is not None:
+                    add(
+                        "kube_pod_container_resource_limits",
+                        {**ksm, "resource": "cpu", "unit": "core"},
+                        [(t, gen.cpu_limit) for t in times],
+                    )
                 if gen.throttled_share is not None:  # 10 CFS periods a second
                     periods = [(t, 10.0 * STEP_S * i) for i, t in enumerate(times)]
                     add("container_cpu_cfs_periods_total", cadvisor, periods)
@@ -152,6 +189,15 @@ def write(workloads: Sequence[Workload], path: Path, namespace: str = "shop") ->
             {"namespace": namespace, "deployment": workload.name, "job": "kube-state-metrics"},
             [(t, min(c, 2)) for t, c in sorted(counts.items())],
         )
+        hpa = {"namespace": namespace, "horizontalpodautoscaler": workload.name}
+        hpa["job"] = "kube-state-metrics"
+        for spec in workload.hpa:
+            for suffix, value in (("min", spec.min_replicas), ("max", spec.max_replicas)):
+                add(
+                    f"kube_horizontalpodautoscaler_spec_{suffix}_replicas",
+                    hpa,
+                    [(t, value) for t in _times(spec.start_s, spec.end_s)],
+                )
     lines = []
     for samples in families.values():  # no TYPE lines: every family is untyped, as the sim's
         lines += _grouped(samples)
