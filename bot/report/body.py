@@ -198,6 +198,11 @@ def workload_summary(
 # --------------------------------------------------------------------------- legend and data
 
 
+SLOT_TERM = re.compile(r"\bslots?\b|\bhours\b")
+"""Words of a replica row that read hours of the week (``busiest slot``, ``hours Tue 20``): the
+legend names the slots' clock only then (a revert's rows restore values, and name none)."""
+
+
 def legend(rows: Sequence[dict[str, str]], time_zone: str, *, hours: bool) -> str:
     """The terms the table uses, each defined once, and the clock of every time shown."""
     text = " ".join(r["why"] for r in rows)
@@ -209,7 +214,7 @@ def legend(rows: Sequence[dict[str, str]], time_zone: str, *, hours: bool) -> st
         )
     if USAGE_TERM.search(text):
         terms.append("usage % = ⌈100 × rec / request⌉")
-    if hours:
+    if hours and SLOT_TERM.search(text):
         terms.append(f"slots are hours of the week on the {time_zone} clock")
     if not terms:
         return ""

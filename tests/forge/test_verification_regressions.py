@@ -362,6 +362,7 @@ def test_a_shortfall_at_the_new_max_replicas_regresses_and_reverts_max_replicas_
     _, hpa = _read(gh, revert, "cart")
     assert (hpa["spec"]["maxReplicas"], hpa["spec"]["minReplicas"]) == (high_was, low)
     assert low != low_was  # the merged minReplicas stays
+    assert "slots are hours" not in (revert.body or "")  # its rows name no slot: no legend
 
 
 def test_a_load_that_left_the_range_is_said_and_not_reverted(served):
