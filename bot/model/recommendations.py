@@ -119,8 +119,8 @@ class Prediction:
     From the replay of the proposed values: per container the share of CPU minutes over the
     request (``cpu_share``) and over the CPU limit (``throttle_share``, containers with a limit
     only), the OOM kills and the capacity-shortfall minutes at maxReplicas (None without an
-    HPA) over ``window_days``; from the backtest, per container, the share it expects at this
-    proposal's margin (``backtest_share``; empty without one).
+    HPA) over ``window_days``; from the backtest, per container, the share over this proposal's
+    request on the days the backtest scored (``backtest_share``; empty without one).
     """
 
     window_days: float

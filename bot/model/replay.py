@@ -167,5 +167,5 @@ class Backtest:
     unavailable: str | None = None
     expected: tuple[tuple[str, float], ...] = ()
     """Per container, what the backtest predicts for the proposal: the share of the scored
-    minutes over the backtest's request × the factor the proposal was raised by for it
-    (``replay.backtest_raise``; 1 where it was not)."""
+    minutes over the proposal's own request (raise included; the current one where it proposes
+    none), ``bot.recommend.replay.budget.expected``."""

@@ -3,8 +3,8 @@ happened on the days since, beside the current values (``bot.model.Backtest``,
 ``docs/recommendations.md`` §9).
 
 CPU over request is the share of a container's minutes on the scored days with one pod's CPU
-above the request; "at this proposal's margin" is the same with that request × the factor
-``replay.backtest_raise`` raised this proposal by (×1 where it did not): what the backtest
+above the request; "this proposal on the same days" is the same share for this proposal's own
+request (its raise included; the current one where it proposes none): what the backtest
 predicts for the proposal; OOM kills are predicted episodes at the limit; capacity shortfall as in the
 replay. The same lines in the pull request (Markdown) and in ``explain``/``plan`` (text).
 """
@@ -68,7 +68,7 @@ def rows(bt: Backtest) -> list[tuple[str, str, str]]:
         if expected is not None:
             out.append(
                 (
-                    f"{cpu.container}: the same at this proposal's margin",
+                    f"{cpu.container}: this proposal on the same days",
                     f"{expected * 100:.2f} %",
                     "",
                 )

@@ -56,6 +56,11 @@ def test_the_backtest_is_the_engine_a_horizon_ago_scored_on_the_days_since():
     expected = np.count_nonzero(scored > then_request) / scored.size
     assert past.over_request_minutes / past.container_minutes == pytest.approx(expected)
     assert bt.current.container_cpu("app").request_cores == 0.3  # type: ignore[union-attr]
+    # the prediction for this proposal: its own request (else the current one) on those days
+    now = rec.containers[0].cpu.request
+    mine = now.proposed if now.proposed is not None else now.current
+    assert mine is not None and mine != then_request
+    assert dict(bt.expected)["app"] == np.count_nonzero(scored > mine) / scored.size
 
 
 def test_a_growing_service_is_raised_by_what_the_backtest_missed():
@@ -80,9 +85,13 @@ def test_a_growing_service_is_raised_by_what_the_backtest_missed():
     assert before is not None and request.proposed is not None
     assert request.proposed == pytest.approx(before * k, abs=0.001)
     assert "backtest" in request.reason and "1.00 %" in request.reason
-    # what the backtest predicts for this proposal: last week's request × k, within the budget
+    # what the backtest predicts for this proposal: the proposal itself on the days it scored.
+    # Last week's request × k is at the budget there by construction (k is fitted on those
+    # days); the proposal applies k to a base already sized on them, so it sits above it.
+    at_budget = np.count_nonzero(scored > past.request_cores * k) / scored.size
+    assert request.proposed > past.request_cores * k and 0.005 < at_budget <= 0.01
     expected = dict(bt.expected)["app"]
-    assert expected == np.count_nonzero(scored > past.request_cores * k) / scored.size <= 0.01
+    assert expected == np.count_nonzero(scored > request.proposed) / scored.size < at_budget
 
 
 def test_a_proposal_over_the_budget_in_the_replay_is_raised_even_above_the_current_value():

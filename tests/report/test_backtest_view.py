@@ -20,6 +20,8 @@ def test_the_backtest_table_shows_that_proposal_beside_the_current_values():
     assert "history up to 2023-11-08 00\\:00 UTC, replayed on the 7 days since" in md
     assert f"| app\\: CPU request | {then.request_cores:g} | 0.3 |" in md
     assert f"| app\\: CPU minutes over request | {share:.2f} % |" in md
+    mine = dict(bt.expected)["app"] * 100  # this proposal's own request on the same days
+    assert f"| app\\: this proposal on the same days | {mine:.2f} % |" in md
     brief = view.brief(rec)
     assert brief is not None and f"CPU over request {share:.1f} % of the minutes" in brief
     assert view.short(rec) == f"backtest: CPU over request {share:.1f} % (current values 0.0 %)"

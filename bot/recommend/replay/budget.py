@@ -17,8 +17,11 @@ one where nothing was proposed) to the larger of:
   over the budget: the method fell short by ``k`` a horizon ago, and is corrected by it now.
 
 ``expected`` then gives, per container, what the backtest predicts for the proposal: the share
-of the days since with usage above the backtest's request × the same ``k`` (1 where it was not
-raised), out of sample.
+of the days the backtest scored (the last horizon) with one pod's usage above the proposal's
+own request (its current one where nothing is proposed), raise included. The backtest's request
+× ``k`` is within the budget there by construction (``k`` is fitted on those days), while the
+proposal applies ``k`` to a base already sized on them (``replay.budget`` judges the same
+days), so the proposal itself, not the backtest's value × ``k``, is what the figure describes.
 
 A raise is a risk fix: it passes minChange and may go above the current value (a raised value
 still below the current one is a cut, and passes minChange as any cut), never above a
@@ -266,23 +269,23 @@ def expected(
     backtest: Backtest, backtest_series: ReplaySeries | None, rec: Recommendation
 ) -> Backtest:
     """``backtest`` with ``expected``: per container of its figures, the share of the scored
-    samples with one pod's CPU above its request × the factor ``rec`` raised that container by
-    (``replay.backtest_raise``'s ``raise_factor``, else 1)."""
+    samples (the days since the backtest's cut) with one pod's CPU above ``rec``'s request for
+    that container (the proposed one, else the current one; module doc)."""
     if backtest.proposed is None or backtest_series is None:
         return backtest
-    factors = {
-        cr.name: float(cr.cpu.request.inputs.get("raise_factor") or 1.0)
-        if cr.cpu.request.rule == Rule.REPLAY_BACKTEST_RAISE
-        else 1.0
+    requests = {
+        cr.name: cr.cpu.request.proposed
+        if cr.cpu.request.proposed is not None
+        else cr.cpu.request.current
         for cr in rec.containers
     }
     shares = []
     for cpu in backtest.proposed.cpu:
         cs = backtest_series.containers.get(cpu.container)
-        if cs is None or not cs.cpu_cores.size or not cpu.request_cores:
+        request = requests.get(cpu.container)
+        if cs is None or not cs.cpu_cores.size or not request:
             continue
-        threshold = cpu.request_cores * factors.get(cpu.container, 1.0)
         shares.append(
-            (cpu.container, float(np.count_nonzero(cs.cpu_cores > threshold) / cs.cpu_cores.size))
+            (cpu.container, float(np.count_nonzero(cs.cpu_cores > request) / cs.cpu_cores.size))
         )
     return replace(backtest, expected=tuple(shares))
