@@ -2,9 +2,10 @@
 (``docs/cli.md``, "plan"; ``docs/pull-requests.md``, "Verification").
 
 With a forge repository named (``--github-repo OWNER/NAME``, or the one entry of
-``repositories`` in the bot settings), a token (``github.token_env``) and Prometheus as the
-history source, ``plan`` lists that repository's bot pull requests and verifies the recent
-merged ones as ``run`` does (``bot.pipeline.verification.verify_merged``). It only reads: no
+``repositories`` in the bot settings), a token (``github.token_env``) and a history source
+that says what ran in the cluster (Prometheus, or a snapshot that recorded it;
+``bot.metrics.cluster_state``), ``plan`` lists that repository's bot pull requests and
+verifies the recent merged ones as ``run`` does (``bot.pipeline.verification.verify_merged``). It only reads: no
 comment, no revert, no label, no branch. Otherwise it says why not, and the plan is the same.
 
 One shape in every output format (``docs/schemas/plan.schema.json``, ``verification``):
@@ -27,7 +28,6 @@ from bot.commands.common import SourceChoice, selector_of
 from bot.config.bot import BotSettings
 from bot.forge.errors import AuthError, ForgeError
 from bot.metrics.errors import MetricsError
-from bot.metrics.snapshot import SnapshotSource
 from bot.pipeline.plan import RepositoryOutcome, history_requests
 from bot.redaction import visible
 from bot.report.markdown import escape
@@ -76,10 +76,16 @@ def plan_verification(
     env = os.environ if env is None else env
     if not settings.verify.enabled:
         return PlanVerification(False, "verify.enabled is false")
+    from bot.pipeline.verification import (  # noqa: PLC0415 (with verification only)
+        verification_unavailable,
+        verify_merged,
+    )
+
     full_name = _repository(args, settings)
     asked = full_name is not None
-    if isinstance(choice.source, SnapshotSource):
-        reason = f"history from {choice.description}: needs Prometheus"
+    missing = verification_unavailable(choice.source, settings)
+    if missing is not None:
+        reason = f"history from {choice.description}: {missing}"
         return PlanVerification(False, reason, asked=asked)
     if full_name is None:
         return PlanVerification(
@@ -90,7 +96,6 @@ def plan_verification(
         return PlanVerification(False, "a selection (--workload…) verifies nothing", asked=True)
     from bot.forge.github import GitHubForge  # noqa: PLC0415 (PyGithub: with a forge only)
     from bot.forge.github.auth import credentials_from_env  # noqa: PLC0415
-    from bot.pipeline.verification import verify_merged  # noqa: PLC0415
 
     try:
         credentials = credentials_from_env(settings.github, env)

@@ -23,10 +23,13 @@ from bot.config.forge import PullRequestConfig
 from bot.config.metrics import PrometheusConfig
 from bot.forge.github import GitHubForge
 from bot.forge.github.auth import TokenCredentials
+from bot.forge.previous import PreviousProposal
 from bot.metrics import HistoryRequest, PrometheusSource
+from bot.metrics.client import ClientStats
 from bot.model import DeclaredContainer, DeclaredWorkload, Inventory, ResourceValues
 from bot.pipeline.verification import comment_on_merges, verify_merged
 from bot.report import Proposal
+from bot.report.proposal import PullRequestState
 from bot.report.verification import VERIFICATION_MARKER, said_verdicts
 from tests.forge.verify_history import STEP_S, Workload, generation, rollout, write
 from tests.report.replays import comparison
@@ -219,3 +222,46 @@ def test_a_verdict_that_changes_edits_the_one_comment(merged, prom, tmp_path):
     assert edited == {cart, ref("web").key}  # waiting -> regressed, waiting -> verified
     (comment,) = _comments(gh, numbers["cart"])
     assert said_verdicts(comment) == {cart: "regressed"}
+
+
+def test_the_live_moments_and_the_throttling_take_three_queries(prom):
+    """Four merged workloads of one namespace, read through the history source: the live
+    moments and the throttling in a fixed number of queries, whatever the number of workloads
+    (``api`` never ran its merged value: merged a week ago here, never live)."""
+    pulls = [
+        PreviousProposal(
+            f"k-{n}",
+            i + 1,
+            f"b-{n}",
+            open=False,
+            merged=True,
+            state=PullRequestState(
+                f"k-{n}",
+                "p",
+                "f",
+                changes={f"{ref(n).key}/app/requests.cpu": PROPOSED[n] / 1000},
+                previous={f"{ref(n).key}/app/requests.cpu": 0.5},
+            ),
+            merged_at_s=MERGED,
+        )
+        for i, n in enumerate(NAMES)
+    ]
+    source = PrometheusSource(PrometheusConfig(url=prom.url, gzip=False, step_s=STEP_S))
+    stats = ClientStats()
+    try:
+        with source.client.counting(stats):
+            verified = verify_merged(
+                pulls,
+                _inventory(),
+                source,
+                [HistoryRequest(ref(n), ("app",)) for n in NAMES],
+                BotSettings(),
+                now_s=NOW,
+            )
+    finally:
+        source.close()
+    statuses = sorted(v.status for p in verified for v in p.verdicts.values())
+    assert statuses == ["never-live", "regressed", "regressed", "verified"]
+    # on the calling thread (the history fetch runs on its own threads): the live moments in
+    # one query (every merge sets requests.cpu) and the throttling in two (one chunk)
+    assert stats.requests == 3
