@@ -118,4 +118,4 @@ def test_plan_demo_json_says_why_it_cannot_verify(cli):
     document = json.loads(cli("plan", "--demo", "--format", "json").stdout)
     jsonschema.validate(document, SCHEMA)
     assert document["verification"]["available"] is False
-    assert "does not say what ran in the cluster" in document["verification"]["reason"]
+    assert "record it again with `tortoise-bot snapshot`" in document["verification"]["reason"]
