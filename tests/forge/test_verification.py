@@ -284,6 +284,28 @@ def _statuses(pulls) -> dict[str, tuple[str, float | None, list[str]]]:
     }
 
 
+Figures = tuple[dict[str, float], dict[str, float], int]
+
+
+def _figures(pulls) -> dict[str, tuple[Figures, Figures]]:
+    """Per live workload, its figures before and after the merge (CPU minutes over request,
+    throttled periods, OOM kills), rounded."""
+
+    def rounded(figures) -> Figures:
+        return (
+            {k: round(v, 3) for k, v in figures.cpu_share.items()},
+            {k: round(v, 3) for k, v in figures.throttle_share.items()},
+            figures.total_oom_kills,
+        )
+
+    return {
+        key: (rounded(v.before), rounded(v.after))
+        for p in pulls
+        for key, v in p.verdicts.items()
+        if v.before is not None and v.after is not None
+    }
+
+
 def test_a_snapshot_that_recorded_what_ran_verifies_as_prometheus_does(prom, tmp_path):
     """``tortoise-bot snapshot`` records the requests and CFS periods with the history: the
     replayed verification gives Prometheus' verdicts; an older snapshot without those members
@@ -300,6 +322,9 @@ def test_a_snapshot_that_recorded_what_ran_verifies_as_prometheus_does(prom, tmp
     assert verification_unavailable(replay, BotSettings()) is None
     replayed = verify_merged(_pulls(), _inventory(), replay, requests, BotSettings(), now_s=NOW)
     assert _statuses(replayed) == _statuses(direct)
+    # the same figures: the throttling from the recorded CFS periods, the shares from the history
+    assert _figures(replayed) == _figures(direct)
+    assert any(after[1] for _, after in _figures(replayed).values())  # throttling read
     assert {s for s, _, _ in _statuses(replayed).values()} == {
         "verified",
         "regressed",
