@@ -116,3 +116,19 @@ def test_an_older_snapshot_without_what_ran_plans_the_same_and_says_why(cli, tmp
     assert "record it again with `tortoise-bot snapshot`" in verification["reason"]
     statuses = {w["name"]: w["status"] for w in document["workloads"]}
     assert statuses == {w["name"]: w["status"] for w in demo_json["workloads"]}
+
+
+def test_a_damaged_cluster_member_is_a_corrupt_snapshot_naming_the_file(tmp_path):
+    from bot.metrics.errors import SnapshotError
+    from bot.metrics.snapshot import read_snapshot
+
+    damaged = tmp_path / "damaged.zip"
+    with zipfile.ZipFile(DEMO_DIR / "snapshot.zip") as src, zipfile.ZipFile(damaged, "w") as dst:
+        members = [i for i in src.infolist() if i.filename.startswith("k")]
+        assert members  # the demo records what ran in the cluster
+        for info in src.infolist():
+            if info is not members[0]:
+                dst.writestr(info, src.read(info))
+    with pytest.raises(SnapshotError, match="corrupt snapshot") as raised:
+        read_snapshot(damaged)
+    assert "damaged.zip" in str(raised.value)
