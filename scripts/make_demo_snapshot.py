@@ -1,15 +1,20 @@
-"""Record ``bot/demo/snapshot.zip``: the demo cluster simulated, backfilled into a real
-Prometheus, and fetched back through ``tortoise-bot snapshot`` against the demo repository.
+"""Record ``bot/demo/snapshot.zip``: the demo cluster simulated (``demo_cluster``: the demo
+services and ``reviews``, whose merged pull request ``plan --demo`` verifies), backfilled into a
+real Prometheus, and fetched back through ``tortoise-bot snapshot`` against the demo repository
+(with what ran in the cluster, for that verification).
 
 Usage: ``.venv/bin/python scripts/make_demo_snapshot.py`` (needs prometheus and promtool).
 
 The recorded file is then packed again with deflate instead of LZMA (the same members, bytes
 and order): ``plan --demo`` reads every member on each run, and deflate decodes its 3.6 MB in
-about 8 ms of CPU against about 57 ms for LZMA, for 1.05 MB on disk instead of 0.84 MB.
+about 8 ms of CPU against about 57 ms for LZMA, for 1.05 MB on disk instead of 0.84 MB. Its
+``meta.json`` loses the repository the snapshot command recorded (``origin``): the demo's
+history replays for a copy of the demo repository under any name, as an older snapshot does.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tempfile
@@ -20,14 +25,13 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
-from bot.demo.spec import DEMO_DAYS, DEMO_LABELS, demo_spec  # noqa: E402
-from bot.sim.cluster import simulate  # noqa: E402
+from bot.demo.spec import DEMO_DAYS, DEMO_LABELS, demo_cluster, demo_spec  # noqa: E402
 from tests.support.prometheus import prometheus_from_cluster  # noqa: E402
 
 
 def main() -> int:
     spec = demo_spec()
-    cluster = simulate(spec)
+    cluster = demo_cluster(spec)
     out = PROJECT / "bot" / "demo" / "snapshot.zip"
     bot_config = PROJECT / "bot" / "demo" / "bot.yaml"
     now = datetime.fromtimestamp(spec.end_s, UTC).isoformat()
@@ -60,13 +64,18 @@ def main() -> int:
 
 def repack(path: Path, compression: int) -> None:
     """Pack the zip file at ``path`` again with ``compression``: same members, bytes, times and
-    order."""
+    order, but ``meta.json`` without ``origin``."""
     tmp = path.with_name(f".{path.name}.repack")
     with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w", compression=compression) as dst:
         for info in src.infolist():
             member = zipfile.ZipInfo(info.filename, info.date_time)
             member.compress_type = compression
-            dst.writestr(member, src.read(info))
+            data = src.read(info)
+            if info.filename == "meta.json":
+                meta = json.loads(data)
+                meta.pop("origin", None)
+                data = json.dumps(meta, ensure_ascii=False).encode()
+            dst.writestr(member, data)
     tmp.replace(path)
 
 

@@ -54,7 +54,7 @@ def test_history_requests_carry_the_environment_selector(demo_repo):
     settings = RepositorySettings.of_checkout(demo_repo, config, BotSettings())
     requests = history_requests(discover(demo_repo, config).inventory, settings)
     by_name = {r.ref.name: r for r in requests}
-    assert set(by_name) == {"frontend", "redis", "cart", "checkout"}
+    assert set(by_name) == {"frontend", "redis", "cart", "checkout", "reviews"}
     assert by_name["frontend"].containers == ("app", "istio-proxy")
     assert all(dict(r.selector) == {"cluster": "demo"} for r in requests)
 
@@ -110,7 +110,7 @@ def test_a_plan_logs_where_its_time_went(demo_repo, demo_source, demo_settings, 
     (line,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("plan of")]
     numbers = [float(n) for n in re.findall(r"(\d+\.\d+) (?:CPU-)?s", line)]
     total, discovery, streamed, waiting, engine_cpu, edit = numbers
-    assert "4 workloads" in line and engine_cpu > 0
+    assert "5 workloads" in line and engine_cpu > 0
     assert waiting <= streamed
     assert abs(total - (discovery + streamed + edit)) <= 0.015  # each rounded to 0.01 s
 

@@ -30,7 +30,7 @@ def shop(tmp_path: Path) -> Path:
 def history(cli, shop: Path, tmp_path: Path) -> Path:
     out = tmp_path / "history.zip"
     result = simulate(cli, shop, out)
-    assert "simulated 6 workloads" in result.stdout
+    assert "simulated 7 workloads" in result.stdout
     return out
 
 

@@ -159,10 +159,10 @@ def test_off_a_terminal_plain_text_without_box_drawing(cli, capsys):
 def test_plan_shows_progress_on_a_terminal():
     drawn = ANSI.sub("", in_terminal("plan", "--demo"))
     assert re.search(r"namespaces .*1/1", drawn)  # the snapshot answers all at once
-    assert re.search(r"workloads \S+ .*4/4 .*0:00:\d\d", drawn)
+    assert re.search(r"workloads \S+ .*5/5 .*0:00:\d\d", drawn)
     assert "tortoise-bot plan: demo-shop" in drawn
     quiet = in_terminal("plan", "--demo", "--color", "never")  # a terminal, told otherwise
-    assert "namespaces" not in quiet and "4/4" not in quiet
+    assert "namespaces" not in quiet and "5/5" not in quiet
     assert not ANSI.search(quiet) and not BOX_DRAWING.search(quiet)
     assert "rule and reason" in quiet
 

@@ -2,9 +2,10 @@
 (``docs/cli.md``, "plan"; ``docs/pull-requests.md``, "Verification").
 
 With a forge repository named (``--github-repo OWNER/NAME``, or the one entry of
-``repositories`` in the bot settings), a token (``github.token_env``) and Prometheus as the
-history source, ``plan`` lists that repository's bot pull requests and verifies the recent
-merged ones as ``run`` does (``bot.pipeline.verification.verify_merged``). It only reads: no
+``repositories`` in the bot settings), a token (``github.token_env``) and a history source
+that says what ran in the cluster (Prometheus, or a snapshot that recorded it;
+``bot.metrics.cluster_state``), ``plan`` lists that repository's bot pull requests and
+verifies the recent merged ones as ``run`` does (``bot.pipeline.verification.verify_merged``). It only reads: no
 comment, no revert, no label, no branch. Otherwise it says why not, and the plan is the same.
 
 One shape in every output format (``docs/schemas/plan.schema.json``, ``verification``):
@@ -27,12 +28,17 @@ from bot.commands.common import SourceChoice, selector_of
 from bot.config.bot import BotSettings
 from bot.forge.errors import AuthError, ForgeError
 from bot.metrics.errors import MetricsError
-from bot.metrics.snapshot import SnapshotSource
 from bot.pipeline.plan import RepositoryOutcome, history_requests
 from bot.redaction import visible
 from bot.report.markdown import escape
-from bot.report.verification import HEADLINES, PullVerification, dashboard_lines, summary
-from bot.verification import Finding, Verdict
+from bot.report.verification import (
+    HEADLINES,
+    PullVerification,
+    dashboard_lines,
+    figure_rows,
+    summary,
+)
+from bot.verification import Finding
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,21 +82,29 @@ def plan_verification(
     env = os.environ if env is None else env
     if not settings.verify.enabled:
         return PlanVerification(False, "verify.enabled is false")
+    from bot.pipeline.verification import (  # noqa: PLC0415 (with verification only)
+        verification_unavailable,
+        verify_merged,
+    )
+
     full_name = _repository(args, settings)
-    asked = full_name is not None
-    if isinstance(choice.source, SnapshotSource):
-        reason = f"history from {choice.description}: needs Prometheus"
+    demo = bool(getattr(args, "demo", False)) and not getattr(args, "github_repo", None)
+    asked = full_name is not None or demo
+    missing = verification_unavailable(choice.source, settings)
+    if missing is not None:
+        reason = f"history from {choice.description}: {missing}"
         return PlanVerification(False, reason, asked=asked)
-    if full_name is None:
+    if full_name is None and not demo:
         return PlanVerification(
             False,
             "no forge repository: pass --github-repo OWNER/NAME or list one in `repositories`",
         )
     if selector_of(args) is not None:
         return PlanVerification(False, "a selection (--workload…) verifies nothing", asked=True)
+    if demo or full_name is None:
+        return _demo_verification(settings, plan, choice)
     from bot.forge.github import GitHubForge  # noqa: PLC0415 (PyGithub: with a forge only)
     from bot.forge.github.auth import credentials_from_env  # noqa: PLC0415
-    from bot.pipeline.verification import verify_merged  # noqa: PLC0415
 
     try:
         credentials = credentials_from_env(settings.github, env)
@@ -114,6 +128,28 @@ def plan_verification(
     return PlanVerification(True, None, tuple(pulls), asked=True)
 
 
+def _demo_verification(
+    settings: BotSettings, plan: RepositoryOutcome, choice: SourceChoice
+) -> PlanVerification:
+    """The verdicts on the demo's recorded merged pull requests (``bot/demo/pulls.json``, read
+    instead of a forge) from the demo's snapshot."""
+    from bot.demo.pulls import demo_pulls  # noqa: PLC0415 (the demo only)
+    from bot.pipeline.verification import verify_merged  # noqa: PLC0415
+
+    try:
+        pulls = verify_merged(
+            demo_pulls(),
+            plan.inventory,
+            choice.source,
+            history_requests(plan.inventory, plan.settings),
+            settings,
+            now_s=choice.now_s,
+        )
+    except (ValueError, MetricsError) as exc:
+        return PlanVerification(False, f"the demo's pull requests: {exc}", asked=True)
+    return PlanVerification(True, None, tuple(pulls), asked=True)
+
+
 def _iso(unix_s: float | None) -> str | None:
     if unix_s is None:
         return None
@@ -133,7 +169,17 @@ def _finding(finding: Finding) -> dict[str, Any]:
     }
 
 
-def _verdict(key: str, verdict: Verdict) -> dict[str, Any]:
+def _figures(pull: PullVerification, key: str) -> list[tuple[str, str, str, str]]:
+    """``(figure, predicted, before the merge, after)`` rows of one workload, as its comment
+    shows them (none before the values ran)."""
+    verdict = pull.verdicts[key]
+    if verdict.before is None or verdict.after is None:
+        return []
+    return figure_rows(pull.predictions.get(key), verdict.before, verdict.after)
+
+
+def _verdict(pull: PullVerification, key: str) -> dict[str, Any]:
+    verdict = pull.verdicts[key]
     return {
         "workload": key,
         "status": verdict.status,
@@ -141,6 +187,10 @@ def _verdict(key: str, verdict: Verdict) -> dict[str, Any]:
         "live_at": _iso(verdict.live_s),
         "observed_days": verdict.observed_days,
         "findings": [_finding(f) for f in verdict.findings],
+        "figures": [
+            {"figure": a, "predicted": b, "before": c, "after": d}
+            for a, b, c, d in _figures(pull, key)
+        ],
     }
 
 
@@ -155,7 +205,7 @@ def verification_json(view: PlanVerification) -> dict[str, Any]:
                 "url": pull.url,
                 "key": pull.key,
                 "merged_at": _iso(pull.merged_s),
-                "workloads": [_verdict(k, v) for k, v in sorted(pull.verdicts.items())],
+                "workloads": [_verdict(pull, k) for k in sorted(pull.verdicts)],
                 "restore": {
                     change: {"merged": merged, "previous": previous}
                     for change, (merged, previous) in sorted(pull.restore.items())
@@ -179,6 +229,10 @@ def verification_lines(view: PlanVerification) -> list[str]:
     for pull in view.pulls:
         for key, verdict in sorted(pull.verdicts.items()):
             lines.append(f"  #{pull.number} {key}: {HEADLINES[verdict.status]}: {verdict.reason}")
+            lines += [
+                f"    {a}: predicted {b or '–'}, before the merge {c}, after {d}"
+                for a, b, c, d in _figures(pull, key)
+            ]
     return lines
 
 
@@ -196,6 +250,14 @@ def verification_markdown(view: PlanVerification) -> str:
         lines.append(summary(list(view.pulls)))
         lines.append("")
         lines += [f"- {line}" for line in dashboard_lines(list(view.pulls))]
+        for pull in view.pulls:
+            for key in sorted(pull.verdicts):
+                rows = _figures(pull, key)
+                if not rows:
+                    continue
+                lines += ["", f"#{pull.number} {escape(key)}:", ""]
+                lines += ["| figure | predicted | before the merge | after |", "|---|---|---|---|"]
+                lines += [f"| {escape(a)} | {b} | {c} | {d} |" for a, b, c, d in rows]
     return "\n".join(lines) + "\n"
 
 

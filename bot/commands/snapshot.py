@@ -2,7 +2,8 @@
 
 ``plan --snapshot FILE`` later replays it instead of Prometheus, with identical results. The
 file records the repository (directory name, git remote) and the selection it was taken for
-(``bot.commands.origin``).
+(``bot.commands.origin``), and what ran in the cluster over the window (requests, limits, HPA
+specs, CFS periods: what the verification of merged pull requests reads).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from bot.config.repo import load_repo_config
 from bot.console import make_console, progress
 from bot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from bot.manifests import discover
+from bot.metrics.cluster_state import ClusterTablesSource
 from bot.metrics.errors import MetricsError
 from bot.metrics.snapshot import record_snapshot
 from bot.model import SECONDS_PER_DAY
@@ -66,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
                 end_s=end_s,
                 path=args.out,
                 origin=checkout_origin(args.repo, selected),
+                cluster=choice.source if isinstance(choice.source, ClusterTablesSource) else None,
             )
     except MetricsError as exc:
         print(f"tortoise-bot: nothing recorded: {exc}", file=sys.stderr)

@@ -26,19 +26,30 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bot.config.metrics import PrometheusConfig
-from bot.metrics.client import PrometheusClient
 from bot.metrics.errors import QueryError
 from bot.metrics.promql import LabelMatch, NamespaceQueries, pod_name_pattern, regex_alternatives
 from bot.model import FieldId, FloatArray, Number, WorkloadRef
+
+if TYPE_CHECKING:
+    from bot.metrics.client import PrometheusClient
 
 MAX_POINTS = 10_000
 """Points per series a range query asks for at most (Prometheus refuses above 11,000)."""
 TOLERANCE = 1e-3
 """Relative difference under which a running value is the merged one (quantity rounding)."""
+
+Rows = list[tuple[tuple[str, ...], FloatArray, FloatArray]]
+"""The series of one query: each one's label values (in the order asked) and samples."""
+
+LIVE_TABLES = ("requests", "limits", FieldId.HPA_MIN_REPLICAS.text, FieldId.HPA_MAX_REPLICAS.text)
+"""The tables ``find_live`` reads besides ``targets``: requests and limits by ``(pod,
+container, resource)``, the HPAs' replica bounds by ``(hpa,)``; ``targets`` by ``(hpa,
+metric_name)``."""
 
 FieldKey = tuple[str | None, FieldId]
 """``(container or None, field)`` of a merged value (None: the HPA's replica bounds and a
@@ -108,7 +119,7 @@ def series_of(
     query: str,
     span: tuple[float, float, float],
     labels: Sequence[str],
-) -> list[tuple[tuple[str, ...], FloatArray, FloatArray]]:
+) -> Rows:
     """Every series of the range query ``query`` over ``span`` (start, end, step): its
     ``labels`` values and samples."""
     start_s, end_s, step_s = span
@@ -151,6 +162,56 @@ def find_live(
     return LiveResult(live, queries)
 
 
+def live_queries(
+    config: PrometheusConfig,
+    group: tuple[str, tuple[tuple[str, str], ...]],
+    names: Sequence[str],
+    containers: Sequence[str],
+    hpas: Sequence[str],
+) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Per table ``find_live`` reads (``LIVE_TABLES`` and ``targets``), its range query for the
+    workloads ``names`` of one ``(namespace, selector)``, their ``containers`` and ``hpas``, and
+    the labels its series are told apart by (requests and limits: none without containers; the
+    HPA tables: none without HPAs)."""
+    labels, metrics = config.labels, config.metrics
+    q = NamespaceQueries(config, group[0], group[1], tuple(sorted(names)), tuple(containers))
+    by_pod = (labels.pod, labels.container, "resource")
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+    container_match = LabelMatch(labels.container, "=~", regex_alternatives(containers))
+    for kind, metric in (
+        ("requests", metrics.resource_requests),
+        ("limits", metrics.resource_limits),
+    ):
+        if containers:
+            query = f"max by ({', '.join(by_pod)}) ({q.ksm(metric, container_match)})"
+            out[kind] = (query, by_pod)
+    if not hpas:
+        return out
+    hpa_match = LabelMatch(labels.hpa, "=~", regex_alternatives(hpas))
+    for field_id, metric in (
+        (FieldId.HPA_MIN_REPLICAS, metrics.hpa_min_replicas),
+        (FieldId.HPA_MAX_REPLICAS, metrics.hpa_max_replicas),
+    ):
+        query = f"max by ({labels.hpa}) ({q.ksm(metric, hpa_match, pods=False)})"
+        out[field_id.text] = (query, (labels.hpa,))
+    utilization = LabelMatch("metric_target_type", "=", "utilization")
+    inner = q.ksm(metrics.hpa_target_metric, hpa_match, utilization, pods=False)
+    by = (labels.hpa, "metric_name")
+    out["targets"] = (f"max by ({', '.join(by)}) ({inner})", by)
+    return out
+
+
+def _needed(kind: str, fields: set[FieldId]) -> bool:
+    """Whether merged values touching ``fields`` need the table ``kind``."""
+    if kind == "requests":
+        return any(f.is_request for f in fields)
+    if kind == "limits":
+        return any(f.is_limit for f in fields)
+    if kind == "targets":
+        return any(f.is_hpa_target for f in fields)
+    return any(f.text == kind for f in fields)
+
+
 def _group(
     client: PrometheusClient,
     config: PrometheusConfig,
@@ -159,47 +220,35 @@ def _group(
     now_s: float,
 ) -> tuple[dict[WorkloadRef, float | None], int]:
     """``find_live`` for the workloads of one ``(namespace, selector)``."""
-    namespace, selector = group
-    labels, names = config.labels, config.metrics
     containers = sorted({c for m in batch for (c, f) in m.values if c and f.is_request_or_limit})
-    q = NamespaceQueries(
-        config, namespace, selector, tuple(sorted({m.ref.name for m in batch})), tuple(containers)
-    )
     start = min(m.merged_s for m in batch)
     end = max(now_s, start)
     span = (start, end, _step(start, end, config.step_s))
     fields = {f for m in batch for (_, f) in m.values}
     hpas = sorted({m.hpa for m in batch if m.hpa})
-    by_pod = (labels.pod, labels.container, "resource")
-    read: dict[str, list[tuple[tuple[str, ...], FloatArray, FloatArray]]] = {}
-    container_match = LabelMatch(labels.container, "=~", regex_alternatives(containers))
-    for kind, metric in (("requests", names.resource_requests), ("limits", names.resource_limits)):
-        if containers and any(f.is_request if kind == "requests" else f.is_limit for f in fields):
-            query = f"max by ({', '.join(by_pod)}) ({q.ksm(metric, container_match)})"
-            read[kind] = series_of(client, query, span, by_pod)
-    hpa_match = LabelMatch(labels.hpa, "=~", regex_alternatives(hpas))
-    hpa_reads = (
-        (FieldId.HPA_MIN_REPLICAS, names.hpa_min_replicas),
-        (FieldId.HPA_MAX_REPLICAS, names.hpa_max_replicas),
-    )
-    for field_id, metric in hpa_reads:
-        if hpas and field_id in fields:
-            query = f"max by ({labels.hpa}) ({q.ksm(metric, hpa_match, pods=False)})"
-            read[field_id.text] = series_of(client, query, span, (labels.hpa,))
-    if hpas and any(f.is_hpa_target for f in fields):
-        utilization = LabelMatch("metric_target_type", "=", "utilization")
-        inner = q.ksm(names.hpa_target_metric, hpa_match, utilization, pods=False)
-        by = (labels.hpa, "metric_name")
-        query = f"max by ({', '.join(by)}) ({inner})"
-        read["targets"] = series_of(client, query, span, by)
+    queries = live_queries(config, group, [m.ref.name for m in batch], containers, hpas)
+    read = {
+        kind: series_of(client, query, span, by)
+        for kind, (query, by) in queries.items()
+        if _needed(kind, fields)
+    }
+    return live_of_tables(batch, read), len(read)
+
+
+def live_of_tables(
+    batch: Sequence[MergedValues], read: Mapping[str, Rows]
+) -> dict[WorkloadRef, float | None]:
+    """The live moment of each workload of ``batch`` (one namespace and selector) from the
+    series ``read`` (``LIVE_TABLES`` and ``targets``), whoever read them: every time any of
+    them has a sample is a candidate."""
     times = [t for rows in read.values() for _, t, _ in rows]
     grid = np.unique(np.concatenate(times)) if times else np.empty(0)
-    return {m.ref: _live_of(m, read, grid) for m in batch}, len(read)
+    return {m.ref: _live_of(m, read, grid) for m in batch}
 
 
 def _live_of(
     item: MergedValues,
-    read: Mapping[str, list[tuple[tuple[str, ...], FloatArray, FloatArray]]],
+    read: Mapping[str, Rows],
     grid: FloatArray,
 ) -> float | None:
     """The first time of ``grid`` at or after the merge at which every value of ``item``
@@ -231,4 +280,14 @@ def _live_of(
     return float(grid[hits[0]]) if hits.size else None
 
 
-__all__ = ["LiveResult", "MergedValues", "find_live", "first_all", "series_of"]
+__all__ = [
+    "LIVE_TABLES",
+    "LiveResult",
+    "MergedValues",
+    "Rows",
+    "find_live",
+    "first_all",
+    "live_of_tables",
+    "live_queries",
+    "series_of",
+]

@@ -27,7 +27,6 @@ fails the whole fetch and stops every other query.
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
 from collections import deque
@@ -53,6 +52,7 @@ from bot.metrics.answers import (
 )
 from bot.metrics.assemble import Series, assemble
 from bot.metrics.client import ApiResponse, ClientStats, PrometheusClient
+from bot.metrics.cluster_state import PrometheusClusterState
 from bot.metrics.errors import (
     MetricsError,
     PrometheusUnavailableError,
@@ -61,7 +61,7 @@ from bot.metrics.errors import (
 )
 from bot.metrics.job_groups import ksm_label
 from bot.metrics.jobs import JOB_KINDS
-from bot.metrics.promql import REPLICASET_OWNER_KINDS, NamespaceQueries, RawSelector
+from bot.metrics.promql import REPLICASET_OWNER_KINDS, NamespaceQueries, RawSelector, chunks
 from bot.metrics.source import FetchResult, FetchStats, HistoryRequest, StreamingSource
 from bot.model import WorkloadHistory, WorkloadRef
 
@@ -79,22 +79,6 @@ their pods counted per step (``assemble``)."""
 
 GroupKey = tuple[str, tuple[tuple[str, str], ...]]
 """(namespace, sorted selector items)."""
-
-
-def chunks(start_s: float, end_s: float, step_s: int, max_points: int) -> list[tuple[float, float]]:
-    """Aligned ``(first, last)`` evaluation times covering ``[start_s, end_s]``.
-
-    Times are multiples of ``step_s`` (so repeated fetches hit the same samples and caches);
-    each chunk has at most ``max_points`` points and the next starts one step after.
-    """
-    first = math.ceil(start_s / step_s) * step_s
-    last = math.floor(end_s / step_s) * step_s
-    out: list[tuple[float, float]] = []
-    while first <= last:
-        stop = min(last, first + (max_points - 1) * step_s)
-        out.append((float(first), float(stop)))
-        first = stop + step_s
-    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,9 +107,10 @@ class _GroupRun:
         return sorted({key[0] for key, count in counts if count > 0})
 
 
-class PrometheusSource(StreamingSource):
+class PrometheusSource(StreamingSource, PrometheusClusterState):
     """A ``HistorySource`` reading a Prometheus-compatible HTTP API (see the module doc for the
-    cost of a fetch); ``fetch`` is every namespace group of ``iter_fetch`` merged."""
+    cost of a fetch); ``fetch`` is every namespace group of ``iter_fetch`` merged. It also says
+    what ran in the cluster (``bot.metrics.cluster_state``)."""
 
     def __init__(
         self,

@@ -17,6 +17,7 @@ explains why they give the engine the same numbers as the raw samples.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -59,6 +60,22 @@ class LabelMatch:
 def selector(metric: str, matchers: Sequence[LabelMatch]) -> str:
     """``metric{m1,m2,...}``."""
     return f"{metric}{{{','.join(m.render() for m in matchers)}}}"
+
+
+def chunks(start_s: float, end_s: float, step_s: int, max_points: int) -> list[tuple[float, float]]:
+    """Aligned ``(first, last)`` evaluation times covering ``[start_s, end_s]``.
+
+    Times are multiples of ``step_s`` (so repeated fetches hit the same samples and caches);
+    each chunk has at most ``max_points`` points and the next starts one step after.
+    """
+    first = math.ceil(start_s / step_s) * step_s
+    last = math.floor(end_s / step_s) * step_s
+    out: list[tuple[float, float]] = []
+    while first <= last:
+        stop = min(last, first + (max_points - 1) * step_s)
+        out.append((float(first), float(stop)))
+        first = stop + step_s
+    return out
 
 
 def duration(seconds: float) -> str:

@@ -12,7 +12,11 @@ File format (version ``SNAPSHOT_VERSION``): a ZIP archive, LZMA-compressed (or D
   absent;
 - one ``.npy`` array per history field: ``h<i>/replicas_t.npy``, ``h<i>/replicas.npy`` and
   ``h<i>/c<j>/<field>.npy`` for every ``ContainerHistory`` array (``cpu_t``, ``cpu_pod``, ...),
-  read with ``allow_pickle=False``.
+  read with ``allow_pickle=False``;
+- optionally, what ran in the cluster for the verification of merged pull requests: ``cluster``
+  in ``meta.json`` and its ``k<g>/...`` arrays (``bot.metrics.snapshot_cluster``), recorded by
+  ``tortoise-bot snapshot`` from Prometheus; an older snapshot without them replays as before
+  and verifies nothing (``SnapshotSource.cluster_state_missing`` says why).
 
 Arrays keep their dtype and every bit of their values, so a plan run from the snapshot equals
 the plan run from the source it was recorded from.
@@ -33,7 +37,10 @@ from typing import Any
 
 import numpy as np
 
+from bot.metrics.cluster_state import ClusterTables, ClusterTablesSource, Throttled
 from bot.metrics.errors import MetricsError, PrometheusUnavailableError, QueryError, SnapshotError
+from bot.metrics.live import LiveResult, MergedValues
+from bot.metrics.snapshot_cluster import npy, read_cluster, write_cluster
 from bot.metrics.source import FetchResult, FetchStats, HistoryRequest, HistorySource
 from bot.model import ContainerHistory, Note, WorkloadHistory, WorkloadRef
 from bot.nesting import check_json
@@ -111,12 +118,6 @@ def _ref(data: Mapping[str, Any]) -> WorkloadRef:
     )
 
 
-def _npy(array: np.ndarray[Any, Any]) -> bytes:
-    buffer = io.BytesIO()
-    np.save(buffer, array, allow_pickle=False)
-    return buffer.getvalue()
-
-
 def write_snapshot(
     path: Path,
     result: FetchResult,
@@ -125,10 +126,12 @@ def write_snapshot(
     end_s: float,
     compression: int = zipfile.ZIP_LZMA,
     origin: SnapshotOrigin | None = None,
+    cluster: ClusterTables | None = None,
 ) -> None:
     """Write ``result`` to ``path`` atomically (temporary file in the same folder, then rename).
 
-    ``origin``: the repository and selection it was recorded for (kept in ``meta.json``).
+    ``origin``: the repository and selection it was recorded for (kept in ``meta.json``);
+    ``cluster``: what ran in the cluster (``bot.metrics.snapshot_cluster``), when recorded.
 
     ``compression`` is the ZIP method of every member (``read_snapshot`` reads any):
     ``ZIP_LZMA`` is smallest, ``ZIP_DEFLATED`` several times faster to write.
@@ -176,12 +179,14 @@ def write_snapshot(
                         "crash_loops_s": [list(p) for p in history.crash_loops_s],
                     }
                 )
-                archive.writestr(f"h{i}/replicas_t.npy", _npy(history.replicas_t))
-                archive.writestr(f"h{i}/replicas.npy", _npy(history.replicas))
+                archive.writestr(f"h{i}/replicas_t.npy", npy(history.replicas_t))
+                archive.writestr(f"h{i}/replicas.npy", npy(history.replicas))
                 for j, name in enumerate(names):
                     container = history.containers[name]
                     for field in ARRAY_FIELDS:
-                        archive.writestr(f"h{i}/c{j}/{field}.npy", _npy(getattr(container, field)))
+                        archive.writestr(f"h{i}/c{j}/{field}.npy", npy(getattr(container, field)))
+            if cluster is not None:
+                meta["cluster"] = write_cluster(archive, cluster)
             archive.writestr("meta.json", json.dumps(meta, ensure_ascii=False))
         os.replace(tmp, path)
     except BaseException:
@@ -200,6 +205,9 @@ class Snapshot:
     warnings: tuple[str, ...]
     origin: SnapshotOrigin | None = None
     """The repository and selection it was recorded for; None in older snapshots."""
+    cluster: ClusterTables | None = None
+    """What ran in the cluster (requests, limits, HPA specs, CFS periods); None in older
+    snapshots."""
 
 
 def read_snapshot(path: Path) -> Snapshot:
@@ -273,6 +281,7 @@ def read_snapshot(path: Path) -> Snapshot:
                 errors=errors,
                 warnings=tuple(str(w) for w in meta["warnings"]),
                 origin=SnapshotOrigin.of_json(meta.get("origin")),
+                cluster=read_cluster(meta.get("cluster"), array),
             )
     except SnapshotError:
         raise
@@ -290,13 +299,21 @@ def record_snapshot(
     end_s: float,
     path: Path,
     origin: SnapshotOrigin | None = None,
+    cluster: ClusterTablesSource | None = None,
 ) -> FetchResult:
     """Fetch ``requests`` from ``source`` and write the result to ``path``; return the result.
+    With ``cluster`` (Prometheus), also what ran in the cluster over the same window
+    (``ClusterTables``: what a verification replayed from the snapshot reads).
 
     An outage raises (and writes nothing): a snapshot never records "no answer" as "no data".
     """
     result = source.fetch(requests, start_s=start_s, end_s=end_s)
-    write_snapshot(path, result, start_s=start_s, end_s=end_s, origin=origin)
+    tables = (
+        cluster.cluster_tables(requests, start_s=start_s, end_s=end_s)
+        if cluster is not None
+        else None
+    )
+    write_snapshot(path, result, start_s=start_s, end_s=end_s, origin=origin, cluster=tables)
     return result
 
 
@@ -337,7 +354,8 @@ def _window(history: WorkloadHistory, start_s: float, end_s: float) -> WorkloadH
 
 
 class SnapshotSource:
-    """A ``HistorySource`` replaying a snapshot file (read once, at construction)."""
+    """A ``HistorySource`` replaying a snapshot file (read once, at construction); a
+    ``ClusterStateSource`` too when it recorded what ran in the cluster."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -352,6 +370,31 @@ class SnapshotSource:
     def end_s(self) -> float:
         """End of the recorded window: the ``now`` a replayed plan should use."""
         return self.snapshot.end_s
+
+    def cluster_state_missing(self) -> str | None:
+        """Why the snapshot cannot say what ran (recorded before it kept those series)."""
+        if self.snapshot.cluster is not None:
+            return None
+        return (
+            f"{self.path.name} was recorded without the kube-state-metrics and cAdvisor series "
+            "the verification reads (resource requests and limits, HPA specs, CFS periods): "
+            "record it again with `tortoise-bot snapshot`"
+        )
+
+    def _cluster(self) -> ClusterTables:
+        if self.snapshot.cluster is None:
+            raise SnapshotError(self.cluster_state_missing() or "", url=str(self.path))
+        return self.snapshot.cluster
+
+    def live_moments(self, merged: Sequence[MergedValues], *, now_s: float) -> LiveResult:
+        """``find_live`` on the recorded series; raises ``SnapshotError`` without them."""
+        return self._cluster().live(merged, now_s=now_s)
+
+    def throttling(
+        self, requests: Sequence[HistoryRequest], *, start_s: float, end_s: float
+    ) -> Throttled:
+        """``fetch_throttling`` on the recorded series; raises ``SnapshotError`` without them."""
+        return self._cluster().throttling(requests, start_s=start_s, end_s=end_s)
 
     def fetch(
         self,

@@ -13,19 +13,25 @@ a CPU limit has no throttled periods and is left out.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bot.config.metrics import PrometheusConfig
-from bot.metrics.client import PrometheusClient
 from bot.metrics.live import series_of
-from bot.metrics.prometheus import chunks
-from bot.metrics.promql import NamespaceQueries, duration, pod_name_pattern
+from bot.metrics.promql import NamespaceQueries, chunks, duration, pod_name_pattern
 from bot.metrics.source import HistoryRequest
 from bot.model import FloatArray, WorkloadRef
 
+if TYPE_CHECKING:
+    from bot.metrics.client import PrometheusClient
+
 Periods = tuple[FloatArray, FloatArray, FloatArray]
 """``(t_s, throttled, periods)``: per step, the increases summed over a container's pods."""
+
+THROTTLING_TABLES = ("throttled", "periods")
+"""The tables ``fetch_throttling`` reads: per step the increase of the throttled and of all
+CFS periods, by ``(pod, container)``."""
 
 
 def fetch_throttling(
@@ -47,6 +53,47 @@ def fetch_throttling(
     return out
 
 
+def throttling_queries(
+    config: PrometheusConfig,
+    group: tuple[str, tuple[tuple[str, str], ...]],
+    names: Sequence[str],
+    containers: Sequence[str],
+) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Per table of ``THROTTLING_TABLES``, its range query (at ``config.step_s``) for the
+    workloads ``names`` of one ``(namespace, selector)`` and their ``containers``, and the
+    labels its series are told apart by."""
+    labels, metrics, step = config.labels, config.metrics, config.step_s
+    q = NamespaceQueries(config, group[0], group[1], tuple(sorted(names)), tuple(containers))
+    by = (labels.pod, labels.container)
+    return {
+        kind: (f"sum by ({', '.join(by)}) (increase({q.cadvisor(metric)}[{duration(step)}]))", by)
+        for kind, metric in (
+            ("throttled", metrics.cpu_throttled_periods),
+            ("periods", metrics.cpu_periods),
+        )
+    }
+
+
+def read_chunked(
+    client: PrometheusClient,
+    config: PrometheusConfig,
+    query: tuple[str, tuple[str, ...]],
+    span: tuple[float, float],
+) -> dict[tuple[str, ...], tuple[FloatArray, FloatArray]]:
+    """The series of the range query ``query`` (text, labels) over ``span`` at
+    ``config.step_s``, one query per chunk of at most ``max_points_per_query`` steps, each
+    series' chunks joined."""
+    step = config.step_s
+    found: dict[tuple[str, ...], list[tuple[FloatArray, FloatArray]]] = {}
+    for a, b in chunks(*span, step, config.max_points_per_query):
+        for key, t, v in series_of(client, query[0], (a, b, float(step)), query[1]):
+            found.setdefault(key, []).append((t, v))
+    return {
+        k: (np.concatenate([t for t, _ in parts]), np.concatenate([v for _, v in parts]))
+        for k, parts in found.items()
+    }
+
+
 def _group(
     client: PrometheusClient,
     config: PrometheusConfig,
@@ -55,38 +102,22 @@ def _group(
     span: tuple[float, float],
 ) -> dict[WorkloadRef, dict[str, Periods]]:
     """``fetch_throttling`` for the workloads of one ``(namespace, selector)``."""
-    namespace, selector = group
-    labels, names, step = config.labels, config.metrics, config.step_s
-    q = NamespaceQueries(
+    queries = throttling_queries(
         config,
-        namespace,
-        selector,
-        tuple(sorted({r.ref.name for r in batch})),
-        tuple(sorted({c for r in batch for c in r.containers})),
+        group,
+        [r.ref.name for r in batch],
+        sorted({c for r in batch for c in r.containers}),
     )
-    by = (labels.pod, labels.container)
-    read: dict[str, dict[tuple[str, ...], tuple[FloatArray, FloatArray]]] = {}
-    for kind, metric in (
-        ("throttled", names.cpu_throttled_periods),
-        ("periods", names.cpu_periods),
-    ):
-        query = f"sum by ({', '.join(by)}) (increase({q.cadvisor(metric)}[{duration(step)}]))"
-        found: dict[tuple[str, ...], list[tuple[FloatArray, FloatArray]]] = {}
-        for a, b in chunks(*span, step, config.max_points_per_query):
-            for key, t, v in series_of(client, query, (a, b, float(step)), by):
-                found.setdefault(key, []).append((t, v))
-        read[kind] = {
-            k: (np.concatenate([t for t, _ in parts]), np.concatenate([v for _, v in parts]))
-            for k, parts in found.items()
-        }
-    return {r.ref: _workload(r, read) for r in batch}
+    read = {kind: read_chunked(client, config, query, span) for kind, query in queries.items()}
+    return {r.ref: periods_of(r, read) for r in batch}
 
 
-def _workload(
+def periods_of(
     request: HistoryRequest,
     read: Mapping[str, Mapping[tuple[str, ...], tuple[FloatArray, FloatArray]]],
 ) -> dict[str, Periods]:
-    """The throttling of each container of ``request``'s workload, its pods summed per step."""
+    """The throttling of each container of ``request``'s workload, its pods summed per step,
+    from the ``THROTTLING_TABLES`` of its namespace and selector (whoever read them)."""
     pattern = pod_name_pattern(request.ref.kind, request.ref.name)
     out: dict[str, Periods] = {}
     for container in request.containers:
@@ -110,4 +141,11 @@ def _workload(
     return out
 
 
-__all__ = ["fetch_throttling"]
+__all__ = [
+    "THROTTLING_TABLES",
+    "Periods",
+    "fetch_throttling",
+    "periods_of",
+    "read_chunked",
+    "throttling_queries",
+]

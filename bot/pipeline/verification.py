@@ -5,7 +5,9 @@ batched fetch as a plan); the verdict of each workload (``bot.recommend.verify``
 
 Only the latest merged pull request of a workload is verified (a later merge supersedes an
 earlier one), and only while it is recent: merged within ``verify.waiting_days`` +
-``verify.window_days``. A source that is not Prometheus (a snapshot) verifies nothing.
+``verify.window_days``. The live moment and the throttling come through the history source
+(``bot.metrics.cluster_state``): a source that cannot say what ran (a snapshot recorded without
+those series) verifies nothing, and ``verification_unavailable`` says why.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from bot.config.bot import BotSettings
 from bot.forge.errors import ForgeError, RateLimitError
 from bot.forge.previous import POD_LEVEL_IN_ID, PreviousProposal, split_change_id
 from bot.forge.protocol import PullRequestPlatform
-from bot.metrics.live import MergedValues, find_live
-from bot.metrics.prometheus import PrometheusSource
+from bot.metrics.cluster_state import ClusterStateSource, cluster_state_missing
+from bot.metrics.live import MergedValues
 from bot.metrics.source import HistoryRequest, HistorySource
-from bot.metrics.throttling import Periods, fetch_throttling
+from bot.metrics.throttling import Periods
 from bot.model import (
     POD_LEVEL,
     SECONDS_PER_DAY,
@@ -138,9 +140,13 @@ def verify_merged(
     """The verdicts on the recent merged bot pull requests of one repository (see the module
     docstring); ``requests`` are the plan's history requests (``history_requests``: each
     workload's containers and its environment's selector); empty when verification is off or
-    the source is not Prometheus."""
+    the source cannot say what ran (``verification_unavailable``)."""
     config = settings.verify
-    if not config.enabled or not isinstance(source, PrometheusSource):
+    if not config.enabled:
+        return []
+    missing = cluster_state_missing(source)
+    if missing is not None or not isinstance(source, ClusterStateSource):
+        log.info("verification: %s", missing)
         return []
     horizon = (config.waiting_days + config.window_days) * SECONDS_PER_DAY
     merges = recent_merges(pulls, inventory, now_s=now_s, horizon_s=horizon)
@@ -157,8 +163,8 @@ def verify_merged(
         )
         for m in merges
     ]
-    live = find_live(source.client, source.config, asked, now_s=now_s).live_s
-    verdicts = _verdicts(merges, live, source, selectors, settings, now_s=now_s)
+    live = source.live_moments(asked, now_s=now_s).live_s
+    verdicts = _verdicts(merges, live, (source, source), selectors, settings, now_s=now_s)
     by_pull: dict[int, list[_Merge]] = {}
     for merge in merges:
         by_pull.setdefault(merge.pull.number, []).append(merge)
@@ -183,6 +189,14 @@ def verify_merged(
             )
         )
     return out
+
+
+def verification_unavailable(source: HistorySource, settings: BotSettings) -> str | None:
+    """Why ``verify_merged`` verifies nothing with ``source`` and ``settings``; None when it
+    verifies."""
+    if not settings.verify.enabled:
+        return "verify.enabled is false"
+    return cluster_state_missing(source)
 
 
 def _named(finding: Finding, container: str | None, field_id: FieldId) -> bool:
@@ -217,26 +231,26 @@ def restore_values(
 def _verdicts(
     merges: Sequence[_Merge],
     live: Mapping[WorkloadRef, float | None],
-    source: PrometheusSource,
+    sources: tuple[HistorySource, ClusterStateSource],
     selectors: Mapping[WorkloadRef, HistoryRequest],
     settings: BotSettings,
     *,
     now_s: float,
 ) -> dict[WorkloadRef, Verdict]:
-    """The verdict of each merge's workload: one history fetch for every live one."""
+    """The verdict of each merge's workload: one history fetch for every live one (``sources``:
+    the history source, as what says what ran)."""
+    history_source, state = sources
     config = settings.verify
     window_s = config.window_days * SECONDS_PER_DAY
     running = [m for m in merges if live.get(m.workload.ref) is not None]
     fetched = None
-    periods: dict[WorkloadRef, dict[str, Periods]] = {}
+    periods: Mapping[WorkloadRef, Mapping[str, Periods]] = {}
     if running:
         starts = [(live[m.workload.ref] or 0.0) - window_s for m in running]
         ends = [min(now_s, (live[m.workload.ref] or 0.0) + window_s) for m in running]
         requests = [selectors[m.workload.ref] for m in running if m.workload.ref in selectors]
-        fetched = source.fetch(requests, start_s=min(starts), end_s=max(ends))
-        periods = fetch_throttling(
-            source.client, source.config, requests, start_s=min(starts), end_s=max(ends)
-        )
+        fetched = history_source.fetch(requests, start_s=min(starts), end_s=max(ends))
+        periods = state.throttling(requests, start_s=min(starts), end_s=max(ends))
     out: dict[WorkloadRef, Verdict] = {}
     for merge in merges:
         ref = merge.workload.ref
@@ -292,4 +306,10 @@ def comment_on_merges(
     return problems
 
 
-__all__ = ["comment_on_merges", "recent_merges", "restore_values", "verify_merged"]
+__all__ = [
+    "comment_on_merges",
+    "recent_merges",
+    "restore_values",
+    "verification_unavailable",
+    "verify_merged",
+]

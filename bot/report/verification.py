@@ -68,7 +68,7 @@ def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value * 100:.1f} %"
 
 
-def _rows(
+def figure_rows(
     prediction: Prediction | None, before: WindowFigures, after: WindowFigures
 ) -> list[tuple[str, str, str, str]]:
     """``(figure, predicted, before the merge, after)`` rows of one workload."""
@@ -154,7 +154,7 @@ def comment_text(pull: PullVerification, *, revert: str = "") -> str:
             lines[-1] += f" (live since {_when(verdict.live_s)})"
         if verdict.before is None or verdict.after is None:
             continue
-        rows = _rows(pull.predictions.get(key), verdict.before, verdict.after)
+        rows = figure_rows(pull.predictions.get(key), verdict.before, verdict.after)
         lines += ["", "| figure | predicted | before the merge | after |", "|---|---|---|---|"]
         lines += [f"| {escape(a)} | {b} | {c} | {d} |" for a, b, c, d in rows]
     if pull.restore:
@@ -227,6 +227,7 @@ __all__ = [
     "PullVerification",
     "comment_text",
     "dashboard_lines",
+    "figure_rows",
     "is_verification",
     "said_verdicts",
     "summary",

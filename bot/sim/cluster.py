@@ -67,6 +67,8 @@ class ContainerRun:
     oom_steps: IntArray
     """Absolute sample indices at which the container was OOM-killed (and restarted)."""
     memory_request_bytes: int
+    cpu_request_cores: float | None = None
+    """The CPU request the pod runs with (kube-state-metrics reports it); None: not written."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +276,7 @@ def _container_run(
         start=start,
         step_s=step_s,
         memory_request_bytes=spec.memory_request_bytes,
+        cpu_request_cores=spec.cpu_request_cores,
     )
 
 
@@ -457,6 +460,7 @@ def run_of(
     start: int,
     step_s: float,
     memory_request_bytes: int,
+    cpu_request_cores: float | None = None,
 ) -> ContainerRun:
     """A container's run from its per-step CPU (cores) and working set (bytes): the CPU counter
     (core-seconds) restarting at each of ``breaks`` (steps from ``start``: OOM kills, crashes),
@@ -472,4 +476,5 @@ def run_of(
         restarts=restarts,
         oom_steps=(np.asarray(ooms, dtype=np.int32) + start).astype(np.int32),
         memory_request_bytes=memory_request_bytes,
+        cpu_request_cores=cpu_request_cores,
     )

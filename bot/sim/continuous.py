@@ -5,7 +5,9 @@ samples ``[0, switch_step)`` and ``after``'s from there: the pods alive at the s
 running (their working set and its age carry on, as after an in-place resize), the HPA carries
 its replicas and its scale-down window over and from then on reads the new requests, targets,
 ``minReplicas`` and ``maxReplicas``, and a container is OOM-killed at the limit in force at each
-sample. The physics is ``bot.sim.cluster``'s (usage, working set, leaks, one kill per episode).
+sample. With ``rollout=True`` the switch is a rollout instead, as a merged change of the pod
+template makes: the pods stop at the switch and new ones (a new ReplicaSet) start with the new
+values, each pod reporting the requests it runs with (CPU and memory, kube-state-metrics). The physics is ``bot.sim.cluster``'s (usage, working set, leaks, one kill per episode).
 
 Every random draw is *prefix-consistent*: rollouts come from their own stream of
 exponential gaps, and the CPU and memory noise of a container in replica slot ``i`` from a
@@ -104,11 +106,12 @@ def simulate_switched(
     switch_step: int,
     *,
     steps: int | None = None,
+    rollout: bool = False,
 ) -> SimulatedService:
     """``steps`` samples (default ``len(demand)``) of one service on ``demand`` (cores per
     sample, from ``spec.start_s``): ``before``'s values before ``switch_step``, ``after``'s from
-    it (module doc). ``before`` and ``after`` are the same service (same containers, load);
-    crash loops are not simulated here."""
+    it (module doc; ``rollout``: the switch rolls the pods out). ``before`` and ``after`` are
+    the same service (same containers, load); crash loops are not simulated here."""
     n = len(demand) if steps is None else steps
     if n > len(demand) or not 0 <= switch_step <= n:
         raise SimError(f"switch at {switch_step} or {n} steps outside {len(demand)} samples")
@@ -121,6 +124,8 @@ def simulate_switched(
     if after.kind in ("CronJob", "Job"):  # one pod per run, as ``bot.sim.cluster`` runs them
         replicas = run_mask(after, spec.start_s + np.arange(n, dtype=np.float64) * spec.step_s)
     rollouts = _rollouts(spec, before, n)
+    if rollout and 0 < switch_step < n:
+        rollouts = np.union1d(rollouts, [switch_step]).astype(np.int64)
     if after.kind in ("CronJob", "Job"):
         rollouts = rollouts[:0]  # a new template applies from the next run on
     epoch = np.searchsorted(rollouts, np.arange(n), side="right")
@@ -165,6 +170,7 @@ def simulate_switched(
                     replicas=replicas,
                     load=load,
                     noise=noise[i],
+                    rolled=rollout,
                 )
                 for i in range(len(before.containers))
             )
@@ -185,8 +191,11 @@ def _run(
     replicas: IntArray,
     load: FloatArray,
     noise: tuple[FloatArray, FloatArray],
+    rolled: bool = False,
 ) -> ContainerRun:
-    """One container of one pod life ``[start, stop)`` (``bot.sim.cluster``'s physics)."""
+    """One container of one pod life ``[start, stop)`` (``bot.sim.cluster``'s physics);
+    ``rolled``: the switch was a rollout, so a pod started before it reports the old requests
+    (and the CPU request is reported; without a rollout only the new memory request is)."""
     start, stop = span
     old, new = before.containers[index], after.containers[index]
     cpu_noise, mem_noise = noise[0][start:stop], noise[1][start:stop]
@@ -216,7 +225,8 @@ def _run(
         breaks=list(ooms),
         start=start,
         step_s=spec.step_s,
-        memory_request_bytes=new.memory_request_bytes,
+        memory_request_bytes=(old if rolled and start < switch else new).memory_request_bytes,
+        cpu_request_cores=(old if start < switch else new).cpu_request_cores if rolled else None,
     )
 
 

@@ -13,7 +13,8 @@ Series written, with kube-prometheus-stack's names and labels:
   ``kube_pod_container_status_last_terminated_reason{reason="OOMKilled"}`` (1 from each OOM
   kill of that container until a restart for another reason, absent otherwise, as
   kube-state-metrics 2 reports the last reason only),
-  ``kube_pod_container_resource_requests{resource="memory"}``, ``kube_pod_owner``,
+  ``kube_pod_container_resource_requests{resource="memory"}`` (and ``{resource="cpu"}``
+  when the run carries its CPU request), ``kube_pod_owner``,
   ``kube_replicaset_owner`` (``owner_kind="Rollout"`` for a simulated Argo Rollout),
   ``kube_deployment_status_replicas``,
   ``kube_statefulset_status_replicas`` and ``kube_horizontalpodautoscaler_status_current_replicas``
@@ -133,17 +134,19 @@ def _families(cluster: SimulatedCluster) -> Iterator[tuple[str, Iterator[_Series
                         yield _Series(labels, a, np.ones(b - a, dtype=np.float64), True)
 
     yield "kube_pod_container_status_last_terminated_reason", oom_reasons()
-    yield (
-        "kube_pod_container_resource_requests",
-        per_container(
-            lambda s, p, c: _Series(
-                {**ids(s, p, c, KSM_JOB), "resource": "memory", "unit": "byte"},
-                p.start,
-                np.full(p.stop - p.start, float(c.memory_request_bytes)),
-                True,
-            ),
-        ),
-    )
+
+    def requests() -> Iterator[_Series]:
+        for s in cluster.services:
+            for p in s.pods:
+                for c in p.containers:
+                    n = p.stop - p.start
+                    memory = {**ids(s, p, c, KSM_JOB), "resource": "memory", "unit": "byte"}
+                    yield _Series(memory, p.start, np.full(n, float(c.memory_request_bytes)), True)
+                    if c.cpu_request_cores is not None:
+                        cpu = {**ids(s, p, c, KSM_JOB), "resource": "cpu", "unit": "core"}
+                        yield _Series(cpu, p.start, np.full(n, c.cpu_request_cores))
+
+    yield "kube_pod_container_resource_requests", requests()
 
     def owners() -> Iterator[_Series]:
         for s in cluster.services:

@@ -20,9 +20,8 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from bot.demo.spec import DEMO_LABELS, demo_spec
+from bot.demo.spec import DEMO_LABELS, demo_cluster, demo_spec
 from bot.report.markdown import escape
-from bot.sim.cluster import simulate
 from tests.support.prometheus import prometheus_from_cluster
 
 DEMO_REPO = Path(__file__).resolve().parents[2] / "bot" / "demo" / "repo"
@@ -33,7 +32,7 @@ TOKEN = "ghp_e2eTOKENe2eTOKENe2eTOKENe2eTOKEN00"
 def demo_prometheus(tmp_path_factory):
     spec = demo_spec()
     with prometheus_from_cluster(
-        simulate(spec), tmp_path_factory.mktemp("prom"), labels=DEMO_LABELS
+        demo_cluster(spec), tmp_path_factory.mktemp("prom"), labels=DEMO_LABELS
     ) as prom:
         prom.extra["now"] = datetime.fromtimestamp(spec.end_s, UTC).isoformat()
         yield prom

@@ -15,9 +15,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.demo.spec import DEMO_LABELS, demo_spec
+from bot.demo.spec import DEMO_LABELS, demo_cluster, demo_spec
 from bot.model import MIB
-from bot.sim.cluster import simulate
 from bot.sim.spec import ClusterSpec, ContainerSpec, HpaMetric, HpaSpec, JobRuns, ServiceSpec
 from tests.e2e.test_run import DEMO_REPO, TOKEN, _bot_config, _files, _run
 from tests.support.prometheus import prometheus_from_cluster
@@ -86,7 +85,7 @@ def _spec() -> ClusterSpec:
 def kinds_prometheus(tmp_path_factory):
     spec = _spec()
     with prometheus_from_cluster(
-        simulate(spec), tmp_path_factory.mktemp("prom"), labels=DEMO_LABELS
+        demo_cluster(spec), tmp_path_factory.mktemp("prom"), labels=DEMO_LABELS
     ) as prom:
         prom.extra["now"] = datetime.fromtimestamp(spec.end_s, UTC).isoformat()
         yield prom
@@ -201,7 +200,7 @@ def _jobs_spec() -> ClusterSpec:
 def jobs_prometheus(tmp_path_factory):
     spec = _jobs_spec()
     with prometheus_from_cluster(
-        simulate(spec), tmp_path_factory.mktemp("prom"), labels=DEMO_LABELS
+        demo_cluster(spec), tmp_path_factory.mktemp("prom"), labels=DEMO_LABELS
     ) as prom:
         prom.extra["now"] = datetime.fromtimestamp(spec.end_s, UTC).isoformat()
         yield prom

@@ -112,10 +112,3 @@ def test_plan_says_why_there_is_no_verification(cli, merged, prom, checkout, tmp
     assert reason == "GitHub credentials: GITHUB_TOKEN is not set"
     table = _plan(cli, checkout, no_repo, "", "--github-repo", REPO).stdout
     assert "verification: not available (GitHub credentials: GITHUB_TOKEN is not set)" in table
-
-
-def test_plan_demo_json_says_verification_needs_prometheus(cli):
-    document = json.loads(cli("plan", "--demo", "--format", "json").stdout)
-    jsonschema.validate(document, SCHEMA)
-    assert document["verification"]["available"] is False
-    assert "needs Prometheus" in document["verification"]["reason"]

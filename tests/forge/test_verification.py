@@ -11,6 +11,8 @@ new pods roll out.
 
 from __future__ import annotations
 
+import json
+import zipfile
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -23,10 +25,14 @@ from bot.config.forge import PullRequestConfig
 from bot.config.metrics import PrometheusConfig
 from bot.forge.github import GitHubForge
 from bot.forge.github.auth import TokenCredentials
+from bot.forge.previous import PreviousProposal
 from bot.metrics import HistoryRequest, PrometheusSource
+from bot.metrics.client import ClientStats
+from bot.metrics.snapshot import SnapshotSource, record_snapshot
 from bot.model import DeclaredContainer, DeclaredWorkload, Inventory, ResourceValues
-from bot.pipeline.verification import comment_on_merges, verify_merged
+from bot.pipeline.verification import comment_on_merges, verification_unavailable, verify_merged
 from bot.report import Proposal
+from bot.report.proposal import PullRequestState
 from bot.report.verification import VERIFICATION_MARKER, said_verdicts
 from tests.forge.verify_history import STEP_S, Workload, generation, rollout, write
 from tests.report.replays import comparison
@@ -219,3 +225,126 @@ def test_a_verdict_that_changes_edits_the_one_comment(merged, prom, tmp_path):
     assert edited == {cart, ref("web").key}  # waiting -> regressed, waiting -> verified
     (comment,) = _comments(gh, numbers["cart"])
     assert said_verdicts(comment) == {cart: "regressed"}
+
+
+def _pulls(merged_s: float = MERGED) -> list[PreviousProposal]:
+    """One merged pull request per workload, each setting its ``PROPOSED`` CPU request (500m
+    before), all merged at ``merged_s``, as a forge would list them."""
+    return [
+        PreviousProposal(
+            f"k-{n}",
+            i + 1,
+            f"b-{n}",
+            open=False,
+            merged=True,
+            state=PullRequestState(
+                f"k-{n}",
+                "p",
+                "f",
+                changes={f"{ref(n).key}/app/requests.cpu": PROPOSED[n] / 1000},
+                previous={f"{ref(n).key}/app/requests.cpu": 0.5},
+            ),
+            merged_at_s=merged_s,
+        )
+        for i, n in enumerate(NAMES)
+    ]
+
+
+def test_the_live_moments_and_the_throttling_take_three_queries(prom):
+    """Four merged workloads of one namespace, read through the history source: the live
+    moments and the throttling in a fixed number of queries, whatever the number of workloads
+    (``api`` never ran its merged value: merged a week ago here, never live)."""
+    pulls = _pulls()
+    source = PrometheusSource(PrometheusConfig(url=prom.url, gzip=False, step_s=STEP_S))
+    stats = ClientStats()
+    try:
+        with source.client.counting(stats):
+            verified = verify_merged(
+                pulls,
+                _inventory(),
+                source,
+                [HistoryRequest(ref(n), ("app",)) for n in NAMES],
+                BotSettings(),
+                now_s=NOW,
+            )
+    finally:
+        source.close()
+    statuses = sorted(v.status for p in verified for v in p.verdicts.values())
+    assert statuses == ["never-live", "regressed", "regressed", "verified"]
+    # on the calling thread (the history fetch runs on its own threads): the live moments in
+    # one query (every merge sets requests.cpu) and the throttling in two (one chunk)
+    assert stats.requests == 3
+
+
+def _statuses(pulls) -> dict[str, tuple[str, float | None, list[str]]]:
+    return {
+        key: (v.status, v.live_s, sorted(f.kind for f in v.findings))
+        for p in pulls
+        for key, v in p.verdicts.items()
+    }
+
+
+Figures = tuple[dict[str, float], dict[str, float], int]
+
+
+def _figures(pulls) -> dict[str, tuple[Figures, Figures]]:
+    """Per live workload, its figures before and after the merge (CPU minutes over request,
+    throttled periods, OOM kills), rounded."""
+
+    def rounded(figures) -> Figures:
+        return (
+            {k: round(v, 3) for k, v in figures.cpu_share.items()},
+            {k: round(v, 3) for k, v in figures.throttle_share.items()},
+            figures.total_oom_kills,
+        )
+
+    return {
+        key: (rounded(v.before), rounded(v.after))
+        for p in pulls
+        for key, v in p.verdicts.items()
+        if v.before is not None and v.after is not None
+    }
+
+
+def test_a_snapshot_that_recorded_what_ran_verifies_as_prometheus_does(prom, tmp_path):
+    """``tortoise-bot snapshot`` records the requests and CFS periods with the history: the
+    replayed verification gives Prometheus' verdicts; an older snapshot without those members
+    still replays the history and says why it cannot verify."""
+    requests = [HistoryRequest(ref(n), ("app",)) for n in NAMES]
+    source = PrometheusSource(PrometheusConfig(url=prom.url, gzip=False, step_s=STEP_S))
+    path = tmp_path / "history.snapshot"
+    try:
+        direct = verify_merged(_pulls(), _inventory(), source, requests, BotSettings(), now_s=NOW)
+        record_snapshot(source, requests, start_s=START, end_s=NOW, path=path, cluster=source)
+    finally:
+        source.close()
+    replay = SnapshotSource(path)
+    assert verification_unavailable(replay, BotSettings()) is None
+    replayed = verify_merged(_pulls(), _inventory(), replay, requests, BotSettings(), now_s=NOW)
+    assert _statuses(replayed) == _statuses(direct)
+    # the same figures: the throttling from the recorded CFS periods, the shares from the history
+    assert _figures(replayed) == _figures(direct)
+    assert any(after[1] for _, after in _figures(replayed).values())  # throttling read
+    assert {s for s, _, _ in _statuses(replayed).values()} == {
+        "verified",
+        "regressed",
+        "never-live",
+    }
+    web = {k: v for p in replayed for k, v in p.verdicts.items()}[ref("web").key]
+    assert web.live_s is not None and LIVE - STEP_S <= web.live_s <= LIVE + STEP_S
+
+    old = tmp_path / "old.snapshot"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(old, "w") as dst:
+        for info in src.infolist():
+            if info.filename == "meta.json":
+                meta = json.loads(src.read(info))
+                del meta["cluster"]
+                dst.writestr(info, json.dumps(meta))
+            elif not info.filename.startswith("k"):
+                dst.writestr(info, src.read(info))
+    older = SnapshotSource(old)
+    assert older.fetch(requests, start_s=START, end_s=NOW).histories.keys() == set(map(ref, NAMES))
+    reason = verification_unavailable(older, BotSettings())
+    assert reason is not None and reason.startswith("old.snapshot was recorded without")
+    assert "record it again with `tortoise-bot snapshot`" in reason
+    assert verify_merged(_pulls(), _inventory(), older, requests, BotSettings(), now_s=NOW) == []

@@ -9,7 +9,7 @@ import pytest
 
 from bot.config.metrics import MetricNames, PrometheusConfig
 from bot.metrics import HistoryRequest, PrometheusSource, QueryError
-from bot.metrics.prometheus import chunks
+from bot.metrics.promql import chunks
 from bot.model import WorkloadRef
 from bot.sim import ClusterSpec, ContainerSpec, ServiceSpec, simulate
 from tests.metrics.helpers import assert_matches_truth, requests_for

@@ -14,10 +14,10 @@ from bot.config.errors import ConfigError
 from bot.config.load import parse_model
 from bot.config.metrics import MAX_POINTS_PER_SERIES, LabelNames, PrometheusConfig
 from bot.metrics.mapping import PodOwner, map_pods
-from bot.metrics.prometheus import chunks
 from bot.metrics.promql import (
     LabelMatch,
     NamespaceQueries,
+    chunks,
     pod_name_pattern,
     quote,
     regex_alternatives,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from bot.metrics.snapshot import SnapshotSource
 from bot.sim import write_manifests
 from tests.support.prometheus import TEST_SPEC
 from tests.support.terminal import ANSI, in_terminal
@@ -24,3 +25,6 @@ def test_snapshot_shows_progress_per_namespace(sim_prometheus, tmp_path):
     assert re.search(rf"namespaces ns-\d .*{namespaces}/{namespaces}", drawn)
     assert re.search(rf"workloads .*{len(TEST_SPEC.services)}/{len(TEST_SPEC.services)}", drawn)
     assert "recorded 4 workloads" in drawn
+    recorded = SnapshotSource(tmp_path / "h.zip")
+    assert recorded.cluster_state_missing() is None  # what ran in the cluster, for verification
+    assert recorded.snapshot.cluster is not None and recorded.snapshot.cluster.groups

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import re
 
 import numpy as np
@@ -10,8 +11,9 @@ import pytest
 
 from bot.model import MIB
 from bot.sim import ClusterSpec, ContainerSpec, HpaSpec, ServiceSpec, SimError
-from bot.sim.cluster import draw_demand
+from bot.sim.cluster import SimulatedCluster, draw_demand
 from bot.sim.continuous import prefix, simulate_switched
+from bot.sim.openmetrics import write_openmetrics
 from bot.sim.profiles import archetype_cluster
 from bot.sim.spec import JobRuns
 from bot.sim.values import service_ref
@@ -124,3 +126,28 @@ def test_a_cronjobs_pods_are_its_jobs_pods_one_per_run():
         assert re.fullmatch(rf"{pod.owner_name}-[a-z0-9]{{5}}", pod.name), pod.name
         assert (pod.stop - pod.start) * spec.step_s == runs.duration_s
     assert sim.replicasets == ()
+
+
+def test_a_switch_by_rollout_starts_new_pods_that_report_the_new_requests():
+    before = _leaky(1024)
+    after = dataclasses.replace(
+        before, containers=(dataclasses.replace(before.containers[0], cpu_request_cores=0.2),)
+    )
+    spec = ClusterSpec(seed=1, services=(before,), days=4)
+    sim = simulate_switched(spec, np.ones(4 * DAY), before, after, 2 * DAY, rollout=True)
+    old, new = sim.pods  # the pod alive at the switch stops there, a new one takes over
+    assert (old.stop, new.start) == (2 * DAY, 2 * DAY)
+    assert old.owner_name != new.owner_name  # a new ReplicaSet
+    assert old.containers[0].cpu_request_cores == 0.5
+    assert new.containers[0].cpu_request_cores == 0.2
+    cluster = SimulatedCluster(spec, spec.times_s(), (sim,))
+    out = io.StringIO()
+    write_openmetrics(cluster, out)
+    cpu = [
+        line
+        for line in out.getvalue().splitlines()
+        if line.startswith("kube_pod_container_resource_requests{") and 'resource="cpu"' in line
+    ]
+    assert {line.split()[1] for line in cpu} == {"0.5", "0.2"}
+    in_place = simulate_switched(spec, np.ones(4 * DAY), before, after, 2 * DAY)
+    assert len(in_place.pods) == 1 and in_place.pods[0].containers[0].cpu_request_cores is None
