@@ -60,3 +60,22 @@ def test_weighted_upper_quantile_of_no_values_says_so(weights: np.ndarray | None
 def test_group_quantiles_of_no_values_are_empty() -> None:
     names, counts, values = group_quantiles(np.zeros(0, dtype=np.int64), np.zeros(0), 0.9)
     assert names.size == counts.size == values.size == 0
+
+
+@pytest.mark.parametrize(
+    "present", [(-3, -2, 0, 4, 10), (0, 1, 2, 5, 9, 13), (40_000, 40_002), (0, 7, 40_000)]
+)
+def test_group_quantiles_of_interleaved_groups_with_gaps(present: tuple[int, ...]) -> None:
+    """Groups interleaved (several pods' samples one after the other), some absent, below zero,
+    beyond 16 bits or spread wider than 16 bits: each still has its own ``inverted_cdf``
+    quantile."""
+    rng = np.random.default_rng(len(present))
+    groups = rng.choice(np.array(present, dtype=np.int64), 3000)
+    values = np.round(rng.gamma(2.0, 1.0, 3000), 1)  # ties
+    names, counts, quantiles = group_quantiles(groups, values, 0.9)
+    assert names.dtype == groups.dtype and quantiles.dtype == values.dtype
+    assert names.tolist() == list(present)
+    for name, count, q in zip(names.tolist(), counts.tolist(), quantiles.tolist(), strict=True):
+        mine = values[groups == name]
+        assert count == mine.size
+        assert q == float(np.quantile(mine, 0.9, method="inverted_cdf"))
