@@ -56,9 +56,10 @@ def group_quantiles(
     and the ``p`` quantile of its ``values`` by numpy's ``inverted_cdf`` (the sample of 0-based
     rank ``⌈p × n⌉ − 1`` in ascending order: an observed sample).
 
-    The counts come from one ``bincount``, the groups are made contiguous by one radix sort,
-    and each group's order statistic by a partition of its own samples: linear in the samples,
-    where sorting every value (the quantile needs one rank per group, not an order) is not."""
+    The counts come from one ``bincount``, the groups are made contiguous (``_by_group``) and
+    each group's order statistic comes from a partition of its own samples: linear in the
+    samples, where sorting every value (the quantile needs one rank per group, not an order)
+    is not."""
     if values.size == 0:
         empty = np.zeros(0)
         return empty.astype(groups.dtype), empty.astype(np.int64), empty
@@ -68,7 +69,7 @@ def group_quantiles(
     every = np.bincount(narrow)
     present = np.flatnonzero(every)
     counts = every[present]
-    ordered = values[np.argsort(narrow, kind="stable")]  # a radix sort: groups are small integers
+    ordered = _by_group(narrow, values)
     ends = np.cumsum(counts)
     rank = np.clip(np.ceil(p * counts.astype(np.float64)).astype(np.int64) - 1, 0, counts - 1)
     quantiles = np.empty(present.size, dtype=values.dtype)
@@ -77,3 +78,15 @@ def group_quantiles(
     ):
         quantiles[i] = np.partition(ordered[end - count : end], r)[r]
     return (present + low).astype(groups.dtype), counts.astype(np.int64), quantiles
+
+
+def _by_group(groups: np.ndarray, values: FloatArray) -> FloatArray:
+    """``values`` with their ``groups`` ascending and each group contiguous: as they are, or
+    reversed (a view) for groups already in order, as days counted back from now are along a
+    pod's time-ordered samples; else after a radix sort (groups are small integers)."""
+    step = np.diff(groups)
+    if bool((step >= 0).all()):
+        return values
+    if bool((step <= 0).all()):
+        return values[::-1]
+    return values[np.argsort(groups, kind="stable")]

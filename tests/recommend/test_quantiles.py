@@ -79,3 +79,20 @@ def test_group_quantiles_of_interleaved_groups_with_gaps(present: tuple[int, ...
         mine = values[groups == name]
         assert count == mine.size
         assert q == float(np.quantile(mine, 0.9, method="inverted_cdf"))
+
+
+@pytest.mark.parametrize("order", ["ascending", "descending"])
+def test_group_quantiles_of_groups_already_in_order(order: str) -> None:
+    """Days counted back from now along time-ordered samples (descending), or the reverse:
+    the same quantiles as for the groups shuffled."""
+    rng = np.random.default_rng(3)
+    groups = np.sort(rng.integers(0, 14, 4000))
+    groups = groups if order == "ascending" else groups[::-1].copy()
+    values = np.round(rng.gamma(2.0, 1.0, 4000), 1)
+    shuffled = rng.permutation(4000)
+    mine = group_quantiles(groups, values, 0.95)
+    other = group_quantiles(groups[shuffled], values[shuffled], 0.95)
+    assert all(np.array_equal(a, b) for a, b in zip(mine, other, strict=True))
+    assert mine[2].tolist() == [
+        float(np.quantile(values[groups == g], 0.95, method="inverted_cdf")) for g in mine[0]
+    ]
