@@ -4,7 +4,9 @@ calls were made (``run.processes``; the pipeline recommends a large repository's
 ``OrderedPool(processes, done=..., lost=...)``: ``submit(key, function, *args)`` calls
 ``function(*args)`` and ``done(key, result)`` with its result. With one process the call is
 made at once in this process, exactly as a plain loop would. With more, ``function`` and its
-arguments are pickled to one of ``processes`` workers started from a clean server process
+arguments are pickled by ``submit`` (at pickle's highest protocol: numpy arrays as whole
+buffers; what cannot be pickled raises there) to one of ``processes`` workers started from a
+clean server process
 (``forkserver``: never a fork of this process and its threads); at most ``in_flight`` calls
 (twice the processes by default) are out at once, so the caller's data is held for those only,
 and ``done`` is called in submission order as results come back (``submit`` waits for the
@@ -21,6 +23,7 @@ import logging
 import math
 import multiprocessing
 import os
+import pickle
 import tempfile
 import time
 from collections import deque
@@ -57,6 +60,12 @@ def usable_cores(cpu_max: Path = CPU_MAX) -> int:
     except (OSError, ValueError):
         pass  # no cgroup v2 quota readable: the affinity alone
     return max(1, cores or 1)
+
+
+def _call_pickled(call: bytes) -> Any:
+    """The call ``OrderedPool.submit`` pickled: ``function(*args, **kwargs)``."""
+    function, args, kwargs = pickle.loads(call)
+    return function(*args, **kwargs)
 
 
 def _log_like(json_lines: bool, level: int) -> None:
@@ -172,8 +181,12 @@ class OrderedPool(Generic[R]):
         if self._executor is None:
             self._executor = self._start()
         executor = self._executor
+        # pickled here at the highest protocol: numpy arrays go as whole buffers, where the
+        # worker queue's own pickling (protocol 4) copies each through ``tobytes``, several
+        # times slower for a workload's history; the queue then passes on one bytes object
+        call = pickle.dumps((function, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
         try:
-            future = executor.submit(function, *args, **kwargs)
+            future = executor.submit(_call_pickled, call)
         except BrokenExecutor as exc:
             self._restart(executor)
             self._done(key, self._lost(key, exc))

@@ -6,9 +6,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+import pickle
 import shutil
 import tempfile
 from pathlib import Path
+
+import numpy as np
+import pytest
 
 from bot.config.bot import BotSettings, RunConfig, load_bot_settings
 from bot.metrics.snapshot import SnapshotSource
@@ -63,6 +67,25 @@ def test_a_dead_worker_loses_only_the_calls_out_with_it_and_order_holds():
             pool.submit(x, _square_or_die, x)
         pool.finish()
     assert done == [(0, 0), (1, 1), (2, 4), (3, -1), (4, 16), (5, 25)]
+
+
+def _shared_and_sum(a: np.ndarray, b: np.ndarray) -> tuple[bool, float]:
+    return a is b, float(a.sum() + b.sum())
+
+
+def test_arrays_reach_the_worker_whole_and_shared_and_an_unpicklable_call_fails_at_submit():
+    """One array passed twice arrives as one array (pickled once); a call that cannot be
+    pickled raises from ``submit``, before any worker sees it."""
+    done: list[tuple[int, tuple[bool, float]]] = []
+    axis = np.arange(20_000, dtype=np.float64)
+    with OrderedPool[tuple[bool, float]](
+        2, done=lambda k, r: done.append((k, r)), lost=lambda k, e: (False, -1.0)
+    ) as pool:
+        pool.submit(0, _shared_and_sum, axis, axis)
+        with pytest.raises((AttributeError, TypeError, pickle.PicklingError)):
+            pool.submit(1, _shared_and_sum, axis, lambda: None)
+        pool.finish()
+    assert done == [(0, (True, 2 * float(axis.sum())))]
 
 
 def test_auto_is_serial_for_a_small_repository_and_every_core_for_a_large_one():

@@ -220,9 +220,9 @@ def histogram_age_days(half_life_days: float, window_days: float) -> float:
 def _weighted_quantile(values: FloatArray, groups: np.ndarray, p: float) -> float:
     """The ``p`` quantile of ``values`` with every group (day) weighing the same: the smallest
     value whose cumulative weight reaches ``p ×`` the total, each sample weighing ``1 / size of
-    its group``."""
-    _, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
-    return weighted_upper_quantile(values, 1.0 / counts[inverse], 1.0 - p)
+    its group`` (groups: small integers, counted by one ``bincount``)."""
+    offsets = groups - groups.min()
+    return weighted_upper_quantile(values, 1.0 / np.bincount(offsets)[offsets], 1.0 - p)
 
 
 def daily_values(day: np.ndarray, values: FloatArray, p: float) -> tuple[FloatArray, FloatArray]:
@@ -260,8 +260,12 @@ def theil_sen(x: FloatArray, y: FloatArray, confidence: float, *, seasonal: bool
     slopes = np.sort((y[j] - y[i]) / lag)
     slope = float(np.median(slopes))
     level = float(np.median(y - slope * x))
-    seasons = np.remainder(np.round(x - x.min()), CYCLE_DAYS) if seasonal else np.zeros(x.size)
-    variance = sum(_mann_kendall_variance(y[seasons == s]) for s in np.unique(seasons).tolist())
+    seasons = (
+        np.remainder(np.round(x - x.min()), CYCLE_DAYS).astype(np.int64)
+        if seasonal
+        else np.zeros(x.size, dtype=np.int64)
+    )
+    variance = sum(_mann_kendall_variances(seasons, y))
     z = NormalDist().inv_cdf((1 + confidence) / 2)
     c = z * math.sqrt(variance)
     n = slopes.size
@@ -271,14 +275,21 @@ def theil_sen(x: FloatArray, y: FloatArray, confidence: float, *, seasonal: bool
     return Trend(slope, low, high, level, int(x.size), seasonal, confidence)
 
 
-def _mann_kendall_variance(y: FloatArray) -> float:
-    """``Var S = (n(n−1)(2n+5) − Σ t(t−1)(2t+5)) / 18`` over the tie groups ``t`` of ``y``."""
-    n = y.size
-    if n < 2:
-        return 0.0
-    _, ties = np.unique(y, return_counts=True)
-    tied = float(np.sum(ties * (ties - 1) * (2 * ties + 5)))
-    return (n * (n - 1) * (2 * n + 5) - tied) / 18
+def _mann_kendall_variances(seasons: np.ndarray, y: FloatArray) -> list[float]:
+    """Per season present (ascending), ``Var S = (n(n−1)(2n+5) − Σ t(t−1)(2t+5)) / 18`` of its
+    ``y``, ``n`` its values, ``t`` the sizes of its groups of equal values: the ties of every
+    season found at once, by one sort on (season, value)."""
+    order = np.lexsort((y, seasons))
+    s, v = seasons[order], y[order]
+    starts = np.flatnonzero(np.r_[True, (s[1:] != s[:-1]) | (v[1:] != v[:-1])])
+    ties = np.diff(np.r_[starts, s.size])
+    tied = np.bincount(s[starts], weights=ties * (ties - 1) * (2 * ties + 5))
+    n = np.bincount(s)
+    return [
+        (count * (count - 1) * (2 * count + 5) - float(tied[season])) / 18
+        for season, count in enumerate(n.tolist())
+        if count
+    ]
 
 
 def _at_rank(sorted_values: FloatArray, rank: float) -> float:

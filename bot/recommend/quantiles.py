@@ -52,24 +52,41 @@ def weighted_upper_quantile(values: FloatArray, weights: FloatArray | None, shar
 def group_quantiles(
     groups: np.ndarray, values: FloatArray, p: float
 ) -> tuple[np.ndarray, np.ndarray, FloatArray]:
-    """Per distinct value of ``groups`` (ascending): the group, its sample count and the ``p``
-    quantile of its ``values`` by numpy's ``inverted_cdf`` (the sample of 0-based rank
-    ``⌈p × n⌉ − 1`` in ascending order: an observed sample), with one sort of the values and one radix sort of the groups."""
+    """Per distinct value of ``groups`` (small integers, ascending): the group, its sample count
+    and the ``p`` quantile of its ``values`` by numpy's ``inverted_cdf`` (the sample of 0-based
+    rank ``⌈p × n⌉ − 1`` in ascending order: an observed sample).
+
+    The counts come from one ``bincount``, the groups are made contiguous (``_by_group``) and
+    each group's order statistic comes from a partition of its own samples: linear in the
+    samples, where sorting every value (the quantile needs one rank per group, not an order)
+    is not."""
     if values.size == 0:
         empty = np.zeros(0)
         return empty.astype(groups.dtype), empty.astype(np.int64), empty
-    order = np.argsort(values)
-    narrow = groups[order].astype(np.int16) if _fits_int16(groups) else groups[order]
-    order = order[np.argsort(narrow, kind="stable")]  # a radix sort: groups are small integers
-    ranked, ordered_groups = values[order], groups[order]
-    names, starts, counts = np.unique(ordered_groups, return_index=True, return_counts=True)
+    low = int(groups.min())
+    offsets = groups - low
+    narrow = offsets.astype(np.int16) if int(offsets.max()) <= np.iinfo(np.int16).max else offsets
+    every = np.bincount(narrow)
+    present = np.flatnonzero(every)
+    counts = every[present]
+    ordered = _by_group(narrow, values)
+    ends = np.cumsum(counts)
     rank = np.clip(np.ceil(p * counts.astype(np.float64)).astype(np.int64) - 1, 0, counts - 1)
-    return names, counts, ranked[starts + rank]
+    quantiles = np.empty(present.size, dtype=values.dtype)
+    for i, (end, count, r) in enumerate(
+        zip(ends.tolist(), counts.tolist(), rank.tolist(), strict=True)
+    ):
+        quantiles[i] = np.partition(ordered[end - count : end], r)[r]
+    return (present + low).astype(groups.dtype), counts.astype(np.int64), quantiles
 
 
-def _fits_int16(groups: np.ndarray) -> bool:
-    return bool(
-        np.issubdtype(groups.dtype, np.integer)
-        and int(groups.min()) >= np.iinfo(np.int16).min
-        and int(groups.max()) <= np.iinfo(np.int16).max
-    )
+def _by_group(groups: np.ndarray, values: FloatArray) -> FloatArray:
+    """``values`` with their ``groups`` ascending and each group contiguous: as they are, or
+    reversed (a view) for groups already in order, as days counted back from now are along a
+    pod's time-ordered samples; else after a radix sort (groups are small integers)."""
+    step = np.diff(groups)
+    if bool((step >= 0).all()):
+        return values
+    if bool((step <= 0).all()):
+        return values[::-1]
+    return values[np.argsort(groups, kind="stable")]

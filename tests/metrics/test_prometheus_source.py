@@ -26,6 +26,21 @@ def _window(cluster):
     return {"start_s": float(cluster.t_s[0]), "end_s": float(cluster.t_s[-1])}
 
 
+def test_equal_time_axes_are_held_once_and_read_only(sim_cluster, sim_prometheus):
+    """A pod's containers share one time axis and one pod numbering (memory holds them once,
+    a worker process is sent them once); shared, they cannot be written through."""
+    result = _source(sim_prometheus).fetch(
+        requests_for(sim_cluster, TEST_LABELS), **_window(sim_cluster)
+    )
+    history = result.histories[sim_cluster.services[0].ref]
+    app, sidecar = history.containers["app"], history.containers["istio-proxy"]
+    assert np.array_equal(app.cpu_t, sidecar.cpu_t) and app.cpu_t.size > 1000
+    assert app.cpu_t is sidecar.cpu_t and app.mem_pod is sidecar.mem_pod
+    assert app.cpu_cores is not sidecar.cpu_cores
+    with pytest.raises(ValueError, match="read-only"):
+        app.cpu_t[0] = 0.0
+
+
 @pytest.mark.parametrize(
     ("mode", "raw_api"), [("raw", "remote_read"), ("raw", "query"), ("range", "auto")]
 )

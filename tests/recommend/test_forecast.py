@@ -11,7 +11,13 @@ import pytest
 from bot.config.recommend import RecommendSettings, resolve
 from bot.model import MIB, Recommendation
 from bot.recommend.engine import recommend
-from bot.recommend.forecast import Forecast, forecast_of, histogram_age_days, theil_sen
+from bot.recommend.forecast import (
+    Forecast,
+    _mann_kendall_variances,
+    forecast_of,
+    histogram_age_days,
+    theil_sen,
+)
 from tests.recommend.factories import (
     DAY_S,
     NOW_S,
@@ -179,6 +185,22 @@ def test_theil_sen_ignores_an_outlier_and_bounds_the_slope():
     assert trend is not None
     assert trend.slope_per_day == 2.0 and trend.level == 1.0
     assert trend.low_per_day == 2.0 and trend.significant
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_mann_kendall_variances_per_season_count_each_seasons_ties(seed: int) -> None:
+    """Gilbert's ``Var S`` with the ties correction, computed the slow way season by season."""
+    rng = np.random.default_rng(seed)
+    seasons = rng.integers(0, 7, 30) if seed else np.zeros(30, dtype=np.int64)
+    y = np.round(rng.random(30), 1)  # ties within and across seasons
+    expected = []
+    for season in sorted(set(seasons.tolist())):
+        mine = y[seasons == season].tolist()
+        n = len(mine)
+        ties = [mine.count(v) for v in set(mine)]
+        tied = sum(t * (t - 1) * (2 * t + 5) for t in ties)
+        expected.append((n * (n - 1) * (2 * n + 5) - tied) / 18)
+    assert _mann_kendall_variances(seasons, y) == expected
 
 
 def test_three_days_cannot_be_significant():

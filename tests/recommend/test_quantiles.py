@@ -60,3 +60,39 @@ def test_weighted_upper_quantile_of_no_values_says_so(weights: np.ndarray | None
 def test_group_quantiles_of_no_values_are_empty() -> None:
     names, counts, values = group_quantiles(np.zeros(0, dtype=np.int64), np.zeros(0), 0.9)
     assert names.size == counts.size == values.size == 0
+
+
+@pytest.mark.parametrize(
+    "present", [(-3, -2, 0, 4, 10), (0, 1, 2, 5, 9, 13), (40_000, 40_002), (0, 7, 40_000)]
+)
+def test_group_quantiles_of_interleaved_groups_with_gaps(present: tuple[int, ...]) -> None:
+    """Groups interleaved (several pods' samples one after the other), some absent, below zero,
+    beyond 16 bits or spread wider than 16 bits: each still has its own ``inverted_cdf``
+    quantile."""
+    rng = np.random.default_rng(len(present))
+    groups = rng.choice(np.array(present, dtype=np.int64), 3000)
+    values = np.round(rng.gamma(2.0, 1.0, 3000), 1)  # ties
+    names, counts, quantiles = group_quantiles(groups, values, 0.9)
+    assert names.dtype == groups.dtype and quantiles.dtype == values.dtype
+    assert names.tolist() == list(present)
+    for name, count, q in zip(names.tolist(), counts.tolist(), quantiles.tolist(), strict=True):
+        mine = values[groups == name]
+        assert count == mine.size
+        assert q == float(np.quantile(mine, 0.9, method="inverted_cdf"))
+
+
+@pytest.mark.parametrize("order", ["ascending", "descending"])
+def test_group_quantiles_of_groups_already_in_order(order: str) -> None:
+    """Days counted back from now along time-ordered samples (descending), or the reverse:
+    the same quantiles as for the groups shuffled."""
+    rng = np.random.default_rng(3)
+    groups = np.sort(rng.integers(0, 14, 4000))
+    groups = groups if order == "ascending" else groups[::-1].copy()
+    values = np.round(rng.gamma(2.0, 1.0, 4000), 1)
+    shuffled = rng.permutation(4000)
+    mine = group_quantiles(groups, values, 0.95)
+    other = group_quantiles(groups[shuffled], values[shuffled], 0.95)
+    assert all(np.array_equal(a, b) for a, b in zip(mine, other, strict=True))
+    assert mine[2].tolist() == [
+        float(np.quantile(values[groups == g], 0.95, method="inverted_cdf")) for g in mine[0]
+    ]
