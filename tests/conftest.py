@@ -137,6 +137,15 @@ SLOW = (
     "metrics/test_doctor.py",  # two real Prometheus servers, whole plans
     "test_corpus_absent.py",  # pytest in a subprocess
     "test_plan_cli.py",
+    "test_plan_bounds.py",  # simulate and plan the demo shop (and its kinds) in subprocesses
+    "test_plan_init_containers.py",
+    "test_plan_jobs.py",
+    "test_plan_keda_cron.py",
+    "test_plan_kinds.py",
+    "test_plan_podlevel.py",
+    "test_plan_unsupported.py",
+    "test_snapshot_origin.py",
+    "forge/test_plan_verification.py",  # plan against the emulator and a real Prometheus
     "test_try_it.py",
     "test_packaging.py",  # a wheel built and installed, actionlint
     "test_deploy_examples.py",  # kubectl kustomize on every Kubernetes example
