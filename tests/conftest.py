@@ -155,9 +155,25 @@ servers, kubectl renders, killed processes, wheel builds. ``bash scripts/test -m
 (the quick subset, README) leaves them out; the whole suite is the CI command."""
 
 
+FIRST = (
+    "reliability/test_serve_faults.py",  # 200 scheduled runs: about 2 minutes alone
+    "reliability/test_killed_runs.py",
+    "reliability/test_write_journal.py",
+    "test_plan_cli.py",
+    "reliability/test_concurrent_runs.py",
+)
+"""The modules with the longest tests, run first and in this order: with ``-n 2`` a test of minutes handed out
+last keeps one process busy long after the other has finished."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     tests = Path(__file__).resolve().parent
+    rank = []
     for item in items:
         where = item.path.relative_to(tests).as_posix()
         if where.startswith(SLOW):
             item.add_marker(pytest.mark.slow)
+        rank.append(FIRST.index(where) if where in FIRST else len(FIRST))
+    # stable: the order within a module, and of the others, stays the collection's
+    order = sorted(range(len(items)), key=rank.__getitem__)
+    items[:] = [items[i] for i in order]
