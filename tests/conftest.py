@@ -137,6 +137,15 @@ SLOW = (
     "metrics/test_doctor.py",  # two real Prometheus servers, whole plans
     "test_corpus_absent.py",  # pytest in a subprocess
     "test_plan_cli.py",
+    "test_plan_bounds.py",  # simulate and plan the demo shop (and its kinds) in subprocesses
+    "test_plan_init_containers.py",
+    "test_plan_jobs.py",
+    "test_plan_keda_cron.py",
+    "test_plan_kinds.py",
+    "test_plan_podlevel.py",
+    "test_plan_unsupported.py",
+    "test_snapshot_origin.py",
+    "forge/test_plan_verification.py",  # plan against the emulator and a real Prometheus
     "test_try_it.py",
     "test_packaging.py",  # a wheel built and installed, actionlint
     "test_deploy_examples.py",  # kubectl kustomize on every Kubernetes example
@@ -146,9 +155,25 @@ servers, kubectl renders, killed processes, wheel builds. ``bash scripts/test -m
 (the quick subset, README) leaves them out; the whole suite is the CI command."""
 
 
+FIRST = (
+    "reliability/test_serve_faults.py",  # 200 scheduled runs: about 2 minutes alone
+    "reliability/test_killed_runs.py",
+    "reliability/test_write_journal.py",
+    "test_plan_cli.py",
+    "reliability/test_concurrent_runs.py",
+)
+"""The modules with the longest tests, run first and in this order: with ``-n 2`` a test of minutes handed out
+last keeps one process busy long after the other has finished."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     tests = Path(__file__).resolve().parent
+    rank = []
     for item in items:
         where = item.path.relative_to(tests).as_posix()
         if where.startswith(SLOW):
             item.add_marker(pytest.mark.slow)
+        rank.append(FIRST.index(where) if where in FIRST else len(FIRST))
+    # stable: the order within a module, and of the others, stays the collection's
+    order = sorted(range(len(items)), key=rank.__getitem__)
+    items[:] = [items[i] for i in order]

@@ -95,6 +95,7 @@ def test_an_invalid_opt_in_file_is_a_usage_error(cli, tmp_path):
     assert "error: .tortoise-bot.yaml:2:" in done.stdout
 
 
+@pytest.mark.slow  # a whole plan in a subprocess
 def test_plan_with_an_edit_refused_is_done_work(cli, tmp_path):
     require_binary("kubectl")
     root = tmp_path / "repo"

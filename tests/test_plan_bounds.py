@@ -17,23 +17,35 @@ from bot.pipeline.plan import repository_outcome
 from bot.pipeline.proposals import build_proposals
 from bot.report import render_pull_request
 from tests.conftest import PROJECT, require_binary
+from tests.support.demo_shop import console
 
 BOUNDS = PROJECT / "tests" / "manifests" / "bounds"
 NOW = "2026-11-01T00:00:00Z"
 
 
-@pytest.fixture
-def payments(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def bounds(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``tests/manifests/bounds`` copied once for the module, never changed: each test edits a
+    copy (``payments``)."""
     require_binary("kubectl")
-    root = tmp_path / "payments"
+    root = tmp_path_factory.mktemp("bounds") / "payments"
     shutil.copytree(BOUNDS, root)
     return root
 
 
-def _history(cli, root: Path, tmp_path: Path) -> Path:
-    out = tmp_path / "history.zip"
-    args = ("--repo", str(root), "--out", str(out), "--days", "14", "--seed", "3", "--now", NOW)
-    result = cli("simulate", *args)
+@pytest.fixture
+def payments(bounds: Path, tmp_path: Path) -> Path:
+    """A copy of ``bounds`` for this test alone."""
+    return Path(shutil.copytree(bounds, tmp_path / "payments"))
+
+
+@pytest.fixture(scope="module")
+def history(bounds: Path) -> Path:
+    """Fourteen days of simulated history of ``bounds`` (seed 3), once for the module:
+    simulating reads only the manifests, which the tests change after it."""
+    out = bounds.parent / "history.zip"
+    args = ("--repo", str(bounds), "--out", str(out), "--days", "14", "--seed", "3", "--now", NOW)
+    result = console("simulate", *args)
     assert result.returncode == 0, result.stderr
     return out
 
@@ -48,6 +60,12 @@ def _plan(cli, root: Path, history: Path, *more: str) -> dict:
     return {w["name"]: w for w in doc["workloads"]}
 
 
+@pytest.fixture(scope="module")
+def free(bounds: Path, history: Path) -> dict:
+    """The plan of ``bounds`` as it is, by workload name (read, never changed, by the tests)."""
+    return _plan(console, bounds, history)
+
+
 def _notes(workload: dict, code: str) -> list[str]:
     return [
         (f"{n['container']}: " if n["container"] else "") + n["message"]
@@ -56,9 +74,8 @@ def _notes(workload: dict, code: str) -> list[str]:
     ]
 
 
-def test_plan_names_what_the_namespace_and_the_runtime_declare(cli, payments, tmp_path):
-    history = _history(cli, payments, tmp_path)
-    by_name = _plan(cli, payments, history)
+def test_plan_names_what_the_namespace_and_the_runtime_declare(cli, bounds, history, free):
+    by_name = free
     assert all(w["status"] == "changes" for w in by_name.values())
     # every proposal is within the LimitRange: requests and limits at most 2 cores and 3 GiB,
     # at least 50m and 64 MiB, CPU limits at most 4 × their request
@@ -103,17 +120,15 @@ def test_plan_names_what_the_namespace_and_the_runtime_declare(cli, payments, tm
     cpu_line = next(q for q in quota if " requests.cpu 6:" in q)
     assert cpu_line.startswith("ResourceQuota compute (base/namespace.yaml:29) requests.cpu 6: ")
     assert "over; pods beyond it are refused at creation" in cpu_line
-    text = cli("plan", "--repo", str(payments), "--snapshot", str(history), "--now", NOW).stdout
+    text = cli("plan", "--repo", str(bounds), "--snapshot", str(history), "--now", NOW).stdout
     assert "note: PDB ledger (base/pdb.yaml:1) minAvailable 3 = proposed minReplicas 3" in text
 
 
-def test_limit_range_and_heap_bound_the_proposed_values(cli, payments, tmp_path):
+def test_limit_range_and_heap_bound_the_proposed_values(cli, payments, history, free):
     """With a LimitRange max of 1280 MiB (the manifest at 1 GiB requested, 1280 MiB limit), the
     inference request that wants 1.53 GiB is clamped to it, and so is its limit; a heap of
     900 MiB would keep the limit at 900 MiB + 256 MiB non-heap, below the max."""
-    history = _history(cli, payments, tmp_path)
-    free = _plan(cli, payments, history)["inference"]["containers"][0]["memory"]
-    assert free["request"]["proposed"] > 1.25 * GIB
+    assert free["inference"]["containers"][0]["memory"]["request"]["proposed"] > 1.25 * GIB
     namespace = payments / "base" / "namespace.yaml"
     namespace.write_text(namespace.read_text().replace("memory: 3Gi", "memory: 1280Mi", 1))
     inference = payments / "base" / "inference.yaml"
@@ -137,12 +152,11 @@ def test_limit_range_and_heap_bound_the_proposed_values(cli, payments, tmp_path)
     assert (limit["proposed"], limit["rule"]) == (1280 * MIB, "limitrange.max")
 
 
-def test_a_memory_limit_is_not_proposed_below_the_heap(cli, payments, tmp_path):
+def test_a_memory_limit_is_not_proposed_below_the_heap(cli, payments, history, free):
     """The inference limit falls from 3 GiB to 2.3 GiB with its request; with -Xmx2400m it
     stays at 2400 MiB + 256 MiB non-heap (``runtime.heap``), and the note says so."""
-    history = _history(cli, payments, tmp_path)
-    free = _plan(cli, payments, history)["inference"]["containers"][0]["memory"]["limit"]
-    assert free["proposed"] < 2656 * MIB < free["current"]
+    limit = free["inference"]["containers"][0]["memory"]["limit"]
+    assert limit["proposed"] < 2656 * MIB < limit["current"]
     inference = payments / "base" / "inference.yaml"
     inference.write_text(
         inference.read_text().replace(
@@ -161,10 +175,9 @@ def test_a_memory_limit_is_not_proposed_below_the_heap(cli, payments, tmp_path):
     )
 
 
-def test_gpus_are_priced_in_the_monthly_cost(cli, payments, tmp_path):
+def test_gpus_are_priced_in_the_monthly_cost(cli, payments, history):
     """``pull_requests.cost.extended_resources``: the inference replay's monthly cost holds
     1 GPU per pod × 2 replicas × $1,500 beside 2 cores × $30 and 4 GiB × $4 requested now."""
-    history = _history(cli, payments, tmp_path)
     (payments / ".tortoise-bot.yaml").write_text(
         "pull_requests:\n  cost:\n    cpu_core_month: 30\n    memory_gib_month: 4\n"
         '    extended_resources:\n      "nvidia.com/gpu": 1500\n'
@@ -181,13 +194,12 @@ def test_gpus_are_priced_in_the_monthly_cost(cli, payments, tmp_path):
     )
 
 
-def test_the_pull_request_names_the_findings(cli, payments, tmp_path):
+def test_the_pull_request_names_the_findings(bounds, history):
     """Each workload's pull request body lists the quota, PDB and heap notes once (with the
     data notes), and its visible part stays under 3,000 characters."""
-    history = _history(cli, payments, tmp_path)
     source = SnapshotSource(history)
     plan = repository_outcome(
-        payments, source, BotSettings(), now_s=source.end_s, grouping="workload"
+        bounds, source, BotSettings(), now_s=source.end_s, grouping="workload"
     )
     bodies = {}
     for proposal in build_proposals(plan):

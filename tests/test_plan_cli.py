@@ -180,8 +180,14 @@ def test_explain_unknown_workload(cli, demo_copy, spec, fragment):
 def test_plans_after_write_continue_the_hpa_steps_then_propose_nothing_more(cli, demo_copy):
     # Applied, then planned again on the same history (docs/recommendations.md §6): the HPA
     # targets and maxReplicas cuts move in bounded steps, so the next plans continue them (the
-    # steps' own rules, or the rule that reaches the value) until a fixed point.
-    first = json.loads(cli("plan", *_demo_args(demo_copy), "--format", "json").stdout)
+    # steps' own rules, or the rule that reaches the value) until a fixed point. Each plan is
+    # made with --write: its JSON is the plan of the files as they were, then applied.
+    def plan_and_write() -> dict:
+        done = cli("plan", *_demo_args(demo_copy), "--format", "json", "--write")
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    first = plan_and_write()
     # reviews runs the values its merged pull request set (bot/demo/pulls.json): nothing new
     assert {w["name"]: w["status"] for w in first["workloads"]}.pop("reviews") == "no-change"
     assert {w["status"] for w in first["workloads"] if w["name"] != "reviews"} == {"changes"}
@@ -189,10 +195,9 @@ def test_plans_after_write_continue_the_hpa_steps_then_propose_nothing_more(cli,
     assert steps <= {v["rule"] for w in first["workloads"] for v in _hpa_values(w)}
     before = first
     for _ in range(6):  # the demo settles after 5 writes (frontend's app target last)
-        assert cli("plan", *_demo_args(demo_copy), "--write").returncode == 0
-        again = json.loads(cli("plan", *_demo_args(demo_copy), "--format", "json").stdout)
+        again = plan_and_write()  # the plan of what the previous one wrote
         if all(w["status"] == "no-change" for w in again["workloads"]):
-            assert again["diff"] == ""
+            assert again["diff"] == "" and again["written"] == []
             return
         # a rerun moves the HPA values the written plan stepped, and the requests of only the
         # containers whose target it moved (Tortoise rebalances on the target in force)

@@ -11,25 +11,34 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PROJECT
-from tests.support.demo_shop import NOW, copy_shop, plan, simulate
+from tests.support.demo_shop import NOW, console, copy_shop, plan, simulate
 
 JOBS = PROJECT / "tests" / "manifests" / "jobs" / "base"
 
 
-@pytest.fixture
-def shop(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def jobs_shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo repository with ``apps/raw/cronjob.yaml`` (CronJob ``nightly-report``) and
-    ``apps/raw/job.yaml`` (Job ``reindex``)."""
-    root = copy_shop(tmp_path / "shop")
+    ``apps/raw/job.yaml`` (Job ``reindex``), never changed: each test edits a copy
+    (``shop``)."""
+    root = copy_shop(tmp_path_factory.mktemp("jobs") / "shop")
     for name in ("cronjob", "job"):
         shutil.copy(JOBS / f"{name}.yaml", root / "apps" / "raw" / f"{name}.yaml")
     return root
 
 
 @pytest.fixture
-def history(cli, shop: Path, tmp_path: Path) -> Path:
-    out = tmp_path / "history.zip"
-    result = simulate(cli, shop, out)
+def shop(jobs_shop: Path, tmp_path: Path) -> Path:
+    """A copy of ``jobs_shop`` for this test alone."""
+    return Path(shutil.copytree(jobs_shop, tmp_path / "shop"))
+
+
+@pytest.fixture(scope="module")
+def history(jobs_shop: Path) -> Path:
+    """The simulated history of ``jobs_shop``, once for the module (simulating reads only the
+    manifests, which a test changes after it, if at all)."""
+    out = jobs_shop.parent / "history.zip"
+    result = simulate(console, jobs_shop, out)
     assert "simulated 7 workloads" in result.stdout
     return out
 

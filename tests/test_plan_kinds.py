@@ -11,17 +11,18 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PROJECT
-from tests.support.demo_shop import NOW, copy_shop, plan, simulate
+from tests.support.demo_shop import NOW, console, copy_shop, plan, simulate
 
 KINDS = PROJECT / "tests" / "manifests" / "kinds" / "base"
 
 
-@pytest.fixture
-def shop(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def kinds_shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo repository with ``apps/raw/rollout-canary.yaml`` (Rollout ``payments`` and its
     HPA), ``apps/raw/rollout-ref.yaml`` (Rollout ``catalog`` and its Deployment) and
-    ``apps/raw/daemonset.yaml`` (DaemonSet ``log-shipper``)."""
-    root = copy_shop(tmp_path / "shop")
+    ``apps/raw/daemonset.yaml`` (DaemonSet ``log-shipper``), never changed: each test edits a
+    copy (``shop``)."""
+    root = copy_shop(tmp_path_factory.mktemp("kinds") / "shop")
     for name in ("rollout-canary", "rollout-ref", "daemonset"):
         text = (KINDS / f"{name}.yaml").read_text().replace("checkout", "payments")
         (root / "apps" / "raw" / f"{name}.yaml").write_text(text)
@@ -29,9 +30,17 @@ def shop(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def history(cli, shop: Path, tmp_path: Path) -> Path:
-    out = tmp_path / "history.zip"
-    result = simulate(cli, shop, out)
+def shop(kinds_shop: Path, tmp_path: Path) -> Path:
+    """A copy of ``kinds_shop`` for this test alone."""
+    return Path(shutil.copytree(kinds_shop, tmp_path / "shop"))
+
+
+@pytest.fixture(scope="module")
+def history(kinds_shop: Path) -> Path:
+    """The simulated history of ``kinds_shop`` (once for the module: simulating reads only the
+    manifests, which the tests change after it, if at all)."""
+    out = kinds_shop.parent / "history.zip"
+    result = simulate(console, kinds_shop, out)
     assert "simulated 8 workloads" in result.stdout
     return out
 
@@ -102,29 +111,43 @@ def test_set_names_the_new_kinds_and_refuses_daemonset_replicas(cli, shop):
 KEDA = PROJECT / "tests" / "manifests" / "keda" / "base"
 
 
-@pytest.fixture
-def keda_shop(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def keda_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo repository with ``apps/raw/web.yaml`` (Deployment ``web`` and ScaledObject
     ``web-scaler``: cpu, memory of one container, prometheus and cron triggers) and
-    ``apps/raw/worker.yaml`` (Deployment ``worker`` scaled on kafka alone, from zero)."""
-    root = copy_shop(tmp_path / "keda-shop")
+    ``apps/raw/worker.yaml`` (Deployment ``worker`` scaled on kafka alone, from zero), never
+    changed: each test edits a copy (``keda_shop``)."""
+    root = copy_shop(tmp_path_factory.mktemp("keda") / "keda-shop")
     for name in ("web", "worker"):
         shutil.copy(KEDA / f"{name}.yaml", root / "apps" / "raw" / f"{name}.yaml")
     return root
 
 
 @pytest.fixture
-def keda_history(cli, keda_shop: Path, tmp_path: Path) -> Path:
-    out = tmp_path / "keda-history.zip"
-    simulate(cli, keda_shop, out)
+def keda_shop(keda_base: Path, tmp_path: Path) -> Path:
+    """A copy of ``keda_base`` for this test alone."""
+    return Path(shutil.copytree(keda_base, tmp_path / "keda-shop"))
+
+
+@pytest.fixture(scope="module")
+def keda_history(keda_base: Path) -> Path:
+    """The simulated history of ``keda_base``, once for the module."""
+    out = keda_base.parent / "keda-history.zip"
+    simulate(console, keda_base, out)
     return out
 
 
-def test_plan_sizes_a_keda_scaled_workload_horizontally(cli, keda_shop, keda_history):
+@pytest.fixture(scope="module")
+def keda_plan(keda_base: Path, keda_history: Path) -> dict:
+    """The JSON plan of ``keda_base`` as it is, read by the tests that do not change it."""
+    return _plan(console, keda_base, keda_history)
+
+
+def test_plan_sizes_a_keda_scaled_workload_horizontally(cli, keda_base, keda_history, keda_plan):
     """The Deployment a ScaledObject scales is HPA-scaled: its CPU request moves only with its
     trigger's threshold (never cut alone, which would double the utilisation KEDA sees), the
     replica bounds and targets written into the ScaledObject, external triggers kept."""
-    doc = _plan(cli, keda_shop, keda_history)
+    doc = keda_plan
     web = next(w for w in doc["workloads"] if w["name"] == "web")
     assert web["status"] == "changes", web["reasons"]
     cpu = next(c for c in web["containers"] if c["name"] == "web")["cpu"]["request"]
@@ -140,14 +163,14 @@ def test_plan_sizes_a_keda_scaled_workload_horizontally(cli, keda_shop, keda_his
     assert "+  maxReplicaCount: 33" in scaler
     assert "+        value: '85'" in scaler  # the memory trigger's value, its quoting kept
     assert "threshold" not in scaler and "desiredReplicas" not in scaler
-    text = cli("plan", "--repo", str(keda_shop), "--snapshot", str(keda_history), "--now", NOW)
+    text = cli("plan", "--repo", str(keda_base), "--snapshot", str(keda_history), "--now", NOW)
     words = " ".join(text.stdout.split())
     assert "(keda) maxReplicas 20 → 33" in words
     assert "also scaled by: cron, prometheus" in words
 
 
-def test_plan_keeps_external_only_keda_workloads_vertical(cli, keda_shop, keda_history):
-    doc = _plan(cli, keda_shop, keda_history)
+def test_plan_keeps_external_only_keda_workloads_vertical(keda_plan):
+    doc = keda_plan
     worker = next(w for w in doc["workloads"] if w["name"] == "worker")
     assert worker["hpa"] is None  # replicas never proposed
     cpu = worker["containers"][0]["cpu"]["request"]
@@ -187,8 +210,8 @@ def test_plan_refuses_a_scaled_object_beside_an_hpa(cli, keda_shop, keda_history
     assert "apps/raw/web.yaml" not in doc["diff"]
 
 
-def test_validate_names_the_scaled_objects(cli, keda_shop):
-    text = cli("validate", str(keda_shop)).stdout
+def test_validate_names_the_scaled_objects(cli, keda_base):
+    text = cli("validate", str(keda_base)).stdout
     assert (
         "Deployment/shop/web@default  replicas=- keda web-scaler min=2 max=20 "
         "(also scaled by: cron, prometheus)"

@@ -20,25 +20,26 @@ from bot.pipeline.plan import repository_outcome
 from bot.pipeline.proposals import workload_statuses
 from bot.report import Prices
 from tests.conftest import PROJECT
-from tests.support.demo_shop import NOW, copy_shop, plan, simulate
+from tests.support.demo_shop import NOW, console, copy_shop, plan, simulate
 
 OTHERS = PROJECT / "tests" / "manifests" / "unsupported" / "base" / "others.yaml"
 PLAN_SCHEMA = json.loads((PROJECT / "docs" / "schemas" / "plan.schema.json").read_text())
 
 
-@pytest.fixture
-def shop(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo repository with ``apps/raw/others.yaml`` (a ReplicaSet, a Pod, a Knative
-    Service, a CloneSet... in namespace ``default``)."""
-    root = copy_shop(tmp_path / "shop")
+    Service, a CloneSet... in namespace ``default``), read and never changed by the tests."""
+    root = copy_shop(tmp_path_factory.mktemp("unsupported") / "shop")
     shutil.copy(OTHERS, root / "apps" / "raw" / "others.yaml")
     return root
 
 
-@pytest.fixture
-def history(cli, shop: Path, tmp_path: Path) -> Path:
-    out = tmp_path / "history.zip"
-    simulate(cli, shop, out)
+@pytest.fixture(scope="module")
+def history(shop: Path) -> Path:
+    """The simulated history of ``shop``, once for the module."""
+    out = shop.parent / "history.zip"
+    simulate(console, shop, out)
     return out
 
 

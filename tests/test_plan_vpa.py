@@ -174,6 +174,7 @@ def test_a_vpa_of_a_kustomize_base_applies_in_the_overlay(tmp_path):
     ]
 
 
+@pytest.mark.slow  # whole plans in subprocesses
 def test_the_plan_shows_it_in_table_and_json(cli, tmp_path):
     root = _shop(tmp_path)
     snapshot = str(DEMO / "snapshot.zip")

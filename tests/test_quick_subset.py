@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import SLOW
+from tests.conftest import FIRST, SLOW
 
 TESTS = Path(__file__).resolve().parent
 
@@ -14,3 +14,8 @@ def test_every_slow_entry_names_a_test_folder_or_module():
     missing = [entry for entry in SLOW if not (TESTS / entry).exists()]
     assert not missing, missing
     assert all(entry.endswith("/") == (TESTS / entry).is_dir() for entry in SLOW)
+
+
+def test_every_module_run_first_exists():
+    missing = [entry for entry in FIRST if not (TESTS / entry).is_file()]
+    assert not missing, missing

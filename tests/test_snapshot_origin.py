@@ -14,6 +14,7 @@ from bot.commands.common import WorkloadSelector
 from bot.commands.origin import Repository, checkout_origin, without_credentials
 from bot.metrics.snapshot import SnapshotOrigin, read_snapshot
 from tests.conftest import PROJECT
+from tests.support.demo_shop import console
 
 DEMO = PROJECT / "bot" / "demo"
 TOKEN = "ghp_notarealtokenbutlongenough0123"
@@ -27,17 +28,19 @@ def _checkout(root: Path, remote: str | None) -> Path:
     return root
 
 
-@pytest.fixture
-def shop(tmp_path) -> Path:
-    """The demo shop cloned from ``github.com/octo/shop`` (a token in its remote URL)."""
-    return _checkout(tmp_path / "shop", f"https://x-access-token:{TOKEN}@github.com/octo/shop.git")
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo shop cloned from ``github.com/octo/shop`` (a token in its remote URL), read and
+    never changed by the tests."""
+    root = tmp_path_factory.mktemp("origin") / "shop"
+    return _checkout(root, f"https://x-access-token:{TOKEN}@github.com/octo/shop.git")
 
 
-@pytest.fixture
-def recorded(cli, shop, tmp_path) -> Path:
-    """A simulated snapshot of ``shop``."""
-    out = tmp_path / "shop.zip"
-    made = cli("simulate", "--repo", str(shop), "--out", str(out), "--days", "2")
+@pytest.fixture(scope="module")
+def recorded(shop: Path) -> Path:
+    """A simulated snapshot of ``shop``, once for the module."""
+    out = shop.parent / "shop.zip"
+    made = console("simulate", "--repo", str(shop), "--out", str(out), "--days", "2")
     assert made.returncode == 0, made.stderr
     return out
 

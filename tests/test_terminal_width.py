@@ -110,11 +110,29 @@ def test_the_demo_keeps_every_value_whole(capsys, monkeypatch, demo_wide, width)
     assert '+            cpu: "0.48"' in narrow
 
 
+@pytest.fixture(scope="module")
+def many_overlays_wide(many_overlays: tuple[Path, Path]) -> str:
+    """The plan of ``many_overlays`` at 1,000 columns, before its diff (once for every width)."""
+    root, snapshot = many_overlays
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("COLUMNS", "1000")
+        import io
+        import sys
+
+        out = io.StringIO()
+        patch.setattr(sys, "stdout", out)
+        main(["plan", "--repo", str(root), "--snapshot", str(snapshot), "--color", "never"])
+    return text_part(out.getvalue())
+
+
+@pytest.mark.slow  # a plan of 40 workloads at each width
 @pytest.mark.parametrize("width", WIDTHS)
-def test_forty_overlays_keep_every_value_whole(capsys, monkeypatch, many_overlays, width):
+def test_forty_overlays_keep_every_value_whole(
+    capsys, monkeypatch, many_overlays, many_overlays_wide, width
+):
     root, snapshot = many_overlays
     argv = ("plan", "--repo", str(root), "--snapshot", str(snapshot))
-    wide = text_part(output(capsys, monkeypatch, 1000, *argv))
+    wide = many_overlays_wide
     narrow = text_part(output(capsys, monkeypatch, width, *argv))
     assert_fits(narrow, wide, width)
     summary = narrow.split("\n\n", 2)[1]

@@ -8,6 +8,11 @@ more than once a minute), and runs it until SIGTERM. Every run reads its history
 lines to RECORD: ``{"start": t}`` when it begins and, when it ends, ``{"end": t, "code": exit
 code, "rss_kib": resident memory, "fds": open file descriptors, "threads": live threads}``
 (``t`` monotonic seconds).
+
+The bot's modules are imported inside ``main``, not at the top: each run parses the checkout
+once in a worker process started from a ``forkserver``, and such a worker imports the main
+module again (as ``__mp_main__``) before its call, so a heavy top level would cost every run
+the bot's whole import (about 1 s, most of a run here).
 """
 
 from __future__ import annotations
@@ -20,13 +25,6 @@ import threading
 import time
 from pathlib import Path
 
-from apscheduler.triggers.interval import IntervalTrigger
-
-from bot.commands import run as run_command
-from bot.commands.serve import make_service
-from bot.config.bot import BotSettings, load_bot_settings
-from bot.logs import setup_logging
-
 
 def resident_kib() -> int:
     """VmRSS of this process, KiB."""
@@ -38,6 +36,9 @@ def resident_kib() -> int:
 
 def _run_at(now_s: float) -> None:
     """Every ``tortoise-bot run`` of this process ends its window at ``now_s``."""
+    from bot.commands import run as run_command
+    from bot.config.bot import BotSettings
+
     execute = run_command.execute
 
     def at_now(settings: BotSettings) -> int:
@@ -47,6 +48,12 @@ def _run_at(now_s: float) -> None:
 
 
 def main(config: str, interval_s: str, now_s: str, record: str) -> int:
+    from apscheduler.triggers.interval import IntervalTrigger
+
+    from bot.commands.serve import make_service
+    from bot.config.bot import load_bot_settings
+    from bot.logs import setup_logging
+
     setup_logging("text", "ERROR")
     # a trigger every few milliseconds finds a run going: APScheduler warns of each skip
     logging.getLogger("apscheduler").setLevel(logging.ERROR)
