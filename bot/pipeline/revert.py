@@ -20,11 +20,11 @@ from pathlib import Path
 from bot.config.repo import RepoConfig
 from bot.forge.lifecycle import ThresholdCheck
 from bot.forge.previous import POD_LEVEL_IN_ID, PreviousProposal, split_change_id
-from bot.forge.results import PublishReport
+from bot.forge.results import PublishReport, WorkloadStatus
 from bot.manifests import Discovery, apply_changes
 from bot.model import ChangeSet, FieldChange, Note, WorkloadRef
 from bot.recommend.rules import Rule
-from bot.report import make_proposal, state_of
+from bot.report import make_proposal, numbers, state_of
 from bot.report.markdown import escape
 from bot.report.proposal import Proposal
 from bot.report.summary import explained_of
@@ -117,6 +117,35 @@ def revert_proposals(
             log.info("revert of #%d: closed without merging; not proposed again", pull.number)
             continue
         out.append(proposal)
+    return out
+
+
+def revert_statuses(
+    statuses: Sequence[WorkloadStatus], reverts: Sequence[Proposal]
+) -> list[WorkloadStatus]:
+    """The dashboard's ``statuses`` with each workload a revert restores described by that
+    revert: its key's pull request is the revert, so its line names what the revert restores
+    (``reverts #3, whose outcome regressed: app limits.cpu 300m → 1``), not the engine's own
+    proposal (left out this run, as the revert goes first)."""
+    by_ref: dict[WorkloadRef, tuple[Proposal, list[str]]] = {}
+    for revert in reverts:
+        for change in revert.change_set.changes:
+            where = f"{change.container} " if change.container else ""
+            shown = " → ".join(
+                numbers.field_value(change.field, v) for v in (change.current, change.proposed)
+            )
+            by_ref.setdefault(change.ref, (revert, []))[1].append(
+                f"{where}{change.field.value} {shown}"
+            )
+    out = []
+    for status in statuses:
+        found = by_ref.get(status.ref)
+        if found is None:
+            out.append(status)
+            continue
+        revert, restored = found
+        message = f"reverts #{revert.reverts}, whose outcome regressed: {', '.join(restored)}"
+        out.append(WorkloadStatus(status.ref, "changes", message, revert.key))
     return out
 
 
@@ -225,5 +254,6 @@ __all__ = [
     "revert_changes",
     "revert_lines",
     "revert_proposals",
+    "revert_statuses",
     "reverted_keys",
 ]

@@ -38,6 +38,7 @@ from bot.pipeline.revert import (
     held_after_revert_lines,
     revert_lines,
     revert_proposals,
+    revert_statuses,
     reverted_keys,
 )
 from bot.pipeline.verification import comment_on_merges, verify_merged
@@ -325,7 +326,7 @@ def _serve_configured(
     if scope is None:  # a selection sees part of the repository: its dashboard stays whole
         update_dashboard(
             session,
-            workload_statuses(plan),
+            revert_statuses(workload_statuses(plan), reverts),
             report,
             findings=repository_findings(plan),
             verification=dashboard_lines(verified),

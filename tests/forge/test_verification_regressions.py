@@ -363,6 +363,13 @@ def test_a_shortfall_at_the_new_max_replicas_regresses_and_reverts_max_replicas_
     assert (hpa["spec"]["maxReplicas"], hpa["spec"]["minReplicas"]) == (high_was, low)
     assert low != low_was  # the merged minReplicas stays
     assert "slots are hours" not in (revert.body or "")  # its rows name no slot: no legend
+    # the dashboard's line of the open revert says what it restores, not the engine's proposal
+    (dashboard,) = gh.issues(REPO)
+    (line,) = [x for x in dashboard.body.splitlines() if f"[#{revert.number}]" in x]
+    said = (
+        f"reverts #{numbers['cart']}, whose outcome regressed: hpa.maxReplicas {high} → {high_was}"
+    )
+    assert escape(said) in line, line
 
 
 def test_a_load_that_left_the_range_is_said_and_not_reverted(served):
