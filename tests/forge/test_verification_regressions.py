@@ -45,7 +45,7 @@ from tests.forge.test_verification_run import _comment, _serve, ref
 from tests.forge.verify_history import HpaSpec, Workload, generation, write
 from tests.report.replays import WINDOW_S, comparison
 from tests.support.github.scenario import REPO, run_once
-from tests.support.github.server import Issue
+from tests.support.github.server import GitHubEmulator, Issue
 from tests.support.prometheus import RunningPrometheus, backfill, start_prometheus
 
 END = NOW + DAY
@@ -216,10 +216,17 @@ def _proposals(checkout: Path) -> list[Proposal]:
     return out
 
 
-@pytest.fixture
-def merged(github_emulator, tmp_path):
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitHubEmulator]:
+    """One emulator for the module: every test reads the one run ``served`` made."""
+    with GitHubEmulator(tmp_path_factory.mktemp("github")) as gh:
+        yield gh
+
+
+@pytest.fixture(scope="module")
+def merged(emulator, tmp_path_factory):
     """The repository with each workload's pull request merged two hours before ``LIVE``."""
-    gh = github_emulator
+    gh, tmp_path = emulator, tmp_path_factory.mktemp("merged")
     names = (*THROTTLED_NAMES, *HPA_NAMES)
     files = {f"apps/{n}.yaml": manifest(n).encode() for n in names}
     files[".tortoise-bot.yaml"] = b"update_mode: auto\npull_requests:\n  max_new_per_run: 0\n"
@@ -277,10 +284,12 @@ def _restored(field_id: FieldId, merged: Number, previous: Number) -> str:
     return f"`{field_id.text}`: {field_value(field_id, merged)} → {field_value(field_id, previous)}"
 
 
-@pytest.fixture
-def served(merged, prom, tmp_path):
-    """One run a week after the values went live: its report, the merged numbers, the forge."""
+@pytest.fixture(scope="module")
+def served(merged, prom, tmp_path_factory):
+    """One run a week after the values went live: its report, the merged numbers, the forge
+    (once for the module: the tests only read what it did)."""
     gh, numbers = merged
+    tmp_path = tmp_path_factory.mktemp("served")
     report = _serve(gh, prom, tmp_path / "run", NOW)
     assert report.ok, report.message
     return gh, numbers, report
