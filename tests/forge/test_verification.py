@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -147,17 +147,24 @@ def _verify(gh, prom: RunningPrometheus, workdir: Path, now_s: float = NOW):
         session.disconnect()
 
 
+def merge_open(gh, at: float | Callable[[str], float] = MERGED) -> dict[str, int]:
+    """Merge every open pull request of ``REPO`` at ``at`` (unix seconds, or a function of the
+    workload's name, the last part of its branch): the pull requests' numbers by that name."""
+    numbers = {}
+    for issue in gh.pulls(REPO, state="open"):
+        name = issue.pull.head.rsplit("/", 1)[-1]
+        when = at(name) if callable(at) else at
+        gh.merge(REPO, issue.number, at=datetime.fromtimestamp(when, UTC))
+        numbers[name] = issue.number
+    return numbers
+
+
 @pytest.fixture
 def merged(github_emulator, tmp_path):
     gh = github_emulator
     create_repository(gh, NAMES)
     run_once(gh, tmp_path / "run", _proposals)
-    numbers = {}
-    for issue in gh.pulls(REPO, state="open"):
-        name = issue.pull.head.rsplit("/", 1)[-1]
-        at = API_MERGED if name == "api" else MERGED
-        gh.merge(REPO, issue.number, at=datetime.fromtimestamp(at, UTC))
-        numbers[name] = issue.number
+    numbers = merge_open(gh, lambda name: API_MERGED if name == "api" else MERGED)
     assert sorted(numbers) == sorted(NAMES)
     return gh, numbers
 

@@ -34,11 +34,11 @@ from bot.report.verification import said_verdicts
 from tests.forge.test_verification import (
     LATER,
     LIVE,
-    MERGED,
     NOW,
     REVERT_LIVE,
     REVERT_MERGED,
     START,
+    merge_open,
 )
 from tests.forge.test_verification_run import DEPLOYMENT, _comment, _serve, ref
 from tests.forge.verify_history import Workload, generation, write
@@ -122,11 +122,7 @@ def reverted(github_emulator, prom, tmp_path):
     owner, name = REPO.split("/")
     gh.create_repository(owner, name, files)
     run_once(gh, tmp_path / "earlier", _proposals)
-    numbers = {}
-    for issue in gh.pulls(REPO, state="open"):
-        name = issue.pull.head.rsplit("/", 1)[-1]
-        gh.merge(REPO, issue.number, at=datetime.fromtimestamp(MERGED, UTC))
-        numbers[name] = issue.number
+    numbers = merge_open(gh)
     report = _serve(gh, prom, tmp_path / "run", NOW)
     assert report.ok, report.message
     assert "verification: regressed 2" in report.message

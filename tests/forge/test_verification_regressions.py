@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -40,7 +39,7 @@ from bot.report.markdown import escape
 from bot.report.numbers import field_value
 from bot.report.proposal import PullRequestState, change_id
 from bot.report.verification import said_verdicts
-from tests.forge.test_verification import DAY, LIVE, MERGED, NOW, START
+from tests.forge.test_verification import DAY, LIVE, NOW, START, merge_open
 from tests.forge.test_verification_run import _comment, _serve, ref
 from tests.forge.verify_history import HpaSpec, Workload, generation, write
 from tests.report.replays import WINDOW_S, comparison
@@ -233,11 +232,7 @@ def merged(emulator, tmp_path_factory):
     owner, repo = REPO.split("/")
     gh.create_repository(owner, repo, files)
     run_once(gh, tmp_path / "earlier", _proposals)
-    numbers = {}
-    for issue in gh.pulls(REPO, state="open"):
-        name = issue.pull.head.rsplit("/", 1)[-1]
-        gh.merge(REPO, issue.number, at=datetime.fromtimestamp(MERGED, UTC))
-        numbers[name] = issue.number
+    numbers = merge_open(gh)
     assert sorted(numbers) == sorted(names)
     return gh, numbers
 

@@ -38,6 +38,7 @@ from tests.forge.test_verification import (
     NOW,
     PROPOSED,
     REVERT_MERGED,
+    merge_open,
     prom,
 )
 from tests.forge.verify_history import STEP_S
@@ -113,13 +114,7 @@ def merged(github_emulator, tmp_path):
     owner, name = REPO.split("/")
     gh.create_repository(owner, name, files)
     run_once(gh, tmp_path / "earlier", _proposals, config=PullRequestConfig())
-    numbers = {}
-    for issue in gh.pulls(REPO, state="open"):
-        name = issue.pull.head.rsplit("/", 1)[-1]
-        at = NOW - DAY if name == "api" else MERGED
-        gh.merge(REPO, issue.number, at=datetime.fromtimestamp(at, UTC))
-        numbers[name] = issue.number
-    return gh, numbers
+    return gh, merge_open(gh, lambda name: NOW - DAY if name == "api" else MERGED)
 
 
 def _serve(gh, prom, workdir: Path, now_s: float, **verify: object):
