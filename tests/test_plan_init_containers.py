@@ -20,7 +20,7 @@ from bot.pipeline.plan import repository_outcome
 from bot.pipeline.proposals import build_proposals
 from bot.report import render_pull_request
 from tests.conftest import PROJECT
-from tests.support.demo_shop import NOW, copy_shop, plan, simulate
+from tests.support.demo_shop import NOW, copy_shop, plan, shop_with, simulated
 from tests.support.demo_shop import console as _cli
 
 WORKER = PROJECT / "tests" / "manifests" / "kinds" / "init-containers.yaml"
@@ -29,16 +29,12 @@ NOW_S = 1_793_491_200.0
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = copy_shop(tmp_path_factory.mktemp("init") / "shop")
-    shutil.copy(WORKER, root / "apps" / "raw" / "worker.yaml")
-    return root
+    return shop_with(tmp_path_factory.mktemp("init") / "shop", {"worker.yaml": WORKER})
 
 
 @pytest.fixture(scope="module")
 def history(shop: Path) -> Path:
-    out = shop.parent / "history.zip"
-    simulate(_cli, shop, out)
-    return out
+    return simulated(shop)
 
 
 def _plan(shop: Path, history: Path, *more: str) -> subprocess.CompletedProcess[str]:

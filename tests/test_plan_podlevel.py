@@ -24,7 +24,7 @@ from bot.pipeline.proposals import build_proposals
 from bot.report import render_pull_request
 from tests.conftest import PROJECT
 from tests.support.demo_shop import console as _cli
-from tests.support.demo_shop import copy_shop, plan, simulate
+from tests.support.demo_shop import plan, shop_with, simulated
 
 POOLED = PROJECT / "tests" / "manifests" / "podlevel" / "base" / "pooled.yaml"
 NOW_S = 1_793_491_200.0
@@ -34,16 +34,12 @@ POD_LIMIT = 640 * MIB
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = copy_shop(tmp_path_factory.mktemp("pod") / "shop")
-    shutil.copy(POOLED, root / "apps" / "raw" / "pooled.yaml")
-    return root
+    return shop_with(tmp_path_factory.mktemp("pod") / "shop", {"pooled.yaml": POOLED})
 
 
 @pytest.fixture(scope="module")
 def history(shop: Path) -> Path:
-    out = shop.parent / "history.zip"
-    simulate(_cli, shop, out)
-    return out
+    return simulated(shop)
 
 
 def _plan(shop: Path, history: Path, *more: str) -> subprocess.CompletedProcess[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from tests.conftest import PROJECT
@@ -32,6 +32,22 @@ def copy_shop(root: Path) -> Path:
     ``apps/raw``."""
     shutil.copytree(DEMO / "repo", root)
     return root
+
+
+def shop_with(root: Path, manifests: Mapping[str, Path]) -> Path:
+    """The demo repository copied to ``root`` with ``manifests`` (name under ``apps/raw`` ->
+    the file to copy there) added."""
+    copy_shop(root)
+    for name, manifest in manifests.items():
+        shutil.copy(manifest, root / "apps" / "raw" / name)
+    return root
+
+
+def simulated(shop: Path) -> Path:
+    """``shop``'s simulated history (``simulate``), written beside it as ``history.zip``."""
+    out = shop.parent / "history.zip"
+    simulate(console, shop, out)
+    return out
 
 
 def simulate(run: Run, shop: Path, out: Path) -> subprocess.CompletedProcess[str]:
