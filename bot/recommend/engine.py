@@ -261,7 +261,7 @@ def _recommend(
         if budgeted is not draft:  # a request raised to the budget: a change of its own
             draft, changes = budgeted, field_changes(budgeted)
         if run is not None:
-            backtest = expected(run.backtest, run.series, draft)
+            backtest = expected(inp, run.backtest, run.series, draft, settings)
         floored = keda_cron.with_cron_floors(inp, draft, settings, context)
         if floored.hpa is not draft.hpa:  # minReplicaCount lowered (or kept) for cron floors
             changes = field_changes(floored)

@@ -4,8 +4,8 @@ happened on the days since, beside the current values (``bot.model.Backtest``,
 
 CPU over request is the share of a container's minutes on the scored days with one pod's CPU
 above the request; "this proposal on the same days" is the same share for this proposal's own
-request (its raise included; the current one where it proposes none): what the backtest
-predicts for the proposal; OOM kills are predicted episodes at the limit; capacity shortfall as in the
+values replayed there (its raise included; the current ones where it proposes none; with an
+HPA, its targets and replica bounds): what the backtest predicts for the proposal; OOM kills are predicted episodes at the limit; capacity shortfall as in the
 replay. The same lines in the pull request (Markdown) and in ``explain``/``plan`` (text).
 """
 

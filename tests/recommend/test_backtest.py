@@ -12,12 +12,16 @@ from bot.config.recommend import RecommendSettings, resolve
 from bot.model import MIB
 from bot.recommend.engine import _without_backtest, recommend
 from bot.recommend.quantiles import weighted_upper_quantile
+from bot.recommend.replay.compare import current_values, proposed_values
+from bot.recommend.replay.figures import replay
+from bot.recommend.replay.series import ReplaySeries
 from tests.recommend.factories import (
     DAY_S,
     NOW_S,
     container,
     container_history,
     history,
+    hpa,
     series,
     workload,
 )
@@ -232,3 +236,40 @@ def test_the_unweighted_quantile_is_the_weighted_one_with_equal_weights(values, 
     plain = weighted_upper_quantile(v, None, share)
     assert plain == weighted_upper_quantile(v, np.ones(v.size), share)
     assert np.count_nonzero(v > plain) <= share * v.size + 1e-9
+
+
+def test_an_hpa_s_prediction_replays_the_proposed_target_not_the_recorded_pods():
+    """With an HPA, the prediction for the proposal replays its targets and bounds on the
+    scored days: fewer pods at a higher target carry more load each, which the recorded pods
+    (run at the current target) do not show."""
+    days, pods = 14.0, 10
+    t = series(days)
+    rng = np.random.default_rng(7)
+    per_pod = 0.6 * (1 + 0.25 * rng.standard_normal(t.size * pods))
+    hist = history(
+        container_history("app", per_pod, 300 * MIB, days=days, pods=pods),
+        replicas=float(pods),
+        days=days,
+    )
+    inp = workload(
+        container("app", 1.0, 512 * MIB, cpu_policy="horizontal"),
+        hist=hist,
+        hpa=hpa(2, 20, ("app", "cpu", 60)),
+    )
+    rec = recommend(inp, DEFAULT, now_s=NOW_S)
+    assert rec.hpa is not None
+    [target] = rec.hpa.targets
+    assert target.value.proposed is not None and target.value.proposed > 60
+    bt = rec.backtest
+    assert bt is not None and bt.proposed is not None
+    cut = NOW_S - 7 * DAY_S
+    scored = ReplaySeries.build(
+        inp.history, ("app",), now_s=NOW_S, excluded=((float("-inf"), cut + 1e-6),)
+    )
+    assert scored is not None
+    now = current_values(inp)
+    mine = replay(scored, proposed_values(now, rec), recorded=now)
+    share = mine.container_cpu("app").over_request_share  # type: ignore[union-attr]
+    assert dict(bt.expected)["app"] == pytest.approx(share)
+    recorded = np.count_nonzero(scored.containers["app"].cpu_cores > 1.0)
+    assert share > 2 * recorded / scored.containers["app"].cpu_cores.size

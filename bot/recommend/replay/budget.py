@@ -16,9 +16,10 @@ one where nothing was proposed) to the larger of:
   backtest request)``, at most ``replay.max_backtest_raise``; applied when the backtest was
   over the budget: the method fell short by ``k`` a horizon ago, and is corrected by it now.
 
-``expected`` then gives, per container, what the backtest predicts for the proposal: the share
-of the days the backtest scored (the last horizon) with one pod's usage above the proposal's
-own request (its current one where nothing is proposed), raise included. The backtest's request
+``expected`` then gives, per container, what the backtest predicts for the proposal: its share
+of minutes over request when the proposal's own values (its current ones where nothing is
+proposed, raise included; with an HPA, its targets and replica bounds too) are replayed on the
+days the backtest scored (the last horizon). The backtest's request
 × ``k`` is within the budget there by construction (``k`` is fitted on those days), while the
 proposal applies ``k`` to a base already sized on them (``replay.budget`` judges the same
 days), so the proposal itself, not the backtest's value × ``k``, is what the figure describes.
@@ -34,8 +35,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from bot.config.recommend import RecommendSettings
 from bot.model import (
     Backtest,
@@ -47,11 +46,9 @@ from bot.model import (
 from bot.recommend import namespace, noise, units
 from bot.recommend.inputs import ContainerInput, WorkloadInput
 from bot.recommend.quantiles import weighted_upper_quantile
-from bot.recommend.replay.compare import proposed_values
+from bot.recommend.replay.compare import current_values, proposed_values
 from bot.recommend.replay.context import ReplayContext
-from bot.recommend.replay.figures import (
-    replay,
-)
+from bot.recommend.replay.figures import Options, replay
 from bot.recommend.replay.gate import LimitOf
 from bot.recommend.replay.pooled import pooled_factor, pooled_requests, pooled_share
 from bot.recommend.replay.recent import RecentUsage, recent_usage
@@ -266,26 +263,27 @@ def _backtest_factors(
 
 
 def expected(
-    backtest: Backtest, backtest_series: ReplaySeries | None, rec: Recommendation
+    inp: WorkloadInput,
+    backtest: Backtest,
+    backtest_series: ReplaySeries | None,
+    rec: Recommendation,
+    settings: RecommendSettings,
 ) -> Backtest:
-    """``backtest`` with ``expected``: per container of its figures, the share of the scored
-    samples (the days since the backtest's cut) with one pod's CPU above ``rec``'s request for
-    that container (the proposed one, else the current one; module doc)."""
+    """``backtest`` with ``expected``: per container of its figures, the share of its minutes
+    over request when ``rec``'s values (requests, limits and, with an HPA, its targets and
+    bounds) are replayed on the scored days (the days since the backtest's cut; module doc).
+    Without an HPA that is the share of one pod's samples above the proposed request (the
+    current one where nothing is proposed); with one, the pods the proposal's HPA would have
+    run carry the load (``figures.replay``)."""
     if backtest.proposed is None or backtest_series is None:
         return backtest
-    requests = {
-        cr.name: cr.cpu.request.proposed
-        if cr.cpu.request.proposed is not None
-        else cr.cpu.request.current
-        for cr in rec.containers
-    }
-    shares = []
-    for cpu in backtest.proposed.cpu:
-        cs = backtest_series.containers.get(cpu.container)
-        request = requests.get(cpu.container)
-        if cs is None or not cs.cpu_cores.size or not request:
-            continue
-        shares.append(
-            (cpu.container, float(np.count_nonzero(cs.cpu_cores > request) / cs.cpu_cores.size))
-        )
-    return replace(backtest, expected=tuple(shares))
+    options = Options(settings.replay.hpa_model, settings.replay.pod_startup_s)
+    now = current_values(inp)
+    figures = replay(backtest_series, proposed_values(now, rec), recorded=now, options=options)
+    wanted = {cpu.container for cpu in backtest.proposed.cpu}
+    shares = tuple(
+        (cpu.container, cpu.over_request_share)
+        for cpu in figures.cpu
+        if cpu.container in wanted and cpu.request_cores and cpu.container_minutes > 0
+    )
+    return replace(backtest, expected=shares)
