@@ -182,6 +182,7 @@ class ReplaySettings(ConfigModel):
     pod_startup_s: float = Field(
         60.0,
         ge=0,
-        description="Seconds before a pod the HPA adds serves load (capacity shortfall while "
-        "the serving pods run above their requests).",
+        description="Seconds before a pod the HPA adds serves load: until then the serving "
+        "pods carry it (their minutes over request), and steps when they run above their "
+        "requests are capacity shortfall.",
     )

@@ -26,7 +26,6 @@ note says why.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from itertools import groupby
@@ -51,9 +50,9 @@ from bot.recommend.replay.exact import replay_reach
 from bot.recommend.replay.figures import (
     Options,
     Values,
-    _shortfall,
     hpa_metrics,
     replica_path,
+    walked,
 )
 from bot.recommend.replay.series import ReplaySeries
 from bot.recommend.rules import Rule
@@ -268,11 +267,9 @@ def replay_floors(
         model=options.model,
         behavior=hpa.behavior,
     )
-    path = steps.astype(np.float64)
-    lag = math.ceil(options.pod_startup_s / series.step_s - 1e-9)
-    short = _shortfall(path, metrics, hpa.max_replicas, lag, hpa.behavior.scale_up.tolerance)
-    hours = float(path.sum()) * series.step_s / SECONDS_PER_HOUR
-    return hours, int(np.count_nonzero(short)) * series.step_s / 60.0
+    walk = walked(series, steps, metrics, hpa, options)
+    hours = float(walk.replicas.sum()) * series.step_s / SECONDS_PER_HOUR
+    return hours, walk.shortfall_steps * series.step_s / 60.0
 
 
 def refusal(hpa: DeclaredHPA | None) -> str | None:

@@ -6,7 +6,8 @@ values and a proposal equal to them give identical figures on both sides.
 * **Replicas**: with an HPA, the controller replayed on each metric's total demand
   (``controller.py``) under the values' requests, targets and min/max; without one (or with no
   resource metric to replay), the recorded replica counts. The load of one pod is then the
-  recorded load of one pod × recorded replicas / replayed replicas.
+  recorded load of one pod × recorded replicas / serving replicas: a pod the HPA adds
+  carries load only once started (``pod_startup_s``; ``ReplicaPath.serving``).
 * **CPU**, per container and pod: minutes above the request (contention risk), above the limit
   (throttling), and the 95th percentile of usage as a percentage of the request.
 * **Memory**, per container and pod (the working set of one pod is taken as recorded): OOM
@@ -192,12 +193,16 @@ def _percentile_of_counts(values: FloatArray, q: float) -> float:
 
 @dataclass(frozen=True, slots=True)
 class ReplicaPath:
-    """Replicas per step (float) and the steps of capacity shortfall (module doc); ``replayed``
+    """Replicas per step (float), the serving ones among them (``serving``: the fewest of the
+    last ``ceil(pod_startup_s / step)`` steps and this one, so a pod started within the start-up
+    time carries no load yet) and the steps of capacity shortfall (module doc); ``replayed``
     False: the recorded replicas (no HPA, or no resource metric to replay)."""
 
     replicas: FloatArray
     short: np.ndarray
     replayed: bool
+    serving: FloatArray | None = None
+    """None: every pod of ``replicas`` serves."""
 
     @property
     def shortfall_steps(self) -> int:
@@ -267,23 +272,41 @@ def _replica_path(series: ReplaySeries, values: Values, options: Options) -> Rep
         path = np.maximum(np.round(series.replicas), 0.0)
         return ReplicaPath(path, np.zeros(series.steps, dtype=bool), False)
     plain = [m for m, _ in metrics]
-    path = _steps(series, hpa, plain, values, options).astype(np.float64)
+    return walked(series, _steps(series, hpa, plain, values, options), plain, hpa, options)
+
+
+def walked(
+    series: ReplaySeries, steps: np.ndarray, metrics: list[Metric], hpa: HpaValues, options: Options
+) -> ReplicaPath:
+    """The ``ReplicaPath`` of the replayed replicas ``steps`` (one per step of ``series``):
+    the serving pods after ``options.pod_startup_s`` and the shortfall (module doc)."""
+    path = steps.astype(np.float64)
     lag = math.ceil(options.pod_startup_s / series.step_s - 1e-9)
-    short = _shortfall(path, plain, hpa.max_replicas, lag, hpa.behavior.scale_up.tolerance)
-    return ReplicaPath(path, short, True)
+    serving = _serving(path, lag)
+    short = _shortfall(path, serving, metrics, hpa.max_replicas, hpa.behavior.scale_up.tolerance)
+    return ReplicaPath(path, short, True, serving)
 
 
-def _shortfall(
-    path: FloatArray, metrics: list[Metric], max_replicas: int, lag: int, tolerance: float
-) -> np.ndarray:
-    """The steps of capacity shortfall of ``path`` (bool per step): at ``max_replicas`` with a
-    metric's utilisation ``floor(usage × 100 / (path × request))`` above its target beyond the
-    tolerance, or while pods started within the last ``lag`` steps are not serving yet (the
-    serving pods, the fewest of the last ``lag + 1`` steps, below the path) and a metric's usage
-    is above what the serving pods request."""
+def _serving(path: FloatArray, lag: int) -> FloatArray:
+    """The pods of ``path`` serving at each step: the fewest of the last ``lag + 1`` steps (a
+    pod started within the last ``lag`` steps is still starting)."""
     serving = path.copy()
     for back in range(1, lag + 1):
         np.minimum(serving[back:], path[:-back], out=serving[back:])
+    return serving
+
+
+def _shortfall(
+    path: FloatArray,
+    serving: FloatArray,
+    metrics: list[Metric],
+    max_replicas: int,
+    tolerance: float,
+) -> np.ndarray:
+    """The steps of capacity shortfall of ``path`` (bool per step): at ``max_replicas`` with a
+    metric's utilisation ``floor(usage × 100 / (path × request))`` above its target beyond the
+    tolerance, or while pods are still starting (``serving`` below the path) and a metric's
+    usage is above what the serving pods request."""
     short = np.zeros(path.size, dtype=bool)
     at_max = path >= max_replicas
     starting = serving < path
@@ -353,7 +376,7 @@ def _cpu(
     detail: bool = True,
 ) -> CpuReplay:
     """CPU figures of one container; ``scale`` multiplies each step's per-pod load and
-    ``pods`` counts how many pods each sample stands for (None: as recorded)."""
+    ``pods`` counts how many serving pods each sample stands for (None: as recorded)."""
 
     def per_sample(per_step: FloatArray) -> FloatArray:
         return per_step if cs.aligned else per_step[cs.cpu_step]
@@ -425,12 +448,15 @@ def _unexplained_kills(cs: ContainerSeries, hit: np.ndarray) -> int:
 def per_pod_load(
     series: ReplaySeries, walk: ReplicaPath
 ) -> tuple[FloatArray | None, FloatArray | None]:
-    """How the replayed replicas change each step's load of one pod (recorded / replayed; 0
-    without a pod) and how many pods each recorded pod stands for (replayed / recorded; 1
-    where none was recorded); None, None when the replicas are the recorded ones."""
+    """How the replayed replicas change each step's load of one pod (recorded / serving; 0
+    without a pod) and how many pods each recorded pod stands for (serving / recorded; 1
+    where none was recorded); None, None when the replicas are the recorded ones. The load is
+    carried by the serving pods (``ReplicaPath.serving``): a pod the HPA adds serves once it
+    has started, as the shortfall figure counts it."""
     if not walk.replayed:
         return None, None
-    path, recorded = walk.replicas, series.replicas
+    path = walk.replicas if walk.serving is None else walk.serving
+    recorded = series.replicas
     with np.errstate(invalid="ignore", divide="ignore"):
         pods = np.divide(path, np.maximum(recorded, 1e-9))
         absent = ~(recorded > 0)

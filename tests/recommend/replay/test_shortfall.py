@@ -1,5 +1,5 @@
-"""A replica path's shortfall steps (``figures._shortfall``): the rule of the module doc applied
-one step at a time."""
+"""A replica path's serving pods and shortfall steps (``figures._serving``, ``figures._shortfall``):
+the rule of the module doc applied one step at a time."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.recommend.replay.controller import TOLERANCE, Metric
-from bot.recommend.replay.figures import _shortfall
+from bot.recommend.replay.figures import _serving, _shortfall
 
 
 def _by_step(path: np.ndarray, metrics: list[Metric], max_replicas: int, lag: int) -> list[bool]:
@@ -48,4 +48,6 @@ def test_shortfall_steps_are_the_rule_step_by_step(rows, max_replicas, lag, two)
     if two:
         metrics.append(Metric(usage * 0.2, 0.1, 80))
     want = _by_step(path, metrics, max_replicas, lag)
-    assert _shortfall(path, metrics, max_replicas, lag, TOLERANCE).tolist() == want
+    serving = _serving(path, lag)
+    assert serving.tolist() == [min(path[max(0, k - lag) : k + 1]) for k in range(path.size)]
+    assert _shortfall(path, serving, metrics, max_replicas, TOLERANCE).tolist() == want
