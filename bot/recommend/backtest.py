@@ -18,8 +18,9 @@ from bot.config.recommend import RecommendSettings
 from bot.model import SECONDS_PER_DAY, Backtest, Recommendation
 from bot.recommend.inputs import WorkloadInput
 from bot.recommend.replay.compare import current_values, proposed_values
-from bot.recommend.replay.figures import Options, replay
+from bot.recommend.replay.figures import replay
 from bot.recommend.replay.series import ReplaySeries
+from bot.recommend.replay.values import Options
 
 Decide = Callable[[WorkloadInput, RecommendSettings, float], Recommendation]
 """The engine: ``(input, settings, now_s) -> Recommendation``."""

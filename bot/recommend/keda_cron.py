@@ -47,14 +47,9 @@ from bot.recommend.inputs import WorkloadInput
 from bot.recommend.replay.compare import proposed_values
 from bot.recommend.replay.context import ReplayContext
 from bot.recommend.replay.exact import replay_reach
-from bot.recommend.replay.figures import (
-    Options,
-    Values,
-    hpa_metrics,
-    replica_path,
-    walked,
-)
+from bot.recommend.replay.figures import replica_path, walked
 from bot.recommend.replay.series import ReplaySeries
+from bot.recommend.replay.values import Options, Values, hpa_metrics
 from bot.recommend.rules import Rule
 from bot.recommend.tortoise.constants import WEEKDAYS
 from bot.recommend.tortoise.replicas import replica_slots, slot_labels

@@ -10,8 +10,8 @@ from bot.config.recommend import RecommendSettings
 from bot.model import MIB, DeclaredHPA, HpaTarget, KedaScaler
 from bot.recommend import keda_cron
 from bot.recommend.keda_cron import CronTrigger, plan_triggers, step_floor, triggers_for
-from bot.recommend.replay.figures import ContainerValues, HpaValues, Options, Values
 from bot.recommend.replay.series import ReplaySeries
+from bot.recommend.replay.values import ContainerValues, HpaValues, Options, Values
 from bot.sim import ClusterSpec, simulate
 from bot.sim.spec import ContainerSpec, HpaSpec, ServiceSpec
 

@@ -30,8 +30,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from bot.recommend.replay.figures import Options, ReplicaPath, Values, replica_path
+from bot.recommend.replay.figures import ReplicaPath, replica_path
 from bot.recommend.replay.series import ReplaySeries
+from bot.recommend.replay.values import Options, Values
 
 WEEKDAYS = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
 """Hour-of-week labels start on Sunday, as Tortoise's slots."""

@@ -48,11 +48,12 @@ from bot.recommend.inputs import ContainerInput, WorkloadInput
 from bot.recommend.quantiles import weighted_upper_quantile
 from bot.recommend.replay.compare import current_values, proposed_values
 from bot.recommend.replay.context import ReplayContext
-from bot.recommend.replay.figures import Options, replay
+from bot.recommend.replay.figures import replay
 from bot.recommend.replay.gate import LimitOf
 from bot.recommend.replay.pooled import pooled_factor, pooled_requests, pooled_share
 from bot.recommend.replay.recent import RecentUsage, recent_usage
 from bot.recommend.replay.series import ReplaySeries
+from bot.recommend.replay.values import Options
 from bot.recommend.rules import Rule
 
 

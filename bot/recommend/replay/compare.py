@@ -33,7 +33,7 @@ from bot.model import (
     ResourceValues,
 )
 from bot.recommend.inputs import WorkloadInput
-from bot.recommend.replay.figures import ContainerValues, HpaValues, Values
+from bot.recommend.replay.values import ContainerValues, HpaValues, Values
 
 
 def current_values(inp: WorkloadInput) -> Values:

@@ -13,8 +13,9 @@ from bot.config.recommend import RecommendSettings
 from bot.model import ReplayFigures
 from bot.recommend.inputs import WorkloadInput
 from bot.recommend.replay.compare import current_values
-from bot.recommend.replay.figures import Options, Values, replay
+from bot.recommend.replay.figures import replay
 from bot.recommend.replay.series import ReplaySeries
+from bot.recommend.replay.values import Options, Values
 
 
 @dataclass(frozen=True, slots=True)

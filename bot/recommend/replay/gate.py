@@ -45,13 +45,9 @@ from bot.recommend.inputs import ContainerInput, WorkloadInput
 from bot.recommend.noise import passes_min_change
 from bot.recommend.replay.compare import findings, proposed_values
 from bot.recommend.replay.context import ReplayContext
-from bot.recommend.replay.figures import (
-    Values,
-    over_request_share,
-    replay,
-    replica_path,
-)
+from bot.recommend.replay.figures import over_request_share, replay, replica_path
 from bot.recommend.replay.recent import recent_usage
+from bot.recommend.replay.values import Values
 from bot.recommend.rules import Rule
 
 GATE_RULE = Rule.REPLAY_GATE

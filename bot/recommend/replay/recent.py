@@ -14,8 +14,9 @@ import numpy as np
 
 from bot.model import SECONDS_PER_DAY, FloatArray
 from bot.recommend.quantiles import weighted_upper_quantile
-from bot.recommend.replay.figures import Options, Values, per_pod_load, replica_path
+from bot.recommend.replay.figures import per_pod_load, replica_path
 from bot.recommend.replay.series import ReplaySeries
+from bot.recommend.replay.values import Options, Values
 
 
 @dataclass(frozen=True, slots=True)

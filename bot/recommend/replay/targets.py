@@ -28,9 +28,10 @@ from bot.model import (
 from bot.recommend.inputs import WorkloadInput
 from bot.recommend.replay.compare import allowed_shortfall, proposed_values
 from bot.recommend.replay.context import ReplayContext
-from bot.recommend.replay.figures import Values, hpa_metrics, over_request_share, replica_path
+from bot.recommend.replay.figures import over_request_share, replica_path
 from bot.recommend.replay.series import ReplaySeries
 from bot.recommend.replay.target_steps import step_target
+from bot.recommend.replay.values import Values, hpa_metrics
 from bot.recommend.rules import Rule
 from bot.recommend.tortoise.hpa_targets import NOT_EXPRESSIBLE
 

@@ -31,8 +31,9 @@ from bot.recommend.inputs import WorkloadInput
 from bot.recommend.replay.compare import current_values, proposed_values
 from bot.recommend.replay.controller import Metric, Model, replay_fast_reach
 from bot.recommend.replay.exact import fast_expresses, replay_exact_reach, replay_replicas
-from bot.recommend.replay.figures import ContainerValues, HpaValues, Values, replay
+from bot.recommend.replay.figures import replay
 from bot.recommend.replay.series import ReplaySeries
+from bot.recommend.replay.values import ContainerValues, HpaValues, Values
 from tests.recommend.factories import NOW_S, container_history, history, series
 
 UP, DOWN = DEFAULT_BEHAVIOR.scale_up, DEFAULT_BEHAVIOR.scale_down

@@ -11,17 +11,9 @@ from hypothesis import strategies as st
 from bot.model import MIB, HpaTarget, ResourceValues
 from bot.recommend.replay import figures
 from bot.recommend.replay.exact import replay_reach
-from bot.recommend.replay.figures import (
-    ContainerValues,
-    HpaValues,
-    Options,
-    Values,
-    _percentile_of,
-    _percentile_of_counts,
-    replay,
-    replica_path,
-)
+from bot.recommend.replay.figures import _percentile_of, _percentile_of_counts, replay, replica_path
 from bot.recommend.replay.series import ReplaySeries
+from bot.recommend.replay.values import ContainerValues, HpaValues, Options, Values
 from tests.recommend.factories import DAY_S, NOW_S, container_history, history, series
 
 
