@@ -48,7 +48,7 @@ from bot.recommend.inputs import ContainerInput, WorkloadInput
 from bot.recommend.quantiles import weighted_upper_quantile
 from bot.recommend.replay.compare import current_values, proposed_values
 from bot.recommend.replay.context import ReplayContext
-from bot.recommend.replay.figures import replay
+from bot.recommend.replay.figures import over_request_share, replay
 from bot.recommend.replay.gate import LimitOf
 from bot.recommend.replay.pooled import pooled_factor, pooled_requests, pooled_share
 from bot.recommend.replay.recent import RecentUsage, recent_usage
@@ -275,16 +275,16 @@ def expected(
     bounds) are replayed on the scored days (the days since the backtest's cut; module doc).
     Without an HPA that is the share of one pod's samples above the proposed request (the
     current one where nothing is proposed); with one, the pods the proposal's HPA would have
-    run carry the load (``figures.replay``)."""
+    run carry the load (``figures.over_request_share``)."""
     if backtest.proposed is None or backtest_series is None:
         return backtest
     options = Options(settings.replay.hpa_model, settings.replay.pod_startup_s)
-    now = current_values(inp)
-    figures = replay(backtest_series, proposed_values(now, rec), recorded=now, options=options)
-    wanted = {cpu.container for cpu in backtest.proposed.cpu}
-    shares = tuple(
-        (cpu.container, cpu.over_request_share)
-        for cpu in figures.cpu
-        if cpu.container in wanted and cpu.request_cores and cpu.container_minutes > 0
-    )
-    return replace(backtest, expected=shares)
+    values = proposed_values(current_values(inp), rec)
+    shares = []
+    for cpu in backtest.proposed.cpu:
+        cv, cs = values.container(cpu.container), backtest_series.containers.get(cpu.container)
+        if cv is None or not cv.requests.cpu_cores or cs is None or not cs.cpu_cores.size:
+            continue
+        share = over_request_share(backtest_series, values, cpu.container, options)
+        shares.append((cpu.container, share))
+    return replace(backtest, expected=tuple(shares))
