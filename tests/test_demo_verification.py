@@ -51,12 +51,17 @@ def test_the_demo_verifies_its_merged_pull_request_with_its_figures(demo_json):
     assert merged < live <= merged + 3600
     figures = {f["figure"]: f for f in workload["figures"]}
     cpu = figures["reviews: CPU minutes over request"]
-    assert cpu["predicted"] == "0.1 %"
-    before, after = (float(cpu[k].removesuffix(" %")) for k in ("before", "after"))
-    assert (
-        before < after < 0.1 * 100 + 5
-    )  # at 600m nothing was over; at 165m a little, as predicted
-    assert figures["OOM kills"]["after"] == "0"
+    assert cpu["unit"] == "share" and cpu["predicted"] == 0.001
+    before, after = cpu["before"], cpu["after"]
+    assert before < after < 0.001 + 0.05  # at 600m nothing was over; at 165m a little, as predicted
+    assert figures["OOM kills"] == {
+        "figure": "OOM kills",
+        "unit": "count",
+        "predicted": 0,
+        "before": 0,
+        "after": 0,
+    }
+    assert figures["mean replicas"]["predicted"] is None  # nothing predicts it
     # the merged values are the manifests' and what the plan recommends again
     (reviews,) = [w for w in demo_json["workloads"] if w["name"] == "reviews"]
     assert reviews["status"] == "no-change", reviews["status"]

@@ -33,6 +33,7 @@ from bot.redaction import visible
 from bot.report.markdown import escape
 from bot.report.verification import (
     HEADLINES,
+    FigureRow,
     PullVerification,
     dashboard_lines,
     figure_rows,
@@ -169,9 +170,8 @@ def _finding(finding: Finding) -> dict[str, Any]:
     }
 
 
-def _figures(pull: PullVerification, key: str) -> list[tuple[str, str, str, str]]:
-    """``(figure, predicted, before the merge, after)`` rows of one workload, as its comment
-    shows them (none before the values ran)."""
+def _figures(pull: PullVerification, key: str) -> list[FigureRow]:
+    """The figures of one workload (none before the values ran)."""
     verdict = pull.verdicts[key]
     if verdict.before is None or verdict.after is None:
         return []
@@ -187,10 +187,7 @@ def _verdict(pull: PullVerification, key: str) -> dict[str, Any]:
         "live_at": _iso(verdict.live_s),
         "observed_days": verdict.observed_days,
         "findings": [_finding(f) for f in verdict.findings],
-        "figures": [
-            {"figure": a, "predicted": b, "before": c, "after": d}
-            for a, b, c, d in _figures(pull, key)
-        ],
+        "figures": [row.to_json() for row in _figures(pull, key)],
     }
 
 
@@ -231,7 +228,7 @@ def verification_lines(view: PlanVerification) -> list[str]:
             lines.append(f"  #{pull.number} {key}: {HEADLINES[verdict.status]}: {verdict.reason}")
             lines += [
                 f"    {a}: predicted {b or '–'}, before the merge {c}, after {d}"
-                for a, b, c, d in _figures(pull, key)
+                for a, b, c, d in map(FigureRow.texts, _figures(pull, key))
             ]
     return lines
 
@@ -257,7 +254,10 @@ def verification_markdown(view: PlanVerification) -> str:
                     continue
                 lines += ["", f"#{pull.number} {escape(key)}:", ""]
                 lines += ["| figure | predicted | before the merge | after |", "|---|---|---|---|"]
-                lines += [f"| {escape(a)} | {b} | {c} | {d} |" for a, b, c, d in rows]
+                lines += [
+                    f"| {escape(a)} | {b} | {c} | {d} |"
+                    for a, b, c, d in map(FigureRow.texts, rows)
+                ]
     return "\n".join(lines) + "\n"
 
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Literal
 
 from bot.model import FieldId, Number, Prediction
 from bot.nesting import check_json
@@ -64,50 +65,94 @@ def _when(unix_s: float) -> str:
     return f"{datetime.fromtimestamp(unix_s, UTC):%Y-%m-%d %H:%M} UTC"
 
 
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{value * 100:.1f} %"
+FigureUnit = Literal["share", "count", "min/day", "replicas"]
+"""How a verification figure counts: a share of minutes (0..1), a count, minutes a day, or a
+mean number of replicas."""
+
+
+@dataclass(frozen=True, slots=True)
+class FigureRow:
+    """One figure of a workload's verification: what the pull request predicted (None: not
+    recorded; ``predicts`` False: a figure nothing predicts), the same hours before the merge
+    and after it, in ``unit``."""
+
+    figure: str
+    unit: FigureUnit
+    predicted: float | None
+    before: float | None
+    after: float | None
+    predicts: bool = True
+
+    def _text(self, value: float | None) -> str:
+        if value is None:
+            return "–"
+        if self.unit == "share":
+            return f"{value * 100:.1f} %"
+        if self.unit == "count":
+            return str(int(value))
+        return f"{value:.0f}" if self.unit == "min/day" else f"{value:.1f}"
+
+    def texts(self) -> tuple[str, str, str, str]:
+        """``(figure, predicted, before the merge, after)`` as the comment shows them."""
+        predicted = self._text(self.predicted) if self.predicts else ""
+        return (self.figure, predicted, self._text(self.before), self._text(self.after))
+
+    def to_json(self) -> dict[str, object]:
+        """The row for JSON output: the numbers, not their text."""
+        return {
+            "figure": self.figure,
+            "unit": self.unit,
+            "predicted": self.predicted,
+            "before": self.before,
+            "after": self.after,
+        }
 
 
 def figure_rows(
     prediction: Prediction | None, before: WindowFigures, after: WindowFigures
-) -> list[tuple[str, str, str, str]]:
-    """``(figure, predicted, before the merge, after)`` rows of one workload."""
+) -> list[FigureRow]:
+    """The figures of one workload's verification (``FigureRow``), in the comment's order."""
     out = []
     for name in sorted(set(before.cpu_share) | set(after.cpu_share)):
         predicted = prediction.cpu_share.get(name) if prediction else None
         out.append(
-            (
+            FigureRow(
                 f"{name}: CPU minutes over request",
-                _pct(predicted),
-                _pct(before.cpu_share.get(name)),
-                _pct(after.cpu_share.get(name)),
+                "share",
+                predicted,
+                before.cpu_share.get(name),
+                after.cpu_share.get(name),
             )
         )
     for name in sorted(set(before.throttle_share) | set(after.throttle_share)):
         predicted = prediction.throttle_share.get(name) if prediction else None
         out.append(
-            (
+            FigureRow(
                 f"{name}: CPU throttled",
-                _pct(predicted),
-                _pct(before.throttle_share.get(name)),
-                _pct(after.throttle_share.get(name)),
+                "share",
+                predicted,
+                before.throttle_share.get(name),
+                after.throttle_share.get(name),
             )
         )
     out.append(
-        (
+        FigureRow(
             "OOM kills",
-            str(prediction.oom_kills) if prediction else "–",
-            str(before.total_oom_kills),
-            str(after.total_oom_kills),
+            "count",
+            prediction.oom_kills if prediction else None,
+            before.total_oom_kills,
+            after.total_oom_kills,
         )
     )
     for name in sorted(set(before.restarts) | set(after.restarts)):
         out.append(
-            (
+            FigureRow(
                 f"{name}: restarts",
-                "",
-                str(before.restarts.get(name, 0)),
-                str(after.restarts.get(name, 0)),
+                "count",
+                None,
+                before.restarts.get(name, 0),
+                after.restarts.get(name, 0),
+                predicts=False,
             )
         )
     short_before, short_after = before.shortfall_per_day(), after.shortfall_per_day()
@@ -118,21 +163,23 @@ def figure_rows(
             else None
         )
         out.append(
-            (
+            FigureRow(
                 "capacity shortfall at maxReplicas (min/day)",
-                "–" if predicted_short is None else f"{predicted_short:.0f}",
-                "–" if short_before is None else f"{short_before:.0f}",
-                f"{short_after:.0f}",
+                "min/day",
+                predicted_short,
+                short_before,
+                short_after,
             )
         )
     if after.replicas_mean is not None:
-        was = before.replicas_mean
         out.append(
-            (
+            FigureRow(
                 "mean replicas",
-                "",
-                "–" if was is None else f"{was:.1f}",
-                f"{after.replicas_mean:.1f}",
+                "replicas",
+                None,
+                before.replicas_mean,
+                after.replicas_mean,
+                predicts=False,
             )
         )
     return out
@@ -156,7 +203,7 @@ def comment_text(pull: PullVerification, *, revert: str = "") -> str:
             continue
         rows = figure_rows(pull.predictions.get(key), verdict.before, verdict.after)
         lines += ["", "| figure | predicted | before the merge | after |", "|---|---|---|---|"]
-        lines += [f"| {escape(a)} | {b} | {c} | {d} |" for a, b, c, d in rows]
+        lines += [f"| {escape(a)} | {b} | {c} | {d} |" for a, b, c, d in map(FigureRow.texts, rows)]
     if pull.restore:
         lines += ["", "Previous values of the regressed fields (what a revert restores):", ""]
         for change, (merged, previous) in sorted(pull.restore.items()):
@@ -224,6 +271,7 @@ def summary(pulls: list[PullVerification]) -> str:
 
 __all__ = [
     "VERIFICATION_MARKER",
+    "FigureRow",
     "PullVerification",
     "comment_text",
     "dashboard_lines",
