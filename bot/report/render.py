@@ -78,7 +78,8 @@ def _environment(directory: Path) -> jinja2.Environment:
 
 
 def _render(name: str, templates_dir: Path | None, **context: Any) -> str:
-    return _environment(templates_dir or TEMPLATES_DIR).get_template(name).render(**context)
+    text = _environment(templates_dir or TEMPLATES_DIR).get_template(name).render(**context)
+    return body_view.with_terms(text)
 
 
 # --------------------------------------------------------------------------- pull request

@@ -367,6 +367,9 @@ def test_a_shortfall_at_the_new_max_replicas_regresses_and_reverts_max_replicas_
     assert (hpa["spec"]["maxReplicas"], hpa["spec"]["minReplicas"]) == (high_was, low)
     assert low != low_was  # the merged minReplicas stays
     assert "slots are hours" not in (revert.body or "")  # its rows name no slot: no legend
+    # its terms line defines only what it uses: a revert has no backtest, no step toward a target
+    (terms,) = [x for x in (revert.body or "").splitlines() if x.startswith("Terms (")]
+    assert "backtest = " not in terms and "step k of n = " not in terms
     # the dashboard's line of the open revert says what it restores, not the engine's proposal
     (dashboard,) = gh.issues(REPO)
     (line,) = [x for x in dashboard.body.splitlines() if f"[#{revert.number}]" in x]
