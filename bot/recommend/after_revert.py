@@ -9,6 +9,11 @@ millicores) and memory (whole bytes) up, targets down to a whole percent. A boun
 ``regressed`` is the value the reverted pull request had set (``WorkloadInput.after_revert``,
 read by the pipeline from the bot's pull requests); nothing is bounded without it.
 
+A bound that lifts minReplicas above the proposed maxReplicas lifts maxReplicas to it, and one
+that lifts a request above the proposed limit lifts the limit to it (a limit unset stays
+unset): an HPA with ``minReplicas > maxReplicas`` or a container whose request exceeds its
+limit is rejected by the API server.
+
 The bound is applied to the draft before the replay gate and the budget, so the replay scores
 the bounded values, and once more at the end, since a step after it may recompute a bounded
 value (a limit that follows a request the gate held back, minReplicas lowered for cron floors).
@@ -109,6 +114,22 @@ def _bound(
     )
 
 
+def _at_least(value: Explained, floor: Number, what: str, after: AfterRevert) -> Explained:
+    """``value`` raised to ``floor`` where it would end below it (its proposal, else its
+    current value): a bound on ``what`` (minReplicas, a request) must not leave the value that
+    has to stay above it (maxReplicas, the limit) beneath it."""
+    effective = value.proposed if value.proposed is not None else value.current
+    if effective is None or effective >= floor:
+        return value
+    return Explained(
+        value.current,
+        floor,
+        Rule.AFTER_REVERT_FLOOR.value,
+        f"after revert #{after.revert}: raised to the bounded {what}, which it may not be below",
+        {"bounded": floor, "wanted": effective, "wanted_rule": str(value.rule)},
+    )
+
+
 def _containers(rec: Recommendation, after: AfterRevert) -> tuple[ContainerRecommendation, ...]:
     out = []
     for container in rec.containers:
@@ -118,6 +139,9 @@ def _containers(rec: Recommendation, after: AfterRevert) -> tuple[ContainerRecom
             request_id, limit_id = FieldId.request(resource), FieldId.limit(resource)
             request = _bound(request_id, rr.request, after.value(container.name, request_id), after)
             limit = _bound(limit_id, rr.limit, after.value(container.name, limit_id), after)
+            floor = request.proposed if request.proposed is not None else request.current
+            if request is not rr.request and floor is not None:
+                limit = _at_least(limit, floor, f"{resource} request", after)
             same = request is rr.request and limit is rr.limit
             per[resource] = rr if same else replace(rr, request=request, limit=limit)
         if per["cpu"] is container.cpu and per["memory"] is container.memory:
@@ -131,6 +155,8 @@ def _hpa(hpa: HpaRecommendation, after: AfterRevert) -> HpaRecommendation:
     low, high = FieldId.HPA_MIN_REPLICAS, FieldId.HPA_MAX_REPLICAS
     minimum = _bound(low, hpa.min_replicas, after.value(None, low), after)
     maximum = _bound(high, hpa.max_replicas, after.value(None, high), after)
+    if minimum is not hpa.min_replicas and minimum.proposed is not None:
+        maximum = _at_least(maximum, minimum.proposed, "minReplicas", after)
     targets = []
     for target in hpa.targets:
         field_id = FieldId.hpa_target(target.resource)

@@ -185,3 +185,42 @@ def test_the_backtest_scores_the_engines_own_cut_without_the_bound():
     assert rec.backtest is not None and rec.backtest.proposed is not None
     earlier = rec.backtest.proposed.container_cpu("app")
     assert earlier is not None and earlier.request_cores == pytest.approx(0.093)
+
+
+def test_a_bounded_min_replicas_lifts_a_max_replicas_cut_below_it():
+    hpa_part = HpaRecommendation(
+        Explained(6, 3, Rule.TORTOISE_REPLICAS_MIN, "min"),  # 6 restored by the revert
+        Explained(10, 4, Rule.TORTOISE_REPLICAS_MAX, "max"),
+        (),
+    )
+    rec = Recommendation(REF, "changes", hpa=hpa_part)
+    values: dict[tuple[str | None, FieldId], Number] = {(None, FieldId.HPA_MIN_REPLICAS): 4}
+    out = with_after_revert(AfterRevert(6, 3, values, 0.2), rec)
+    assert out.hpa is not None
+    assert out.hpa.min_replicas.proposed == 5  # 4 × 1.2 = 4.8, rounded up
+    high = out.hpa.max_replicas
+    assert (high.current, high.proposed, high.rule) == (10, 5, Rule.AFTER_REVERT_FLOOR)
+    assert high.reason == (
+        "after revert #6: raised to the bounded minReplicas, which it may not be below"
+    )
+    assert high.inputs["wanted"] == 4 and high.inputs["bounded"] == 5
+    roomy = replace(hpa_part, max_replicas=Explained(10, 8, Rule.TORTOISE_REPLICAS_MAX, "max"))
+    kept = with_after_revert(AfterRevert(6, 3, values, 0.2), replace(rec, hpa=roomy))
+    assert kept.hpa is not None and kept.hpa.max_replicas is roomy.max_replicas
+
+
+def test_a_bounded_request_lifts_a_limit_cut_below_it():
+    inp = workload(
+        container("app", 0.5, 512 * MIB, cpu_limit=1.0),
+        hist=history(container_history("app", 0.05, 300e6)),
+    )
+    free = recommend(inp, SETTINGS, now_s=NOW_S).containers[0].cpu
+    assert free.limit.proposed is not None and free.limit.proposed < 0.24  # the engine's cut
+    values: dict[tuple[str | None, FieldId], Number] = {("app", FieldId.REQUESTS_CPU): 0.2}
+    rec = recommend(
+        replace(inp, after_revert=AfterRevert(6, 3, values, 0.2)), SETTINGS, now_s=NOW_S
+    )
+    cpu = rec.containers[0].cpu
+    assert cpu.request.proposed == 0.24  # 200m × 1.2
+    assert cpu.limit.proposed == 0.24 and cpu.limit.rule == Rule.AFTER_REVERT_FLOOR
+    assert "raised to the bounded cpu request" in cpu.limit.reason
