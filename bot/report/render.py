@@ -32,6 +32,7 @@ from bot.report.proposal import (
     embed_state,
     state_of,
 )
+from bot.report.terms import with_terms
 
 TEMPLATE_DIRS = (
     Path(__file__).resolve().parents[2] / "templates",
@@ -79,7 +80,7 @@ def _environment(directory: Path) -> jinja2.Environment:
 
 def _render(name: str, templates_dir: Path | None, **context: Any) -> str:
     text = _environment(templates_dir or TEMPLATES_DIR).get_template(name).render(**context)
-    return body_view.with_terms(text)
+    return with_terms(text)
 
 
 # --------------------------------------------------------------------------- pull request

@@ -9,8 +9,8 @@ import re
 import pytest
 
 from bot.model import FieldId
-from bot.report.body import TERMS, terms
 from bot.report.summary import inputs_text
+from bot.report.terms import TERMS, terms
 from tests.conftest import PROJECT
 from tests.report.test_golden import GOLDEN
 
