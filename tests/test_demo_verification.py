@@ -19,6 +19,7 @@ import bot.demo
 from bot.demo.pulls import demo_pulls
 from bot.demo.spec import REVIEWS_BEFORE_CPU, REVIEWS_CPU
 from tests.support.demo_shop import console
+from tests.support.snapshots import without_cluster_state
 
 PROJECT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((PROJECT / "docs" / "schemas" / "plan.schema.json").read_text())
@@ -97,14 +98,7 @@ def test_an_older_snapshot_without_what_ran_plans_the_same_and_says_why(cli, tmp
     repo = tmp_path / "repo"
     shutil.copytree(DEMO_DIR / "repo", repo)
     old = tmp_path / "old.zip"
-    with zipfile.ZipFile(DEMO_DIR / "snapshot.zip") as src, zipfile.ZipFile(old, "w") as dst:
-        for info in src.infolist():
-            if info.filename == "meta.json":
-                meta = json.loads(src.read(info))
-                del meta["cluster"]
-                dst.writestr(info, json.dumps(meta))
-            elif not info.filename.startswith("k"):
-                dst.writestr(info, src.read(info))
+    without_cluster_state(DEMO_DIR / "snapshot.zip", old)
     done = cli(
         "plan", "--repo", str(repo), "--snapshot", str(old), "--config",
         str(DEMO_DIR / "bot.yaml"), "--format", "json", "--force",

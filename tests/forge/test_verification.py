@@ -11,8 +11,6 @@ new pods roll out.
 
 from __future__ import annotations
 
-import json
-import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -39,6 +37,7 @@ from tests.report.replays import comparison
 from tests.support.github.scenario import REPO, create_repository, proposal_for, ref, run_once
 from tests.support.github.scenario import settings as fast_settings
 from tests.support.prometheus import RunningPrometheus, backfill, start_prometheus
+from tests.support.snapshots import without_cluster_state
 
 DAY = 86_400.0
 LIVE = 1_699_833_600.0
@@ -341,14 +340,7 @@ def test_a_snapshot_that_recorded_what_ran_verifies_as_prometheus_does(prom, tmp
     assert web.live_s is not None and LIVE - STEP_S <= web.live_s <= LIVE + STEP_S
 
     old = tmp_path / "old.snapshot"
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(old, "w") as dst:
-        for info in src.infolist():
-            if info.filename == "meta.json":
-                meta = json.loads(src.read(info))
-                del meta["cluster"]
-                dst.writestr(info, json.dumps(meta))
-            elif not info.filename.startswith("k"):
-                dst.writestr(info, src.read(info))
+    without_cluster_state(path, old)
     older = SnapshotSource(old)
     assert older.fetch(requests, start_s=START, end_s=NOW).histories.keys() == set(map(ref, NAMES))
     reason = verification_unavailable(older, BotSettings())
