@@ -18,11 +18,11 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.commands.common import SourceChoice, selector_of
 from bot.config.bot import BotSettings
@@ -40,6 +40,9 @@ from bot.report.verification import (
     summary,
 )
 from bot.verification import Finding
+
+if TYPE_CHECKING:
+    from bot.forge.previous import PreviousProposal
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +88,6 @@ def plan_verification(
         return PlanVerification(False, "verify.enabled is false")
     from bot.pipeline.verification import (  # noqa: PLC0415 (with verification only)
         verification_unavailable,
-        verify_merged,
     )
 
     full_name = _repository(args, settings)
@@ -116,16 +118,28 @@ def plan_verification(
         with tempfile.TemporaryDirectory(prefix="tortoise-bot-") as workdir:
             forge = GitHubForge(settings.github, credentials, workdir=Path(workdir))
             session = forge.open(full_name, plan.config.pull_requests, dashboard=False)
-            pulls = verify_merged(
-                session.previous_proposals(),
-                plan.inventory,
-                choice.source,
-                history_requests(plan.inventory, plan.settings),
-                settings,
-                now_s=choice.now_s,
-            )
+            return _verified(session.previous_proposals(), settings, plan, choice)
     except (ForgeError, MetricsError) as exc:
         return PlanVerification(False, f"{full_name}: {visible(str(exc))}", asked=True)
+
+
+def _verified(
+    previous: Sequence[PreviousProposal],
+    settings: BotSettings,
+    plan: RepositoryOutcome,
+    choice: SourceChoice,
+) -> PlanVerification:
+    """The verdicts on ``previous``, the bot's pull requests, from the plan's history source."""
+    from bot.pipeline.verification import verify_merged  # noqa: PLC0415
+
+    pulls = verify_merged(
+        previous,
+        plan.inventory,
+        choice.source,
+        history_requests(plan.inventory, plan.settings),
+        settings,
+        now_s=choice.now_s,
+    )
     return PlanVerification(True, None, tuple(pulls), asked=True)
 
 
@@ -135,20 +149,11 @@ def _demo_verification(
     """The verdicts on the demo's recorded merged pull requests (``bot/demo/pulls.json``, read
     instead of a forge) from the demo's snapshot."""
     from bot.demo.pulls import demo_pulls  # noqa: PLC0415 (the demo only)
-    from bot.pipeline.verification import verify_merged  # noqa: PLC0415
 
     try:
-        pulls = verify_merged(
-            demo_pulls(),
-            plan.inventory,
-            choice.source,
-            history_requests(plan.inventory, plan.settings),
-            settings,
-            now_s=choice.now_s,
-        )
+        return _verified(demo_pulls(), settings, plan, choice)
     except (ValueError, MetricsError) as exc:
         return PlanVerification(False, f"the demo's pull requests: {exc}", asked=True)
-    return PlanVerification(True, None, tuple(pulls), asked=True)
 
 
 def _iso(unix_s: float | None) -> str | None:
