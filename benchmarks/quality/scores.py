@@ -13,7 +13,7 @@ Per service (``score``), over every pod life and container of the scored window:
 - OOM kills (one per episode: the simulator kills a container once each time its working set
   reaches the limit);
 - shortfall minutes: minutes at ``maxReplicas`` with an HPA metric's utilisation (its
-  noise-free value, as the controller reads it) above its target.
+  value from the demand, the pods' noise left out) above its target.
 
 Only samples from ``from_step`` on count (the scored days of a run simulated without a break
 from the start of the training days). ``risk_core_hours`` is filled in by

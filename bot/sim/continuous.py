@@ -19,8 +19,10 @@ run at a sample (the training history a decision at that sample reads).
 
 from __future__ import annotations
 
+import functools
 import random
 import zlib
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -43,7 +45,7 @@ from bot.sim.cluster import (
     run_of,
 )
 from bot.sim.errors import SimError
-from bot.sim.hpa import HpaState, continue_replicas, hpa_signals
+from bot.sim.hpa import HpaState, continue_replicas, hpa_signals, seen_factors
 from bot.sim.spec import ClusterSpec, ServiceSpec
 
 CPU_STREAM, MEMORY_STREAM, ROLLOUT_STREAM = 1, 2, 3
@@ -70,9 +72,17 @@ def _rollouts(spec: ClusterSpec, service: ServiceSpec, n: int) -> npt.NDArray[np
 
 
 def _replicas(
-    spec: ClusterSpec, before: ServiceSpec, after: ServiceSpec, demand: FloatArray, switch: int
+    spec: ClusterSpec,
+    before: ServiceSpec,
+    after: ServiceSpec,
+    demand: FloatArray,
+    switch: int,
+    *,
+    cpu_draws: Callable[[int, int], FloatArray],
 ) -> IntArray:
-    """Replicas per sample: ``before``'s HPA (or fixed count) then ``after``'s, state carried."""
+    """Replicas per sample: ``before``'s HPA (or fixed count) then ``after``'s, state carried;
+    the HPA reads the pods' usage with their CPU noise (``cpu_draws(slot, container)``, the
+    draws the pods' usage is made of; ``bot.sim.hpa``)."""
     out, state = [], None
     for values, a, b in ((before, 0, switch), (after, switch, len(demand))):
         if b <= a:
@@ -86,7 +96,15 @@ def _replicas(
             start = replace(
                 start, replicas=min(hpa.max_replicas, max(hpa.min_replicas, start.replicas))
             )
-            signals = hpa_signals(values, demand[a:b])
+            slots = max(1, hpa.max_replicas)
+            seen = {
+                c.name: seen_factors(
+                    np.stack([cpu_draws(slot, i)[a:b] for slot in range(slots)]),
+                    before.noise_fraction,
+                )
+                for i, c in enumerate(before.containers)
+            }
+            signals = hpa_signals(values, demand[a:b], seen)
             part, state = continue_replicas(
                 signals, hpa.min_replicas, hpa.max_replicas, spec.step_s, start
             )
@@ -120,7 +138,12 @@ def simulate_switched(
     if before.crash_loop is not None:
         raise SimError(f"{after.name}: crash loops are not simulated across a switch")
     demand = np.asarray(demand[:n], np.float64)
-    replicas = _replicas(spec, before, after, demand, switch_step)
+
+    @functools.cache
+    def cpu_draws(slot: int, index: int) -> FloatArray:
+        return _stream(spec, before, CPU_STREAM, slot, index).standard_normal(n)
+
+    replicas = _replicas(spec, before, after, demand, switch_step, cpu_draws=cpu_draws)
     if after.kind in ("CronJob", "Job"):  # one pod per run, as ``bot.sim.cluster`` runs them
         replicas = run_mask(after, spec.start_s + np.arange(n, dtype=np.float64) * spec.step_s)
     rollouts = _rollouts(spec, before, n)
@@ -138,7 +161,7 @@ def simulate_switched(
     for slot in range(int(replicas.max(initial=0))):
         noise = [
             (
-                _stream(spec, before, CPU_STREAM, slot, i).standard_normal(n),
+                cpu_draws(slot, i),
                 _stream(spec, before, MEMORY_STREAM, slot, i).standard_normal(n),
             )
             for i in range(len(before.containers))

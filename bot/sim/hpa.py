@@ -6,6 +6,14 @@ percent. A ``ContainerResource`` metric reads one container (its share of the de
 floor, its request); a pod-level ``Resource`` metric reads the pod (shares, floors and requests
 summed over the containers), as the metrics API sums containers into a pod.
 
+The controller reads what the pods report (``metrics.k8s.io``), noise included: pod ``i`` of
+``r`` uses ``shared / r × max(1 + f × z_i, 0) + per_pod`` (``bot.sim.cluster``'s usage, ``f``
+the service's ``noise_fraction``, ``z_i`` the pod's draw at that sample), so the mean the
+controller averages is ``shared / r × seen[r − 1] + per_pod``, ``seen[r − 1]`` the mean of
+``max(1 + f × z_i, 0)`` over pods ``0 … r − 1`` (``seen_factors``; the share-weighted mean of its
+containers' for a pod-level metric). Without the pods' draws (``seen`` None) it reads the
+demand itself, as if every pod used its exact share.
+
 Per sample, from the previous sample's utilisation (the controller acts on what it last saw),
 each metric proposes ``ceil(current * utilisation / target)``, or ``current`` while
 ``|utilisation / target - 1|`` is within ``TOLERANCE_FRACTION``; the largest proposal wins,
@@ -22,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,34 +57,64 @@ SCALE_UP_FACTOR = 2.0
 
 @dataclass(frozen=True, slots=True, eq=False)
 class HpaSignal:
-    """What one HPA metric reads: per pod ``shared_cores / replicas + per_pod_cores`` against
-    ``request_cores`` (cores per pod), with its target in percent."""
+    """What one HPA metric reads: per pod ``shared_cores / replicas × seen + per_pod_cores``
+    against ``request_cores`` (cores per pod), with its target in percent; ``seen``: per
+    replica count ``r`` (row ``r − 1``) and sample, the mean noise factor of pods ``0 … r − 1``
+    (module doc; None: 1, the demand itself)."""
 
     shared_cores: FloatArray
     per_pod_cores: float
     request_cores: float
     target_percent: int
+    seen: FloatArray | None = None
 
     def utilisation_percent(self, replicas: IntArray) -> FloatArray:
         """Utilisation at each sample with ``replicas`` pods, percent of the request."""
-        per_pod = self.shared_cores / np.maximum(replicas, 1) + self.per_pod_cores
+        count = np.maximum(replicas, 1)
+        shared = self.shared_cores
+        if self.seen is not None:
+            row = np.minimum(count, len(self.seen)) - 1
+            shared = shared * self.seen[row, np.arange(len(shared))]
+        per_pod = shared / count + self.per_pod_cores
         return np.asarray(per_pod / self.request_cores * 100.0, dtype=np.float64)
 
 
-def hpa_signals(service: ServiceSpec, demand_cores: FloatArray) -> list[HpaSignal]:
-    """The signals of ``service``'s HPA metrics for a service demand (cores) per sample."""
+def seen_factors(draws: FloatArray, noise_fraction: float) -> FloatArray:
+    """Per replica count ``r`` (row ``r − 1``) and sample, the mean of ``max(1 + f × z, 0)``
+    over pods ``0 … r − 1`` of ``draws`` (pods × samples, standard normal; ``f`` =
+    ``noise_fraction``): the factor the pods' noise puts on the mean usage the controller
+    reads (module doc)."""
+    factors = np.maximum(1.0 + noise_fraction * np.asarray(draws, np.float64), 0.0)
+    mean = np.cumsum(factors, axis=0)
+    mean /= np.arange(1, len(factors) + 1, dtype=np.float64)[:, None]
+    return mean
+
+
+def hpa_signals(
+    service: ServiceSpec,
+    demand_cores: FloatArray,
+    seen: Mapping[str, FloatArray] | None = None,
+) -> list[HpaSignal]:
+    """The signals of ``service``'s HPA metrics for a service demand (cores) per sample;
+    ``seen``: per container, its ``seen_factors`` over the same samples (None: the controller
+    reads the demand)."""
     if service.hpa is None:
         return []
     by_name = {c.name: c for c in service.containers}
     out = []
     for metric in service.hpa.targets(service.containers[0].name):
         chosen = service.containers if metric.container is None else (by_name[metric.container],)
+        share = sum(c.cpu_share_fraction for c in chosen)
+        factor = None
+        if seen is not None and share > 0:
+            factor = sum(seen[c.name] * (c.cpu_share_fraction / share) for c in chosen)
         out.append(
             HpaSignal(
-                demand_cores * sum(c.cpu_share_fraction for c in chosen),
+                demand_cores * share,
                 sum(c.cpu_floor_cores for c in chosen),
                 sum(c.cpu_request_cores for c in chosen),
                 metric.target_percent,
+                None if factor is None else np.asarray(factor, np.float64),
             )
         )
     return out
@@ -121,14 +159,21 @@ def continue_replicas(
     current = state.replicas
     out = np.empty(n, dtype=np.int32)
     rows = [
-        (s.shared_cores.tolist(), s.per_pod_cores, s.request_cores, s.target_percent)
+        (
+            s.shared_cores.tolist(),
+            s.per_pod_cores,
+            s.request_cores,
+            s.target_percent,
+            None if s.seen is None else s.seen.tolist(),
+        )
         for s in signals
     ]
     for k in range(n):
         out[k] = current
         desired = 0
-        for shared, per_pod, request, target in rows:
-            ratio = (shared[k] / current + per_pod) / request * 100.0 / target
+        for shared, per_pod, request, target, seen in rows:
+            load = shared[k] if seen is None else shared[k] * seen[min(current, len(seen)) - 1][k]
+            ratio = (load / current + per_pod) / request * 100.0 / target
             within = abs(ratio - 1.0) <= TOLERANCE_FRACTION
             desired = max(desired, current if within else math.ceil(current * ratio))
         desired = min(max_replicas, max(min_replicas, desired))

@@ -11,7 +11,7 @@ import pytest
 
 from bot.model import MIB
 from bot.sim import ClusterSpec, ContainerSpec, HpaSpec, ServiceSpec, SimError
-from bot.sim.cluster import SimulatedCluster, draw_demand
+from bot.sim.cluster import SimulatedCluster, SimulatedService, draw_demand
 from bot.sim.continuous import prefix, simulate_switched
 from bot.sim.openmetrics import write_openmetrics
 from bot.sim.profiles import archetype_cluster
@@ -100,6 +100,42 @@ def test_the_hpa_carries_its_replicas_over_the_switch():
     sim = simulate_switched(spec, np.full(DAY, 2.0), hpa, wider, DAY // 2)
     assert sim.replicas[DAY // 2 - 1] == 4  # 2 cores at 50 % of 1 core
     assert set(sim.replicas[DAY // 2 :].tolist()) == {4}  # not back to minReplicas
+
+
+def _reported_ratio(sim: SimulatedService, target_percent: int) -> np.ndarray:
+    """Per sample, the mean pod CPU its pods report (every container summed, as a pod-level
+    ``Resource`` metric reads them) over their summed requests, divided by the target."""
+    used = np.zeros(len(sim.replicas))
+    for pod in sim.pods:
+        for run in pod.containers:
+            used[pod.start : pod.stop] += run.cpu_cores
+    request = sum(c.cpu_request_cores for c in sim.spec.containers)
+    return used / sim.replicas / request * 100.0 / target_percent
+
+
+def test_the_hpa_scales_up_on_what_the_pods_report_noise_included():
+    """The controller reads the pods' usage (``metrics.k8s.io``), not the demand behind it:
+    it scales up after exactly the samples whose reported utilisation is above the target
+    beyond the tolerance."""
+    spec = archetype_cluster(3, days=2, names=("frontend-hpa",))
+    (frontend,) = spec.services
+    assert frontend.hpa is not None and frontend.noise_fraction > 0
+    demand = draw_demand(spec)["quality/frontend-hpa"]
+    sim = simulate_switched(spec, demand, frontend, frontend, len(demand))
+    target = frontend.hpa.targets("app")[0].target_percent
+    ratio = _reported_ratio(sim, target)[:-1]
+    now, then = sim.replicas[:-1], sim.replicas[1:]
+    room = now < frontend.hpa.max_replicas
+    clear = np.abs(ratio - 1.1) > 1e-9  # not on the threshold itself (rounding)
+    up = then > now
+    assert up.sum() >= 10
+    assert np.array_equal(up[room & clear], (ratio > 1.1)[room & clear])
+    # the demand alone (the pods' noise left out) would have called other samples
+    share = sum(c.cpu_share_fraction for c in frontend.containers)
+    floor = sum(c.cpu_floor_cores for c in frontend.containers)
+    request = sum(c.cpu_request_cores for c in frontend.containers)
+    quiet = (demand[:-1] * share / now + floor) / request * 100.0 / target
+    assert np.count_nonzero((quiet > 1.1)[room] != up[room]) >= 5
 
 
 def test_a_switch_between_different_services_is_refused():
