@@ -13,6 +13,11 @@ rollout, new suffix per life), a StatefulSet pod ``<name>-<ordinal>``. Per pod a
 - a ``CrashLoopSpec`` restarts the first container every ``restart_every_s`` during its period
   (restart count up, CPU counter from zero) and may force the replica count meanwhile.
 
+An HPA'd service's replicas come from ``bot.sim.hpa`` on its demand: here the pods draw their
+noise after their replicas are known, so the controller reads the demand itself, not the
+noise the pods then report (``bot.sim.continuous``, the quality benchmark's simulator, draws
+the noise first and lets the controller read it, as a controller reading the metrics API does).
+
 ``SimulatedCluster.expected_history(ref)`` returns the generated truth as the seam type.
 """
 
