@@ -105,9 +105,9 @@ def demo_wide() -> str:
 def test_the_demo_keeps_every_value_whole(capsys, monkeypatch, demo_wide, width):
     narrow = output(capsys, monkeypatch, width, "plan", "--demo")
     assert_fits(text_part(narrow), text_part(demo_wide), width)
-    # the proposal reads as the diff writes it: 0.476 cores is written "0.48"
-    assert "istio-proxy cpu limit 1 → 0.48," in " ".join(narrow.split())
-    assert '+            cpu: "0.48"' in narrow
+    # the proposal reads as the diff writes it: cart's limit of 0.646 cores is written "0.65"
+    assert "cpu limit 1 → 0.65," in " ".join(narrow.split())
+    assert '+              cpu: "0.65"' in narrow
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +154,8 @@ def test_explain_fits_and_shows_inputs_in_units(capsys, monkeypatch, width):
     assert_fits(narrow, wide, width)
     assert not re.search(r"\w=\d", narrow)  # no raw key=number inputs (bytes such as 5e8)
     assert "inputs: rec 560.6 MiB, VPA target 488.1 MiB" in wide
-    assert "1 → 0.48 " in wide  # as the diff writes it
+    cart = output(capsys, monkeypatch, 1000, "explain", "--demo", "cart")
+    assert "1 → 0.65 " in cart  # 0.646 cores, as the diff writes it
 
 
 def test_identical_errors_come_once_with_a_count(capsys, monkeypatch, tmp_path):

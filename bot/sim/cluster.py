@@ -13,16 +13,17 @@ rollout, new suffix per life), a StatefulSet pod ``<name>-<ordinal>``. Per pod a
 - a ``CrashLoopSpec`` restarts the first container every ``restart_every_s`` during its period
   (restart count up, CPU counter from zero) and may force the replica count meanwhile.
 
-An HPA'd service's replicas come from ``bot.sim.hpa`` on its demand: here the pods draw their
-noise after their replicas are known, so the controller reads the demand itself, not the
-noise the pods then report (``bot.sim.continuous``, the quality benchmark's simulator, draws
-the noise first and lets the controller read it, as a controller reading the metrics API does).
+An HPA'd service's replicas come from ``bot.sim.hpa`` on what its pods report, their noise
+included, as a controller reading the metrics API sees it: the CPU noise of the pods in slot
+``i`` is drawn first, from a stream of that slot and container, and the pods' usage is made of
+those very draws.
 
 ``SimulatedCluster.expected_history(ref)`` returns the generated truth as the seam type.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 import zlib
@@ -43,9 +44,10 @@ from bot.model import (
     WorkloadRef,
 )
 from bot.sim.errors import SimError
-from bot.sim.hpa import hpa_signals, simulate_replicas
+from bot.sim.hpa import hpa_signals, seen_factors, simulate_replicas
+from bot.sim.jobs import job_name, run_mask
 from bot.sim.load import demand_cores
-from bot.sim.spec import ClusterSpec, ContainerSpec, JobRuns, ServiceSpec
+from bot.sim.spec import ClusterSpec, ContainerSpec, ServiceSpec
 
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 """Characters of generated pod-name parts (``k8s.io/apimachinery/pkg/util/rand``, ``alphanums``)."""
@@ -58,6 +60,9 @@ TEMPLATE_HASH_CHARS = 10
 
 MEMORY_NOISE_FRACTION = 0.01
 """Relative size of the per-sample memory noise."""
+
+HPA_SLOT_STREAM = 7
+"""The stream number of an HPA'd service's per-slot CPU draws (module doc)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,10 +262,15 @@ def _container_run(
     step_s: int,
     rng: np.random.Generator,
     crash_steps: IntArray | None = None,
+    cpu_noise: FloatArray | None = None,
 ) -> ContainerRun:
+    """One container of one pod life ``[start, stop)`` (module doc); ``cpu_noise``: its slot's
+    CPU draws over the whole run (an HPA'd service's, which its controller read), else drawn
+    from ``rng``."""
     n = stop - start
     share = demand[start:stop] / replicas[start:stop] * spec.cpu_share_fraction
-    noise = 1.0 + service.noise_fraction * rng.standard_normal(n)
+    draws = rng.standard_normal(n) if cpu_noise is None else cpu_noise[start:stop]
+    noise = 1.0 + service.noise_fraction * draws
     cpu = np.clip(share * noise, 0.0, None) + spec.cpu_floor_cores
     load = demand[start:stop] / max(service.peak_cores, 1e-9)
     mem_noise = spec.memory_base_bytes * MEMORY_NOISE_FRACTION * rng.standard_normal(n)
@@ -310,8 +320,24 @@ def _simulate_service(
         # pods, noise and rollouts from a stream of the service's own, wherever it is listed
         rng = np.random.default_rng([spec.seed, zlib.crc32(_key(service).encode()), len(t_s)])
     app = service.containers[0]
+    key = zlib.crc32(_key(service).encode())
+
+    @functools.cache
+    def cpu_draws(slot: int, container: int) -> FloatArray:
+        stream = np.random.default_rng([spec.seed, key, HPA_SLOT_STREAM, slot, container])
+        return stream.standard_normal(len(t_s))
+
+    slot_draws = None
     if service.hpa is not None:
-        signals = hpa_signals(service, demand)
+        slot_draws = cpu_draws
+        seen = {
+            c.name: seen_factors(
+                np.stack([cpu_draws(slot, i) for slot in range(max(1, service.hpa.max_replicas))]),
+                service.noise_fraction,
+            )
+            for i, c in enumerate(service.containers)
+        }
+        signals = hpa_signals(service, demand, seen)
         replicas = simulate_replicas(
             signals, service.hpa.min_replicas, service.hpa.max_replicas, spec.step_s
         )
@@ -357,32 +383,13 @@ def _simulate_service(
                     step_s=spec.step_s,
                     rng=rng,
                     crash_steps=crash_steps if c is app else None,
+                    cpu_noise=None if slot_draws is None else slot_draws(slot, i),
                 )
-                for c in service.containers
+                for i, c in enumerate(service.containers)
             )
             pods.append(PodLife(name, owner_kind, owner, start, stop, runs))
     used = sorted({p.owner_name for p in pods if p.owner_kind == "ReplicaSet"})
     return SimulatedService(service, replicas, tuple(pods), tuple(used), demand)
-
-
-def run_mask(service: ServiceSpec, t_s: FloatArray) -> IntArray:
-    """1 while a run of a CronJob or Job is alive, else 0 (``ServiceSpec.runs``)."""
-    runs = service.runs or JobRuns()
-    since = t_s - t_s[0]
-    if service.kind != "Job" or runs.generated:
-        since = since % runs.every_s
-    alive: IntArray = (since < runs.duration_s).astype(np.int32)
-    return alive
-
-
-def job_name(service: ServiceSpec, start_s: float, index: int) -> str:
-    """The Job of one run: ``<cronjob>-<scheduled minute>`` (the CronJob controller's name),
-    ``<job>-<revision>`` for a generated bare Job, else the Job's own name."""
-    if service.kind == "CronJob":
-        return f"{service.name}-{int(start_s // 60)}"
-    if (service.runs or JobRuns()).generated:
-        return f"{service.name}-{index + 1}"
-    return service.name
 
 
 def draw_demand(spec: ClusterSpec) -> dict[str, FloatArray]:

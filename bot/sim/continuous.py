@@ -40,12 +40,11 @@ from bot.sim.cluster import (
     SimulatedService,
     _memory_and_ooms,
     _runs,
-    job_name,
-    run_mask,
     run_of,
 )
 from bot.sim.errors import SimError
 from bot.sim.hpa import HpaState, continue_replicas, hpa_signals, seen_factors
+from bot.sim.jobs import job_name, run_mask
 from bot.sim.spec import ClusterSpec, ServiceSpec
 
 CPU_STREAM, MEMORY_STREAM, ROLLOUT_STREAM = 1, 2, 3
