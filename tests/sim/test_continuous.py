@@ -11,7 +11,7 @@ import pytest
 
 from bot.model import MIB
 from bot.sim import ClusterSpec, ContainerSpec, HpaSpec, ServiceSpec, SimError
-from bot.sim.cluster import SimulatedCluster, SimulatedService, draw_demand
+from bot.sim.cluster import SimulatedCluster, SimulatedService, draw_demand, simulate
 from bot.sim.continuous import prefix, simulate_switched
 from bot.sim.openmetrics import write_openmetrics
 from bot.sim.profiles import archetype_cluster
@@ -113,15 +113,20 @@ def _reported_ratio(sim: SimulatedService, target_percent: int) -> np.ndarray:
     return used / sim.replicas / request * 100.0 / target_percent
 
 
-def test_the_hpa_scales_up_on_what_the_pods_report_noise_included():
+@pytest.mark.parametrize("simulator", ["continuous", "cluster"])
+def test_the_hpa_scales_up_on_what_the_pods_report_noise_included(simulator):
     """The controller reads the pods' usage (``metrics.k8s.io``), not the demand behind it:
     it scales up after exactly the samples whose reported utilisation is above the target
-    beyond the tolerance."""
+    beyond the tolerance, in both simulators."""
     spec = archetype_cluster(3, days=2, names=("frontend-hpa",))
     (frontend,) = spec.services
     assert frontend.hpa is not None and frontend.noise_fraction > 0
     demand = draw_demand(spec)["quality/frontend-hpa"]
-    sim = simulate_switched(spec, demand, frontend, frontend, len(demand))
+    if simulator == "continuous":
+        sim = simulate_switched(spec, demand, frontend, frontend, len(demand))
+    else:
+        (sim,) = simulate(spec).services
+        assert np.array_equal(sim.demand_cores, demand)
     target = frontend.hpa.targets("app")[0].target_percent
     ratio = _reported_ratio(sim, target)[:-1]
     now, then = sim.replicas[:-1], sim.replicas[1:]
