@@ -11,7 +11,7 @@ import pytest
 from bot.model import MIB, FieldChange, FieldId
 from bot.sim import ClusterSpec, ContainerSpec, HpaSpec, ServiceSpec, SimError, simulate
 from bot.sim.cluster import draw_demand, simulate_window
-from bot.sim.hpa import HpaSignal, simulate_replicas
+from bot.sim.hpa import HpaSignal, seen_factors, simulate_replicas
 from bot.sim.profiles import ARCHETYPES, archetype_cluster
 from bot.sim.spec import HpaMetric
 from bot.sim.values import apply_changes, declared_workload
@@ -128,6 +128,26 @@ def test_scale_up_is_limited_to_double_or_four_pods_per_period():
     signal = HpaSignal(np.full(5, 100.0), 0.0, 1.0, 100)
     # four 15 s periods a minute: 1 -> 5 -> 10 -> 20 -> 40, then 40 -> 100 (max)
     assert simulate_replicas([signal], 1, 100, 60).tolist() == [1, 40, 100, 100, 100]
+
+
+def test_the_noise_factor_the_controller_reads_is_the_mean_over_the_first_pods():
+    draws = np.array([[1.0, -20.0], [-1.0, 0.0], [3.0, 0.0]])  # pods × samples
+    seen = seen_factors(draws, 0.1)
+    # max(1 + 0.1 z, 0) per pod: [1.1, 0], [0.9, 1], [1.3, 1]; means over pods 0 … r − 1
+    assert np.allclose(seen, [[1.1, 0.0], [1.0, 0.5], [1.1, 2 / 3]])
+
+
+def test_the_controller_scales_on_the_noise_it_reads():
+    """Two pods sharing 2 cores at a 1-core request and a 100 % target are at the target; if
+    what the two pods report averages 1.25 times their share, the controller asks for 3."""
+    quiet = HpaSignal(np.full(3, 2.0), 0.0, 1.0, 100)
+    seen = np.array([[1.0, 1.0, 1.0], [1.25, 1.25, 1.25], [1.0, 1.0, 1.0]])
+    noisy = dataclasses.replace(quiet, seen=seen)
+    assert simulate_replicas([quiet], 2, 10, 60).tolist() == [2, 2, 2]
+    assert noisy.utilisation_percent(np.array([2, 2, 3])).tolist() == pytest.approx(
+        [125.0, 125.0, 200 / 3]
+    )
+    assert simulate_replicas([noisy], 2, 10, 60).tolist() == [2, 3, 3]
 
 
 def test_a_bad_hpa_target_is_refused():
