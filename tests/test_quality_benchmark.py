@@ -15,7 +15,7 @@ from benchmarks.quality.aims import aims
 from benchmarks.quality.candidates import krr_simple, vpa_defaults
 from benchmarks.quality.options import CANDIDATES, ORACLE
 from benchmarks.quality.oracles import Curve, budget_quantile, risk_matched
-from benchmarks.quality.run import Run, backtest_share
+from benchmarks.quality.run import Pair, Run, backtest_share
 from benchmarks.quality.scores import score
 from benchmarks.quality.sets import SETS, build, split_start
 from bot.config.recommend import RecommendSettings
@@ -89,7 +89,7 @@ def test_aims_are_checked_and_the_backtest_pairs_skip_without_a_backtest(small):
         small.scores, SMALL.services, [], small.proposals, small.pairs, RecommendSettings()
     )
     texts = [a.text for a in found]
-    assert texts[0].startswith("CPU minutes over request") and len(texts) == 9
+    assert texts[0].startswith("CPU minutes over request") and len(texts) == 10
     backtest = next(a for a in found if a.text.startswith("backtest"))
     if not small.pairs:
         assert "skipped" in backtest.results["tortoise-bot, one PR"][0]
@@ -105,6 +105,29 @@ def test_aims_are_checked_and_the_backtest_pairs_skip_without_a_backtest(small):
         backtest: object
 
     assert backtest_share(WithBacktest(Figures(200.0, 3.0))) == pytest.approx(0.015)  # type: ignore[arg-type]
+
+
+def test_the_backtest_pairs_hold_per_service_on_the_mean_of_its_runs_and_per_run(small):
+    """Per run a pair holds within ×2 or 0.5 points; per service, the means of its runs do."""
+    first, second = SMALL.services[:2]
+    pairs = [
+        Pair(first, (1, 0), 0.01, 0.025),  # ×2.5 and 1.5 points: misses
+        Pair(first, (1, 1), 0.01, 0.005),  # ×2, holds; the means 1 % and 1.5 % hold
+        Pair(second, (1, 0), 0.001, 0.02),  # misses, and so do the means
+    ]
+    found = aims(small.scores, SMALL.services, [], small.proposals, pairs, RecommendSettings())
+    by_text = {a.text: a.results.get("tortoise-bot, one PR") for a in found}
+    services = next(v for t, v in by_text.items() if "mean of its runs" in t)
+    runs = next(v for t, v in by_text.items() if "services × runs" in t)
+    assert runs == ("1/3", False)
+    assert (
+        services is not None
+        and services[0].startswith("1/2, ")
+        and f"{second} 0.10 % against 2.00 %" in services[0]
+    )
+    assert services[1] is False
+    held = aims(small.scores, SMALL.services, [], small.proposals, pairs[:2], RecommendSettings())
+    assert ("1/1", True) in [a.results.get("tortoise-bot, one PR") for a in held]
 
 
 def test_the_split_ends_training_at_midnight_of_each_weekday():
