@@ -44,7 +44,7 @@ from bot.model import (
     WorkloadRef,
 )
 from bot.sim.errors import SimError
-from bot.sim.hpa import hpa_signals, seen_factors, simulate_replicas
+from bot.sim.hpa import hpa_signals, pods_seen, simulate_replicas
 from bot.sim.jobs import job_name, run_mask
 from bot.sim.load import demand_cores
 from bot.sim.spec import ClusterSpec, ContainerSpec, ServiceSpec
@@ -330,14 +330,7 @@ def _simulate_service(
     slot_draws = None
     if service.hpa is not None:
         slot_draws = cpu_draws
-        seen = {
-            c.name: seen_factors(
-                np.stack([cpu_draws(slot, i) for slot in range(max(1, service.hpa.max_replicas))]),
-                service.noise_fraction,
-            )
-            for i, c in enumerate(service.containers)
-        }
-        signals = hpa_signals(service, demand, seen)
+        signals = hpa_signals(service, demand, pods_seen(service, cpu_draws))
         replicas = simulate_replicas(
             signals, service.hpa.min_replicas, service.hpa.max_replicas, spec.step_s
         )

@@ -43,7 +43,7 @@ from bot.sim.cluster import (
     run_of,
 )
 from bot.sim.errors import SimError
-from bot.sim.hpa import HpaState, continue_replicas, hpa_signals, seen_factors
+from bot.sim.hpa import HpaState, continue_replicas, hpa_signals, pods_seen
 from bot.sim.jobs import job_name, run_mask
 from bot.sim.spec import ClusterSpec, ServiceSpec
 
@@ -95,15 +95,9 @@ def _replicas(
             start = replace(
                 start, replicas=min(hpa.max_replicas, max(hpa.min_replicas, start.replicas))
             )
-            slots = max(1, hpa.max_replicas)
-            seen = {
-                c.name: seen_factors(
-                    np.stack([cpu_draws(slot, i)[a:b] for slot in range(slots)]),
-                    before.noise_fraction,
-                )
-                for i, c in enumerate(before.containers)
-            }
-            signals = hpa_signals(values, demand[a:b], seen)
+            # the pods' noise is a property of the load: ``before``'s, on ``values``' bounds
+            noisy = replace(values, noise_fraction=before.noise_fraction)
+            signals = hpa_signals(values, demand[a:b], pods_seen(noisy, cpu_draws, slice(a, b)))
             part, state = continue_replicas(
                 signals, hpa.min_replicas, hpa.max_replicas, spec.step_s, start
             )

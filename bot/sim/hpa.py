@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,6 +88,25 @@ def seen_factors(draws: FloatArray, noise_fraction: float) -> FloatArray:
     mean = np.cumsum(factors, axis=0)
     mean /= np.arange(1, len(factors) + 1, dtype=np.float64)[:, None]
     return mean
+
+
+def pods_seen(
+    service: ServiceSpec,
+    cpu_draws: Callable[[int, int], FloatArray],
+    span: slice = slice(None),
+) -> dict[str, FloatArray]:
+    """Per container of ``service``, its ``seen_factors`` over the samples of ``span`` for up to
+    ``maxReplicas`` pods, from ``cpu_draws(slot, container index)`` (each slot's standard normal
+    CPU draws, the very ones its pods' usage is made of)."""
+    if service.hpa is None:
+        return {}
+    slots = range(max(1, service.hpa.max_replicas))
+    return {
+        c.name: seen_factors(
+            np.stack([cpu_draws(slot, i)[span] for slot in slots]), service.noise_fraction
+        )
+        for i, c in enumerate(service.containers)
+    }
 
 
 def hpa_signals(
