@@ -249,17 +249,18 @@ def theil_sen(x: FloatArray, y: FloatArray, confidence: float, *, seasonal: bool
     weekdays. None without a pair."""
     order = np.argsort(x, kind="stable")
     x, y = x[order], y[order]
-    i, j = np.triu_indices(x.size, k=1)
+    position = np.arange(x.size)
+    i, j = np.nonzero(position[:, None] < position)  # the pairs i < j, as np.triu_indices
     lag = x[j] - x[i]
     keep = lag != 0
     if seasonal:
-        keep &= np.isclose(np.remainder(np.round(lag), CYCLE_DAYS), 0) & (lag > 0.5)
+        keep &= (np.remainder(np.round(lag), CYCLE_DAYS) == 0) & (lag > 0.5)
     i, j, lag = i[keep], j[keep], lag[keep]
     if i.size == 0:
         return None
     slopes = np.sort((y[j] - y[i]) / lag)
-    slope = float(np.median(slopes))
-    level = float(np.median(y - slope * x))
+    slope = _median_of_sorted(slopes)
+    level = _median_of_sorted(np.sort(y - slope * x))
     seasons = (
         np.remainder(np.round(x - x.min()), CYCLE_DAYS).astype(np.int64)
         if seasonal
@@ -275,14 +276,24 @@ def theil_sen(x: FloatArray, y: FloatArray, confidence: float, *, seasonal: bool
     return Trend(slope, low, high, level, int(x.size), seasonal, confidence)
 
 
+def _median_of_sorted(ordered: FloatArray) -> float:
+    """The median of ascending ``ordered`` (not empty): its middle value, or the mean of its
+    two middle values; NaN when it holds a NaN (sorted last), as ``np.median`` gives."""
+    n = ordered.size
+    if math.isnan(ordered[-1]):
+        return math.nan
+    middle = n // 2
+    return float(ordered[middle]) if n % 2 else float((ordered[middle - 1] + ordered[middle]) / 2)
+
+
 def _mann_kendall_variances(seasons: np.ndarray, y: FloatArray) -> list[float]:
     """Per season present (ascending), ``Var S = (n(n−1)(2n+5) − Σ t(t−1)(2t+5)) / 18`` of its
     ``y``, ``n`` its values, ``t`` the sizes of its groups of equal values: the ties of every
     season found at once, by one sort on (season, value)."""
     order = np.lexsort((y, seasons))
     s, v = seasons[order], y[order]
-    starts = np.flatnonzero(np.r_[True, (s[1:] != s[:-1]) | (v[1:] != v[:-1])])
-    ties = np.diff(np.r_[starts, s.size])
+    starts = np.flatnonzero(np.concatenate(([True], (s[1:] != s[:-1]) | (v[1:] != v[:-1]))))
+    ties = np.diff(starts, append=s.size)
     tied = np.bincount(s[starts], weights=ties * (ties - 1) * (2 * ties + 5))
     n = np.bincount(s)
     return [

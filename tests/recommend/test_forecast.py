@@ -187,6 +187,31 @@ def test_theil_sen_ignores_an_outlier_and_bounds_the_slope():
     assert trend.low_per_day == 2.0 and trend.significant
 
 
+@pytest.mark.parametrize(("days", "seasonal"), [(14, True), (13, True), (9, False), (10, False)])
+def test_theil_sen_slope_and_level_are_the_medians_of_their_definition(
+    days: int, seasonal: bool
+) -> None:
+    """The slope is the median of the pairs' slopes (the seasonal ones: a multiple of 7 days
+    apart) and the level the median of ``y − slope·x``, computed the slow way, for an odd and
+    an even number of pairs and of days; a NaN day gives NaN, as ``np.median`` does."""
+    rng = np.random.default_rng(days)
+    x = -(np.arange(days)[::-1] + 0.5)
+    y = 1 + 0.02 * x + rng.normal(0, 0.05, days)
+    pairs = [
+        (y[j] - y[i]) / (x[j] - x[i])
+        for i in range(days)
+        for j in range(i + 1, days)
+        if not seasonal or round(x[j] - x[i]) % 7 == 0
+    ]
+    trend = theil_sen(x, y, 0.9, seasonal=seasonal)
+    assert trend is not None and trend.seasonal == seasonal
+    assert trend.slope_per_day == float(np.median(pairs))
+    assert trend.level == float(np.median(y - trend.slope_per_day * x))
+    y[2] = math.nan
+    broken = theil_sen(x, y, 0.9, seasonal=seasonal)
+    assert broken is not None and math.isnan(broken.slope_per_day) and math.isnan(broken.level)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_mann_kendall_variances_per_season_count_each_seasons_ties(seed: int) -> None:
     """Gilbert's ``Var S`` with the ties correction, computed the slow way season by season."""

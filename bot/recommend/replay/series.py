@@ -66,9 +66,50 @@ def _kept(
     return mask
 
 
-def _select(values: np.ndarray, mask: np.ndarray, every: bool) -> np.ndarray:
-    """``values[mask]``; ``values`` itself when ``every`` sample is kept (no copy)."""
-    return values if every else values[mask]
+Kept = tuple[np.ndarray, bool]
+"""A mask of the samples kept and whether it keeps every one."""
+
+
+class _Kept:
+    """The samples one build keeps (``_kept``, finite values), each time axis masked once and
+    each selection made once: the containers of one pod share their time axes, CPU and memory
+    scraped together share one, so their masks and selected times are the same arrays (and
+    ``index`` finds their steps by identity). Every array is held while the build runs, so no
+    other takes its ``id``."""
+
+    def __init__(self, now_s: float, excluded: tuple[tuple[float, float], ...]) -> None:
+        self.now_s = now_s
+        self.excluded = excluded
+        self._masks: dict[int, tuple[np.ndarray, Kept]] = {}
+        self._selected: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def mask(self, times: FloatArray, values: np.ndarray | None = None) -> Kept:
+        """The samples of ``times`` in the window and outside the excluded periods, with a
+        finite value in ``values`` (the axis's own mask when every value is finite)."""
+        known = self._masks.get(id(times))
+        if known is None:
+            mask = _kept(times, self.now_s, self.excluded)
+            known = self._masks[id(times)] = (times, (mask, bool(mask.all())))
+        kept = known[1]
+        if values is None:
+            return kept
+        finite = np.isfinite(values)
+        if bool(finite.all()):
+            return kept
+        both = kept[0] & finite
+        return both, bool(both.all())
+
+    def select(self, values: np.ndarray, kept: Kept) -> np.ndarray:
+        """``values[mask]``, the same array for the same ``values`` and mask; ``values``
+        itself when every sample is kept (no copy)."""
+        mask, every = kept
+        if every:
+            return values
+        key = (id(values), id(mask))
+        known = self._selected.get(key)
+        if known is None:
+            known = self._selected[key] = (values, mask, values[mask])
+        return known[2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,21 +206,21 @@ class ReplaySeries:
         excluded: tuple[tuple[float, float], ...] = (),
     ) -> ReplaySeries | None:
         """The grid of ``history`` for ``containers``; None without any CPU sample."""
-        keep_r = _kept(history.replicas_t, now_s, excluded) & np.isfinite(history.replicas)
-        every = bool(keep_r.all())
-        rep_t = _select(history.replicas_t, keep_r, every)
-        rep_v = _select(history.replicas, keep_r, every)
-        kept: dict[str, tuple[ContainerHistory, np.ndarray, np.ndarray, np.ndarray]] = {}
+        keeps = _Kept(now_s, excluded)
+        keep_r = keeps.mask(history.replicas_t, history.replicas)
+        rep_t = keeps.select(history.replicas_t, keep_r)
+        rep_v = keeps.select(history.replicas, keep_r)
+        kept: dict[str, tuple[ContainerHistory, Kept, Kept, np.ndarray]] = {}
         firsts, lasts = [], []
         for name in containers:
             ch = history.containers.get(name)
             if ch is None:
                 continue
-            cpu = _kept(ch.cpu_t, now_s, excluded) & np.isfinite(ch.cpu_cores)
-            mem = _kept(ch.mem_t, now_s, excluded) & np.isfinite(ch.mem_bytes)
+            cpu = keeps.mask(ch.cpu_t, ch.cpu_cores)
+            mem = keeps.mask(ch.mem_t, ch.mem_bytes)
             oom = _kept(ch.oom_t, now_s, excluded)
             kept[name] = (ch, cpu, mem, oom)
-            cpu_t = _select(ch.cpu_t, cpu, bool(cpu.all()))
+            cpu_t = keeps.select(ch.cpu_t, cpu)
             if cpu_t.size:
                 firsts.append(float(cpu_t.min()))
                 lasts.append(float(cpu_t.max()))
@@ -194,7 +235,7 @@ class ReplaySeries:
             s
             for s in (
                 _step_of(rep_t),
-                _step_of(_select(first[0].cpu_t, first[1], bool(first[1].all()))),
+                _step_of(keeps.select(first[0].cpu_t, first[1])),
             )
             if s is not None
         ]
@@ -227,28 +268,35 @@ class ReplaySeries:
                 known = one_per_step[id(at)] = (at, _one_per_step(at, steps))
             return known[1]
 
+        pod_counts: dict[int, tuple[IntArray, np.ndarray]] = {}
+
+        def pods_per_step(at: IntArray) -> np.ndarray:
+            """The samples in each step, once per array of steps (as ``aligned_steps``)."""
+            known = pod_counts.get(id(at))
+            if known is None:
+                known = pod_counts[id(at)] = (at, np.bincount(at, minlength=steps))
+            return known[1]
+
         series: dict[str, ContainerSeries] = {}
         first_steps: tuple[IntArray, bool] | None = None
         """The first container's CPU steps and whether they are aligned: the pods per step
         when no replica count was recorded."""
         for name, (ch, cpu, mem, oom) in kept.items():
-            every = bool(cpu.all())
-            cpu_step = index(_select(ch.cpu_t, cpu, every))
-            cpu_cores = _select(ch.cpu_cores, cpu, every)
+            cpu_step = index(keeps.select(ch.cpu_t, cpu))
+            cpu_cores = keeps.select(ch.cpu_cores, cpu)
             aligned = aligned_steps(cpu_step)
             if aligned:  # the mean of one sample is that sample
                 mean = np.asarray(cpu_cores, dtype=np.float64)
             else:
-                counts = np.bincount(cpu_step, minlength=steps)
+                counts = pods_per_step(cpu_step)
                 sums = np.bincount(cpu_step, weights=cpu_cores, minlength=steps)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     mean = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
             if first_steps is None:
                 first_steps = (cpu_step, aligned)
-            every = bool(mem.all())
-            mem_pod = _select(ch.mem_pod, mem, every)
-            mem_step = index(_select(ch.mem_t, mem, every))
-            mem_bytes = _select(ch.mem_bytes, mem, every)
+            mem_pod = keeps.select(ch.mem_pod, mem)
+            mem_step = index(keeps.select(ch.mem_t, mem))
+            mem_bytes = keeps.select(ch.mem_bytes, mem)
             if (
                 mem_pod.size > 1
                 and not (  # one sample per step, in order: ordered by pod when pods never fall
@@ -261,7 +309,7 @@ class ReplaySeries:
                     )
                 )
             ):
-                order = np.lexsort((_select(ch.mem_t, mem, every), mem_pod))
+                order = np.lexsort((keeps.select(ch.mem_t, mem), mem_pod))
                 mem_pod, mem_step, mem_bytes = mem_pod[order], mem_step[order], mem_bytes[order]
             series[name] = ContainerSeries(
                 name,
@@ -284,7 +332,7 @@ class ReplaySeries:
                 replicas[at] = rep_v
         elif first_steps is not None:
             cpu_step, aligned = first_steps
-            pods = np.bincount(cpu_step, minlength=steps) if not aligned else np.ones(steps)
+            pods = pods_per_step(cpu_step) if not aligned else np.ones(steps)
             replicas = np.where(pods > 0, pods.astype(np.float64), np.nan)
         else:
             replicas = np.full(steps, np.nan)
