@@ -195,7 +195,7 @@ def test_theil_sen_slope_and_level_are_the_medians_of_their_definition(
     apart) and the level the median of ``y − slope·x``, computed the slow way, for an odd and
     an even number of pairs and of days; a NaN day gives NaN, as ``np.median`` does."""
     rng = np.random.default_rng(days)
-    x = -(np.arange(days)[::-1] + 0.5)
+    x = (-(np.arange(days)[::-1] + 0.5)).astype(np.float64)
     y = 1 + 0.02 * x + rng.normal(0, 0.05, days)
     pairs = [
         (y[j] - y[i]) / (x[j] - x[i])
