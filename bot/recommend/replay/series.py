@@ -66,7 +66,7 @@ def _kept(
     return mask
 
 
-Kept = tuple[np.ndarray, bool]
+KeptMask = tuple[np.ndarray, bool]
 """A mask of the samples kept and whether it keeps every one."""
 
 
@@ -80,10 +80,10 @@ class _Kept:
     def __init__(self, now_s: float, excluded: tuple[tuple[float, float], ...]) -> None:
         self.now_s = now_s
         self.excluded = excluded
-        self._masks: dict[int, tuple[np.ndarray, Kept]] = {}
+        self._masks: dict[int, tuple[np.ndarray, KeptMask]] = {}
         self._selected: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
-    def mask(self, times: FloatArray, values: np.ndarray | None = None) -> Kept:
+    def mask(self, times: FloatArray, values: np.ndarray | None = None) -> KeptMask:
         """The samples of ``times`` in the window and outside the excluded periods, with a
         finite value in ``values`` (the axis's own mask when every value is finite)."""
         known = self._masks.get(id(times))
@@ -99,7 +99,7 @@ class _Kept:
         both = kept[0] & finite
         return both, bool(both.all())
 
-    def select(self, values: np.ndarray, kept: Kept) -> np.ndarray:
+    def select(self, values: np.ndarray, kept: KeptMask) -> np.ndarray:
         """``values[mask]``, the same array for the same ``values`` and mask; ``values``
         itself when every sample is kept (no copy)."""
         mask, every = kept
@@ -210,7 +210,7 @@ class ReplaySeries:
         keep_r = keeps.mask(history.replicas_t, history.replicas)
         rep_t = keeps.select(history.replicas_t, keep_r)
         rep_v = keeps.select(history.replicas, keep_r)
-        kept: dict[str, tuple[ContainerHistory, Kept, Kept, np.ndarray]] = {}
+        kept: dict[str, tuple[ContainerHistory, KeptMask, KeptMask, np.ndarray]] = {}
         firsts, lasts = [], []
         for name in containers:
             ch = history.containers.get(name)
