@@ -120,6 +120,19 @@ def render_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
         yield path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def bytecode_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Where the suite's subprocesses keep compiled bytecode (``PYTHONPYCACHEPREFIX``), as an
+    installed package has it: the bot's modules are compiled once per session instead of in
+    every process the suite starts, even where ``PYTHONDONTWRITEBYTECODE`` is set (removed for
+    them). Nothing is written into the checkout."""
+    path = tmp_path_factory.mktemp("pycache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+        patch.setenv("PYTHONPYCACHEPREFIX", str(path))
+        yield path
+
+
 SLOW = (
     "reliability/",  # faults, kills, hostile servers, serve for 200 runs
     "e2e/",  # whole runs against the GitHub emulator and a real Prometheus
