@@ -15,9 +15,9 @@ pod order for OOM episodes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -69,6 +69,28 @@ def _kept(
 KeptMask = tuple[np.ndarray, bool]
 """A mask of the samples kept and whether it keeps every one."""
 
+T = TypeVar("T")
+
+
+class _PerArray(Generic[T]):
+    """``compute(array)`` once per array object within one build: the containers of one pod
+    share their time axes and CPU and memory scraped together share one, so equal inputs are
+    the same object. Every array is held here, so no other takes its ``id``."""
+
+    def __init__(self, compute: Callable[[np.ndarray], T]) -> None:
+        self._compute = compute
+        self._known: dict[int, tuple[np.ndarray, T]] = {}
+
+    def __call__(self, array: np.ndarray) -> T:
+        known = self._known.get(id(array))
+        if known is None:
+            known = self._known[id(array)] = (array, self._compute(array))
+        return known[1]
+
+
+def _every(mask: np.ndarray) -> KeptMask:
+    return mask, bool(mask.all())
+
 
 class _Kept:
     """The samples one build keeps (``_kept``, finite values), each time axis masked once and
@@ -78,26 +100,15 @@ class _Kept:
     other takes its ``id``."""
 
     def __init__(self, now_s: float, excluded: tuple[tuple[float, float], ...]) -> None:
-        self.now_s = now_s
-        self.excluded = excluded
-        self._masks: dict[int, tuple[np.ndarray, KeptMask]] = {}
+        self._axis = _PerArray(lambda times: _every(_kept(times, now_s, excluded)))
         self._selected: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
-    def mask(self, times: FloatArray, values: np.ndarray | None = None) -> KeptMask:
+    def mask(self, times: FloatArray, values: np.ndarray) -> KeptMask:
         """The samples of ``times`` in the window and outside the excluded periods, with a
         finite value in ``values`` (the axis's own mask when every value is finite)."""
-        known = self._masks.get(id(times))
-        if known is None:
-            mask = _kept(times, self.now_s, self.excluded)
-            known = self._masks[id(times)] = (times, (mask, bool(mask.all())))
-        kept = known[1]
-        if values is None:
-            return kept
+        kept = self._axis(times)
         finite = np.isfinite(values)
-        if bool(finite.all()):
-            return kept
-        both = kept[0] & finite
-        return both, bool(both.all())
+        return kept if bool(finite.all()) else _every(kept[0] & finite)
 
     def select(self, values: np.ndarray, kept: KeptMask) -> np.ndarray:
         """``values[mask]``, the same array for the same ``values`` and mask; ``values``
@@ -258,24 +269,10 @@ class ReplaySeries:
                 indexed.append((times, out))
             return out
 
-        one_per_step: dict[int, tuple[IntArray, bool]] = {}
-
-        def aligned_steps(at: IntArray) -> bool:
-            """``_one_per_step(at, steps)``, once per array of steps (``index`` shares them;
-            each array is held here, so no other takes its id)."""
-            known = one_per_step.get(id(at))
-            if known is None:
-                known = one_per_step[id(at)] = (at, _one_per_step(at, steps))
-            return known[1]
-
-        pod_counts: dict[int, tuple[IntArray, np.ndarray]] = {}
-
-        def pods_per_step(at: IntArray) -> np.ndarray:
-            """The samples in each step, once per array of steps (as ``aligned_steps``)."""
-            known = pod_counts.get(id(at))
-            if known is None:
-                known = pod_counts[id(at)] = (at, np.bincount(at, minlength=steps))
-            return known[1]
+        # per array of steps (``index`` shares them): one sample in each step, in order; the
+        # samples in each step
+        aligned_steps = _PerArray(lambda at: _one_per_step(at, steps))
+        pods_per_step = _PerArray(lambda at: np.bincount(at, minlength=steps))
 
         series: dict[str, ContainerSeries] = {}
         first_steps: tuple[IntArray, bool] | None = None
